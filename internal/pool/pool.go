@@ -1,0 +1,168 @@
+// Package pool schedules tasks onto a bounded set of worker goroutines.
+//
+// Every variant implements Pool and keeps one promise: for every Task given
+// to Submit, exactly one of Task.Run or Task.Reject is called, exactly once.
+// Nothing is lost (a queued task is answered even when the pool closes) and
+// nothing runs twice. The package knows nothing of HTTP or storage.
+package pool
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// Task is one unit of work. The pool calls exactly one of Run or Reject,
+// exactly once. Either may be called on the submitting goroutine before
+// Submit returns (direct execution, caller-runs, an immediate rejection) or
+// later on a worker goroutine, so a Task must not assume which.
+type Task interface {
+	// Run does the work.
+	Run()
+	// Reject tells the submitter the work was not done and why.
+	Reject(Reason)
+}
+
+// Pool accepts tasks and runs them on its workers.
+type Pool interface {
+	// Submit hands t to the pool. It never panics and never drops t: t is
+	// run or rejected exactly once. Submit may block only under the
+	// OverflowBlock policy, at most for Config.QueueTimeout.
+	Submit(t Task)
+	// Close stops accepting tasks (later ones are rejected with
+	// ReasonClosed), rejects every task still queued with ReasonClosed and
+	// waits for running tasks to finish. It is safe to call more than once.
+	Close()
+	// Stats returns a snapshot of the pool's counters.
+	Stats() Stats
+	// Name is the variant's name as accepted by New ("fifo", ...).
+	Name() string
+}
+
+// Reason says why a task was rejected.
+type Reason uint8
+
+const (
+	// ReasonFull: the queue was at capacity and the policy rejects newcomers.
+	ReasonFull Reason = iota
+	// ReasonDropped: the task was queued, then evicted to admit a newer one.
+	ReasonDropped
+	// ReasonExpired: the task waited in the queue longer than QueueTimeout.
+	ReasonExpired
+	// ReasonClosed: the pool was closed before the task ran.
+	ReasonClosed
+
+	// NumReasons is the number of reasons; Stats.Rejected is indexed by Reason.
+	NumReasons = int(ReasonClosed) + 1
+)
+
+var reasonNames = [NumReasons]string{"full", "dropped", "expired", "closed"}
+
+func (r Reason) String() string {
+	if int(r) < NumReasons {
+		return reasonNames[r]
+	}
+	return fmt.Sprintf("Reason(%d)", r)
+}
+
+// Overflow is what a bounded queue does with a task that finds it full.
+type Overflow uint8
+
+const (
+	// OverflowReject rejects the newcomer with ReasonFull (Java's AbortPolicy).
+	OverflowReject Overflow = iota
+	// OverflowDropOldest rejects the oldest queued task with ReasonDropped
+	// and admits the newcomer (DiscardOldestPolicy, but answered, not lost).
+	OverflowDropOldest
+	// OverflowCallerRuns runs the newcomer on the submitting goroutine.
+	OverflowCallerRuns
+	// OverflowBlock waits for room, at most QueueTimeout (0: until room or
+	// Close), then rejects with ReasonFull.
+	OverflowBlock
+)
+
+var overflowNames = []string{"reject", "drop-oldest", "caller-runs", "block"}
+
+func (o Overflow) String() string {
+	if int(o) < len(overflowNames) {
+		return overflowNames[o]
+	}
+	return fmt.Sprintf("Overflow(%d)", o)
+}
+
+// ParseOverflow parses a policy name as printed by Overflow.String.
+func ParseOverflow(s string) (Overflow, error) {
+	for i, name := range overflowNames {
+		if s == name {
+			return Overflow(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown overflow policy %q; want one of %v", s, overflowNames)
+}
+
+// Unbounded as Config.Capacity asks for a queue without a bound, where the
+// variant supports one.
+const Unbounded = -1
+
+// DefaultCapacity bounds the queue when no capacity is given. With ~20 µs of
+// work per task and 2 workers, a full queue of 1024 is ~10 ms of waiting:
+// deep enough to absorb bursts, far below the 100 ms SLO of the load lab.
+const DefaultCapacity = 1024
+
+// Config is what every variant is built from. Zero values mean defaults.
+type Config struct {
+	// Workers is the number of worker goroutines; 0 means GOMAXPROCS.
+	Workers int
+	// Capacity bounds the queue; 0 means a direct hand-off to an idle
+	// worker where the variant supports it, Unbounded means no bound.
+	Capacity int
+	// Overflow is the policy for a task that finds the queue full.
+	Overflow Overflow
+	// QueueTimeout, when positive, rejects with ReasonExpired a task that
+	// waited longer than this by the time a worker takes it, without
+	// running it: nobody is waiting for its answer any more.
+	QueueTimeout time.Duration
+	// ShardsPerWorker is multiqueue's c: it keeps c*Workers shards.
+	ShardsPerWorker int
+	// CoDelTarget and CoDelInterval tune the adaptive variant.
+	CoDelTarget   time.Duration
+	CoDelInterval time.Duration
+	// OnWait, if set, is called by a worker with the time each task spent
+	// queued, before the task runs or expires. It must be cheap and safe
+	// for concurrent use (a Prometheus histogram's Observe is).
+	OnWait func(time.Duration)
+}
+
+func (c Config) withDefaults() Config {
+	if c.Workers <= 0 {
+		c.Workers = runtime.GOMAXPROCS(0)
+	}
+	if c.ShardsPerWorker <= 0 {
+		c.ShardsPerWorker = 2
+	}
+	if c.CoDelTarget <= 0 {
+		c.CoDelTarget = 5 * time.Millisecond
+	}
+	if c.CoDelInterval <= 0 {
+		c.CoDelInterval = 100 * time.Millisecond
+	}
+	return c
+}
+
+// Variants lists the names New accepts, in the order documentation shows them.
+var Variants = []string{"direct", "fifo"}
+
+// New builds the named variant.
+func New(name string, cfg Config) (Pool, error) {
+	cfg = cfg.withDefaults()
+	if cfg.Capacity < Unbounded {
+		return nil, fmt.Errorf("pool capacity %d is invalid; want -1 (unbounded), 0 (hand-off) or more", cfg.Capacity)
+	}
+	switch name {
+	case "direct":
+		return NewDirect(), nil
+	case "fifo":
+		return NewFIFO(cfg)
+	}
+	return nil, fmt.Errorf("unknown pool %q; want one of %v", name, Variants)
+}
