@@ -1,0 +1,340 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kvpool/kvpool/internal/pool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// testServer is a real kvserver on a loopback port and a temporary store.
+type testServer struct {
+	t      *testing.T
+	cfg    Config
+	srv    *Server
+	base   string
+	served chan error
+	client *http.Client
+}
+
+func testConfig(t *testing.T, poolName string) Config {
+	cfg := DefaultConfig()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.DataDir = t.TempDir()
+	cfg.Pool = poolName
+	cfg.CacheMiB = 8
+	cfg.Pcfg.Workers = 4
+	return cfg
+}
+
+func start(t *testing.T, cfg Config) *testServer {
+	t.Helper()
+	srv, err := Open(cfg, nil)
+	require.NoError(t, err)
+	ln, err := srv.Listen()
+	require.NoError(t, err)
+	ts := &testServer{
+		t: t, cfg: cfg, srv: srv, served: make(chan error, 1),
+		base:   "http://" + ln.Addr().String(),
+		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}},
+	}
+	go func() { ts.served <- srv.Serve(ln) }()
+	t.Cleanup(ts.stop)
+	return ts
+}
+
+// stop shuts the server down gracefully; calling it twice is harmless.
+func (ts *testServer) stop() {
+	if ts.srv == nil {
+		return
+	}
+	require.NoError(ts.t, ts.srv.Shutdown(context.Background()))
+	require.NoError(ts.t, <-ts.served)
+	ts.client.CloseIdleConnections()
+	ts.srv = nil
+}
+
+// do sends one request and returns the status and body.
+func (ts *testServer) do(method, target string, body []byte) (int, []byte, http.Header) {
+	ts.t.Helper()
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, ts.base+target, r)
+	require.NoError(ts.t, err)
+	resp, err := ts.client.Do(req)
+	require.NoError(ts.t, err)
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	require.NoError(ts.t, err)
+	return resp.StatusCode, got, resp.Header
+}
+
+func entity(key string) string { return "/v0/entity?id=" + url.QueryEscape(key) }
+
+// forEachPool runs f against a fresh server for every pool variant.
+func forEachPool(t *testing.T, f func(t *testing.T, ts *testServer)) {
+	for _, name := range pool.Variants {
+		t.Run(name, func(t *testing.T) { f(t, start(t, testConfig(t, name))) })
+	}
+}
+
+func TestContract(t *testing.T) {
+	forEachPool(t, func(t *testing.T, ts *testServer) {
+		f := func(method, target string, body []byte, wantCode int, wantBody []byte) {
+			t.Helper()
+			code, got, _ := ts.do(method, target, body)
+			assert.Equal(t, wantCode, code, "%s %s", method, target)
+			if wantBody != nil {
+				assert.True(t, bytes.Equal(wantBody, got), "%s %s: body %q, want %q", method, target, trim(got), trim(wantBody))
+			}
+		}
+		f("GET", entity("k1"), nil, 404, nil)
+		f("PUT", entity("k1"), []byte("v1"), 201, nil)
+		f("GET", entity("k1"), nil, 200, []byte("v1"))
+		f("PUT", entity("k1"), []byte("v2"), 201, nil) // upsert
+		f("GET", entity("k1"), nil, 200, []byte("v2"))
+		f("DELETE", entity("k1"), nil, 202, nil)
+		f("GET", entity("k1"), nil, 404, nil)
+		f("DELETE", entity("never-existed"), nil, 202, nil)
+
+		for _, m := range []string{"GET", "PUT", "DELETE", "POST"} {
+			f(m, "/v0/entity", nil, 400, nil)
+			f(m, "/v0/entity?id=", nil, 400, nil)
+		}
+		f("POST", entity("k1"), []byte("x"), 405, nil)
+		f("PATCH", entity("k1"), []byte("x"), 405, nil)
+		f("HEAD", entity("k1"), nil, 405, nil)
+		f("GET", "/abracadabra", nil, 400, nil)
+		f("GET", "/v0/entity/extra?id=k1", nil, 400, nil)
+		f("GET", "/v0/status", nil, 200, []byte("OK"))
+		f("GET", "/v0/entity?id=a&id=b", nil, 400, nil)
+
+		// An empty body stores an empty value, which reads back as 200.
+		f("PUT", entity("empty"), []byte{}, 201, nil)
+		f("GET", entity("empty"), nil, 200, []byte{})
+
+		// Binary-safe: every byte value, in the value and in the key.
+		all := make([]byte, 256)
+		for i := range all {
+			all[i] = byte(i)
+		}
+		f("PUT", entity("bin"), all, 201, nil)
+		f("GET", entity("bin"), nil, 200, all)
+		f("PUT", entity(string(all[1:])), []byte("binary key"), 201, nil)
+		f("GET", entity(string(all[1:])), nil, 200, []byte("binary key"))
+
+		big := bytes.Repeat([]byte("0123456789abcdef"), 512<<10/16)
+		f("PUT", entity("big"), big, 201, nil)
+		f("GET", entity("big"), nil, 200, big)
+
+		// Escaped and non-ASCII keys are decoded once, and distinct.
+		f("PUT", entity("ключ/с пробелом&=?"), []byte("unicode"), 201, nil)
+		f("GET", entity("ключ/с пробелом&=?"), nil, 200, []byte("unicode"))
+		f("PUT", "/v0/entity?id=a%2Bb", []byte("plus"), 201, nil)
+		f("GET", entity("a+b"), nil, 200, []byte("plus"))
+		f("GET", "/v0/entity?id=a+b", nil, 404, nil) // '+' in a query is a space
+	})
+}
+
+func TestLimits(t *testing.T) {
+	cfg := testConfig(t, "fifo")
+	cfg.MaxBodyBytes = 1000
+	cfg.MaxKeyBytes = 10
+	ts := start(t, cfg)
+
+	code, _, _ := ts.do("PUT", entity("k"), make([]byte, 1000))
+	assert.Equal(t, 201, code, "a body at the limit is accepted")
+	code, _, _ = ts.do("PUT", entity("over"), make([]byte, 1001))
+	assert.Equal(t, 413, code)
+	code, _, _ = ts.do("GET", entity("over"), nil)
+	assert.Equal(t, 404, code, "a refused PUT stores nothing")
+
+	code, _, _ = ts.do("PUT", entity(strings.Repeat("k", 10)), []byte("v"))
+	assert.Equal(t, 201, code, "a key at the limit is accepted")
+	code, body, _ := ts.do("PUT", entity(strings.Repeat("k", 11)), []byte("v"))
+	assert.Equal(t, 400, code)
+	assert.Contains(t, string(body), "-max-key")
+}
+
+// TestShedIs503: a job the pool sheds is answered 503 with Retry-After and
+// touches nothing. A 1 ns queue timeout makes every queued job expire.
+func TestShedIs503(t *testing.T) {
+	cfg := testConfig(t, "fifo")
+	cfg.Pcfg.QueueTimeout = time.Nanosecond
+	ts := start(t, cfg)
+	code, _, h := ts.do("PUT", entity("shed"), []byte("v"))
+	require.Equal(t, 503, code)
+	assert.Equal(t, "1", h.Get("Retry-After"))
+	assert.Equal(t, "expired", h.Get("X-Shed-Reason"))
+	assert.EqualValues(t, 1, ts.srv.PoolStats().Rejected[pool.ReasonExpired])
+	ts.stop()
+
+	cfg.Pcfg.QueueTimeout = 0
+	ts = start(t, cfg)
+	code, _, _ = ts.do("GET", entity("shed"), nil)
+	assert.Equal(t, 404, code, "a shed PUT must not have been stored")
+}
+
+func TestPersistsAcrossRestart(t *testing.T) {
+	cfg := testConfig(t, "fifo")
+	ts := start(t, cfg)
+	for i := range 100 {
+		code, _, _ := ts.do("PUT", entity(fmt.Sprint(i)), []byte(fmt.Sprint("value-", i)))
+		require.Equal(t, 201, code)
+	}
+	ts.do("DELETE", entity("7"), nil)
+	ts.stop()
+
+	ts = start(t, cfg)
+	for i := range 100 {
+		code, body, _ := ts.do("GET", entity(fmt.Sprint(i)), nil)
+		if i == 7 {
+			assert.Equal(t, 404, code, "a delete survives the restart too")
+			continue
+		}
+		require.Equal(t, 200, code)
+		assert.Equal(t, fmt.Sprint("value-", i), string(body))
+	}
+	ts.stop()
+
+	// Deleting the data directory gives an empty store.
+	require.NoError(t, os.RemoveAll(cfg.DataDir))
+	ts = start(t, cfg)
+	code, _, _ := ts.do("GET", entity("1"), nil)
+	assert.Equal(t, 404, code)
+}
+
+// TestConcurrentClients: 64 goroutines write and read back their own keys
+// through every pool; each value must come back exactly.
+func TestConcurrentClients(t *testing.T) {
+	forEachPool(t, func(t *testing.T, ts *testServer) {
+		const clients, perClient = 64, 20
+		var wg sync.WaitGroup
+		for c := range clients {
+			wg.Go(func() {
+				for i := range perClient {
+					key := fmt.Sprintf("c%d-%d", c, i)
+					value := bytes.Repeat([]byte(key), 1+i)
+					code, _, _ := ts.do("PUT", entity(key), value)
+					if !assert.Equal(t, 201, code, key) {
+						return
+					}
+					code, got, _ := ts.do("GET", entity(key), nil)
+					assert.Equal(t, 200, code, key)
+					assert.True(t, bytes.Equal(value, got), "%s: wrong value", key)
+				}
+			})
+		}
+		wg.Wait()
+		s := ts.srv.PoolStats()
+		assert.Zero(t, s.RejectedTotal(), "nothing is shed at this load with a 1024-deep queue")
+	})
+}
+
+func TestMetricsAndPprof(t *testing.T) {
+	ts := start(t, testConfig(t, "fifo"))
+	ts.do("PUT", entity("m"), []byte("v"))
+	ts.do("GET", entity("m"), nil)
+	code, body, _ := ts.do("GET", "/metrics", nil)
+	require.Equal(t, 200, code)
+	for _, want := range []string{
+		`kvserver_http_requests_total{code="201",method="PUT"} 1`,
+		`kvserver_http_requests_total{code="200",method="GET"} 1`,
+		`kvserver_http_request_duration_seconds_bucket{method="GET"`,
+		`kvserver_pool_queue_wait_seconds_count{pool="fifo"} 2`,
+		`kvserver_pool_queue_depth{pool="fifo"} 0`,
+		`kvserver_pool_rejected_total{pool="fifo",reason="full"} 0`,
+		`kvserver_pool_completed_total{pool="fifo"} 2`,
+		`kvserver_pool_busy_workers{pool="fifo"}`,
+		`kvserver_pebble_block_cache_bytes`,
+		`kvserver_pebble_wal_bytes_written_total`,
+		`go_goroutines`,
+	} {
+		assert.Contains(t, string(body), want)
+	}
+
+	code, body, _ = ts.do("GET", "/debug/pprof/", nil)
+	require.Equal(t, 200, code)
+	for _, profile := range []string{"allocs", "block", "goroutine", "heap", "mutex", "threadcreate"} {
+		assert.Contains(t, string(body), profile)
+		code, _, _ := ts.do("GET", "/debug/pprof/"+profile+"?debug=1", nil)
+		assert.Equal(t, 200, code, profile)
+	}
+	code, _, _ = ts.do("GET", "/debug/pprof/profile?seconds=1", nil)
+	assert.Equal(t, 200, code)
+}
+
+func TestDataDirInUse(t *testing.T) {
+	cfg := testConfig(t, "direct")
+	start(t, cfg)
+	_, err := Open(cfg, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), cfg.DataDir)
+}
+
+func TestConfigValidate(t *testing.T) {
+	f := func(mutate func(*Config)) {
+		t.Helper()
+		c := DefaultConfig()
+		mutate(&c)
+		assert.Error(t, c.Validate())
+	}
+	require.NoError(t, DefaultConfig().Validate())
+	f(func(c *Config) { c.Addr = "" })
+	f(func(c *Config) { c.DataDir = "" })
+	f(func(c *Config) { c.MaxBodyBytes = 0 })
+	f(func(c *Config) { c.MaxKeyBytes = -1 })
+	f(func(c *Config) { c.CacheMiB = 0 })
+	f(func(c *Config) { c.MaxConns = 0 })
+}
+
+// TestShutdownDrains: a request in flight when Shutdown starts completes,
+// and its write is in the store after a restart.
+func TestShutdownDrains(t *testing.T) {
+	cfg := testConfig(t, "fifo")
+	ts := start(t, cfg)
+	// Hold a connection open with a slow body so Shutdown finds it in flight.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.base, "http://"))
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = fmt.Fprintf(conn, "PUT %s HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhel", entity("inflight"))
+	require.NoError(t, err)
+	time.Sleep(50 * time.Millisecond)
+
+	stopped := make(chan struct{})
+	go func() { ts.stop(); close(stopped) }()
+	time.Sleep(50 * time.Millisecond)
+	_, err = conn.Write([]byte("lo"))
+	require.NoError(t, err)
+	reply := make([]byte, 64)
+	n, err := conn.Read(reply)
+	require.NoError(t, err)
+	assert.Contains(t, string(reply[:n]), "201")
+	<-stopped
+
+	ts = start(t, cfg)
+	code, body, _ := ts.do("GET", entity("inflight"), nil)
+	assert.Equal(t, 200, code)
+	assert.Equal(t, "hello", string(body))
+}
+
+func trim(b []byte) []byte {
+	if len(b) > 40 {
+		return b[:40]
+	}
+	return b
+}
