@@ -9,7 +9,7 @@ ADDR ?=
 DATA ?=
 ARGS ?=
 
-.PHONY: all run build test vet bench-http clean
+.PHONY: all run build test vet bench-http tools-wrk clean
 
 all: build
 
@@ -25,6 +25,15 @@ vet:
 # The whole suite under the race detector; vet first.
 test: vet
 	$(GO) test -race -count=1 -timeout 600s ./...
+
+# Server CPU per request under wrk -t1 -c64 (GET and PUT, random keys),
+# per pool, 3 rounds; fills 2M x 500 B first (kept in results/bench-http/data).
+# Settings: see the header of loadtest/bench-http.sh, e.g. make bench-http POOLS="direct fifo".
+bench-http: tools-wrk
+	$(if $(POOLS),POOLS="$(POOLS)") bash loadtest/bench-http.sh
+
+tools-wrk:
+	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
 
 clean:
 	rm -rf $(BIN)
