@@ -23,9 +23,10 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	path := ctx.Path()
 	switch string(path) { // a switch on string(bytes) does not allocate
 	case pathEntity:
-		start := time.Now()
 		s.entity(ctx)
-		s.reqs.Observe(methodOf(ctx), ctx.Response.StatusCode(), time.Since(start))
+		// ctx.Time is when fasthttp began serving the request: one clock
+		// read fewer per request than taking our own start time.
+		s.reqs.Observe(methodOf(ctx), ctx.Response.StatusCode(), time.Since(ctx.Time()))
 	case pathStatus:
 		ctx.SetBodyString("OK")
 		s.reqs.Observe(methodOf(ctx), fasthttp.StatusOK, 0)
