@@ -9,7 +9,7 @@ ADDR ?=
 DATA ?=
 ARGS ?=
 
-.PHONY: all run build test vet bench-http tools-wrk clean
+.PHONY: all run build test vet fmt-check lint bench-http tools-wrk clean
 
 all: build
 
@@ -22,9 +22,18 @@ run: build
 vet:
 	$(GO) vet ./...
 
-# The whole suite under the race detector; vet first.
-test: vet
+fmt-check:
+	@files=$$(gofmt -l cmd internal); if [ -n "$$files" ]; then echo "not gofmt-ed:" $$files; exit 1; fi
+
+# The whole suite under the race detector; vet and gofmt first.
+test: vet fmt-check
 	$(GO) test -race -count=1 -timeout 600s ./...
+
+STATICCHECK_VERSION := 2026.2.2
+# staticcheck, installed into bin/ at a pinned version.
+lint:
+	GOBIN=$(CURDIR)/$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	./$(BIN)/staticcheck ./...
 
 # Server CPU per request under wrk -t1 -c64 (GET and PUT, random keys),
 # per pool, 3 rounds; fills 2M x 500 B first (kept in results/bench-http/data).
