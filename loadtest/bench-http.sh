@@ -58,7 +58,7 @@ puts_acknowledged() {
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }
 
-marker="$DATA/.filled-$KEYS-$VALUE_SIZE"
+marker="$DATA/.filled-random-$KEYS-$VALUE_SIZE"
 if [[ ! -e $marker ]]; then
   rm -rf "$DATA"
   echo "filling $KEYS keys x $VALUE_SIZE B into $DATA ..."

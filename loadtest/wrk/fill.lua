@@ -4,7 +4,20 @@
 -- is not used: it can strand a request generated but not yet written.
 -- Use one thread (-t1): the counter is per thread.
 local keys = tonumber(os.getenv("KEYS") or "2000000")
-local body = string.rep("v", tonumber(os.getenv("VALUE_SIZE") or "500"))
+local size = tonumber(os.getenv("VALUE_SIZE") or "500")
+-- Values are slices of a 64 KiB buffer of random bytes built once per
+-- thread: incompressible, like real payloads, so Pebble's block
+-- compression does not flatter the store; a slice costs wrk one copy.
+local function random_bytes(n)
+  local t = {}
+  for i = 1, n do t[i] = string.char(math.random(0, 255)) end
+  return table.concat(t)
+end
+local noise = random_bytes(65536)
+local function value(size)
+  local off = math.random(1, #noise - size + 1)
+  return string.sub(noise, off, off + size - 1)
+end
 local sent = 0
 local probed = false
 
@@ -19,5 +32,5 @@ function request()
     return wrk.format("GET", "/v0/status")
   end
   sent = sent + 1
-  return wrk.format("PUT", "/v0/entity?id=" .. sent, nil, body)
+  return wrk.format("PUT", "/v0/entity?id=" .. sent, nil, value(size))
 end
