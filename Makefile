@@ -9,12 +9,15 @@ ADDR ?=
 DATA ?=
 ARGS ?=
 
-.PHONY: all run build test vet fmt-check lint bench-http tools-wrk clean
+.PHONY: all run build test vet fmt-check lint bench-http tools-wrk clean loadtest fill attack saturate bench-loader
 
 all: build
 
 build:
 	$(GO) build -o $(BIN)/kvserver ./cmd/kvserver
+
+loadtest:
+	$(GO) build -o $(BIN)/loadtest ./cmd/loadtest
 
 run: build
 	./$(BIN)/kvserver $(if $(POOL),-pool $(POOL)) $(if $(ADDR),-addr $(ADDR)) $(if $(DATA),-data $(DATA)) $(ARGS)
@@ -34,6 +37,34 @@ STATICCHECK_VERSION := 2026.2.2
 lint:
 	GOBIN=$(CURDIR)/$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	./$(BIN)/staticcheck ./...
+
+# The load lab (cmd/loadtest) against a running kvserver (make run).
+TARGET     ?= http://127.0.0.1:19234
+RATE       ?= 10000
+WORKLOAD   ?= get
+DURATION   ?= 30s
+KEYS       ?= 2000000
+VALUE_SIZE ?= 500
+FROM       ?= 1
+
+# Store KEYS ids of VALUE_SIZE bytes (resumable: make fill FROM=<id>).
+fill: loadtest
+	./$(BIN)/loadtest fill -target $(TARGET) -keys $(KEYS) -value-size $(VALUE_SIZE) -from $(FROM)
+
+# Constant-rate open-model load; results in results/WORKLOAD-RATE/.
+attack: loadtest
+	./$(BIN)/loadtest attack -target $(TARGET) -rate $(RATE) -workload $(WORKLOAD) -duration $(DURATION) \
+		-keys $(KEYS) -value-size $(VALUE_SIZE) -out results/$(WORKLOAD)-$(RATE)
+
+# Highest rate with corrected p99 <= 100 ms and < 0.1 % errors.
+saturate: loadtest
+	./$(BIN)/loadtest saturate -target $(TARGET) -workload $(WORKLOAD) -keys $(KEYS) -value-size $(VALUE_SIZE) \
+		-out results/saturate-$(WORKLOAD)
+
+# Our loader vs wrk on a bare fasthttp handler, side by side.
+bench-loader: tools-wrk
+	@command -v jq >/dev/null && [ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq jq time; }
+	bash loadtest/bench-loader.sh
 
 # Server CPU per request under wrk -t1 -c64 (GET and PUT, random keys),
 # per pool, 3 rounds; fills 2M x 500 B first (kept in results/bench-http/data).

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
+)
+
+func runBareServer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("loadtest bare-server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:19235", "loopback address to listen on (port 0 picks one)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ln, err := bareserver.Listen(*addr)
+	if err != nil {
+		return err
+	}
+	srv := bareserver.New()
+	stop := context.AfterFunc(ctx, func() { _ = srv.Shutdown() })
+	defer stop()
+	// The address line is what scripts wait for.
+	fmt.Fprintf(stdout, "bare-server listening on http://%s\n", ln.Addr())
+	if err := srv.Serve(ln); err != nil {
+		return fmt.Errorf("bare server stopped: %w", err)
+	}
+	return nil
+}

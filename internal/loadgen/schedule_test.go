@@ -1,0 +1,163 @@
+package loadgen
+
+import (
+	"context"
+	"sort"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/valyala/fasthttp"
+
+	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
+)
+
+func TestScheduleAtDueByAndCountAgree(t *testing.T) {
+	f := func(rate float64, d time.Duration, wantCount uint64) {
+		t.Helper()
+		s := newSchedule(rate)
+		assert.Equal(t, int64(0), s.At(0), "rate %v: the first request is due at the start", rate)
+		assert.Equal(t, wantCount, s.Count(d), "rate %v over %v", rate, d)
+		for seq := uint64(0); seq < wantCount+5; seq++ {
+			at := s.At(seq)
+			assert.Equal(t, seq+1, s.DueBy(at), "rate %v: request %d is due at its own time", rate, seq)
+			assert.Equal(t, seq, s.DueBy(at-1), "rate %v: and not a nanosecond before", rate)
+		}
+	}
+	f(100, time.Second, 100)
+	f(3, time.Second, 3)                 // 1/3 s intervals do not divide evenly
+	f(7919.5, 100*time.Millisecond, 792) // fractional rate
+	f(1_000_000, time.Millisecond, 1000) // 1 µs apart
+	assert.Equal(t, uint64(0), newSchedule(10).DueBy(-1))
+}
+
+// The pacer sends every scheduled request exactly once and never before
+// its time, and the run is exactly Rate × Duration long in requests.
+func TestPacerFollowsTheSchedule(t *testing.T) {
+	url := serve(t, bareserver.Handler)
+	cfg := testConfig(url, 2000, 500*time.Millisecond)
+	res := run(t, cfg)
+
+	require.Equal(t, uint64(1000), res.Planned)
+	require.Equal(t, int64(1000), res.Sent)
+	require.Len(t, res.records, 1000)
+	assert.Equal(t, int64(1000), res.Codes[200])
+	assert.Zero(t, res.ErrorCount)
+
+	s := newSchedule(cfg.Rate)
+	seqs := make([]int, 0, len(res.records))
+	for _, rc := range res.records {
+		assert.GreaterOrEqual(t, rc.sent, s.At(rc.seq), "request %d was sent before it was due", rc.seq)
+		seqs = append(seqs, int(rc.seq))
+	}
+	sort.Ints(seqs)
+	for i, seq := range seqs {
+		require.Equal(t, i, seq, "every seq 0..999 exactly once")
+	}
+	// The send lag histogram holds one sample per request and the corrected
+	// latency is never below the uncorrected one.
+	assert.Equal(t, int64(1000), res.SendLag.TotalCount())
+	assert.GreaterOrEqual(t, res.Corrected.ValueAtPercentile(50), res.Uncorrected.ValueAtPercentile(50))
+}
+
+func TestClosedLoopSendsExactlyTheRequestCount(t *testing.T) {
+	url := serve(t, bareserver.Handler)
+	cfg := testConfig(url, 0, 0)
+	cfg.Requests = 777
+	res := run(t, cfg)
+	assert.Equal(t, int64(777), res.Sent)
+	assert.Equal(t, uint64(777), res.Resume, "all done: resume point is past the end")
+	seen := map[uint64]bool{}
+	for _, rc := range res.records {
+		seen[rc.seq] = true
+	}
+	assert.Len(t, seen, 777)
+}
+
+func TestClosedLoopStopsAtDuration(t *testing.T) {
+	url := serve(t, bareserver.Handler)
+	res := run(t, testConfig(url, 0, 200*time.Millisecond))
+	assert.Positive(t, res.Sent)
+	assert.Zero(t, res.Planned, "a time-bounded closed loop plans no count")
+	assert.Less(t, res.SendSpan, 200*time.Millisecond, "no send at or after -duration")
+}
+
+// When every connection is busy the engine opens more, up to the cap, and
+// says so.
+func TestEngineGrowsConnectionsWhenAllAreBusy(t *testing.T) {
+	url := serve(t, func(ctx *fasthttp.RequestCtx) {
+		time.Sleep(50 * time.Millisecond)
+		bareserver.Handler(ctx)
+	})
+	cfg := testConfig(url, 200, 500*time.Millisecond)
+	cfg.Conns, cfg.MaxConns = 1, 5
+	cfg.GrowAfter = time.Millisecond
+	res := run(t, cfg)
+	assert.Equal(t, 5, res.ConnsPeak)
+	assert.Equal(t, int64(100), res.Sent)
+	assert.Contains(t, joinWarnings(res), "every connection was busy: opened 4 more than the 1 at start, reaching the cap -max-conns 5")
+}
+
+// A request that outlives -timeout fails as a timeout, its connection is
+// replaced, and the run goes on.
+func TestTimeoutFailsTheRequestAndReplacesTheConnection(t *testing.T) {
+	var n atomic.Int64
+	release := make(chan struct{})
+	url := serve(t, func(ctx *fasthttp.RequestCtx) {
+		if n.Add(1) == 5 {
+			<-release // hang until the test ends
+		}
+		bareserver.Handler(ctx)
+	})
+	t.Cleanup(func() { close(release) }) // runs before serve's shutdown
+	cfg := testConfig(url, 0, 0)
+	cfg.Conns, cfg.MaxConns = 1, 1
+	cfg.Requests = 20
+	cfg.Timeout = 200 * time.Millisecond
+	res, err := Run(context.Background(), cfg, nil)
+	require.NoError(t, err)
+	assert.Equal(t, int64(20), res.Sent)
+	assert.Equal(t, int64(1), res.Errors[errTimeout.Error()])
+	assert.Equal(t, int64(19), res.Codes[200])
+}
+
+func TestRunRefusesToStartWithoutAServer(t *testing.T) {
+	ln, err := bareserver.Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	url := "http://" + ln.Addr().String()
+	require.NoError(t, ln.Close()) // nothing listens there now
+	_, err = Run(context.Background(), testConfig(url, 100, time.Second), nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "cannot connect to")
+	assert.Contains(t, err.Error(), "is the server running")
+}
+
+func TestConfigRefusesNonLoopbackTargets(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Target = "http://192.0.2.1:19234"
+	err := cfg.Validate()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not a loopback address")
+	cfg.AllowRemote = true
+	assert.NoError(t, cfg.Validate(), "-allow-remote lifts the guard")
+
+	f := func(target string) {
+		t.Helper()
+		c := DefaultConfig()
+		c.Target = target
+		assert.NoError(t, c.Validate(), target)
+	}
+	f("http://127.0.0.1:19234")
+	f("http://localhost:19234/prefix/")
+	f("http://[::1]:19234")
+}
+
+func joinWarnings(r *Result) string {
+	var s string
+	for _, w := range r.Warnings() {
+		s += w + "\n"
+	}
+	return s
+}

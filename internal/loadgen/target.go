@@ -1,0 +1,50 @@
+package loadgen
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+)
+
+// apiPath is the kvserver endpoint every workload uses.
+const apiPath = "/v0/entity"
+
+// target is a parsed Config.Target.
+type target struct {
+	base string // scheme://host:port plus any path prefix, no trailing slash
+	host string // host:port, for dialing and the Host header
+	path string // path prefix + apiPath
+}
+
+// url returns the full URL of the request for id key.
+func (t target) url(key uint64) string {
+	return fmt.Sprintf("%s%s?id=%d", t.base, apiPath, key)
+}
+
+// parseTarget checks s is a plain-HTTP URL with a host and port, and, unless
+// allowRemote, that the host is a loopback address: the lab loads the
+// machine it runs on, and a typo must never turn it on someone else.
+func parseTarget(s string, allowRemote bool) (target, error) {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return target{}, fmt.Errorf("-target %q is not an http://host:port URL", s)
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), "80")
+	}
+	if !allowRemote && !isLoopback(u.Hostname()) {
+		return target{}, fmt.Errorf("-target %q is not a loopback address; the load lab only loads this machine (pass -allow-remote if you really mean it)", s)
+	}
+	prefix := strings.TrimRight(u.Path, "/")
+	return target{base: u.Scheme + "://" + u.Host + prefix, host: host, path: prefix + apiPath}, nil
+}
+
+func isLoopback(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,72 @@
+package loadgen
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// hostClientConn sends through a fasthttp.HostClient shared by all workers
+// (it pools the connections, at most MaxConns). Each worker owns its
+// Request and Response. Timeouts are HostClient's own (DoTimeout), so
+// abort has nothing to do.
+type hostClientConn struct {
+	hc        *fasthttp.HostClient
+	uri       []byte
+	host      string
+	path      string
+	valueSize int
+	timeout   time.Duration
+	req       fasthttp.Request
+	resp      fasthttp.Response
+	body      []byte
+}
+
+func newHostClient(t target, maxConns int, timeout time.Duration) *fasthttp.HostClient {
+	return &fasthttp.HostClient{
+		Addr:                          t.host,
+		MaxConns:                      maxConns,
+		ReadTimeout:                   timeout,
+		WriteTimeout:                  timeout,
+		MaxIdleConnDuration:           time.Minute,
+		NoDefaultUserAgentHeader:      true,
+		DisableHeaderNamesNormalizing: true,
+		DisablePathNormalizing:        true,
+	}
+}
+
+func newHostClientConn(hc *fasthttp.HostClient, t target, valueSize int, timeout time.Duration) *hostClientConn {
+	return &hostClientConn{hc: hc, host: t.host, path: t.path, valueSize: valueSize, timeout: timeout}
+}
+
+func (c *hostClientConn) connect() error { return nil }
+
+func (c *hostClientConn) prepare(op Op, key uint64) int {
+	c.uri = append(append(c.uri[:0], c.path...), "?id="...)
+	c.uri = strconv.AppendUint(c.uri, key, 10)
+	// Reset: a GET after a PUT must not keep the PUT's Content-Length.
+	c.req.Reset()
+	c.req.Header.SetHost(c.host)
+	c.req.SetRequestURIBytes(c.uri)
+	c.req.Header.SetMethod(op.Method())
+	if op == OpPut {
+		c.body = AppendValue(c.body[:0], key, c.valueSize)
+		c.req.SetBodyRaw(c.body)
+		return c.valueSize
+	}
+	return 0
+}
+
+func (c *hostClientConn) roundTrip() (int, int, error) {
+	if err := c.hc.DoTimeout(&c.req, &c.resp, c.timeout); err != nil {
+		if err == fasthttp.ErrTimeout {
+			err = errTimeout
+		}
+		return 0, 0, err
+	}
+	return c.resp.StatusCode(), len(c.resp.Body()), nil
+}
+
+func (c *hostClientConn) abort()   {}
+func (c *hostClientConn) discard() {}

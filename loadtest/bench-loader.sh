@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# bench-loader.sh — measure the load generator itself against wrk, side by
+# side in one run, so that a saturated loader is never mistaken for a
+# saturated server.
+#
+# Usage: loadtest/bench-loader.sh            (DURATION=10s ROUNDS=3)
+#
+# It starts `loadtest bare-server` (a fasthttp handler that does no work) on
+# 127.0.0.1:$PORT and then, ROUNDS times, alternately runs:
+#   wrk      wrk -t1 -c64 (closed loop, 64 connections)
+#   closed   loadtest attack -rate 0 -conns 64 -max-conns 64 (same model as wrk)
+#   wrk1     wrk -t1 -c1  } one connection: the loaders' own share of a
+#   one      loadtest attack -rate 0 -conns 1 } single round trip
+#   half     loadtest attack -rate 0.5×(that round's wrk req/s), open model,
+#            64 connections: a rate the server sustains (CPU per request)
+#   over     loadtest attack -rate 2×(that round's wrk req/s), 64 connections:
+#            the open-model engine under backlog offers what it can
+#            (a paced run near capacity just measures this machine's noise:
+#            once capacity dips below the asked rate, it never catches up)
+#   vegeta   loadtest attack -engine vegeta -rate $FIXED_RATE  } fixed-rate
+#   fixed    loadtest attack -engine fast   -rate $FIXED_RATE  } agreement
+# and prints, per measure, the median over the rounds and the spread
+# (min..max). Loader CPU comes from getrusage (loadtest) and /usr/bin/time
+# (wrk), divided by the requests each sent. Ratios are taken per round
+# (same minute, same noise) before the median.
+#
+# Latency agreement: wrk is closed loop, so it is compared with the fast
+# engine in closed loop at the same connection count (64: saturating; 1:
+# nothing queues, latency is one round trip plus each loader's overhead).
+# At a fixed rate the reference is vegeta (wrk2 is not packaged in Debian);
+# both are open model and both report latency from the actual send, so the
+# uncorrected p50/p99 are compared.
+#
+# Environment: PORT=19299 DURATION=10s ROUNDS=3 FIXED_RATE=10000 OUT=<tmp>
+# Needs wrk (apt-get install wrk), jq, GNU time (/usr/bin/time), go.
+# CPU pinning: none; loader and server share the machine's cores.
+set -euo pipefail
+
+PORT=${PORT:-19299}
+DURATION=${DURATION:-10s}
+ROUNDS=${ROUNDS:-3}
+FIXED_RATE=${FIXED_RATE:-10000}
+root=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-$(mktemp -d -t bench-loader.XXXXXX)}
+target=http://127.0.0.1:$PORT
+
+for tool in wrk jq /usr/bin/time go; do
+	command -v "$tool" >/dev/null || { echo "bench-loader: $tool is missing (wrk: apt-get install -y wrk; jq: apt-get install -y jq; time: apt-get install -y time)" >&2; exit 1; }
+done
+
+bin=$OUT/loadtest
+(cd "$root" && go build -o "$bin" ./cmd/loadtest)
+
+"$bin" bare-server -addr "127.0.0.1:$PORT" >"$OUT/bare.log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+for _ in $(seq 50); do grep -q listening "$OUT/bare.log" && break; sleep 0.1; done
+grep -q listening "$OUT/bare.log" || { cat "$OUT/bare.log" >&2; exit 1; }
+
+secs=${DURATION%s}
+
+# to_us VALUE: wrk's "493.00us" / "5.43ms" / "1.2s" → microseconds.
+to_us() {
+	awk -v v="$1" 'BEGIN {
+		n = v + 0
+		if (v ~ /us$/) print n; else if (v ~ /ms$/) print n * 1000; else if (v ~ /s$/) print n * 1e6; else print n
+	}'
+}
+
+# record NAME VALUE appends one measurement of the current round.
+record() { echo "$1 $2" >>"$OUT/measures"; }
+
+# run_wrk NAME CONNS ROUND: wrk -t1 -cCONNS; records its req/s, CPU per
+# request and latencies under NAME and prints its req/s.
+run_wrk() {
+	local name=$1 conns=$2 round=$3
+	local log=$OUT/$name-$round.txt
+	/usr/bin/time -f "cpu %U %S" -o "$OUT/$name-$round.time" \
+		wrk -t1 -c"$conns" -d"$DURATION" --latency "$target/v0/entity?id=1" >"$log"
+	local rps reqs cpu
+	rps=$(awk '/^Requests\/sec:/ {print $2}' "$log")
+	reqs=$(awk '/requests in/ {print $1}' "$log")
+	cpu=$(awk '/^cpu/ {print $2 + $3}' "$OUT/$name-$round.time")
+	record "${name}_rps" "$rps"
+	record "${name}_cpu_us" "$(awk -v c="$cpu" -v n="$reqs" 'BEGIN {print c * 1e6 / n}')"
+	record "${name}_p50_us" "$(to_us "$(awk '$1 == "50%" {print $2}' "$log")")"
+	record "${name}_p99_us" "$(to_us "$(awk '$1 == "99%" {print $2}' "$log")")"
+	echo "$rps"
+}
+
+# run_ours NAME ROUND ARGS...: one loadtest attack; records from summary.json.
+run_ours() {
+	local name=$1 round=$2
+	shift 2
+	local dir=$OUT/$name-$round
+	"$bin" attack -target "$target" -duration "$DURATION" -q -out "$dir" "$@" >"$dir.txt" 2>&1
+	local s=$dir/summary.json
+	record "${name}_rps" "$(jq .achieved_rate "$s")"
+	record "${name}_asked" "$(jq .asked_rate "$s")"
+	record "${name}_cpu_us" "$(jq .loader_cpu_per_request_us "$s")"
+	record "${name}_p50_us" "$(jq '.latency_uncorrected.percentiles_ms.p50 * 1000' "$s")"
+	record "${name}_p99_us" "$(jq '.latency_uncorrected.percentiles_ms.p99 * 1000' "$s")"
+	record "${name}_cp99_us" "$(jq '.latency_corrected.percentiles_ms.p99 * 1000' "$s")"
+	record "${name}_warnings" "$(jq '.warnings | length' "$s")"
+}
+
+: >"$OUT/measures"
+for r in $(seq "$ROUNDS"); do
+	echo "round $r/$ROUNDS ..." >&2
+	wrk_rps=$(run_wrk wrk 64 "$r")
+	run_ours closed "$r" -rate 0 -conns 64 -max-conns 64
+	run_wrk wrk1 1 "$r" >/dev/null
+	run_ours one "$r" -rate 0 -conns 1 -max-conns 1
+	run_ours half "$r" -rate "$(awk -v x="$wrk_rps" 'BEGIN {printf "%d", 0.5 * x}')" -conns 64 -max-conns 64
+	run_ours over "$r" -rate "$(awk -v x="$wrk_rps" 'BEGIN {printf "%d", 2 * x}')" -conns 64 -max-conns 64 -timeout 2s
+	if ((r % 2)); then
+		run_ours vegeta "$r" -engine vegeta -rate "$FIXED_RATE" -conns 64 -max-conns 256
+		run_ours fixed "$r" -rate "$FIXED_RATE" -conns 64 -max-conns 256
+	else
+		run_ours fixed "$r" -rate "$FIXED_RATE" -conns 64 -max-conns 256
+		run_ours vegeta "$r" -engine vegeta -rate "$FIXED_RATE" -conns 64 -max-conns 256
+	fi
+done
+
+# Per-round ratios, then median and spread of everything.
+awk -v rounds="$ROUNDS" -v fixed="$FIXED_RATE" '
+	{ v[$1, ++n[$1]] = $2; if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } }
+	function ratio(name, a, b,   i) { for (i = 1; i <= rounds; i++) v[name, i] = v[a, i] / v[b, i]; n[name] = rounds; order[++k] = name }
+	function stat(name, label, fmt,   i, j, t, m, a) {
+		m = n[name]; for (i = 1; i <= m; i++) a[i] = v[name, i]
+		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+		printf "%-44s " fmt "   (" fmt " .. " fmt ")\n", label, (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2), a[1], a[m]
+	}
+	END {
+		ratio("r_rps", "closed_rps", "wrk_rps"); ratio("r_cpu", "closed_cpu_us", "wrk_cpu_us")
+		ratio("r_p50", "closed_p50_us", "wrk_p50_us"); ratio("r_p99", "closed_p99_us", "wrk_p99_us")
+		ratio("r_half", "half_rps", "half_asked"); ratio("r_over", "over_rps", "wrk_rps")
+		ratio("o_p50", "one_p50_us", "wrk1_p50_us"); ratio("o_p99", "one_p99_us", "wrk1_p99_us"); ratio("o_rps", "one_rps", "wrk1_rps")
+		ratio("f_p50", "fixed_p50_us", "vegeta_p50_us"); ratio("f_p99", "fixed_p99_us", "vegeta_p99_us")
+		print "measure                                      median   (min .. max) over " rounds " rounds"
+		print "-- throughput against the bare handler, closed loop, 64 connections"
+		stat("wrk_rps", "wrk -t1 -c64 req/s", "%10.0f")
+		stat("closed_rps", "loadtest -engine fast -rate 0 req/s", "%10.0f")
+		stat("r_rps", "  ratio fast/wrk (target >= 0.90)", "%10.3f")
+		stat("wrk_cpu_us", "wrk CPU us/request", "%10.2f")
+		stat("closed_cpu_us", "fast CPU us/request (target <= 12)", "%10.2f")
+		stat("r_cpu", "  ratio fast/wrk", "%10.3f")
+		print "-- latency at 64 connections, closed loop (same offered load)"
+		stat("wrk_p50_us", "wrk p50 us", "%10.1f"); stat("closed_p50_us", "fast p50 us", "%10.1f"); stat("r_p50", "  ratio fast/wrk", "%10.3f")
+		stat("wrk_p99_us", "wrk p99 us", "%10.1f"); stat("closed_p99_us", "fast p99 us", "%10.1f"); stat("r_p99", "  ratio fast/wrk", "%10.3f")
+		print "-- one connection, closed loop"
+		stat("wrk1_rps", "wrk -c1 req/s", "%10.0f"); stat("one_rps", "fast -conns 1 req/s", "%10.0f"); stat("o_rps", "  ratio fast/wrk", "%10.3f")
+		stat("wrk1_p50_us", "wrk -c1 p50 us", "%10.1f"); stat("one_p50_us", "fast -conns 1 p50 us", "%10.1f"); stat("o_p50", "  ratio fast/wrk", "%10.3f")
+		stat("wrk1_p99_us", "wrk -c1 p99 us", "%10.1f"); stat("one_p99_us", "fast -conns 1 p99 us", "%10.1f"); stat("o_p99", "  ratio fast/wrk", "%10.3f")
+		stat("wrk1_cpu_us", "wrk -c1 CPU us/request", "%10.2f"); stat("one_cpu_us", "fast -conns 1 CPU us/request", "%10.2f")
+		print "-- open model, 64 connections, at 0.5 x and 2 x that round'"'"'s wrk req/s"
+		stat("half_asked", "0.5x: asked req/s", "%10.0f"); stat("r_half", "  achieved/asked", "%10.3f")
+		stat("half_cpu_us", "  fast CPU us/request", "%10.2f"); stat("half_cp99_us", "  corrected p99 us", "%10.1f")
+		stat("over_asked", "2x: asked req/s", "%10.0f"); stat("over_rps", "  achieved req/s", "%10.0f")
+		stat("r_over", "  achieved/wrk (target >= 0.90)", "%10.3f"); stat("over_cpu_us", "  fast CPU us/request", "%10.2f")
+		print "-- fixed rate " fixed " req/s, open model, uncorrected latency: fast vs vegeta engine"
+		stat("vegeta_p50_us", "vegeta p50 us", "%10.1f"); stat("fixed_p50_us", "fast p50 us", "%10.1f"); stat("f_p50", "  ratio fast/vegeta", "%10.3f")
+		stat("vegeta_p99_us", "vegeta p99 us", "%10.1f"); stat("fixed_p99_us", "fast p99 us", "%10.1f"); stat("f_p99", "  ratio fast/vegeta", "%10.3f")
+		stat("vegeta_cpu_us", "vegeta CPU us/request", "%10.2f"); stat("fixed_cpu_us", "fast CPU us/request", "%10.2f")
+	}' "$OUT/measures" | tee "$OUT/table.txt"
+echo "raw outputs in $OUT" >&2
