@@ -9,7 +9,7 @@ ADDR ?=
 DATA ?=
 ARGS ?=
 
-.PHONY: all run build test vet fmt-check lint bench-http tools-wrk clean loadtest fill attack saturate bench-loader
+.PHONY: all run build test vet fmt-check lint bench-http tools-wrk clean loadtest fill attack saturate bench-loader crashtest overload fuzz tools-jq
 
 all: build
 
@@ -74,6 +74,28 @@ bench-http: tools-wrk
 
 tools-wrk:
 	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
+
+# Crash safety and graceful drain against the real binary, ~40 s: kill -9
+# under 16 writers x10 with -sync (fails on any acknowledged write lost),
+# x10 without (measures the loss), then a SIGTERM drain under load.
+crashtest: build
+	$(GO) build -o $(BIN)/crashtest ./cmd/crashtest
+	./$(BIN)/crashtest -kvserver $(BIN)/kvserver $(CRASHTEST_ARGS)
+
+# 10x the saturation rate per pool x policy, RSS and recovery; ~30 min in
+# full. Settings in the header of loadtest/overload.sh, for example
+# make overload POOLS=fifo DURATION=20 RATE=8000
+overload: build loadtest tools-jq
+	$(if $(POOLS),POOLS="$(POOLS)") bash loadtest/overload.sh
+
+tools-jq:
+	@command -v jq >/dev/null || { apt-get update -qq && apt-get install -y -qq jq; }
+
+FUZZTIME ?= 60s
+# Coverage-guided fuzzing of the request path (the seeds run in make test).
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzRequest$$' -fuzztime $(FUZZTIME) -parallel 1 ./internal/server
+	$(GO) test -run '^$$' -fuzz '^FuzzEntity$$' -fuzztime $(FUZZTIME) -parallel 1 ./internal/server
 
 clean:
 	rm -rf $(BIN)

@@ -28,11 +28,13 @@ func TestFlagsThenEnv(t *testing.T) {
 	c, level, err := parseConfig(
 		[]string{"-pool", "fifo", "-cap", "0", "-overflow", "caller-runs", "-sync"},
 		env(map[string]string{
-			"KVPOOL_POOL":          "direct", // the flag wins
-			"KVPOOL_WORKERS":       "3",
-			"KVPOOL_QUEUE_TIMEOUT": "250ms",
-			"KVPOOL_MAX_BODY":      "4096",
-			"KVPOOL_LOG_LEVEL":     "debug",
+			"KVPOOL_POOL":             "direct", // the flag wins
+			"KVPOOL_WORKERS":          "3",
+			"KVPOOL_QUEUE_TIMEOUT":    "250ms",
+			"KVPOOL_MAX_BODY":         "4096",
+			"KVPOOL_MAX_HEADER":       "16384",
+			"KVPOOL_MAX_CONNS_PER_IP": "8",
+			"KVPOOL_LOG_LEVEL":        "debug",
 		}))
 	require.NoError(t, err)
 	assert.Equal(t, "fifo", c.Pool)
@@ -42,6 +44,8 @@ func TestFlagsThenEnv(t *testing.T) {
 	assert.Equal(t, 3, c.Pcfg.Workers)
 	assert.Equal(t, 250*time.Millisecond, c.Pcfg.QueueTimeout)
 	assert.Equal(t, 4096, c.MaxBodyBytes)
+	assert.Equal(t, 16384, c.MaxHeaderBytes)
+	assert.Equal(t, 8, c.MaxConnsPerIP)
 	assert.Equal(t, slog.LevelDebug, level)
 }
 
@@ -57,4 +61,8 @@ func TestBadSettingsAreErrors(t *testing.T) {
 	f(nil, map[string]string{"KVPOOL_MAX_BODY": "0"}, "-max-body")
 	f([]string{"-cache-mb", "-1"}, nil, "-cache-mb")
 	f([]string{"stray"}, nil, "stray")
+	f([]string{"-max-header", "1024"}, nil, "-max-header")
+	f([]string{"-max-key", "4096"}, nil, "-max-key 4096") // its encoded form no longer fits the default -max-header
+	f([]string{"-max-conns-per-ip", "-1"}, nil, "-max-conns-per-ip")
+	f([]string{"-read-timeout", "-1s"}, nil, "negative")
 }

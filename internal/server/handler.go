@@ -125,20 +125,35 @@ func repeatedID(args *fasthttp.Args) bool {
 	return n > 1
 }
 
-// parseError answers requests fasthttp could not read.
+// parseError answers requests fasthttp could not read; fasthttp then
+// closes the connection.
 func (s *Server) parseError(ctx *fasthttp.RequestCtx, err error) {
 	var small *fasthttp.ErrSmallBuffer
 	var netErr net.Error
+	code, msg := fasthttp.StatusBadRequest, "malformed request"
 	switch {
+	case errors.Is(err, net.ErrClosed):
+		return // Shutdown closed a connection that had sent nothing: no one to answer
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
-		fail(ctx, "body larger than "+strconv.Itoa(s.cfg.MaxBodyBytes)+" bytes (-max-body)", fasthttp.StatusRequestEntityTooLarge)
+		code, msg = fasthttp.StatusRequestEntityTooLarge, "body larger than "+strconv.Itoa(s.cfg.MaxBodyBytes)+" bytes (-max-body)"
 	case errors.As(err, &small):
-		fail(ctx, "request headers too large", fasthttp.StatusRequestHeaderFieldsTooLarge)
+		code, msg = fasthttp.StatusRequestHeaderFieldsTooLarge, "request line and headers larger than "+strconv.Itoa(s.cfg.MaxHeaderBytes)+" bytes (-max-header)"
 	case errors.As(err, &netErr) && netErr.Timeout():
-		fail(ctx, "request not received in time", fasthttp.StatusRequestTimeout)
-	default:
-		fail(ctx, "malformed request", fasthttp.StatusBadRequest)
+		code, msg = fasthttp.StatusRequestTimeout, "request not received within -read-timeout"
 	}
+	fail(ctx, msg, code)
+	s.reqs.Observe(methodOf(ctx), code, 0)
+}
+
+// expectContinue answers "Expect: 100-continue": a body declared larger
+// than -max-body is refused with 413 before the client sends it (curl asks
+// this way for bodies over 1 MiB); anything else may proceed.
+func (s *Server) expectContinue(ctx *fasthttp.RequestCtx) int {
+	if ctx.Request.Header.ContentLength() > s.cfg.MaxBodyBytes {
+		s.reqs.Observe(methodOf(ctx), fasthttp.StatusRequestEntityTooLarge, 0)
+		return fasthttp.StatusRequestEntityTooLarge
+	}
+	return fasthttp.StatusContinue
 }
 
 // fail answers with a plain-text message. Unlike ctx.Error it keeps the

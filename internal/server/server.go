@@ -75,11 +75,31 @@ func Open(cfg Config, log *slog.Logger) (*Server, error) {
 
 	s.metricsHandler = fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	s.pprofHandler = fasthttpadaptor.NewFastHTTPHandler(pprofMux())
+	// The limits, and where fasthttp (v1.74) enforces them:
+	//   - MaxRequestBodySize: a Content-Length above it is refused before
+	//     any body byte is read or allocated; a chunked body is refused at
+	//     the first chunk that would take it past the limit. Both reach
+	//     parseError as ErrBodyTooLarge (413) and close the connection;
+	//     expectContinue refuses the same before the client sends the body.
+	//     A body within the limit is allocated at its declared length
+	//     before it arrives: -max-conns x -max-body bounds that memory.
+	//   - ReadBufferSize is the per-connection read buffer, which the
+	//     request line and headers must fit: larger is ErrSmallBuffer (431).
+	//   - ReadTimeout is one deadline for the whole request, headers and
+	//     body, from its first byte (from accept for a connection's first
+	//     request): a client trickling bytes is cut off by it (408).
+	//     IdleTimeout bounds the wait for a keep-alive connection's next
+	//     request; it is closed silently.
+	//   - Concurrency caps the connections being served; the accept loop
+	//     answers one more with 503 and closes it. -max-conns-per-ip is
+	//     enforced before fasthttp, by perIPListener (429).
 	s.http = &fasthttp.Server{
 		Handler:            s.route,
 		ErrorHandler:       s.parseError,
+		ExpectHandler:      s.expectContinue,
 		Name:               "kvserver",
 		MaxRequestBodySize: cfg.MaxBodyBytes,
+		ReadBufferSize:     cfg.MaxHeaderBytes,
 		ReadTimeout:        cfg.ReadTimeout,
 		WriteTimeout:       cfg.WriteTimeout,
 		IdleTimeout:        cfg.IdleTimeout,
@@ -103,7 +123,12 @@ func pprofMux() *http.ServeMux {
 }
 
 // Serve answers requests on ln until Shutdown.
-func (s *Server) Serve(ln net.Listener) error { return s.http.Serve(ln) }
+func (s *Server) Serve(ln net.Listener) error {
+	if s.cfg.MaxConnsPerIP > 0 {
+		ln = newPerIPListener(ln, s.cfg.MaxConnsPerIP, s.log)
+	}
+	return s.http.Serve(newFreshListener(ln))
+}
 
 // Listen opens the configured address.
 func (s *Server) Listen() (net.Listener, error) {
@@ -114,14 +139,18 @@ func (s *Server) Listen() (net.Listener, error) {
 	return ln, nil
 }
 
-// Shutdown stops accepting connections, waits (until ctx ends) for requests
-// in flight to be answered, then closes the pool, which answers anything
-// still queued, and the store. Every write acknowledged before it returns
-// is in the store's WAL.
+// Shutdown stops accepting connections, closes those on which no request
+// has begun, waits (until ctx ends) for requests in flight to be answered,
+// each on a connection that then closes, then closes the pool, which
+// answers anything still queued, and the store. Every write acknowledged
+// before it returns is in the store's WAL. Requests still in flight when
+// ctx ends are not waited for: queued ones are answered 503 by the pool's
+// close, later ones find it closed and get 503 too, if the process is
+// still there to answer.
 func (s *Server) Shutdown(ctx context.Context) error {
 	herr := s.http.ShutdownWithContext(ctx)
 	if errors.Is(herr, context.DeadlineExceeded) {
-		s.log.Warn("requests still in flight at the shutdown deadline; their connections were closed", "timeout", s.cfg.ShutdownTimeout)
+		s.log.Warn("shutdown deadline passed with requests in flight: queued ones are answered 503, the rest are not waited for", "timeout", s.cfg.ShutdownTimeout)
 	}
 	s.pool.Close()
 	return errors.Join(herr, s.store.Close())
