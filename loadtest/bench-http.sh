@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # bench-http.sh: kvserver CPU per request under wrk -t1 -c64, per pool.
 #
-# Fills KEYS ids once (kept in $DATA for later runs), then for REPS rounds,
-# pools interleaved so drift hits all of them alike: start kvserver, warm
-# the block cache with WARMUP seconds of GETs, then DURATION seconds of GET
-# and of PUT with random ids. Server CPU is utime+stime from /proc/PID/stat
-# before and after, divided by the requests wrk completed. Prints each run
-# and a table of median and spread (min..max).
+# Fills KEYS ids once (kept in $DATA for later runs). Then per pool: start
+# kvserver, warm the block cache with random GETs in WARMUP-second chunks
+# until fewer than 1 % of block reads miss (at most WARMUP_MAX chunks: the
+# target is a store whose cache holds it), then REPS runs of DURATION
+# seconds of GET with random ids, then REPS of PUT (PUTs flush and compact,
+# and new files start uncached, so they come last). Server CPU is
+# utime+stime from /proc/PID/stat before and after, divided by the
+# requests wrk completed; the block-cache miss rate of each run is shown.
+# Prints each run and a table of median and spread (min..max).
 #
 # Settings (environment): POOLS="direct fifo" KEYS=2000000 VALUE_SIZE=500
-# DURATION=15 WARMUP=10 REPS=3 CONNS=64 CACHE_MB=2048 ADDR=127.0.0.1:19299
-# DATA=results/bench-http/data KVSERVER_ARGS="" OUT=results/bench-http
+# DURATION=15 WARMUP=10 WARMUP_MAX=15 REPS=3 CONNS=64 CACHE_MB=2048
+# ADDR=127.0.0.1:19299 DATA=results/bench-http/data KVSERVER_ARGS=""
+# OUT=results/bench-http
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +23,7 @@ KEYS=${KEYS:-2000000}
 VALUE_SIZE=${VALUE_SIZE:-500}
 DURATION=${DURATION:-15}
 WARMUP=${WARMUP:-10}
+WARMUP_MAX=${WARMUP_MAX:-15}
 REPS=${REPS:-3}
 CONNS=${CONNS:-64}
 CACHE_MB=${CACHE_MB:-2048}
@@ -56,6 +61,31 @@ puts_acknowledged() {
   curl -sf "http://$ADDR/metrics" | awk '/^kvserver_http_requests_total\{code="201",method="PUT"\}/ {print $2 + 0}'
 }
 
+# cache_counts: "hits misses" of Pebble's block cache.
+cache_counts() {
+  curl -sf "http://$ADDR/metrics" | awk '
+    /^kvserver_pebble_block_cache_hits_total/ {h = $2 + 0}
+    /^kvserver_pebble_block_cache_misses_total/ {m = $2 + 0}
+    END {printf "%d %d\n", h, m}'
+}
+
+# miss_pct BEFORE AFTER: the percentage of block reads that missed between two cache_counts.
+miss_pct() {
+  awk -v b="$1" -v a="$2" 'BEGIN {split(b, x, " "); split(a, y, " "); h = y[1] - x[1]; m = y[2] - x[2];
+    printf "%.2f", (h + m > 0) ? 100 * m / (h + m) : 0}'
+}
+
+warm_cache() {
+  for chunk in $(seq "$WARMUP_MAX"); do
+    before=$(cache_counts)
+    METHOD=GET wrk -t1 -c"$CONNS" -d"${WARMUP}s" -s loadtest/wrk/random.lua "http://$ADDR" >/dev/null
+    pct=$(miss_pct "$before" "$(cache_counts)")
+    echo "  warm-up $chunk: $pct % block-cache misses"
+    awk -v p="$pct" 'BEGIN {exit !(p < 1)}' && return 0
+  done
+  echo "  cache still missing after $WARMUP_MAX chunks; is -cache-mb ($CACHE_MB) large enough?" >&2
+}
+
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }
 
 marker="$DATA/.filled-random-$KEYS-$VALUE_SIZE"
@@ -83,29 +113,33 @@ if [[ ! -e $marker ]]; then
 fi
 
 results="$OUT/runs.tsv"
-printf 'rep\tpool\tmethod\trequests\tnon2xx\trps\tcpu_us_per_req\n' >"$results"
-for rep in $(seq "$REPS"); do
-  for pool in $POOLS; do
-    start_server "$pool"
-    METHOD=GET wrk -t1 -c"$CONNS" -d"${WARMUP}s" -s loadtest/wrk/random.lua "http://$ADDR" >/dev/null
-    for method in GET PUT; do
+printf 'rep\tpool\tmethod\trequests\tnon2xx\trps\tcpu_us_per_req\tcache_miss_pct\n' >"$results"
+for pool in $POOLS; do
+  start_server "$pool"
+  echo "$pool: warming the block cache"
+  warm_cache
+  for method in GET PUT; do
+    for rep in $(seq "$REPS"); do
+      cache_before=$(cache_counts)
       before=$(cpu_ticks)
       report=$(METHOD=$method wrk -t1 -c"$CONNS" -d"${DURATION}s" -s loadtest/wrk/random.lua "http://$ADDR")
       after=$(cpu_ticks)
+      miss=$(miss_pct "$cache_before" "$(cache_counts)")
+      [[ $method == PUT ]] && miss=n/a # PUTs read no blocks: the ratio of a few background reads says nothing
       requests=$(awk '/requests in/ {print $1}' <<<"$report")
       rps=$(awk '/Requests\/sec/ {print $2}' <<<"$report")
       non2xx=$(awk '/Non-2xx/ {print $NF}' <<<"$report")
       us=$(awk -v d=$((after - before)) -v t="$TICKS" -v n="$requests" 'BEGIN {printf "%.2f", d / t * 1e6 / n}')
-      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$pool" "$method" "$requests" "${non2xx:-0}" "$rps" "$us" | tee -a "$results"
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$pool" "$method" "$requests" "${non2xx:-0}" "$rps" "$us" "$miss" | tee -a "$results"
     done
-    stop_server
   done
+  stop_server
 done
 
 echo
-echo "server CPU per request, wrk -t1 -c$CONNS, $KEYS keys x $VALUE_SIZE B, ${DURATION}s x $REPS (median, min..max)"
+echo "server CPU per request, wrk -t1 -c$CONNS, $KEYS keys x $VALUE_SIZE B, ${DURATION}s x $REPS (median, min..max); block-cache misses in %"
 awk -F'\t' 'NR > 1 {
-    k = $2 "\t" $3; us[k] = us[k] " " $7; rps[k] = rps[k] " " $6; bad[k] += $5; keys[k] = 1
+    k = $2 "\t" $3; us[k] = us[k] " " $7; rps[k] = rps[k] " " $6; miss[k] = miss[k] " " $8; bad[k] += $5; keys[k] = 1
   }
   function stats(list,   a, n, i, j, t) {
     n = split(substr(list, 2), a, " ")
@@ -113,10 +147,10 @@ awk -F'\t' 'NR > 1 {
     return sprintf("%s (%s..%s)", a[int((n + 1) / 2)], a[1], a[n])
   }
   END {
-    for (k in keys) { split(k, p, "\t"); printf "%-8s %-6s %-26s %-32s %d\n", p[1], p[2], stats(us[k]), stats(rps[k]), bad[k] }
+    for (k in keys) { split(k, p, "\t"); printf "%-8s %-6s %-26s %-32s %-22s %d\n", p[1], p[2], stats(us[k]), stats(rps[k]), (p[2] == "PUT" ? "n/a" : stats(miss[k])), bad[k] }
   }' "$results" | sort >"$OUT/summary.body"
 {
-  printf '%-8s %-6s %-26s %-32s %s\n' pool method "cpu us/request" "requests/s" non-2xx
+  printf '%-8s %-6s %-26s %-32s %-22s %s\n' pool method "cpu us/request" "requests/s" "cache miss %" non-2xx
   cat "$OUT/summary.body"
 } | tee "$OUT/summary.txt"
 rm -f "$OUT/summary.body"
