@@ -11,14 +11,18 @@
 # requests wrk completed; the block-cache miss rate of each run is shown.
 # Prints each run and a table of median and spread (min..max).
 #
-# Settings (environment): POOLS="direct fifo" KEYS=2000000 VALUE_SIZE=500
+# The pseudo-pool "bare" is the load lab's bare fasthttp handler (no store,
+# no pool): the floor this machine puts under every request, measured in
+# the same run.
+#
+# Settings (environment): POOLS="bare direct fifo" KEYS=2000000 VALUE_SIZE=500
 # DURATION=15 WARMUP=10 WARMUP_MAX=15 REPS=3 CONNS=64 CACHE_MB=2048
 # ADDR=127.0.0.1:19299 DATA=results/bench-http/data KVSERVER_ARGS=""
 # OUT=results/bench-http
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-POOLS=${POOLS:-"direct fifo"}
+POOLS=${POOLS:-"bare direct fifo"}
 KEYS=${KEYS:-2000000}
 VALUE_SIZE=${VALUE_SIZE:-500}
 DURATION=${DURATION:-15}
@@ -35,12 +39,17 @@ TICKS=$(getconf CLK_TCK)
 
 mkdir -p "$OUT"
 go build -o bin/kvserver ./cmd/kvserver
+go build -o bin/loadtest ./cmd/loadtest
 export KEYS VALUE_SIZE
 
 SERVER_PID=
 start_server() { # pool
-  ./bin/kvserver -addr "$ADDR" -data "$DATA" -pool "$1" -cache-mb "$CACHE_MB" $KVSERVER_ARGS \
-    >"$OUT/kvserver-$1.log" 2>&1 &
+  if [[ $1 == bare ]]; then
+    ./bin/loadtest bare-server -addr "$ADDR" >"$OUT/bare.log" 2>&1 &
+  else
+    ./bin/kvserver -addr "$ADDR" -data "$DATA" -pool "$1" -cache-mb "$CACHE_MB" $KVSERVER_ARGS \
+      >"$OUT/kvserver-$1.log" 2>&1 &
+  fi
   SERVER_PID=$!
   for _ in $(seq 100); do
     curl -sf "http://$ADDR/v0/status" >/dev/null 2>&1 && return 0
@@ -116,16 +125,18 @@ results="$OUT/runs.tsv"
 printf 'rep\tpool\tmethod\trequests\tnon2xx\trps\tcpu_us_per_req\tcache_miss_pct\n' >"$results"
 for pool in $POOLS; do
   start_server "$pool"
-  echo "$pool: warming the block cache"
-  warm_cache
+  if [[ $pool != bare ]]; then
+    echo "$pool: warming the block cache"
+    warm_cache
+  fi
   for method in GET PUT; do
     for rep in $(seq "$REPS"); do
-      cache_before=$(cache_counts)
+      cache_before=$(cache_counts || true)
       before=$(cpu_ticks)
       report=$(METHOD=$method wrk -t1 -c"$CONNS" -d"${DURATION}s" -s loadtest/wrk/random.lua "http://$ADDR")
       after=$(cpu_ticks)
       miss=$(miss_pct "$cache_before" "$(cache_counts)")
-      [[ $method == PUT ]] && miss=n/a # PUTs read no blocks: the ratio of a few background reads says nothing
+      [[ $method == PUT || $pool == bare ]] && miss=n/a # PUTs read no blocks; bare has no store
       requests=$(awk '/requests in/ {print $1}' <<<"$report")
       rps=$(awk '/Requests\/sec/ {print $2}' <<<"$report")
       non2xx=$(awk '/Non-2xx/ {print $NF}' <<<"$report")
@@ -147,7 +158,7 @@ awk -F'\t' 'NR > 1 {
     return sprintf("%s (%s..%s)", a[int((n + 1) / 2)], a[1], a[n])
   }
   END {
-    for (k in keys) { split(k, p, "\t"); printf "%-8s %-6s %-26s %-32s %-22s %d\n", p[1], p[2], stats(us[k]), stats(rps[k]), (p[2] == "PUT" ? "n/a" : stats(miss[k])), bad[k] }
+    for (k in keys) { split(k, p, "\t"); printf "%-8s %-6s %-26s %-32s %-22s %d\n", p[1], p[2], stats(us[k]), stats(rps[k]), (p[2] == "PUT" || p[1] == "bare" ? "n/a" : stats(miss[k])), bad[k] }
   }' "$results" | sort >"$OUT/summary.body"
 {
   printf '%-8s %-6s %-26s %-32s %-22s %s\n' pool method "cpu us/request" "requests/s" "cache miss %" non-2xx
