@@ -20,7 +20,7 @@ type Options struct {
 	// group commit). Without Sync a write is acknowledged while its WAL
 	// record may still be in Pebble's in-process log buffer, handed to the
 	// OS asynchronously: kill -9 can lose the last few acknowledged writes
-	// (cmd/crashtest measured 0-23 per kill), power loss more.
+	// (cmd/crashtest measured 0-27 per kill), power loss more.
 	Sync bool
 	// CacheBytes sizes the block cache; 0 means 64 MiB.
 	CacheBytes int64
