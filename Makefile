@@ -9,7 +9,7 @@ ADDR ?=
 DATA ?=
 ARGS ?=
 
-.PHONY: all run build test vet fmt-check lint bench-http tools-wrk clean loadtest fill attack saturate bench-loader crashtest overload fuzz tools-jq
+.PHONY: all run build test vet fmt-check lint bench-http tools-wrk clean loadtest fill attack saturate bench-loader crashtest overload fuzz tools-jq bench-pools
 
 all: build
 
@@ -31,6 +31,21 @@ fmt-check:
 # The whole suite under the race detector; vet and gofmt first.
 test: vet fmt-check
 	$(GO) test -race -count=1 -timeout 600s ./...
+
+# The pool family against a raw channel, a goroutine per job, ants and pond:
+# the submit->result round trip with 1, 8 and 64 producers at -cpu 1,2,4,8,
+# COUNT runs of BENCHTIME each, then benchstat tables, each column against
+# the raw channel (docs/pools.md reads them). About 5 minutes.
+COUNT     ?= 6
+BENCHTIME ?= 500000x
+BENCHSTAT := $(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+bench-pools:
+	@mkdir -p results
+	$(GO) test -run '^$$' -bench BenchmarkPool -benchmem -cpu 1,2,4,8 -count $(COUNT) -benchtime $(BENCHTIME) ./internal/pool/ | tee results/bench-pools.txt
+	{ for cols in 'chan fifo lifo msqueue' 'chan multiqueue adaptive direct' 'chan goroutine ants pond'; do \
+	    $(BENCHSTAT) -filter ".unit:sec/op /impl:($$(echo $$cols | sed 's/ / OR /g'))" -col "/impl@($$cols)" results/bench-pools.txt; echo; \
+	  done; \
+	  $(BENCHSTAT) -filter '.unit:allocs/op' -row /impl -col /producers results/bench-pools.txt; } | tee results/bench-pools-stat.txt
 
 STATICCHECK_VERSION := 2026.2.2
 # staticcheck, installed into bin/ at a pinned version.

@@ -18,15 +18,41 @@ type item struct {
 // dequeued does the bookkeeping common to every variant when a worker takes
 // it off a queue: it records the wait and runs the task, or rejects it with
 // ReasonExpired if it waited past the timeout.
-func (c *counters) dequeued(it item, cfg *Config) {
-	wait := now() - it.enqueued
-	c.waitNanos.Add(wait)
-	if cfg.OnWait != nil {
-		cfg.OnWait(time.Duration(wait))
-	}
-	if cfg.QueueTimeout > 0 && time.Duration(wait) > cfg.QueueTimeout {
+func (c *counters) dequeued(it item, cfg *Config) { c.dequeuedAt(it, cfg, now()) }
+
+// dequeuedAt is dequeued for an item taken off the queue at time at, a
+// now() reading the caller already has.
+func (c *counters) dequeuedAt(it item, cfg *Config, at int64) {
+	if wait := c.waited(it, cfg, at); cfg.QueueTimeout > 0 && wait > cfg.QueueTimeout {
 		c.reject(it.task, ReasonExpired)
 		return
 	}
 	c.run(it.task)
+}
+
+// handedOver runs it, which a submitter handed straight to an idle worker:
+// it never queued, so its wait is 0, recorded without reading the clock.
+func (c *counters) handedOver(it item, cfg *Config) {
+	if cfg.OnWait != nil {
+		cfg.OnWait(0)
+	}
+	c.run(it.task)
+}
+
+// shed records the wait of it, taken off a queue at time at, and rejects it
+// with ReasonExpired unrun: the adaptive variant's verdict under a standing
+// queue.
+func (c *counters) shed(it item, cfg *Config, at int64) {
+	c.waited(it, cfg, at)
+	c.reject(it.task, ReasonExpired)
+}
+
+// waited records how long it was queued, in Stats.WaitTotal and OnWait.
+func (c *counters) waited(it item, cfg *Config, at int64) time.Duration {
+	wait := time.Duration(at - it.enqueued)
+	c.waitNanos.Add(int64(wait))
+	if cfg.OnWait != nil {
+		cfg.OnWait(wait)
+	}
+	return wait
 }

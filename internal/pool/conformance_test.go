@@ -52,25 +52,49 @@ func (c conformanceCase) String() string {
 	return fmt.Sprintf("%s/w%d/cap%d/%s", c.variant, c.cfg.Workers, c.cfg.Capacity, c.cfg.Overflow)
 }
 
+// queuedVariants are the variants built on queuePool.
+var queuedVariants = []string{"lifo", "msqueue", "multiqueue", "adaptive"}
+
 // conformanceCases lists every variant x policy x shape the promise of
-// Pool must hold for. A new variant adds its rows here.
+// Pool must hold for. A new variant adds its rows here; the rows are the
+// combinations New accepts (see TestNewRejectsBadConfig for the others).
 func conformanceCases() []conformanceCase {
 	cases := []conformanceCase{{variant: "direct"}}
-	for _, workers := range []int{1, 4, 16} {
-		for _, capacity := range []int{0, 8, 256} {
-			for _, o := range []Overflow{OverflowReject, OverflowDropOldest, OverflowCallerRuns, OverflowBlock} {
-				if capacity == 0 && o == OverflowDropOldest {
-					continue // nothing queued to drop
+	for _, variant := range append([]string{"fifo"}, queuedVariants...) {
+		for _, workers := range []int{1, 4, 16} {
+			for _, capacity := range []int{Unbounded, 0, 8, 256} {
+				for _, o := range []Overflow{OverflowReject, OverflowDropOldest, OverflowCallerRuns, OverflowBlock} {
+					if !validCombination(variant, capacity, o) {
+						continue
+					}
+					cfg := Config{Workers: workers, Capacity: capacity, Overflow: o}
+					if o == OverflowBlock {
+						cfg.QueueTimeout = 50 * time.Millisecond
+					}
+					if variant == "adaptive" {
+						// Short enough that the tests' queues stand and
+						// the overloaded regime (LIFO, shedding) runs too.
+						cfg.CoDelTarget, cfg.CoDelInterval = 200*time.Microsecond, 2*time.Millisecond
+					}
+					cases = append(cases, conformanceCase{variant: variant, cfg: cfg})
 				}
-				cfg := Config{Workers: workers, Capacity: capacity, Overflow: o}
-				if o == OverflowBlock {
-					cfg.QueueTimeout = 50 * time.Millisecond
-				}
-				cases = append(cases, conformanceCase{variant: "fifo", cfg: cfg})
 			}
 		}
 	}
 	return cases
+}
+
+// validCombination is the table of docs/pools.md: which capacities and
+// policies New accepts for a variant.
+func validCombination(variant string, capacity int, o Overflow) bool {
+	switch {
+	case variant == "fifo":
+		return capacity != Unbounded && (capacity > 0 || o != OverflowDropOldest)
+	case capacity == Unbounded:
+		return o == OverflowReject // never overflows: no other policy applies
+	default:
+		return capacity > 0 // -cap 0 (hand-off only) is fifo's
+	}
 }
 
 // TestExactlyOnce: 64 producers submit concurrently; every task is run or
@@ -87,15 +111,7 @@ func TestExactlyOnce(t *testing.T) {
 					tasks[i].work = runtime.Gosched // let queues fill
 				}
 			}
-			var wg sync.WaitGroup
-			for g := range producers {
-				wg.Go(func() {
-					for i := range perProducer {
-						p.Submit(&tasks[g*perProducer+i])
-					}
-				})
-			}
-			wg.Wait()
+			submitConcurrently(p, tasks, producers)
 			p.Close()
 
 			var ran, rejected int
@@ -114,6 +130,21 @@ func TestExactlyOnce(t *testing.T) {
 	}
 }
 
+// submitConcurrently submits tasks to p from producers goroutines, each its
+// own contiguous share in order, and returns when all have been submitted.
+func submitConcurrently(p Pool, tasks []probe, producers int) {
+	per := len(tasks) / producers
+	var wg sync.WaitGroup
+	for g := range producers {
+		wg.Go(func() {
+			for i := range per {
+				p.Submit(&tasks[g*per+i])
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // TestCloseAnswersQueued: tasks still queued when Close is called are
 // rejected with ReasonClosed, and Submit after Close rejects at once.
 func TestCloseAnswersQueued(t *testing.T) {
@@ -124,21 +155,17 @@ func TestCloseAnswersQueued(t *testing.T) {
 		t.Run(c.String(), func(t *testing.T) {
 			p, err := New(c.variant, c.cfg)
 			require.NoError(t, err)
-			release := make(chan struct{})
-			blockers := make([]probe, c.cfg.Workers)
-			for i := range blockers {
-				// One at a time, so a burst cannot overflow a small queue.
-				started := make(chan struct{})
-				blockers[i].work = func() { close(started); <-release }
-				p.Submit(&blockers[i])
-				<-started
-			}
+			release := holdWorkers(p, c.cfg.Workers)
 			// Every worker is busy now; what follows stays queued.
 			queued := make([]probe, c.cfg.Capacity)
 			for i := range queued {
 				p.Submit(&queued[i])
 			}
-			assert.Equal(t, len(queued), p.Stats().Queued)
+			s := p.Stats()
+			assert.Equal(t, len(queued), s.Queued)
+			assert.Equal(t, c.cfg.Workers, s.Busy)
+			assert.Equal(t, c.cfg.Workers, s.Workers)
+			assert.Equal(t, c.cfg.Capacity, s.Capacity)
 
 			closed := make(chan struct{})
 			go func() { p.Close(); close(closed) }()
@@ -164,24 +191,132 @@ func TestCloseAnswersQueued(t *testing.T) {
 	}
 }
 
-// TestSingleProducerOrder: a FIFO variant with one worker runs one
-// producer's tasks in submission order.
-func TestSingleProducerOrder(t *testing.T) {
+// holdWorkers makes every one of p's workers busy with a task that returns
+// once release is closed, and returns release.
+func holdWorkers(p Pool, workers int) (release chan struct{}) {
+	release = make(chan struct{})
+	for range workers {
+		// One at a time, so a burst cannot overflow a small queue; again
+		// if rejected (a fifo hand-off finds no worker ready yet).
+		h := &holder{started: make(chan bool, 1), release: release}
+		for p.Submit(h); !<-h.started; p.Submit(h) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return release
+}
+
+// holder is a Task that tells whether it started and runs until release.
+type holder struct {
+	started chan bool
+	release chan struct{}
+}
+
+func (h *holder) Run()          { h.started <- true; <-h.release }
+func (h *holder) Reject(Reason) { h.started <- false }
+
+// TestCapacityBound: with every worker held busy, 64 producers racing to
+// overfill a queue under the reject policy never make Stats.Queued exceed
+// Capacity (msqueue and multiqueue included: their atomic bound is exact),
+// and exactly Capacity tasks end up queued, the others rejected ReasonFull.
+func TestCapacityBound(t *testing.T) {
 	for _, c := range conformanceCases() {
-		if c.variant != "fifo" || c.cfg.Workers != 1 || c.cfg.Capacity < 256 || c.cfg.Overflow != OverflowBlock {
+		if c.variant == "direct" || c.cfg.Capacity == Unbounded || c.cfg.Overflow != OverflowReject {
 			continue
 		}
 		t.Run(c.String(), func(t *testing.T) {
 			p, err := New(c.variant, c.cfg)
 			require.NoError(t, err)
-			var mu sync.Mutex
-			var order []int
-			tasks := make([]probe, 1000)
+			release := holdWorkers(p, c.cfg.Workers)
+			fullBefore := p.Stats().Rejected[ReasonFull] // holders a hand-off refused
+
+			var most atomic.Int64
+			stop := make(chan struct{})
+			var sampler sync.WaitGroup
+			sampler.Go(func() {
+				for {
+					if q := int64(p.Stats().Queued); q > most.Load() {
+						most.Store(q)
+					}
+					select {
+					case <-stop:
+						return
+					default:
+					}
+				}
+			})
+			const producers, perProducer = 64, 20
+			tasks := make([]probe, producers*perProducer)
+			submitConcurrently(p, tasks, producers)
+			close(stop)
+			sampler.Wait()
+
+			s := p.Stats()
+			assert.LessOrEqual(t, int(most.Load()), c.cfg.Capacity, "Queued exceeded Capacity")
+			assert.Equal(t, c.cfg.Capacity, s.Queued)
+			assert.EqualValues(t, len(tasks)-c.cfg.Capacity, s.Rejected[ReasonFull]-fullBefore)
+			if mq, ok := p.(*MSQueue); ok {
+				assert.Equal(t, c.cfg.Capacity, mq.q.(*msQueue).linked(), "nodes linked")
+			}
+			close(release)
+			p.Close()
+		})
+	}
+}
+
+// linked counts the nodes in the queue; only for a quiescent queue.
+func (q *msQueue) linked() int {
+	n := 0
+	for nd := q.head.Load().next.Load(); nd != nil; nd = nd.next.Load() {
+		n++
+	}
+	return n
+}
+
+// TestOnWaitSeesEveryDequeue: OnWait (the metrics layer's wait histogram)
+// is called once for every task a worker takes off the queue, run or
+// expired.
+func TestOnWaitSeesEveryDequeue(t *testing.T) {
+	for _, variant := range append([]string{"fifo"}, queuedVariants...) {
+		t.Run(variant, func(t *testing.T) {
+			var waits atomic.Int64
+			p, err := New(variant, Config{Workers: 2, Capacity: 64, Overflow: OverflowBlock,
+				OnWait: func(time.Duration) { waits.Add(1) }})
+			require.NoError(t, err)
+			tasks := make([]probe, 500)
 			for i := range tasks {
-				tasks[i].work = func() { mu.Lock(); order = append(order, i); mu.Unlock() }
 				p.Submit(&tasks[i])
 			}
+			waitIdle(t, p)
 			p.Close()
+			s := p.Stats()
+			assert.EqualValues(t, len(tasks), s.Completed+s.Rejected[ReasonExpired])
+			assert.EqualValues(t, len(tasks), waits.Load())
+		})
+	}
+}
+
+// TestSingleProducerOrder: a FIFO variant with one worker runs one
+// producer's tasks in submission order. adaptive is FIFO while its queue
+// does not stand; a target of an hour keeps it there. multiqueue is relaxed
+// FIFO by design: TestMultiQueueRoughlyFIFO bounds its disorder instead.
+func TestSingleProducerOrder(t *testing.T) {
+	for _, c := range conformanceCases() {
+		switch c.variant {
+		case "fifo", "msqueue", "adaptive":
+		default:
+			continue
+		}
+		if c.cfg.Workers != 1 || c.cfg.Capacity < 256 || c.cfg.Overflow != OverflowBlock {
+			continue
+		}
+		c.cfg.CoDelTarget = time.Hour
+		c.cfg.QueueTimeout = 0 // block until room, never expire: every task runs
+		t.Run(c.String(), func(t *testing.T) {
+			p, err := New(c.variant, c.cfg)
+			require.NoError(t, err)
+			order := runOrder(t, p, 1000, nil)
+			require.Equal(t, 1000, len(order), "with block and no timeout pressure every task runs")
 			for i := range order {
 				require.Equal(t, i, order[i])
 			}
@@ -189,10 +324,68 @@ func TestSingleProducerOrder(t *testing.T) {
 	}
 }
 
+// runOrder submits n tasks to p from one goroutine, waits until all are
+// answered, closes p and returns the indexes of the tasks that ran, in the
+// order they ran. If release is not nil, p's first worker is kept busy until
+// every task is submitted, so all of them are queued before any runs.
+func runOrder(t *testing.T, p Pool, n int, release chan struct{}) []int {
+	if release != nil {
+		started := make(chan struct{})
+		p.Submit(&probe{work: func() { close(started); <-release }})
+		<-started
+	}
+	var mu sync.Mutex
+	var order []int
+	tasks := make([]probe, n)
+	for i := range tasks {
+		tasks[i].work = func() { mu.Lock(); order = append(order, i); mu.Unlock() }
+		p.Submit(&tasks[i])
+	}
+	if release != nil {
+		close(release)
+	}
+	waitIdle(t, p)
+	p.Close()
+	return order
+}
+
+// TestLIFONewestFirst: with its one worker busy, lifo serves what queued
+// meanwhile newest first.
+func TestLIFONewestFirst(t *testing.T) {
+	for _, c := range conformanceCases() {
+		if c.variant != "lifo" || c.cfg.Workers != 1 || c.cfg.Capacity != 256 || c.cfg.Overflow != OverflowReject {
+			continue
+		}
+		t.Run(c.String(), func(t *testing.T) {
+			p, err := New(c.variant, c.cfg)
+			require.NoError(t, err)
+			order := runOrder(t, p, 200, make(chan struct{}))
+			require.Equal(t, 200, len(order))
+			for i := range order {
+				require.Equal(t, 199-i, order[i])
+			}
+		})
+	}
+}
+
+// TestOverflowPolicies: with one busy worker and a full queue of two, each
+// policy does what it says to the newcomer and the oldest queued task.
 func TestOverflowPolicies(t *testing.T) {
+	for _, variant := range append([]string{"fifo"}, queuedVariants...) {
+		t.Run(variant, func(t *testing.T) { testOverflowPolicies(t, variant) })
+	}
+}
+
+func testOverflowPolicies(t *testing.T, variant string) {
 	f := func(o Overflow, want func(t *testing.T, newcomer, oldest *probe, ranOnCaller bool)) {
 		t.Helper()
-		p, err := New("fifo", Config{Workers: 1, Capacity: 2, Overflow: o, QueueTimeout: 10 * time.Millisecond})
+		cfg := Config{Workers: 1, Capacity: 2, Overflow: o}
+		if o == OverflowBlock {
+			// Only block waits on it; elsewhere a stalled machine would
+			// expire the queued tasks the assertions expect to run.
+			cfg.QueueTimeout = 10 * time.Millisecond
+		}
+		p, err := New(variant, cfg)
 		require.NoError(t, err)
 		release := make(chan struct{})
 		started := make(chan struct{})
@@ -245,8 +438,16 @@ func TestOverflowPolicies(t *testing.T) {
 	})
 }
 
+// TestQueueTimeoutExpires: a task that waited past QueueTimeout is rejected
+// ReasonExpired at dequeue, unrun, by every queueing variant.
 func TestQueueTimeoutExpires(t *testing.T) {
-	p, err := New("fifo", Config{Workers: 1, Capacity: 4, QueueTimeout: time.Millisecond})
+	for _, variant := range append([]string{"fifo"}, queuedVariants...) {
+		t.Run(variant, func(t *testing.T) { testQueueTimeoutExpires(t, variant) })
+	}
+}
+
+func testQueueTimeoutExpires(t *testing.T, variant string) {
+	p, err := New(variant, Config{Workers: 1, Capacity: 4, QueueTimeout: time.Millisecond})
 	require.NoError(t, err)
 	started, release := make(chan struct{}), make(chan struct{})
 	p.Submit(&probe{work: func() { close(started); <-release }})
@@ -272,6 +473,21 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	f("fifo", Config{Capacity: Unbounded})
 	f("fifo", Config{Capacity: -2})
 	f("fifo", Config{Capacity: 0, Overflow: OverflowDropOldest})
+	for _, name := range queuedVariants {
+		f(name, Config{Capacity: 0})
+		f(name, Config{Capacity: -2})
+		f(name, Config{Capacity: 8, Overflow: Overflow(99)})
+		for _, o := range []Overflow{OverflowDropOldest, OverflowCallerRuns, OverflowBlock} {
+			f(name, Config{Capacity: Unbounded, Overflow: o})
+		}
+	}
+	// And every combination the conformance table uses is accepted.
+	for _, c := range conformanceCases() {
+		p, err := New(c.variant, c.cfg)
+		require.NoError(t, err, c.String())
+		assert.Equal(t, c.variant, p.Name())
+		p.Close()
+	}
 	_, err := ParseOverflow("sometimes")
 	assert.Error(t, err)
 	for _, name := range overflowNames {

@@ -3,7 +3,6 @@ package pool
 import (
 	"fmt"
 	"sync"
-	"time"
 )
 
 // FIFO queues tasks in a buffered channel served by a fixed set of workers,
@@ -39,55 +38,44 @@ func NewFIFO(cfg Config) (*FIFO, error) {
 
 // Submit implements Pool.
 func (p *FIFO) Submit(t Task) {
-	p.submitted.Add(1)
-	if !p.gate.enter() {
-		p.reject(t, ReasonClosed)
+	it, ok := p.admit(&p.gate, t)
+	if !ok {
 		return
 	}
-	it := item{task: t, enqueued: now()}
-	select {
-	case p.queue <- it:
+	it.enqueued = now()
+	switch {
+	case p.push(it):
+	case p.cfg.Overflow == OverflowBlock:
+		p.block(it)
 	default:
-		p.overflow(it)
+		p.spill(&p.cfg, p, it)
 	}
 	p.gate.leave()
 }
 
-// overflow applies the policy to it, which found the queue full.
-func (p *FIFO) overflow(it item) {
-	switch p.cfg.Overflow {
-	case OverflowCallerRuns:
-		p.run(it.task)
-	case OverflowDropOldest:
-		// Evict the oldest and retry. Another submitter may take the room
-		// we made; every turn of the loop still admits someone, so the
-		// pool as a whole progresses.
-		for {
-			select {
-			case old := <-p.queue:
-				p.reject(old.task, ReasonDropped)
-			default:
-			}
-			select {
-			case p.queue <- it:
-				return
-			default:
-			}
-		}
-	case OverflowBlock:
-		p.block(it)
+// push queues it unless the channel is full.
+func (p *FIFO) push(it item) bool {
+	select {
+	case p.queue <- it:
+		return true
 	default:
-		p.reject(it.task, ReasonFull)
+		return false
+	}
+}
+
+// evictOldest takes the channel's oldest item, if it holds one.
+func (p *FIFO) evictOldest() (item, bool) {
+	select {
+	case old := <-p.queue:
+		return old, true
+	default:
+		return item{}, false
 	}
 }
 
 func (p *FIFO) block(it item) {
-	var timeout <-chan time.Time
-	if p.cfg.QueueTimeout > 0 {
-		timer := time.NewTimer(p.cfg.QueueTimeout)
-		defer timer.Stop()
-		timeout = timer.C
-	}
+	timeout, stopTimer := p.cfg.queueTimer()
+	defer stopTimer()
 	select {
 	case p.queue <- it:
 	case <-timeout:
@@ -119,13 +107,7 @@ func (p *FIFO) Close() {
 }
 
 // Stats implements Pool.
-func (p *FIFO) Stats() Stats {
-	s := p.snapshot()
-	s.Queued = len(p.queue)
-	s.Workers = p.cfg.Workers
-	s.Capacity = p.cfg.Capacity
-	return s
-}
+func (p *FIFO) Stats() Stats { return p.stats(len(p.queue), &p.cfg) }
 
 // Name implements Pool.
 func (p *FIFO) Name() string { return "fifo" }

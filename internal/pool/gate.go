@@ -14,9 +14,12 @@ import (
 // stores closed before it loads active. Go's atomics are sequentially
 // consistent, so either the submitter sees closed (and rejects its task) or
 // close sees the submitter active (and waits for it to finish enqueueing).
+//
+// active comes first: it is written by every submitter, and its padding
+// keeps closed, read by every submitter and worker, off its cache line.
 type gate struct {
-	closed atomic.Bool
 	active paddedInt64
+	closed atomic.Bool
 	done   chan struct{} // closed by close; wakes submitters blocked for room
 }
 
@@ -52,4 +55,17 @@ func (g *gate) close() bool {
 		}
 	}
 	return true
+}
+
+// admit is how a queueing variant's Submit starts: it counts t and enters
+// g. If the pool is closed it rejects t and reports false; otherwise it
+// returns t as an item, not yet stamped, and the caller must g.leave()
+// once t is queued, run or rejected.
+func (c *counters) admit(g *gate, t Task) (item, bool) {
+	c.submitted.Add(1)
+	if !g.enter() {
+		c.reject(t, ReasonClosed)
+		return item{}, false
+	}
+	return item{task: t}, true
 }

@@ -150,7 +150,7 @@ func (c Config) withDefaults() Config {
 }
 
 // Variants lists the names New accepts, in the order documentation shows them.
-var Variants = []string{"direct", "fifo"}
+var Variants = []string{"direct", "fifo", "lifo", "msqueue", "multiqueue", "adaptive"}
 
 // New builds the named variant.
 func New(name string, cfg Config) (Pool, error) {
@@ -163,6 +163,14 @@ func New(name string, cfg Config) (Pool, error) {
 		return NewDirect(), nil
 	case "fifo":
 		return NewFIFO(cfg)
+	case "lifo":
+		return NewLIFO(cfg)
+	case "msqueue":
+		return NewMSQueue(cfg)
+	case "multiqueue":
+		return NewMultiQueue(cfg)
+	case "adaptive":
+		return NewAdaptive(cfg)
 	}
 	return nil, fmt.Errorf("unknown pool %q; want one of %v", name, Variants)
 }

@@ -70,3 +70,10 @@ func (c *counters) snapshot() Stats {
 	}
 	return s
 }
+
+// stats is a snapshot completed with the pool's shape.
+func (c *counters) stats(queued int, cfg *Config) Stats {
+	s := c.snapshot()
+	s.Queued, s.Workers, s.Capacity = queued, cfg.Workers, cfg.Capacity
+	return s
+}

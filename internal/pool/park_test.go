@@ -1,0 +1,132 @@
+package pool
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// pingTask reports on done each time it is run or rejected. Every third
+// run it yields first, and pingPong yields before every fifth submission:
+// shuffling who runs when widens the windows a lost wake-up falls into.
+type pingTask struct {
+	done    chan struct{}
+	runs    int
+	rejects int
+}
+
+func (p *pingTask) Run() {
+	if p.runs++; p.runs%3 == 0 {
+		runtime.Gosched()
+	}
+	p.done <- struct{}{}
+}
+
+func (p *pingTask) Reject(Reason) { p.rejects++; p.done <- struct{}{} }
+
+// TestNoLostWakeup: one task at a time into an idle pool, thousands of
+// times, from 1 and from 8 producers at once. Each submission races a
+// worker that is going back to sleep after the previous task, which is the
+// window a lost wake-up falls into. A lost wake-up leaves the task queued
+// with every worker asleep, and nothing would ever wake them: the wait
+// below times out. (5 s is not a speed bound: a task normally runs in
+// microseconds; it only has to tell "late" from "never".)
+func TestNoLostWakeup(t *testing.T) {
+	for _, variant := range append([]string{"fifo"}, queuedVariants...) {
+		for _, workers := range []int{1, 2, 4} {
+			for _, producers := range []int{1, 8} {
+				t.Run(fmt.Sprintf("%s/w%d/producers%d", variant, workers, producers), func(t *testing.T) {
+					p, err := New(variant, Config{Workers: workers, Capacity: 64})
+					require.NoError(t, err)
+					defer p.Close()
+					var wg sync.WaitGroup
+					for range producers {
+						wg.Go(func() { pingPong(t, p, 20000/producers) })
+					}
+					wg.Wait()
+				})
+			}
+		}
+	}
+}
+
+func pingPong(t *testing.T, p Pool, n int) {
+	task := &pingTask{done: make(chan struct{}, 1)}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for i := range n {
+		if i%5 == 0 {
+			runtime.Gosched()
+		}
+		p.Submit(task)
+		timer.Reset(5 * time.Second)
+		select {
+		case <-task.done:
+		case <-timer.C:
+			t.Errorf("task %d still queued after 5s: a wake-up was lost; %+v", i, p.Stats())
+			return
+		}
+	}
+	if task.rejects != 0 {
+		t.Errorf("%d of %d tasks rejected; none should be with at most 8 queued", task.rejects, n)
+	}
+}
+
+// TestHandOffSkipsTheQueue: a task submitted while a worker is idle goes
+// straight to it and reports a wait of 0 without reading the clock; a task
+// submitted while every worker is busy queues (Stats.Queued shows it) and
+// reports the time it waited.
+func TestHandOffSkipsTheQueue(t *testing.T) {
+	for _, variant := range queuedVariants {
+		t.Run(variant, func(t *testing.T) {
+			var waits []time.Duration
+			var mu sync.Mutex
+			p, err := New(variant, Config{Workers: 1, Capacity: 8, OnWait: func(d time.Duration) {
+				mu.Lock()
+				waits = append(waits, d)
+				mu.Unlock()
+			}})
+			require.NoError(t, err)
+			defer p.Close()
+			idle := &machinery(p).idle
+			require.Eventually(t, func() bool { return idle.n.Load() == 1 }, 5*time.Second, time.Millisecond, "the worker parks")
+
+			p.Submit(&probe{})
+			waitIdle(t, p)
+			assert.Zero(t, p.Stats().WaitTotal, "a hand-off never queued")
+
+			release := holdWorkers(p, 1)
+			p.Submit(&probe{})
+			assert.Equal(t, 1, p.Stats().Queued, "a task behind a busy worker queues")
+			time.Sleep(2 * time.Millisecond)
+			close(release)
+			waitIdle(t, p)
+			assert.GreaterOrEqual(t, p.Stats().WaitTotal, 2*time.Millisecond, "a queued task's wait is measured")
+			mu.Lock()
+			defer mu.Unlock()
+			require.Len(t, waits, 3) // the hand-off, the holder (handed too), the queued task
+			assert.Zero(t, waits[0])
+			assert.GreaterOrEqual(t, waits[2], 2*time.Millisecond)
+		})
+	}
+}
+
+// machinery is the queuePool under one of the variants built on it.
+func machinery(p Pool) *queuePool {
+	switch p := p.(type) {
+	case *LIFO:
+		return &p.queuePool
+	case *MSQueue:
+		return &p.queuePool
+	case *MultiQueue:
+		return &p.queuePool
+	case *Adaptive:
+		return &p.queuePool
+	}
+	panic(fmt.Sprintf("%T is not built on queuePool", p))
+}

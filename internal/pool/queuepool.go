@@ -1,0 +1,220 @@
+package pool
+
+import (
+	"sync"
+	"time"
+)
+
+// queuePool is the machinery lifo, msqueue, multiqueue and adaptive share: a
+// fixed set of workers serving a queue, the overflow policies, parking and
+// Close. The variants differ only in the queue they plug in. It follows
+// FIFO's pattern: Submit enters the gate, queues or overflows, leaves; a
+// worker rejects with ReasonClosed what it takes off the queue after Close.
+//
+// What must hold:
+//   - Every admitted item is pushed or overflows; every pushed
+//     item is popped exactly once, by a worker or by a drop-oldest
+//     eviction; every item is answered exactly once.
+//   - No item waits while a worker sleeps: workers park on idle only after
+//     a pop that found nothing, and every push is followed by idle.wake
+//     (see idlers).
+//   - The sleepers' channels are closed (by Close) only once the gate is
+//     shut and no submitter is inside it, so after that nothing is pushed
+//     or handed over, and a worker that then finds the queue empty may
+//     exit: nothing can be stranded.
+type queuePool struct {
+	counters
+	gate gate
+	// Read-mostly from here to idle.
+	cfg      Config
+	name     string
+	q        queue
+	blocking bool // cfg.Overflow == OverflowBlock
+	idle     idlers
+	sleepers []*sleeper // one per worker, for Close
+	room     signal
+	wg       sync.WaitGroup
+}
+
+// start validates cfg for the variant name, initialises p around the queue
+// newQueue builds from it and starts cfg.Workers workers. p must not be
+// copied afterwards.
+func (p *queuePool) start(name string, cfg Config, newQueue func(Config) queue) error {
+	cfg = cfg.withDefaults()
+	if err := checkQueued(name, cfg); err != nil {
+		return err
+	}
+	p.cfg, p.name, p.q = cfg, name, newQueue(cfg)
+	p.gate = newGate()
+	p.idle = newIdlers(cfg.Workers)
+	p.room = newSignal()
+	p.blocking = cfg.Overflow == OverflowBlock
+	p.wg.Add(cfg.Workers)
+	p.sleepers = make([]*sleeper, cfg.Workers)
+	for i := range p.sleepers {
+		p.sleepers[i] = newSleeper()
+		go p.work(p.sleepers[i])
+	}
+	return nil
+}
+
+// Submit implements Pool. A task that finds a worker idle is handed to it
+// directly: the queue is empty then (the worker re-checked it before
+// sleeping), so every order discipline agrees. It never queues, so its wait
+// is 0 (OnWait(0); QueueTimeout cannot apply), and neither side reads the
+// clock (see docs/pools.md for what that saves).
+func (p *queuePool) Submit(t Task) {
+	it, ok := p.admit(&p.gate, t)
+	if !ok {
+		return
+	}
+	if p.idle.handOff(it) {
+		p.gate.leave()
+		return
+	}
+	it.enqueued = now()
+	switch {
+	case p.q.push(it):
+		p.idle.wake()
+	case p.cfg.Overflow == OverflowBlock:
+		p.block(it)
+	case p.spill(&p.cfg, p.q, it):
+		p.idle.wake()
+	}
+	p.gate.leave()
+}
+
+// block waits for room for it, at most QueueTimeout, on the room signal.
+// Workers poke room after every pop; room has one slot, so a submitter that
+// gets room pokes again on its way out, and the next waiter wakes to try.
+func (p *queuePool) block(it item) {
+	timeout, stopTimer := p.cfg.queueTimer()
+	defer stopTimer()
+	p.room.waiters.Add(1)
+	for {
+		if p.q.push(it) {
+			p.room.waiters.Add(-1)
+			p.idle.wake()
+			p.room.poke()
+			return
+		}
+		select {
+		case <-p.room.ch:
+		case <-timeout:
+			p.room.waiters.Add(-1)
+			p.reject(it.task, ReasonFull)
+			return
+		case <-p.gate.done:
+			p.room.waiters.Add(-1)
+			p.reject(it.task, ReasonClosed)
+			return
+		}
+	}
+}
+
+func (p *queuePool) work(me *sleeper) {
+	defer p.wg.Done()
+	var next popped // a second task in hand, from a claim that raced a re-check
+	for {
+		got := next
+		if next = (popped{}); got.v == none {
+			got = p.q.pop()
+		}
+		if got.v == none {
+			if got, next = p.park(me); got.v == none {
+				return
+			}
+		}
+		if p.blocking {
+			p.room.poke()
+		}
+		switch {
+		case p.gate.isClosed():
+			p.reject(got.it.task, ReasonClosed)
+		case got.v == handed:
+			p.handedOver(got.it, &p.cfg)
+		case got.v == shed: // only adaptive sheds, having read the clock
+			p.shed(got.it, &p.cfg, got.at)
+		default:
+			if got.at == 0 {
+				got.at = now()
+			}
+			p.dequeuedAt(got.it, &p.cfg, got.at)
+		}
+	}
+}
+
+// park sleeps until there is a task, handed over on me.ch or queued, and
+// returns it. It returns none only once Close has closed me.ch and the
+// queue is empty: the worker should exit. When a submitter claimed me while
+// my re-check was finding a task in the queue, park takes the submitter's
+// message at once and returns both: the queued task first (it has waited),
+// then what the message brought.
+func (p *queuePool) park(me *sleeper) (first, second popped) {
+	for {
+		p.idle.announce(me)
+		if got := p.q.pop(); got.v != none {
+			if !p.idle.withdraw(me) {
+				second, _ = p.message(me)
+			}
+			return got, second
+		}
+		got, open := p.message(me)
+		if !open {
+			return p.q.pop(), popped{}
+		}
+		if got.v != none {
+			return got, popped{}
+		}
+	}
+}
+
+// message waits for the message a claim owes me and turns it into a task
+// to run: the task handed over, or, for "look at the queue", the queue's
+// next (none if another worker took it first). open is false once Close
+// has closed me.ch.
+func (p *queuePool) message(me *sleeper) (got popped, open bool) {
+	m, open := <-me.ch
+	me.state.Store(awake)
+	switch {
+	case !open:
+		return popped{}, false
+	case m.task != nil:
+		return popped{it: m, v: handed}, true
+	}
+	return p.q.pop(), true
+}
+
+// Close implements Pool: queued tasks are rejected with ReasonClosed.
+//
+// Workers sleep on a receive from their own channel alone (a select with a
+// second, stop channel costs every wake-up both channels' locks), so Close
+// wakes them by closing those channels. That is safe because only
+// submitters send on them and gate.close returns once none is left inside
+// the gate: no send can follow the close. A message already sent is still
+// received first; the task it carries, like every queued one, is then
+// rejected ReasonClosed by the worker's gate check.
+func (p *queuePool) Close() {
+	if p.gate.close() {
+		for _, s := range p.sleepers {
+			close(s.ch)
+		}
+	}
+	p.wg.Wait()
+}
+
+// Stats implements Pool.
+func (p *queuePool) Stats() Stats { return p.stats(p.q.len(), &p.cfg) }
+
+// Name implements Pool.
+func (p *queuePool) Name() string { return p.name }
+
+// queueTimer returns a channel that fires after QueueTimeout (nil, never,
+// when there is none) and a func that releases its timer.
+func (c *Config) queueTimer() (<-chan time.Time, func()) {
+	if c.QueueTimeout <= 0 {
+		return nil, func() {}
+	}
+	t := time.NewTimer(c.QueueTimeout)
+	return t.C, func() { t.Stop() }
+}
