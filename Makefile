@@ -9,7 +9,7 @@ ADDR ?=
 DATA ?=
 ARGS ?=
 
-.PHONY: all run build test vet fmt-check lint bench-http tools-wrk clean loadtest fill attack saturate bench-loader crashtest overload fuzz tools-jq bench-pools
+.PHONY: all run build test vet fmt-check lint bench-http tools-wrk clean loadtest fill attack saturate bench-loader crashtest overload fuzz tools-jq bench-pools tools-oha wire-check
 
 all: build
 
@@ -77,9 +77,15 @@ saturate: loadtest
 		-out results/saturate-$(WORKLOAD)
 
 # Our loader vs wrk on a bare fasthttp handler, side by side.
-bench-loader: tools-wrk
+bench-loader: tools-wrk tools-oha
 	@command -v jq >/dev/null && [ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq jq time; }
 	bash loadtest/bench-loader.sh
+
+# Our fixed-rate latencies and oha's against tcpdump's view of the same
+# traffic on loopback (loadtest/wire-check.sh), ~3 minutes.
+wire-check: tools-oha
+	@command -v tcpdump >/dev/null && command -v jq >/dev/null || { apt-get update -qq && apt-get install -y -qq tcpdump jq; }
+	bash loadtest/wire-check.sh
 
 # Server CPU per request under wrk -t1 -c64 (GET and PUT, random keys),
 # per pool, 3 rounds; fills 2M x 500 B first (kept in results/bench-http/data).
@@ -89,6 +95,13 @@ bench-http: tools-wrk
 
 tools-wrk:
 	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
+
+# oha, the independent fixed-rate loader bench-loader checks our latencies
+# against (not packaged in Debian): built from crates.io into bin/oha,
+# about 10 minutes on 2 cores the first time.
+OHA_VERSION := 1.16.0
+tools-oha:
+	@[ -x $(BIN)/oha/bin/oha ] || cargo install oha --locked --version $(OHA_VERSION) --root $(BIN)/oha
 
 # Crash safety and graceful drain against the real binary, ~40 s: kill -9
 # under 16 writers x10 with -sync (fails on any acknowledged write lost),

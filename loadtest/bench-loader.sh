@@ -17,8 +17,9 @@
 #            the open-model engine under backlog offers what it can
 #            (a paced run near capacity just measures this machine's noise:
 #            once capacity dips below the asked rate, it never catches up)
-#   vegeta   loadtest attack -engine vegeta -rate $FIXED_RATE  } fixed-rate
-#   fixed    loadtest attack -engine fast   -rate $FIXED_RATE  } agreement
+#   oha      oha -q $FIXED_RATE -c 64 (an independent open-loop loader) } fixed-rate
+#   fixed    loadtest attack -engine fast   -rate $FIXED_RATE          } agreement
+#   vegeta   loadtest attack -engine vegeta -rate $FIXED_RATE          }
 # and prints, per measure, the median over the rounds and the spread
 # (min..max). Loader CPU comes from getrusage (loadtest) and /usr/bin/time
 # (wrk), divided by the requests each sent. Ratios are taken per round
@@ -27,12 +28,21 @@
 # Latency agreement: wrk is closed loop, so it is compared with the fast
 # engine in closed loop at the same connection count (64: saturating; 1:
 # nothing queues, latency is one round trip plus each loader's overhead).
-# At a fixed rate the reference is vegeta (wrk2 is not packaged in Debian);
-# both are open model and both report latency from the actual send, so the
-# uncorrected p50/p99 are compared.
+# At a fixed rate the reference is oha (Rust, tokio + hyper; `make
+# tools-oha` builds it from crates.io, since wrk2 is not packaged in
+# Debian): like our engine it sends at a fixed rate whatever the responses
+# and records every latency exactly. Both report latency from the actual
+# send (oha without --latency-correction, ours uncorrected), so p50/p99
+# compare the round trip as each loader sees it. vegeta's library is shown
+# too: its net/http client adds its own latency, so it is no reference.
+# They need not agree: the server answers differently to different send
+# patterns (oha sends in bursts), and loadtest/wire-check.sh settles which
+# loader reports the latency the server gave, with tcpdump as the referee.
 #
 # Environment: PORT=19299 DURATION=10s ROUNDS=3 FIXED_RATE=10000 OUT=<tmp>
-# Needs wrk (apt-get install wrk), jq, GNU time (/usr/bin/time), go.
+
+#   OHA=bin/oha/bin/oha
+# Needs wrk (apt-get install wrk), jq, GNU time (/usr/bin/time), go, oha.
 # CPU pinning: none; loader and server share the machine's cores.
 set -euo pipefail
 
@@ -41,11 +51,12 @@ DURATION=${DURATION:-10s}
 ROUNDS=${ROUNDS:-3}
 FIXED_RATE=${FIXED_RATE:-10000}
 root=$(cd "$(dirname "$0")/.." && pwd)
+OHA=${OHA:-$root/bin/oha/bin/oha}
 OUT=${OUT:-$(mktemp -d -t bench-loader.XXXXXX)}
 target=http://127.0.0.1:$PORT
 
-for tool in wrk jq /usr/bin/time go; do
-	command -v "$tool" >/dev/null || { echo "bench-loader: $tool is missing (wrk: apt-get install -y wrk; jq: apt-get install -y jq; time: apt-get install -y time)" >&2; exit 1; }
+for tool in wrk jq /usr/bin/time go "$OHA"; do
+	command -v "$tool" >/dev/null || { echo "bench-loader: $tool is missing (wrk: apt-get install -y wrk; jq: apt-get install -y jq; time: apt-get install -y time; oha: make tools-oha)" >&2; exit 1; }
 done
 
 bin=$OUT/loadtest
@@ -104,6 +115,22 @@ run_ours() {
 	record "${name}_warnings" "$(jq '.warnings | length' "$s")"
 }
 
+# run_oha NAME ROUND RATE: oha at a fixed rate on 64 connections; records
+# its achieved rate, CPU per request and uncorrected latencies.
+run_oha() {
+	local name=$1 round=$2 rate=$3
+	local json=$OUT/$name-$round.json
+	/usr/bin/time -f "cpu %U %S" -o "$OUT/$name-$round.time" \
+		"$OHA" --no-tui --output-format json -z "$DURATION" -c 64 -q "$rate" "$target/v0/entity?id=1" >"$json"
+	local cpu reqs
+	cpu=$(awk '/^cpu/ {print $2 + $3}' "$OUT/$name-$round.time")
+	reqs=$(jq '[.statusCodeDistribution[]] | add' "$json")
+	record "${name}_rps" "$(jq .summary.requestsPerSec "$json")"
+	record "${name}_cpu_us" "$(awk -v c="$cpu" -v n="$reqs" 'BEGIN {print c * 1e6 / n}')"
+	record "${name}_p50_us" "$(jq '.latencyPercentiles.p50 * 1e6' "$json")"
+	record "${name}_p99_us" "$(jq '.latencyPercentiles.p99 * 1e6' "$json")"
+}
+
 : >"$OUT/measures"
 for r in $(seq "$ROUNDS"); do
 	echo "round $r/$ROUNDS ..." >&2
@@ -113,13 +140,16 @@ for r in $(seq "$ROUNDS"); do
 	run_ours one "$r" -rate 0 -conns 1 -max-conns 1
 	run_ours half "$r" -rate "$(awk -v x="$wrk_rps" 'BEGIN {printf "%d", 0.5 * x}')" -conns 64 -max-conns 64
 	run_ours over "$r" -rate "$(awk -v x="$wrk_rps" 'BEGIN {printf "%d", 2 * x}')" -conns 64 -max-conns 64 -timeout 2s
+	# Alternate which of the pair goes first, so a drift in the machine's
+	# state does not always favour the same loader.
 	if ((r % 2)); then
-		run_ours vegeta "$r" -engine vegeta -rate "$FIXED_RATE" -conns 64 -max-conns 256
-		run_ours fixed "$r" -rate "$FIXED_RATE" -conns 64 -max-conns 256
+		run_oha oha "$r" "$FIXED_RATE"
+		run_ours fixed "$r" -rate "$FIXED_RATE" -conns 64 -max-conns 64
 	else
-		run_ours fixed "$r" -rate "$FIXED_RATE" -conns 64 -max-conns 256
-		run_ours vegeta "$r" -engine vegeta -rate "$FIXED_RATE" -conns 64 -max-conns 256
+		run_ours fixed "$r" -rate "$FIXED_RATE" -conns 64 -max-conns 64
+		run_oha oha "$r" "$FIXED_RATE"
 	fi
+	run_ours vegeta "$r" -engine vegeta -rate "$FIXED_RATE" -conns 64 -max-conns 256
 done
 
 # Per-round ratios, then median and spread of everything.
@@ -136,7 +166,8 @@ awk -v rounds="$ROUNDS" -v fixed="$FIXED_RATE" '
 		ratio("r_p50", "closed_p50_us", "wrk_p50_us"); ratio("r_p99", "closed_p99_us", "wrk_p99_us")
 		ratio("r_half", "half_rps", "half_asked"); ratio("r_over", "over_rps", "wrk_rps")
 		ratio("o_p50", "one_p50_us", "wrk1_p50_us"); ratio("o_p99", "one_p99_us", "wrk1_p99_us"); ratio("o_rps", "one_rps", "wrk1_rps")
-		ratio("f_p50", "fixed_p50_us", "vegeta_p50_us"); ratio("f_p99", "fixed_p99_us", "vegeta_p99_us")
+		ratio("f_p50", "fixed_p50_us", "oha_p50_us"); ratio("f_p99", "fixed_p99_us", "oha_p99_us")
+		ratio("v_p50", "vegeta_p50_us", "oha_p50_us"); ratio("v_p99", "vegeta_p99_us", "oha_p99_us")
 		print "measure                                      median   (min .. max) over " rounds " rounds"
 		print "-- throughput against the bare handler, closed loop, 64 connections"
 		stat("wrk_rps", "wrk -t1 -c64 req/s", "%10.0f")
@@ -158,9 +189,13 @@ awk -v rounds="$ROUNDS" -v fixed="$FIXED_RATE" '
 		stat("half_cpu_us", "  fast CPU us/request", "%10.2f"); stat("half_cp99_us", "  corrected p99 us", "%10.1f")
 		stat("over_asked", "2x: asked req/s", "%10.0f"); stat("over_rps", "  achieved req/s", "%10.0f")
 		stat("r_over", "  achieved/wrk (target >= 0.90)", "%10.3f"); stat("over_cpu_us", "  fast CPU us/request", "%10.2f")
-		print "-- fixed rate " fixed " req/s, open model, uncorrected latency: fast vs vegeta engine"
-		stat("vegeta_p50_us", "vegeta p50 us", "%10.1f"); stat("fixed_p50_us", "fast p50 us", "%10.1f"); stat("f_p50", "  ratio fast/vegeta", "%10.3f")
-		stat("vegeta_p99_us", "vegeta p99 us", "%10.1f"); stat("fixed_p99_us", "fast p99 us", "%10.1f"); stat("f_p99", "  ratio fast/vegeta", "%10.3f")
-		stat("vegeta_cpu_us", "vegeta CPU us/request", "%10.2f"); stat("fixed_cpu_us", "fast CPU us/request", "%10.2f")
+		print "-- fixed rate " fixed " req/s, 64 connections, latency from the actual send: fast vs oha (and vegeta)"
+		stat("oha_rps", "oha achieved req/s", "%10.0f"); stat("fixed_rps", "fast achieved req/s", "%10.0f")
+		stat("oha_p50_us", "oha p50 us", "%10.1f"); stat("fixed_p50_us", "fast p50 us", "%10.1f"); stat("f_p50", "  ratio fast/oha (target 0.9..1.1)", "%10.3f")
+		stat("oha_p99_us", "oha p99 us", "%10.1f"); stat("fixed_p99_us", "fast p99 us", "%10.1f"); stat("f_p99", "  ratio fast/oha (target 0.9..1.1)", "%10.3f")
+		stat("fixed_cp99_us", "fast corrected p99 us", "%10.1f")
+		stat("vegeta_p50_us", "vegeta engine p50 us", "%10.1f"); stat("v_p50", "  ratio vegeta/oha", "%10.3f")
+		stat("vegeta_p99_us", "vegeta engine p99 us", "%10.1f"); stat("v_p99", "  ratio vegeta/oha", "%10.3f")
+		stat("oha_cpu_us", "oha CPU us/request", "%10.2f"); stat("fixed_cpu_us", "fast CPU us/request", "%10.2f"); stat("vegeta_cpu_us", "vegeta CPU us/request", "%10.2f")
 	}' "$OUT/measures" | tee "$OUT/table.txt"
 echo "raw outputs in $OUT" >&2

@@ -13,6 +13,7 @@ func runBareServer(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs := flag.NewFlagSet("loadtest bare-server", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:19235", "loopback address to listen on (port 0 picks one)")
+	serviceTime := fs.Duration("service-time", 0, "mean of an exponentially distributed sleep before each answer (0: answer at once)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -20,7 +21,7 @@ func runBareServer(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	srv := bareserver.New()
+	srv := bareserver.New(*serviceTime)
 	stop := context.AfterFunc(ctx, func() { _ = srv.Shutdown() })
 	defer stop()
 	// The address line is what scripts wait for.

@@ -24,7 +24,7 @@ func bare(t *testing.T) string {
 	t.Helper()
 	ln, err := bareserver.Listen("127.0.0.1:0")
 	require.NoError(t, err)
-	srv := bareserver.New()
+	srv := bareserver.New(0)
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Shutdown() })
 	return "http://" + ln.Addr().String()

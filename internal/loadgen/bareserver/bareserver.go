@@ -1,12 +1,15 @@
 // Package bareserver is a fasthttp server with the shape of the kvserver
 // API and none of its work: GET answers 200 with a short fixed body, PUT
 // 201, DELETE 202. It is what a loader is measured against when the
-// question is the loader's own cost (loadtest/bench-loader.sh).
+// question is the loader's own cost (loadtest/bench-loader.sh), and, given a
+// service time, what two loaders' percentiles are compared against.
 package bareserver
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"time"
 
 	"github.com/valyala/fasthttp"
 )
@@ -29,6 +32,21 @@ func Handler(ctx *fasthttp.RequestCtx) {
 	}
 }
 
+// WithServiceTime wraps h so that each request first sleeps for an
+// exponentially distributed time of the given mean (p50 = 0.69·mean, p99 =
+// 4.6·mean): a service time with a tail, long enough that the server's
+// latency, not each loader's own few tens of microseconds, is what two
+// loaders report. A mean of 0 returns h itself.
+func WithServiceTime(h fasthttp.RequestHandler, mean time.Duration) fasthttp.RequestHandler {
+	if mean <= 0 {
+		return h
+	}
+	return func(ctx *fasthttp.RequestCtx) {
+		sleep(time.Duration(rand.ExpFloat64() * float64(mean)))
+		h(ctx)
+	}
+}
+
 // Listen opens a TCP listener on addr, which must be a loopback address
 // ("127.0.0.1:0" picks a free port): this server is for measurements on
 // this machine only.
@@ -43,10 +61,11 @@ func Listen(addr string) (net.Listener, error) {
 	return net.Listen("tcp", addr)
 }
 
-// New returns the server; call Serve(ln) and, to stop, Shutdown.
-func New() *fasthttp.Server {
+// New returns the server, whose requests each take serviceTime on average
+// (see WithServiceTime; 0: none); call Serve(ln) and, to stop, Shutdown.
+func New(serviceTime time.Duration) *fasthttp.Server {
 	return &fasthttp.Server{
-		Handler:               Handler,
+		Handler:               WithServiceTime(Handler, serviceTime),
 		Name:                  "bare",
 		NoDefaultDate:         true,
 		NoDefaultContentType:  true,

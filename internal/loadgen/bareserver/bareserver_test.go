@@ -2,6 +2,7 @@ package bareserver
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -32,4 +33,29 @@ func TestListenIsLoopbackOnly(t *testing.T) {
 		_, err := Listen(addr)
 		assert.Error(t, err, addr)
 	}
+}
+
+func TestWithServiceTimeSleepsThenAnswersTheSame(t *testing.T) {
+	answer := func(h fasthttp.RequestHandler) (int, string) {
+		var ctx fasthttp.RequestCtx
+		ctx.Request.Header.SetMethod("GET")
+		ctx.Request.SetRequestURI("/v0/entity?id=1")
+		h(&ctx)
+		return ctx.Response.StatusCode(), string(ctx.Response.Body())
+	}
+	code, body := answer(WithServiceTime(Handler, 0))
+	assert.Equal(t, 200, code)
+	assert.Equal(t, "bare", body)
+
+	// 200 sleeps of mean 1 ms sum to 200 ms give or take 15 ms (one
+	// standard deviation); less than half of that would mean no sleep.
+	// Only a lower bound: a slow machine makes it longer, never shorter.
+	h := WithServiceTime(Handler, time.Millisecond)
+	start := time.Now()
+	for range 200 {
+		code, body := answer(h)
+		require.Equal(t, 200, code)
+		require.Equal(t, "bare", body)
+	}
+	assert.Greater(t, time.Since(start), 100*time.Millisecond)
 }

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# wire-check.sh — do our fixed-rate loader and an independent one (oha)
+# report the latency the server actually gave? The referee is the wire:
+# tcpdump on loopback sees when each request's first byte went out and its
+# answer's first byte came back (loadtest/wire.py), whichever loader sent it.
+#
+# Usage: loadtest/wire-check.sh      (make wire-check; ROUNDS=3 DURATION=10s)
+#
+# Two servers, `loadtest bare-server` on 127.0.0.1:PORT (answers at once)
+# and one with -service-time $SERVICE_TIME on PORT+1 (an exponential sleep
+# per request: p50 0.69×, p99 4.6× the mean). Against each, ROUNDS times,
+# in alternating order: `oha -q RATE -c 64` and `loadtest attack -rate RATE
+# -conns 64`, each under its own tcpdump. Per run it records what the loader
+# reported (uncorrected: from its actual send, as oha without
+# --latency-correction) and what the wire showed for that same traffic, and
+# how evenly the loader spaced its sends (gap_cv: 0 even, 1 Poisson, >1
+# bursts; burst_pct: sent within 10 us of the previous request).
+#
+# Reading it: "loader - wire" is the loader's own overhead on a request;
+# "wire under oha / wire under fast" is how differently the server behaved
+# under the two loaders' traffic. Two loaders can only agree on p50/p99 if
+# both are small.
+#
+# Environment: PORT=19296 RATE=10000 DURATION=10s ROUNDS=3 SERVICE_TIME=1ms
+#   OHA=bin/oha/bin/oha OUT=<tmp>
+# Needs tcpdump (root, for the capture), python3, jq, go, oha (make tools-oha).
+set -euo pipefail
+
+PORT=${PORT:-19296}
+RATE=${RATE:-10000}
+DURATION=${DURATION:-10s}
+ROUNDS=${ROUNDS:-3}
+SERVICE_TIME=${SERVICE_TIME:-1ms}
+root=$(cd "$(dirname "$0")/.." && pwd)
+OHA=${OHA:-$root/bin/oha/bin/oha}
+OUT=${OUT:-$(mktemp -d -t wire-check.XXXXXX)}
+
+for tool in tcpdump python3 jq go "$OHA"; do
+	command -v "$tool" >/dev/null || { echo "wire-check: $tool is missing (tcpdump, jq: apt-get install -y tcpdump jq; oha: make tools-oha)" >&2; exit 1; }
+done
+
+bin=$OUT/loadtest
+(cd "$root" && go build -o "$bin" ./cmd/loadtest)
+"$bin" bare-server -addr "127.0.0.1:$PORT" >"$OUT/bare.log" 2>&1 &
+bare=$!
+"$bin" bare-server -addr "127.0.0.1:$((PORT + 1))" -service-time "$SERVICE_TIME" >"$OUT/slow.log" 2>&1 &
+slow=$!
+capture=
+trap 'kill $bare $slow $capture 2>/dev/null || true' EXIT
+for log in bare slow; do
+	for _ in $(seq 50); do grep -q listening "$OUT/$log.log" && break; sleep 0.1; done
+	grep -q listening "$OUT/$log.log" || { cat "$OUT/$log.log" >&2; exit 1; }
+done
+
+record() { echo "$1 $2" >>"$OUT/measures"; }
+
+# run LOADER SERVER ROUND: one loader run against one server, under tcpdump.
+run() {
+	local loader=$1 server=$2 round=$3 port=$PORT
+	[ "$server" = slow ] && port=$((PORT + 1))
+	local name=$loader-$server tag=$loader-$server-$round
+	tcpdump -i lo -s 96 -B 65536 -w "$OUT/$tag.pcap" "tcp port $port" 2>"$OUT/$tag.tcpdump" &
+	capture=$!
+	sleep 1 # tcpdump is listening once it has printed its banner; give it a moment
+	local p50 p99
+	if [ "$loader" = oha ]; then
+		"$OHA" --no-tui --output-format json -z "$DURATION" -c 64 -q "$RATE" "http://127.0.0.1:$port/v0/entity?id=1" >"$OUT/$tag.json"
+		p50=$(jq '.latencyPercentiles.p50 * 1e6' "$OUT/$tag.json")
+		p99=$(jq '.latencyPercentiles.p99 * 1e6' "$OUT/$tag.json")
+	else
+		"$bin" attack -target "http://127.0.0.1:$port" -rate "$RATE" -duration "$DURATION" -conns 64 -max-conns 64 -q -out "$OUT/$tag" >"$OUT/$tag.txt" 2>&1
+		p50=$(jq '.latency_uncorrected.percentiles_ms.p50 * 1000' "$OUT/$tag/summary.json")
+		p99=$(jq '.latency_uncorrected.percentiles_ms.p99 * 1000' "$OUT/$tag/summary.json")
+	fi
+	sleep 0.5
+	kill -INT "$capture"; wait "$capture" || true; capture=
+	record "${name}_p50" "$p50"; record "${name}_p99" "$p99"
+	local k v
+	for kv in $(python3 "$root/loadtest/wire.py" "$OUT/$tag.pcap" "$port"); do
+		k=${kv%%=*} v=${kv#*=}
+		record "${name}_$k" "$v"
+	done
+	rm -f "$OUT/$tag.pcap"
+}
+
+: >"$OUT/measures"
+for r in $(seq "$ROUNDS"); do
+	echo "round $r/$ROUNDS ..." >&2
+	for server in bare slow; do
+		if ((r % 2)); then run oha "$server" "$r"; run fast "$server" "$r"; else run fast "$server" "$r"; run oha "$server" "$r"; fi
+	done
+done
+
+awk -v rounds="$ROUNDS" -v rate="$RATE" -v service="$SERVICE_TIME" '
+	{ v[$1, ++n[$1]] = $2 }
+	function diff(name, a, b,   i) { for (i = 1; i <= rounds; i++) v[name, i] = v[a, i] - v[b, i]; n[name] = rounds }
+	function ratio(name, a, b,   i) { for (i = 1; i <= rounds; i++) v[name, i] = v[a, i] / v[b, i]; n[name] = rounds }
+	function stat(name, label, fmt,   i, j, t, m, a) {
+		m = n[name]; for (i = 1; i <= m; i++) a[i] = v[name, i]
+		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+		printf "%-46s " fmt "   (" fmt " .. " fmt ")\n", label, (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2), a[1], a[m]
+	}
+	END {
+		print "measure                                        median   (min .. max) over " rounds " rounds, " rate " req/s, 64 connections"
+		split("bare slow", servers, " ")
+		for (s = 1; s <= 2; s++) {
+			sv = servers[s]
+			print "-- " (sv == "bare" ? "bare handler (answers at once)" : "service time: exponential, mean " service)
+			for (l = 1; l <= 2; l++) {
+				ld = (l == 1 ? "fast" : "oha"); k = ld "-" sv
+				stat(k "_gap_cv", ld ": send gaps, coefficient of variation", "%10.2f")
+				stat(k "_burst_pct", ld ": % sent within 10 us of the previous", "%10.1f")
+				for (p = 1; p <= 2; p++) {
+					q = (p == 1 ? "p50" : "p99")
+					diff(k "_over_" q, k "_" q, k "_wire_" q "_us")
+					stat(k "_" q, ld ": " q " reported us", "%10.1f")
+					stat(k "_wire_" q "_us", ld ": " q " on the wire us", "%10.1f")
+					stat(k "_over_" q, ld ":   reported - wire us", "%10.1f")
+				}
+			}
+			for (p = 1; p <= 2; p++) {
+				q = (p == 1 ? "p50" : "p99")
+				ratio("r_" sv q, "fast-" sv "_" q, "oha-" sv "_" q)
+				ratio("w_" sv q, "oha-" sv "_wire_" q "_us", "fast-" sv "_wire_" q "_us")
+				stat("r_" sv q, q ": fast / oha, as reported", "%10.3f")
+				stat("w_" sv q, q ": wire under oha / wire under fast", "%10.3f")
+			}
+		}
+	}' "$OUT/measures" | tee "$OUT/table.txt"
+echo "raw outputs in $OUT" >&2
