@@ -9,7 +9,7 @@ import "sync/atomic"
 // whose client is still likely waiting, and sheds with ReasonExpired, unrun,
 // every task that has waited longer than 2×CoDelTarget, whose client has
 // likely given up. The queue is a mutex-guarded ring used as a deque; idle
-// workers park on a channel used as a counting semaphore (see idlers).
+// workers park on channels of their own (see idlers).
 //
 // At each pop, with age the wait of the oldest queued task:
 //

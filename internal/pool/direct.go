@@ -2,17 +2,13 @@ package pool
 
 // Direct runs each task on the submitting goroutine: no queue, no workers.
 // It is the synchronous baseline every other variant is compared against.
-type Direct struct {
-	counters
-	gate gate
-}
+type Direct struct{ counters }
 
 // NewDirect returns a Direct pool.
-func NewDirect() *Direct { return &Direct{gate: newGate()} }
+func NewDirect() *Direct { return &Direct{counters{gate: newGate()}} }
 
 // Submit runs t before returning, or rejects it if the pool is closed.
 func (p *Direct) Submit(t Task) {
-	p.submitted.Add(1)
 	if !p.gate.enter() {
 		p.reject(t, ReasonClosed)
 		return

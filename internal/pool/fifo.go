@@ -12,7 +12,6 @@ import (
 type FIFO struct {
 	counters
 	cfg   Config
-	gate  gate
 	queue chan item
 	wg    sync.WaitGroup
 }
@@ -28,7 +27,7 @@ func NewFIFO(cfg Config) (*FIFO, error) {
 	case cfg.Capacity == 0 && cfg.Overflow == OverflowDropOldest:
 		return nil, fmt.Errorf("fifo with -cap 0 holds nothing to drop; drop-oldest needs -cap > 0")
 	}
-	p := &FIFO{cfg: cfg, gate: newGate(), queue: make(chan item, cfg.Capacity)}
+	p := &FIFO{counters: counters{gate: newGate()}, cfg: cfg, queue: make(chan item, cfg.Capacity)}
 	p.wg.Add(cfg.Workers)
 	for range cfg.Workers {
 		go p.work()
@@ -38,7 +37,7 @@ func NewFIFO(cfg Config) (*FIFO, error) {
 
 // Submit implements Pool.
 func (p *FIFO) Submit(t Task) {
-	it, ok := p.admit(&p.gate, t)
+	it, ok := p.admit(t)
 	if !ok {
 		return
 	}

@@ -10,35 +10,55 @@ import (
 // submitter is between "the pool is open" and "my task is queued". Without
 // it a task enqueued concurrently with Close's drain could be stranded.
 //
-// What must hold: enter increments active before it loads closed, and close
-// stores closed before it loads active. Go's atomics are sequentially
-// consistent, so either the submitter sees closed (and rejects its task) or
-// close sees the submitter active (and waits for it to finish enqueueing).
+// It keeps two monotonic counters rather than one count of submitters
+// inside: entered counts every Submit, so it doubles as Stats.Submitted and
+// a submitter pays two shared atomic adds, not three.
 //
-// active comes first: it is written by every submitter, and its padding
-// keeps closed, read by every submitter and worker, off its cache line.
+// What must hold: enter increments entered before it loads closed, and
+// close stores closed before it loads the counters. Go's atomics are
+// sequentially consistent, so either the submitter sees closed (and
+// rejects its task) or close counts it in entered and waits for its leave.
+// close reads left before entered: every leave follows its enter, so if the
+// two are equal then, every submitter that entered before that read of
+// left had left by it, and none entered in between (a later one sees
+// closed). Read the other way round, a late submitter's quick enter and
+// leave could balance an early one still inside.
+//
+// entered and left are padded apart: every submitter writes both, and
+// closed, read by every submitter and worker, stays off their lines.
 type gate struct {
-	active paddedInt64
-	closed atomic.Bool
-	done   chan struct{} // closed by close; wakes submitters blocked for room
+	entered paddedInt64 // every enter
+	left    paddedInt64 // every leave, and every enter that found the gate closed
+	closed  atomic.Bool
+	done    chan struct{} // closed by close; wakes submitters blocked for room
 }
 
 func newGate() gate { return gate{done: make(chan struct{})} }
 
-// enter reports whether the pool is open; if so the caller must call leave
-// once its task is queued, run or rejected.
+// enter counts a submission and reports whether the pool is open; if so
+// the caller must call leave once its task is queued, run or rejected.
 func (g *gate) enter() bool {
-	g.active.Add(1)
+	g.entered.Add(1)
 	if g.closed.Load() {
-		g.active.Add(-1)
+		g.left.Add(1)
 		return false
 	}
 	return true
 }
 
-func (g *gate) leave() { g.active.Add(-1) }
+func (g *gate) leave() { g.left.Add(1) }
 
 func (g *gate) isClosed() bool { return g.closed.Load() }
+
+// inside reports whether an admitted submitter has not left yet (see gate
+// for why left is read first).
+func (g *gate) inside() bool {
+	left := g.left.Load()
+	return g.entered.Load() != left
+}
+
+// submitted is the number of enters so far.
+func (g *gate) submitted() uint64 { return uint64(g.entered.Load()) }
 
 // close shuts the gate and waits until every admitted submitter has left.
 // It reports false if the gate was already closed.
@@ -47,7 +67,7 @@ func (g *gate) close() bool {
 		return false
 	}
 	close(g.done)
-	for spins := 0; g.active.Load() != 0; spins++ {
+	for spins := 0; g.inside(); spins++ {
 		if spins < 100 {
 			runtime.Gosched()
 		} else {
@@ -57,13 +77,12 @@ func (g *gate) close() bool {
 	return true
 }
 
-// admit is how a queueing variant's Submit starts: it counts t and enters
-// g. If the pool is closed it rejects t and reports false; otherwise it
-// returns t as an item, not yet stamped, and the caller must g.leave()
-// once t is queued, run or rejected.
-func (c *counters) admit(g *gate, t Task) (item, bool) {
-	c.submitted.Add(1)
-	if !g.enter() {
+// admit is how a queueing variant's Submit starts: it enters the gate,
+// which counts t. If the pool is closed it rejects t and reports false;
+// otherwise it returns t as an item, not yet stamped, and the caller must
+// c.gate.leave() once t is queued, run or rejected.
+func (c *counters) admit(t Task) (item, bool) {
+	if !c.gate.enter() {
 		c.reject(t, ReasonClosed)
 		return item{}, false
 	}

@@ -5,8 +5,7 @@ package pool
 // the newest requests, whose clients are most likely still waiting, are
 // answered first; old ones wait (or expire with QueueTimeout). The stack's
 // bottom is the ring's front, so drop-oldest evicts in O(1). Idle workers
-// park on a channel used as a counting semaphore, a slot per worker (see
-// idlers).
+// park on channels of their own (see idlers).
 type LIFO struct{ queuePool }
 
 // NewLIFO starts cfg.Workers workers over a stack of cfg.Capacity tasks.

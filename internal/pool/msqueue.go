@@ -6,9 +6,9 @@ import "sync/atomic"
 // (Michael & Scott, PODC 1996) on atomic.Pointer, the seeds'
 // ConcurrentLinkedQueue. Its length is bounded by an atomic counter (see
 // bound: exact, it never overshoots); Capacity Unbounded lifts the bound.
-// Every queued Submit allocates one node. Idle workers park on a channel
-// used as a counting semaphore, a slot per worker (see idlers);
-// drop-oldest dequeues the head and rejects it Dropped.
+// Every queued Submit allocates one node. Idle workers park on channels of
+// their own (see idlers); drop-oldest dequeues the head and rejects it
+// Dropped.
 type MSQueue struct{ queuePool }
 
 // NewMSQueue starts cfg.Workers workers over a Michael–Scott queue.

@@ -13,8 +13,8 @@ import (
 // shards. Contention is spread over many locks; the price is relaxed order:
 // a task may be served a little before older ones (the expected rank error
 // is O(shards)). The total is bounded exactly by an atomic counter (see
-// bound). Idle workers park on a channel used as a counting semaphore (see
-// idlers) once a scan of every shard finds nothing.
+// bound). Idle workers park on channels of their own (see idlers) once a
+// scan of every shard finds nothing.
 //
 // Lock ordering: a goroutine holds at most one shard lock at a time; pop
 // compares heads through atomic stamps, without locks.

@@ -1,7 +1,7 @@
 package pool
 
 import (
-	"sync"
+	"math/bits"
 	"sync/atomic"
 )
 
@@ -23,17 +23,18 @@ import (
 // its own, and how a submitter hands a task straight to one of them,
 // skipping the queue.
 //
-// A worker going to sleep announces itself (n++), marks its sleeper idle,
-// lists it on the stack, re-checks the queue and only then blocks on its
-// channel. A submitter claims a sleeper by switching its state from idle to
-// claimed with a compare-and-swap, and then owes it exactly one message: the
-// task itself (handOff, before queueing) or the zero item, meaning "look at
-// the queue" (wake, after a push). A worker whose re-check finds work
-// withdraws by switching its own state from idle back to awake; if that
-// fails it has been claimed, and it takes the message at once (it is on its
-// way: the claimer sends right after its CAS, on a channel with room), so
-// it goes back to work with at most two tasks in hand and never owes
-// anything later.
+// Who is idle is a bitmap, one bit per worker in 64-bit words: the bit is
+// the worker's whole state. A worker going to sleep announces itself by
+// setting its bit, re-checks the queue and only then blocks on its channel.
+// A submitter claims a sleeper by clearing a set bit (an atomic AND that
+// returns the old word, so of two claimers one gets the bit), and then owes
+// it exactly one message: the task itself (handOff, before queueing) or the
+// zero item, meaning "look at the queue" (wake, after a push). A worker
+// whose re-check finds work withdraws by clearing its own bit; if the bit
+// was already clear it has been claimed, and it takes the message at once
+// (it is on its way: the claimer sends right after its AND, on a channel
+// with room), so it goes back to work with at most two tasks in hand and
+// never owes anything later.
 //
 // Why a channel per sleeper: with one shared channel a message may be
 // received by another sleeper than the one claimed, and a task handed over
@@ -42,86 +43,88 @@ import (
 // worker whose claim it pays, which is asleep or about to be.
 //
 // What must hold:
-//   - n counts sleepers announced and not yet claimed or withdrawn; it is
-//     incremented before the state turns idle and decremented only after a
-//     successful CAS out of idle, so it never counts below the number of
-//     idle sleepers, and a pusher that reads n == 0 after its push knows
+//   - A worker's bit is set only by that worker (announce) and cleared by
+//     exactly one AND that found it set: its claimer's or its own
+//     (withdraw). So a set bit is an idle worker nobody owes a message
+//     yet, and a pusher that finds every word zero after its push knows
 //     every later sleeper announces after the push and re-checks.
-//   - A sleeper is on the stack at most once (listed, under mu). The stack
-//     may hold stale entries (sleepers that withdrew); a claimer skips them.
-//   - An idle sleeper that blocks is on the stack: it lists itself after
-//     turning idle, and a claimer unlisting it either claims it or saw it
-//     not idle, before it turned idle and listed itself again.
 //   - A sleeper's channel holds at most one message: it is claimed only
-//     while idle, and it turns idle only after taking the last message.
+//     while its bit is set, and it sets its bit only after taking the last
+//     message.
+//
+// Claimers take the lowest set bit, so under light load the same few
+// workers (warm caches) do the work and the rest stay asleep.
 //
 // Cost. No timers and no polling: an idle pool is asleep in channel
 // receives, and every wake-up is paid for by a push or a hand-off. A
-// hand-off costs the submitter an uncontended lock, one CAS and one channel
-// send, and skips the queue's push and pop and both clock reads.
+// hand-off costs the submitter a load and an atomic AND on the bitmap's
+// first word (a scan of ceil(workers/64) words when all are busy) and one
+// channel send, and skips the queue's push and pop and both clock reads; a
+// worker going to sleep pays one atomic OR. An earlier version kept a
+// count, a per-sleeper state word and a mutex-guarded stack of sleepers:
+// four shared atomics and a lock round trip more per task (docs/pools.md
+// has the before and after).
 type idlers struct {
-	n     paddedInt64
-	mu    sync.Mutex
-	stack []*sleeper // guarded by mu; LIFO, so the most recently idle (warmest) worker runs next
+	words []paddedUint64 // bit i%64 of words[i/64]: worker i is idle
+	all   []*sleeper     // by worker index
+}
+
+// paddedUint64 keeps a bitmap word on a cache line of its own.
+type paddedUint64 struct {
+	atomic.Uint64
+	_ [56]byte
 }
 
 // sleeper is one worker's place in idlers.
 type sleeper struct {
-	state  atomic.Int32 // awake, idle or claimed
-	listed bool         // guarded by idlers.mu: on the stack
-	ch     chan item    // one slot: the message a claimer owes
+	word *paddedUint64 // the word holding my bit
+	bit  uint64
+	ch   chan item // one slot: the message a claimer owes
 }
 
-const (
-	awake int32 = iota
-	idle
-	claimed
-)
+// newIdlers makes room for workers sleepers; add each with add.
+func newIdlers(workers int) idlers {
+	return idlers{words: make([]paddedUint64, (workers+63)/64), all: make([]*sleeper, 0, workers)}
+}
 
-func newIdlers(workers int) idlers { return idlers{stack: make([]*sleeper, 0, workers)} }
-
-func newSleeper() *sleeper { return &sleeper{ch: make(chan item, 1)} }
+// add makes the next worker's sleeper. Call it workers times before any
+// worker runs.
+func (l *idlers) add() *sleeper {
+	i := len(l.all)
+	s := &sleeper{word: &l.words[i/64], bit: 1 << (i % 64), ch: make(chan item, 1)}
+	l.all = append(l.all, s)
+	return s
+}
 
 // announce makes s idle and findable; the caller re-checks the queue next.
-func (l *idlers) announce(s *sleeper) {
-	l.n.Add(1)
-	s.state.Store(idle)
-	l.mu.Lock()
-	if !s.listed {
-		s.listed = true
-		l.stack = append(l.stack, s)
-	}
-	l.mu.Unlock()
-}
+func (l *idlers) announce(s *sleeper) { s.word.Or(s.bit) }
 
 // withdraw ends s's announcement, unless a submitter has claimed s: then it
 // reports false, and the caller must take the message the claimer sends.
-func (l *idlers) withdraw(s *sleeper) bool {
-	if !s.state.CompareAndSwap(idle, awake) {
-		return false
-	}
-	l.n.Add(-1)
-	return true
-}
+func (l *idlers) withdraw(s *sleeper) bool { return s.word.And(^s.bit)&s.bit != 0 }
 
-// claim takes an idle sleeper off the stack, or returns nil if none is.
+// claim clears the lowest idle worker's bit and returns its sleeper, or nil
+// if no worker is idle.
 func (l *idlers) claim() *sleeper {
-	if l.n.Load() <= 0 {
-		return nil
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for len(l.stack) > 0 {
-		s := l.stack[len(l.stack)-1]
-		l.stack[len(l.stack)-1] = nil
-		l.stack = l.stack[:len(l.stack)-1]
-		s.listed = false
-		if s.state.CompareAndSwap(idle, claimed) {
-			l.n.Add(-1)
-			return s
+	for i := range l.words {
+		w := &l.words[i]
+		for m := w.Load(); m != 0; m = w.Load() {
+			b := m & -m
+			if w.And(^b)&b != 0 {
+				return l.all[i*64+bits.TrailingZeros64(b)]
+			}
 		}
 	}
 	return nil
+}
+
+// idle counts the workers idle now.
+func (l *idlers) idle() int {
+	n := 0
+	for i := range l.words {
+		n += bits.OnesCount64(l.words[i].Load())
+	}
+	return n
 }
 
 // handOff gives it to an idle worker, if one is announced.

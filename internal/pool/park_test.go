@@ -38,7 +38,7 @@ func (p *pingTask) Reject(Reason) { p.rejects++; p.done <- struct{}{} }
 // microseconds; it only has to tell "late" from "never".)
 func TestNoLostWakeup(t *testing.T) {
 	for _, variant := range append([]string{"fifo"}, queuedVariants...) {
-		for _, workers := range []int{1, 2, 4} {
+		for _, workers := range []int{1, 2, 4, 70} { // 70: two bitmap words
 			for _, producers := range []int{1, 8} {
 				t.Run(fmt.Sprintf("%s/w%d/producers%d", variant, workers, producers), func(t *testing.T) {
 					p, err := New(variant, Config{Workers: workers, Capacity: 64})
@@ -77,6 +77,53 @@ func pingPong(t *testing.T, p Pool, n int) {
 	}
 }
 
+// TestIdlersClaimEachSleeperOnce: with 130 sleepers announced (three
+// bitmap words), 8 goroutines claiming at once get each sleeper exactly
+// once and then nil; a claimed sleeper cannot withdraw (it is owed a
+// message), an unclaimed one can, and claims prefer the lowest index.
+func TestIdlersClaimEachSleeperOnce(t *testing.T) {
+	const n = 130
+	l := newIdlers(n)
+	index := map[*sleeper]int{}
+	for i := range n {
+		index[l.add()] = i
+	}
+	for _, s := range l.all {
+		l.announce(s)
+	}
+	require.Equal(t, n, l.idle())
+
+	claims := make([][]*sleeper, 8)
+	var wg sync.WaitGroup
+	for g := range claims {
+		wg.Go(func() {
+			for s := l.claim(); s != nil; s = l.claim() {
+				claims[g] = append(claims[g], s)
+			}
+		})
+	}
+	wg.Wait()
+	seen := make([]int, n)
+	for _, c := range claims {
+		for _, s := range c {
+			seen[index[s]]++
+		}
+	}
+	for i, k := range seen {
+		assert.Equal(t, 1, k, "sleeper %d claimed %d times", i, k)
+	}
+	assert.Zero(t, l.idle())
+	assert.False(t, l.withdraw(l.all[5]), "a claimed sleeper is owed a message")
+
+	l.announce(l.all[129])
+	l.announce(l.all[64])
+	l.announce(l.all[3])
+	assert.True(t, l.withdraw(l.all[129]), "an unclaimed sleeper withdraws")
+	assert.Same(t, l.all[3], l.claim(), "the lowest idle index first")
+	assert.Same(t, l.all[64], l.claim())
+	assert.Nil(t, l.claim())
+}
+
 // TestHandOffSkipsTheQueue: a task submitted while a worker is idle goes
 // straight to it and reports a wait of 0 without reading the clock; a task
 // submitted while every worker is busy queues (Stats.Queued shows it) and
@@ -94,7 +141,7 @@ func TestHandOffSkipsTheQueue(t *testing.T) {
 			require.NoError(t, err)
 			defer p.Close()
 			idle := &machinery(p).idle
-			require.Eventually(t, func() bool { return idle.n.Load() == 1 }, 5*time.Second, time.Millisecond, "the worker parks")
+			require.Eventually(t, func() bool { return idle.idle() == 1 }, 5*time.Second, time.Millisecond, "the worker parks")
 
 			p.Submit(&probe{})
 			waitIdle(t, p)

@@ -24,14 +24,12 @@ import (
 //     exit: nothing can be stranded.
 type queuePool struct {
 	counters
-	gate gate
-	// Read-mostly from here to idle.
+	// Read-mostly from here on (idle's hot bitmap words are padded, elsewhere).
 	cfg      Config
 	name     string
 	q        queue
 	blocking bool // cfg.Overflow == OverflowBlock
 	idle     idlers
-	sleepers []*sleeper // one per worker, for Close
 	room     signal
 	wg       sync.WaitGroup
 }
@@ -50,10 +48,11 @@ func (p *queuePool) start(name string, cfg Config, newQueue func(Config) queue) 
 	p.room = newSignal()
 	p.blocking = cfg.Overflow == OverflowBlock
 	p.wg.Add(cfg.Workers)
-	p.sleepers = make([]*sleeper, cfg.Workers)
-	for i := range p.sleepers {
-		p.sleepers[i] = newSleeper()
-		go p.work(p.sleepers[i])
+	for range cfg.Workers {
+		p.idle.add()
+	}
+	for _, s := range p.idle.all {
+		go p.work(s)
 	}
 	return nil
 }
@@ -64,7 +63,7 @@ func (p *queuePool) start(name string, cfg Config, newQueue func(Config) queue) 
 // is 0 (OnWait(0); QueueTimeout cannot apply), and neither side reads the
 // clock (see docs/pools.md for what that saves).
 func (p *queuePool) Submit(t Task) {
-	it, ok := p.admit(&p.gate, t)
+	it, ok := p.admit(t)
 	if !ok {
 		return
 	}
@@ -175,7 +174,6 @@ func (p *queuePool) park(me *sleeper) (first, second popped) {
 // has closed me.ch.
 func (p *queuePool) message(me *sleeper) (got popped, open bool) {
 	m, open := <-me.ch
-	me.state.Store(awake)
 	switch {
 	case !open:
 		return popped{}, false
@@ -196,7 +194,7 @@ func (p *queuePool) message(me *sleeper) (got popped, open bool) {
 // rejected ReasonClosed by the worker's gate check.
 func (p *queuePool) Close() {
 	if p.gate.close() {
-		for _, s := range p.sleepers {
+		for _, s := range p.idle.all {
 			close(s.ch)
 		}
 	}

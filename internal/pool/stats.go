@@ -37,9 +37,9 @@ type paddedInt64 struct {
 
 // counters is embedded by every variant; its methods do the bookkeeping
 // that Stats reports, and callReject/callRun keep it consistent with the
-// exactly-once promise.
+// exactly-once promise. The gate counts submissions.
 type counters struct {
-	submitted paddedInt64
+	gate      gate
 	completed paddedInt64
 	busy      paddedInt64
 	waitNanos paddedInt64
@@ -60,7 +60,7 @@ func (c *counters) run(t Task) {
 
 func (c *counters) snapshot() Stats {
 	s := Stats{
-		Submitted: uint64(c.submitted.Load()),
+		Submitted: c.gate.submitted(),
 		Completed: uint64(c.completed.Load()),
 		Busy:      int(c.busy.Load()),
 		WaitTotal: time.Duration(c.waitNanos.Load()),
