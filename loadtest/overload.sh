@@ -34,7 +34,7 @@
 #          request, so it must exceed the pool's queue bound, 1024 by default,
 #          for the queue to fill and shed; needs ulimit -n above it)
 #   ADDR=127.0.0.1:19298 CACHE_MB=64 OUT=results/overload
-#   KVSERVER_ARGS="" LOADTEST_ARGS=""
+#   KVSERVER_ARGS="" LOADTEST_ARGS=""  KEEP_DATA= (1: keep each run's store)
 # Needs jq. Runs about (DURATION + RECOVER + 15) s per combination: the
 # full matrix (22 combinations) is about 30 minutes at the defaults.
 set -euo pipefail
@@ -113,6 +113,7 @@ if [ -z "$RATE" ]; then
     -step 3s -validate 10s -out "$OUT/saturate" $LOADTEST_ARGS | tee "$OUT/saturate/saturate.txt"
   RATE=$(jq -r '.rate | floor' "$OUT/saturate/saturate.json")
   kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true; SERVER_PID=
+  [ -n "${KEEP_DATA:-}" ] || rm -rf "$OUT/saturate/data"
   [ "$RATE" -gt 0 ] || { echo "no saturation rate found" >&2; exit 1; }
 fi
 OVER=$((RATE * FACTOR))
@@ -178,6 +179,9 @@ for combo in "${combos[@]}"; do
   exit_code=0; wait "$SERVER_PID" || exit_code=$?
   SERVER_PID=
   wait "$SAMPLER_PID" 2>/dev/null || true; SAMPLER_PID=
+  # The store is ~400 MB after a run and nothing below reads it; 22 of
+  # them would fill a small disk. KEEP_DATA=1 keeps them.
+  [ -n "${KEEP_DATA:-}" ] || rm -rf "$dir/data"
 
   s="$dir/overload/summary.json"
   if [ -f "$s" ]; then
