@@ -47,7 +47,7 @@ bench-pools:
 	  done; \
 	  $(BENCHSTAT) -filter '.unit:allocs/op' -row /impl -col /producers results/bench-pools.txt; } | tee results/bench-pools-stat.txt
 
-STATICCHECK_VERSION := 2026.2.2
+STATICCHECK_VERSION := v0.8.2
 # staticcheck, installed into bin/ at a pinned version.
 lint:
 	GOBIN=$(CURDIR)/$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
