@@ -98,7 +98,7 @@ tools-wrk:
 
 # oha, the independent fixed-rate loader bench-loader checks our latencies
 # against (not packaged in Debian): built from crates.io into bin/oha,
-# about 10 minutes on 2 cores the first time.
+# about 4 minutes on 2 cores the first time.
 OHA_VERSION := 1.16.0
 tools-oha:
 	@[ -x $(BIN)/oha/bin/oha ] || cargo install oha --locked --version $(OHA_VERSION) --root $(BIN)/oha

@@ -40,7 +40,6 @@
 # loader reports the latency the server gave, with tcpdump as the referee.
 #
 # Environment: PORT=19299 DURATION=10s ROUNDS=3 FIXED_RATE=10000 OUT=<tmp>
-
 #   OHA=bin/oha/bin/oha
 # Needs wrk (apt-get install wrk), jq, GNU time (/usr/bin/time), go, oha.
 # CPU pinning: none; loader and server share the machine's cores.
@@ -51,6 +50,7 @@ DURATION=${DURATION:-10s}
 ROUNDS=${ROUNDS:-3}
 FIXED_RATE=${FIXED_RATE:-10000}
 root=$(cd "$(dirname "$0")/.." && pwd)
+source "$root/loadtest/lib.sh"
 OHA=${OHA:-$root/bin/oha/bin/oha}
 OUT=${OUT:-$(mktemp -d -t bench-loader.XXXXXX)}
 target=http://127.0.0.1:$PORT
@@ -62,11 +62,9 @@ done
 bin=$OUT/loadtest
 (cd "$root" && go build -o "$bin" ./cmd/loadtest)
 
-"$bin" bare-server -addr "127.0.0.1:$PORT" >"$OUT/bare.log" 2>&1 &
-server=$!
+start_bare_server "$bin" "$OUT/bare.log" -addr "127.0.0.1:$PORT"
+server=$BARE_PID
 trap 'kill $server 2>/dev/null || true' EXIT
-for _ in $(seq 50); do grep -q listening "$OUT/bare.log" && break; sleep 0.1; done
-grep -q listening "$OUT/bare.log" || { cat "$OUT/bare.log" >&2; exit 1; }
 
 secs=${DURATION%s}
 
@@ -77,9 +75,6 @@ to_us() {
 		if (v ~ /us$/) print n; else if (v ~ /ms$/) print n * 1000; else if (v ~ /s$/) print n * 1e6; else print n
 	}'
 }
-
-# record NAME VALUE appends one measurement of the current round.
-record() { echo "$1 $2" >>"$OUT/measures"; }
 
 # run_wrk NAME CONNS ROUND: wrk -t1 -cCONNS; records its req/s, CPU per
 # request and latencies under NAME and prints its req/s.

@@ -32,6 +32,7 @@ DURATION=${DURATION:-10s}
 ROUNDS=${ROUNDS:-3}
 SERVICE_TIME=${SERVICE_TIME:-1ms}
 root=$(cd "$(dirname "$0")/.." && pwd)
+source "$root/loadtest/lib.sh"
 OHA=${OHA:-$root/bin/oha/bin/oha}
 OUT=${OUT:-$(mktemp -d -t wire-check.XXXXXX)}
 
@@ -41,18 +42,12 @@ done
 
 bin=$OUT/loadtest
 (cd "$root" && go build -o "$bin" ./cmd/loadtest)
-"$bin" bare-server -addr "127.0.0.1:$PORT" >"$OUT/bare.log" 2>&1 &
-bare=$!
-"$bin" bare-server -addr "127.0.0.1:$((PORT + 1))" -service-time "$SERVICE_TIME" >"$OUT/slow.log" 2>&1 &
-slow=$!
-capture=
+bare= slow= capture=
 trap 'kill $bare $slow $capture 2>/dev/null || true' EXIT
-for log in bare slow; do
-	for _ in $(seq 50); do grep -q listening "$OUT/$log.log" && break; sleep 0.1; done
-	grep -q listening "$OUT/$log.log" || { cat "$OUT/$log.log" >&2; exit 1; }
-done
-
-record() { echo "$1 $2" >>"$OUT/measures"; }
+start_bare_server "$bin" "$OUT/bare.log" -addr "127.0.0.1:$PORT"
+bare=$BARE_PID
+start_bare_server "$bin" "$OUT/slow.log" -addr "127.0.0.1:$((PORT + 1))" -service-time "$SERVICE_TIME"
+slow=$BARE_PID
 
 # run LOADER SERVER ROUND: one loader run against one server, under tcpdump.
 run() {

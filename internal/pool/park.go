@@ -1,9 +1,6 @@
 package pool
 
-import (
-	"math/bits"
-	"sync/atomic"
-)
+import "math/bits"
 
 // Two ways to sleep without spinning and without missing the moment, both
 // built on the same handshake. A sleeper announces itself, re-checks, and
@@ -65,33 +62,27 @@ import (
 // four shared atomics and a lock round trip more per task (docs/pools.md
 // has the before and after).
 type idlers struct {
-	words []paddedUint64 // bit i%64 of words[i/64]: worker i is idle
-	all   []*sleeper     // by worker index
-}
-
-// paddedUint64 keeps a bitmap word on a cache line of its own.
-type paddedUint64 struct {
-	atomic.Uint64
-	_ [56]byte
+	words []paddedInt64 // bit i%64 of words[i/64]: worker i is idle (signed, but only bits matter)
+	all   []*sleeper    // by worker index
 }
 
 // sleeper is one worker's place in idlers.
 type sleeper struct {
-	word *paddedUint64 // the word holding my bit
-	bit  uint64
+	word *paddedInt64 // the word holding my bit
+	bit  int64
 	ch   chan item // one slot: the message a claimer owes
 }
 
 // newIdlers makes room for workers sleepers; add each with add.
 func newIdlers(workers int) idlers {
-	return idlers{words: make([]paddedUint64, (workers+63)/64), all: make([]*sleeper, 0, workers)}
+	return idlers{words: make([]paddedInt64, (workers+63)/64), all: make([]*sleeper, 0, workers)}
 }
 
 // add makes the next worker's sleeper. Call it workers times before any
 // worker runs.
 func (l *idlers) add() *sleeper {
 	i := len(l.all)
-	s := &sleeper{word: &l.words[i/64], bit: 1 << (i % 64), ch: make(chan item, 1)}
+	s := &sleeper{word: &l.words[i/64], bit: int64(1) << (i % 64), ch: make(chan item, 1)}
 	l.all = append(l.all, s)
 	return s
 }
@@ -111,20 +102,11 @@ func (l *idlers) claim() *sleeper {
 		for m := w.Load(); m != 0; m = w.Load() {
 			b := m & -m
 			if w.And(^b)&b != 0 {
-				return l.all[i*64+bits.TrailingZeros64(b)]
+				return l.all[i*64+bits.TrailingZeros64(uint64(b))]
 			}
 		}
 	}
 	return nil
-}
-
-// idle counts the workers idle now.
-func (l *idlers) idle() int {
-	n := 0
-	for i := range l.words {
-		n += bits.OnesCount64(l.words[i].Load())
-	}
-	return n
 }
 
 // handOff gives it to an idle worker, if one is announced.

@@ -28,8 +28,9 @@ func (s Stats) RejectedTotal() uint64 {
 	return n
 }
 
-// paddedInt64 keeps a hot counter on a cache line of its own, so workers
-// and submitters updating different counters do not contend.
+// paddedInt64 keeps a hot counter (or idlers' bitmap word) on a cache line
+// of its own, so workers and submitters updating different ones do not
+// contend.
 type paddedInt64 struct {
 	atomic.Int64
 	_ [56]byte
