@@ -1,13 +1,19 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kvpool/kvpool/internal/pool"
 	"github.com/kvpool/kvpool/internal/server"
+	"github.com/kvpool/kvpool/internal/store"
 )
 
 // envPrefix: each flag -some-name falls back to $KVPOOL_SOME_NAME.
@@ -17,77 +23,228 @@ func envName(flagName string) string {
 	return envPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
-// overflowFlag parses -overflow into a pool.Overflow.
-type overflowFlag struct{ o *pool.Overflow }
+// parseConfig fills a server.Config from args, then, for every flag not
+// given on the command line, from its KVPOOL_* variable. Env values go
+// through the same parser as flags, so both fail the same way. Every bad
+// value, unparsable or out of range, comes back as a *server.ConfigError
+// naming the flag (and the variable, if it came from one), the value and
+// what is accepted. -h prints the flags to stderr and returns flag.ErrHelp.
+func parseConfig(args []string, getenv func(string) string) (server.Config, slog.Level, error) {
+	c := server.DefaultConfig()
+	fs := flag.NewFlagSet("kvserver", flag.ContinueOnError)
+	// Errors are returned, not printed with the whole usage after them;
+	// -h prints the usage itself (below).
+	fs.SetOutput(io.Discard)
+	defineFlags(fs, &c)
 
-func (f overflowFlag) String() string {
-	if f.o == nil {
-		return ""
+	// Every value learns its flag's name, so a bad one's error can say it.
+	var bad *server.ConfigError
+	fs.VisitAll(func(f *flag.Flag) { f.Value = &namedValue{Value: f.Value, name: f.Name, bad: &bad} })
+
+	if err := fs.Parse(args); err != nil {
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+			printUsage(fs, usageOutput)
+			return c, c.LogLevel, err
+		case bad != nil:
+			return c, c.LogLevel, bad
+		}
+		return c, c.LogLevel, fmt.Errorf("%w (kvserver -h lists the flags)", err)
 	}
-	return f.o.String()
+	if fs.NArg() > 0 {
+		return c, c.LogLevel, fmt.Errorf("unexpected arguments %q: kvserver takes only flags (kvserver -h lists them)", fs.Args())
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	fromEnv := map[string]string{} // flag name -> variable
+	fs.VisitAll(func(f *flag.Flag) {
+		name := envName(f.Name)
+		if v := getenv(name); v != "" && !given[f.Name] && bad == nil {
+			fromEnv[f.Name] = name
+			if fs.Set(f.Name, v) != nil {
+				bad.Env = name
+			}
+		}
+	})
+	if bad != nil {
+		return c, c.LogLevel, bad
+	}
+	err := c.Validate()
+	if errors.As(err, &bad) {
+		bad.Env = fromEnv[bad.Flag]
+	}
+	return c, c.LogLevel, err
 }
 
-func (f overflowFlag) Set(s string) error {
-	o, err := pool.ParseOverflow(s)
-	if err == nil {
-		*f.o = o
+// defineFlags defines kvserver's flags on fs, each over its field of c,
+// with c's values as defaults. Usage strings give each flag's range; a
+// back-quoted word names its value in -h.
+func defineFlags(fs *flag.FlagSet, c *server.Config) {
+	p := &c.Pcfg
+	fs.StringVar(&c.Addr, "addr", c.Addr, "listen `address` (host:port; port 0: any free port)")
+	fs.StringVar(&c.DataDir, "data", c.DataDir, "Pebble data `directory` (created if missing)")
+	fs.StringVar(&c.Pool, "pool", c.Pool, "worker `pool`: "+strings.Join(pool.Variants, "|"))
+	intVar(fs, &p.Workers, "workers", "pool workers, `n` >= 0 (0: GOMAXPROCS)")
+	intVar(fs, &p.Capacity, "cap", "queue bound, `n` >= -1 (0: direct hand-off, fifo only; -1: unbounded, not fifo)")
+	fs.Var(choice(&p.Overflow, pool.ParseOverflow, pool.Overflow.String), "overflow", "full-queue `policy`: reject|drop-oldest|caller-runs|block")
+	durationVar(fs, &p.QueueTimeout, "queue-timeout", "answer 503 for a job that waited longer than this `duration` (0: no limit)")
+	intVar(fs, &p.ShardsPerWorker, "shards-per-worker", "multiqueue shards per worker, `n` in 1..64")
+	durationVar(fs, &p.CoDelTarget, "codel-target", "adaptive: acceptable standing queue `delay`, > 0 and < -codel-interval")
+	durationVar(fs, &p.CoDelInterval, "codel-interval", "adaptive: CoDel `interval`, > 0 and <= 1m")
+	boolVar(fs, &c.Sync, "sync", "fsync the WAL before acknowledging each write")
+	intVar(fs, &c.CacheMiB, "cache-mb", "Pebble block cache, `MiB` >= 1")
+	fs.Var(choice(&c.Compression, store.ParseCompression, compressionString), "compression",
+		"Pebble block `compression`: none|snappy|minlz|zstd (random values do not compress; none skips the attempt)")
+	intVar(fs, &c.MemTableMiB, "memtable-mb", "Pebble memtable size, `MiB` in 1..4095 (up to twice this in memory while one flushes)")
+	intVar(fs, &c.L0CompactionThreshold, "l0-compaction-threshold", "Pebble: L0 sub-levels that start an L0 compaction, `n` in 1..1000")
+	intVar(fs, &c.L0StopWritesThreshold, "l0-stop-writes-threshold", "Pebble: L0 sub-levels that stall writes, `n` from -l0-compaction-threshold to 1000")
+	intVar(fs, &c.ValueSeparationMinBytes, "value-separation-min", "Pebble: values of at least this many `bytes` go to blob files at flush (0: off)")
+	durationVar(fs, &c.IODelay, "io-delay", "every store operation first sleeps this `duration` (0: off; the runtime's timers make sleeps under about 1ms last about 1ms)")
+	fs.Var(choice(&c.IODelayDist, store.ParseDelayDist, delayDistString), "io-delay-dist", "-io-delay `distribution`: fixed|exp (exp: exponential with mean -io-delay)")
+	intVar(fs, &c.MaxBodyBytes, "max-body", "largest request body, `bytes` >= 1 (413 above)")
+	intVar(fs, &c.MaxKeyBytes, "max-key", "longest id, `bytes` >= 1 (400 above)")
+	intVar(fs, &c.MaxHeaderBytes, "max-header", "largest request line plus headers, `bytes` (431 above; must fit an id of -max-key bytes percent-encoded)")
+	durationVar(fs, &c.ReadTimeout, "read-timeout", "time to read one request, a `duration` (0: none)")
+	durationVar(fs, &c.WriteTimeout, "write-timeout", "time to write one response, a `duration` (0: none)")
+	durationVar(fs, &c.IdleTimeout, "idle-timeout", "keep-alive connection idle limit, a `duration` (0: none)")
+	intVar(fs, &c.MaxConns, "max-conns", "connections served at once, `n` >= 1 (one more is answered 503 and closed)")
+	intVar(fs, &c.MaxConnsPerIP, "max-conns-per-ip", "connections from one client IP, `n` >= 0 (429 above; 0: no limit)")
+	durationVar(fs, &c.ShutdownTimeout, "shutdown-timeout", "graceful stop: wait this `duration` (> 0) for requests in flight")
+	intVar(fs, &c.MutexProfileFraction, "mutex-profile-fraction", "report 1/`n` mutex contention events to pprof (0: off)")
+	intVar(fs, &c.BlockProfileRate, "block-profile-rate", "sample blocking events of `ns` nanoseconds (0: off)")
+	boolVar(fs, &c.PprofRemote, "pprof-remote", "serve /debug/pprof to non-loopback clients too (profiles show memory and the command line)")
+	fs.Var(choice(&c.LogLevel, parseLevel, levelString), "log-level", "`level`: debug|info|warn|error")
+}
+
+// usageOutput is where -h prints; tests catch it.
+var usageOutput io.Writer = os.Stderr
+
+func printUsage(fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprintf(w, "Usage: kvserver [flags]\nEvery flag -name falls back to $%sNAME (dashes as underscores).\n"+
+		"A bad value exits with status 2; a failed start with 1.\n\n", envPrefix)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// namedValue wraps a flag's Value so that a value it refuses becomes a
+// *server.ConfigError naming the flag; the first one is kept in *bad.
+type namedValue struct {
+	flag.Value
+	name string
+	bad  **server.ConfigError
+}
+
+func (v *namedValue) Set(s string) error {
+	err := v.Value.Set(s)
+	if err != nil && *v.bad == nil {
+		*v.bad = &server.ConfigError{Flag: v.name, Value: s, Want: err.Error()}
 	}
 	return err
 }
 
-// parseConfig fills a server.Config from args, then, for every flag not
-// given on the command line, from its KVPOOL_* variable. Env values go
-// through the same parser as flags, so both fail the same way.
-func parseConfig(args []string, getenv func(string) string) (server.Config, slog.Level, error) {
-	c := server.DefaultConfig()
-	level := slog.LevelInfo
-	fs := flag.NewFlagSet("kvserver", flag.ContinueOnError)
-	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address")
-	fs.StringVar(&c.DataDir, "data", c.DataDir, "Pebble data directory (created if missing)")
-	fs.StringVar(&c.Pool, "pool", c.Pool, "worker pool: "+strings.Join(pool.Variants, "|"))
-	fs.IntVar(&c.Pcfg.Workers, "workers", 0, "pool workers (0: GOMAXPROCS)")
-	fs.IntVar(&c.Pcfg.Capacity, "cap", c.Pcfg.Capacity, "queue bound (0: direct hand-off, -1: unbounded where supported)")
-	fs.Var(overflowFlag{&c.Pcfg.Overflow}, "overflow", "full-queue policy: reject|drop-oldest|caller-runs|block")
-	fs.DurationVar(&c.Pcfg.QueueTimeout, "queue-timeout", 0, "answer 503 for a job that waited longer than this (0: no limit)")
-	fs.IntVar(&c.Pcfg.ShardsPerWorker, "shards-per-worker", 2, "multiqueue shards per worker")
-	fs.DurationVar(&c.Pcfg.CoDelTarget, "codel-target", 0, "adaptive: acceptable standing queue delay (0: 5ms)")
-	fs.DurationVar(&c.Pcfg.CoDelInterval, "codel-interval", 0, "adaptive: CoDel interval (0: 100ms)")
-	fs.BoolVar(&c.Sync, "sync", c.Sync, "fsync the WAL before acknowledging each write")
-	fs.IntVar(&c.CacheMiB, "cache-mb", c.CacheMiB, "Pebble block cache, MiB")
-	fs.IntVar(&c.MaxBodyBytes, "max-body", c.MaxBodyBytes, "largest request body, bytes (413 above)")
-	fs.IntVar(&c.MaxKeyBytes, "max-key", c.MaxKeyBytes, "longest id, bytes (400 above)")
-	fs.IntVar(&c.MaxHeaderBytes, "max-header", c.MaxHeaderBytes, "largest request line plus headers, bytes (431 above)")
-	fs.DurationVar(&c.ReadTimeout, "read-timeout", c.ReadTimeout, "time to read one request")
-	fs.DurationVar(&c.WriteTimeout, "write-timeout", c.WriteTimeout, "time to write one response")
-	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "keep-alive connection idle limit")
-	fs.IntVar(&c.MaxConns, "max-conns", c.MaxConns, "connections served at once (one more is answered 503 and closed)")
-	fs.IntVar(&c.MaxConnsPerIP, "max-conns-per-ip", c.MaxConnsPerIP, "connections from one client IP (429 above; 0: no limit)")
-	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "graceful stop: wait this long for requests in flight")
-	fs.IntVar(&c.MutexProfileFraction, "mutex-profile-fraction", 0, "report 1/n mutex contention events to pprof (0: off)")
-	fs.IntVar(&c.BlockProfileRate, "block-profile-rate", 0, "sample blocking events of n ns (0: off)")
-	fs.TextVar(&level, "log-level", level, "debug|info|warn|error")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: kvserver [flags]\nEvery flag -name falls back to $%sNAME (dashes as underscores).\n\n", envPrefix)
-		fs.PrintDefaults()
+// String is also called on a zero namedValue, by PrintDefaults.
+func (v *namedValue) String() string {
+	if v == nil || v.Value == nil {
+		return ""
 	}
-	if err := fs.Parse(args); err != nil {
-		return c, level, err
-	}
-	if fs.NArg() > 0 {
-		return c, level, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	var err error
-	fs.VisitAll(func(f *flag.Flag) {
-		if v := getenv(envName(f.Name)); v != "" && !given[f.Name] && err == nil {
-			if e := fs.Set(f.Name, v); e != nil {
-				err = fmt.Errorf("$%s=%q: %w", envName(f.Name), v, e)
-			}
-		}
-	})
-	if err != nil {
-		return c, level, err
-	}
-	return c, level, c.Validate()
+	return v.Value.String()
 }
+
+// IsBoolFlag keeps -sync meaning -sync=true through the wrapper.
+func (v *namedValue) IsBoolFlag() bool {
+	b, ok := v.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// value is a flag.Value over *p, parsed by parse (whose error says what is
+// accepted) and printed by format.
+type value[T any] struct {
+	p      *T
+	parse  func(string) (T, error)
+	format func(T) string
+}
+
+func choice[T any](p *T, parse func(string) (T, error), format func(T) string) *value[T] {
+	return &value[T]{p: p, parse: parse, format: format}
+}
+
+func (v *value[T]) Set(s string) error {
+	x, err := v.parse(s)
+	if err == nil {
+		*v.p = x
+	}
+	return err
+}
+
+func (v *value[T]) String() string {
+	if v == nil || v.p == nil {
+		return ""
+	}
+	return v.format(*v.p)
+}
+
+// boolValue is value[bool] that the flag package lets stand alone (-sync).
+type boolValue struct{ *value[bool] }
+
+func (boolValue) IsBoolFlag() bool { return true }
+
+func intVar(fs *flag.FlagSet, p *int, name, usage string) {
+	fs.Var(choice(p, parseInt, strconv.Itoa), name, usage)
+}
+
+func durationVar(fs *flag.FlagSet, p *time.Duration, name, usage string) {
+	fs.Var(choice(p, parseDuration, time.Duration.String), name, usage)
+}
+
+func boolVar(fs *flag.FlagSet, p *bool, name, usage string) {
+	fs.Var(boolValue{choice(p, parseBool, strconv.FormatBool)}, name, usage)
+}
+
+func parseInt(s string) (int, error) {
+	n, err := strconv.ParseInt(s, 0, strconv.IntSize)
+	if err != nil {
+		return 0, errors.New("must be a whole number")
+	}
+	return int(n), nil
+}
+
+func parseBool(s string) (bool, error) {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, errors.New("must be true or false")
+	}
+	return b, nil
+}
+
+// parseDuration is time.ParseDuration with errors that say what to write:
+// a bare number ("5") is the usual mistake.
+func parseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	switch {
+	case err == nil:
+		return d, nil
+	case isNumber(s):
+		return 0, fmt.Errorf("a duration needs a unit: write e.g. %sms or %ss", s, s)
+	}
+	return 0, errors.New("must be a duration such as 250ms, 1s or 1m30s")
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return l, errors.New("must be debug, info, warn or error")
+	}
+	return l, nil
+}
+
+func levelString(l slog.Level) string { return strings.ToLower(l.String()) }
+
+func compressionString(c store.Compression) string { return string(c) }
+
+func delayDistString(d store.DelayDist) string { return string(d) }

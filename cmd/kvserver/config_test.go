@@ -1,12 +1,17 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"log/slog"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/kvpool/kvpool/internal/pool"
 	"github.com/kvpool/kvpool/internal/server"
+	"github.com/kvpool/kvpool/internal/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,23 +23,26 @@ func env(kv map[string]string) func(string) string {
 func TestDefaults(t *testing.T) {
 	c, level, err := parseConfig(nil, env(nil))
 	require.NoError(t, err)
-	want := server.DefaultConfig()
-	want.Pcfg.ShardsPerWorker = 2
-	assert.Equal(t, want, c)
+	assert.Equal(t, server.DefaultConfig(), c)
 	assert.Equal(t, slog.LevelInfo, level)
 }
 
 func TestFlagsThenEnv(t *testing.T) {
 	c, level, err := parseConfig(
-		[]string{"-pool", "fifo", "-cap", "0", "-overflow", "caller-runs", "-sync"},
+		[]string{"-pool", "fifo", "-cap", "0", "-overflow", "caller-runs", "-sync", "-io-delay", "2ms", "-compression", "none"},
 		env(map[string]string{
-			"KVPOOL_POOL":             "direct", // the flag wins
-			"KVPOOL_WORKERS":          "3",
-			"KVPOOL_QUEUE_TIMEOUT":    "250ms",
-			"KVPOOL_MAX_BODY":         "4096",
-			"KVPOOL_MAX_HEADER":       "16384",
-			"KVPOOL_MAX_CONNS_PER_IP": "8",
-			"KVPOOL_LOG_LEVEL":        "debug",
+			"KVPOOL_POOL":                 "direct", // the flag wins
+			"KVPOOL_WORKERS":              "3",
+			"KVPOOL_QUEUE_TIMEOUT":        "250ms",
+			"KVPOOL_MAX_BODY":             "4096",
+			"KVPOOL_MAX_HEADER":           "16384",
+			"KVPOOL_MAX_CONNS_PER_IP":     "8",
+			"KVPOOL_LOG_LEVEL":            "debug",
+			"KVPOOL_IO_DELAY_DIST":        "exp",
+			"KVPOOL_SHARDS_PER_WORKER":    "4",
+			"KVPOOL_CODEL_TARGET":         "2ms",
+			"KVPOOL_MEMTABLE_MB":          "128",
+			"KVPOOL_VALUE_SEPARATION_MIN": "256",
 		}))
 	require.NoError(t, err)
 	assert.Equal(t, "fifo", c.Pool)
@@ -43,26 +51,155 @@ func TestFlagsThenEnv(t *testing.T) {
 	assert.True(t, c.Sync)
 	assert.Equal(t, 3, c.Pcfg.Workers)
 	assert.Equal(t, 250*time.Millisecond, c.Pcfg.QueueTimeout)
+	assert.Equal(t, 4, c.Pcfg.ShardsPerWorker)
+	assert.Equal(t, 2*time.Millisecond, c.Pcfg.CoDelTarget)
 	assert.Equal(t, 4096, c.MaxBodyBytes)
 	assert.Equal(t, 16384, c.MaxHeaderBytes)
 	assert.Equal(t, 8, c.MaxConnsPerIP)
 	assert.Equal(t, slog.LevelDebug, level)
+	assert.Equal(t, slog.LevelDebug, c.LogLevel)
+	assert.Equal(t, 2*time.Millisecond, c.IODelay)
+	assert.Equal(t, store.DelayExp, c.IODelayDist)
+	assert.Equal(t, store.CompressionNone, c.Compression)
+	assert.Equal(t, 128, c.MemTableMiB)
+	assert.Equal(t, 256, c.ValueSeparationMinBytes)
 }
 
-func TestBadSettingsAreErrors(t *testing.T) {
-	f := func(args []string, kv map[string]string, wantInError string) {
+// TestBadSettingsNameTheFlag: every refused value, unparsable or out of
+// range, from a flag or from its KVPOOL_* variable, comes back as a
+// *server.ConfigError naming that flag (and the variable), with the value
+// and what the flag accepts in the message.
+func TestBadSettingsNameTheFlag(t *testing.T) {
+	f := func(args []string, kv map[string]string, wantFlag, wantInMessage string) {
 		t.Helper()
 		_, _, err := parseConfig(args, env(kv))
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), wantInError)
+		var ce *server.ConfigError
+		require.True(t, errors.As(err, &ce), "%q is not a ConfigError", err)
+		assert.Equal(t, wantFlag, ce.Flag, "flag named by %q", err)
+		msg := err.Error()
+		assert.True(t, strings.HasPrefix(msg, "-"+wantFlag+" "), "%q starts with the flag", msg)
+		assert.Contains(t, msg, wantInMessage)
+		for name := range kv {
+			assert.Equal(t, name, ce.Env, "the variable the value came from")
+			assert.Contains(t, msg, "$"+name)
+		}
 	}
-	f([]string{"-overflow", "sometimes"}, nil, "sometimes")
-	f(nil, map[string]string{"KVPOOL_WORKERS": "many"}, "KVPOOL_WORKERS")
-	f(nil, map[string]string{"KVPOOL_MAX_BODY": "0"}, "-max-body")
-	f([]string{"-cache-mb", "-1"}, nil, "-cache-mb")
-	f([]string{"stray"}, nil, "stray")
-	f([]string{"-max-header", "1024"}, nil, "-max-header")
-	f([]string{"-max-key", "4096"}, nil, "-max-key 4096") // its encoded form no longer fits the default -max-header
-	f([]string{"-max-conns-per-ip", "-1"}, nil, "-max-conns-per-ip")
-	f([]string{"-read-timeout", "-1s"}, nil, "negative")
+	flagArg := func(name, value string) []string { return []string{"-" + name, value} }
+
+	// Out of range, each with its accepted range in the message.
+	f(flagArg("workers", "-3"), nil, "workers", "-workers -3: must be 0 (GOMAXPROCS) or more")
+	f(flagArg("workers", "100000000"), nil, "workers", "up to")
+	f(flagArg("shards-per-worker", "-2"), nil, "shards-per-worker", "between 1 and 64")
+	f(flagArg("shards-per-worker", "0"), nil, "shards-per-worker", "between 1 and 64")
+	f(flagArg("cap", "-2"), nil, "cap", "-1 (unbounded)")
+	f(flagArg("cap", "1000000000"), nil, "cap", "up to")
+	f([]string{"-pool", "lifo", "-cap", "0"}, nil, "cap", "fifo")
+	f(flagArg("pool", "stack"), nil, "pool", "adaptive")
+	f(flagArg("queue-timeout", "-1s"), nil, "queue-timeout", "0 (no limit) or more")
+	f(flagArg("codel-target", "0s"), nil, "codel-target", "more than 0s")
+	f(flagArg("codel-target", "200ms"), nil, "codel-target", "less than -codel-interval 100ms")
+	f(flagArg("codel-interval", "-5ms"), nil, "codel-interval", "more than 0s")
+	f(flagArg("cache-mb", "-1"), nil, "cache-mb", "between 1 and")
+	f(flagArg("memtable-mb", "0"), nil, "memtable-mb", "between 1 and 4095")
+	f(flagArg("memtable-mb", "4096"), nil, "memtable-mb", "between 1 and 4095")
+	f(flagArg("l0-compaction-threshold", "0"), nil, "l0-compaction-threshold", "between 1 and 1000")
+	f(flagArg("l0-stop-writes-threshold", "3"), nil, "l0-stop-writes-threshold", "-l0-compaction-threshold 4")
+	f(flagArg("value-separation-min", "-1"), nil, "value-separation-min", "0 (off)")
+	f(flagArg("io-delay", "-1ms"), nil, "io-delay", "0 (off) or more")
+	f(flagArg("io-delay", "2h"), nil, "io-delay", "up to 1m0s")
+	f(flagArg("max-body", "0"), nil, "max-body", "between 1 and")
+	f(flagArg("max-key", "0"), nil, "max-key", "between 1 and")
+	f(flagArg("max-header", "1024"), nil, "max-header", "-max-key 1024")
+	f(flagArg("max-key", "4096"), nil, "max-header", "-max-key 4096") // its encoded form no longer fits the default -max-header
+	f(flagArg("read-timeout", "-1s"), nil, "read-timeout", "0 (none) or more")
+	f(flagArg("write-timeout", "-1s"), nil, "write-timeout", "0 (none) or more")
+	f(flagArg("idle-timeout", "-1s"), nil, "idle-timeout", "0 (none) or more")
+	f(flagArg("shutdown-timeout", "0s"), nil, "shutdown-timeout", "more than 0s")
+	f(flagArg("max-conns", "0"), nil, "max-conns", "between 1 and")
+	f(flagArg("max-conns-per-ip", "-1"), nil, "max-conns-per-ip", "0 (no limit)")
+	f(flagArg("mutex-profile-fraction", "-1"), nil, "mutex-profile-fraction", "0 (off)")
+	f(flagArg("block-profile-rate", "-1"), nil, "block-profile-rate", "0 (off)")
+	f(flagArg("addr", ""), nil, "addr", `-addr "": must not be empty`)
+	f(flagArg("data", ""), nil, "data", "must not be empty")
+
+	// Unparsable.
+	f(flagArg("overflow", "sometimes"), nil, "overflow", "sometimes")
+	f(flagArg("compression", "gzip"), nil, "compression", "snappy")
+	f(flagArg("io-delay-dist", "normal"), nil, "io-delay-dist", "exp")
+	f(flagArg("log-level", "loud"), nil, "log-level", "debug, info, warn or error")
+	f(flagArg("workers", "many"), nil, "workers", "whole number")
+	f([]string{"-sync=maybe"}, nil, "sync", "true or false")
+	f(flagArg("read-timeout", "soon"), nil, "read-timeout", "250ms")
+
+	// Durations without a unit say that one is needed, flag or variable.
+	for _, name := range []string{"queue-timeout", "codel-target", "codel-interval", "io-delay",
+		"read-timeout", "write-timeout", "idle-timeout", "shutdown-timeout"} {
+		f(flagArg(name, "5"), nil, name, "-"+name+" 5: a duration needs a unit: write e.g. 5ms or 5s")
+		f(nil, map[string]string{envName(name): "5"}, name, "a duration needs a unit")
+	}
+
+	// From the environment: unparsable, and parsed but out of range.
+	f(nil, map[string]string{"KVPOOL_WORKERS": "many"}, "workers", "whole number")
+	f(nil, map[string]string{"KVPOOL_MAX_BODY": "0"}, "max-body", "-max-body 0 (from $KVPOOL_MAX_BODY): must be between 1")
+	f(nil, map[string]string{"KVPOOL_SHARDS_PER_WORKER": "-2"}, "shards-per-worker", "between 1 and 64")
+}
+
+// TestEveryFlagIsCheckedAndLogged: each flag appears in the start-up
+// line's keys (so none is forgotten there), and each number or duration
+// flag refuses a negative value, naming itself (so none is forgotten in
+// Validate).
+func TestEveryFlagIsCheckedAndLogged(t *testing.T) {
+	c := server.DefaultConfig()
+	fs := flag.NewFlagSet("kvserver", flag.ContinueOnError)
+	defineFlags(fs, &c)
+	logged := map[string]bool{}
+	attrs := c.LogAttrs()
+	for i := 0; i < len(attrs); i += 2 {
+		logged[attrs[i].(string)] = true
+	}
+	checked := 0
+	fs.VisitAll(func(fl *flag.Flag) {
+		assert.True(t, logged[strings.ReplaceAll(fl.Name, "-", "_")], "-%s missing from LogAttrs", fl.Name)
+		var negative string
+		switch fl.Value.(type) {
+		case *value[int]:
+			negative = "-2" // -cap -1 means unbounded
+		case *value[time.Duration]:
+			negative = "-1s"
+		default:
+			return
+		}
+		checked++
+		_, _, err := parseConfig([]string{"-" + fl.Name, negative}, env(nil))
+		var ce *server.ConfigError
+		if assert.True(t, errors.As(err, &ce), "-%s %s: got %v, want a ConfigError", fl.Name, negative, err) {
+			assert.Equal(t, fl.Name, ce.Flag)
+		}
+	})
+	assert.Greater(t, checked, 20, "number and duration flags found")
+}
+
+// TestHelp: -h lists every flag with its value's name and its default,
+// and says where else values come from and what a bad one does.
+func TestHelp(t *testing.T) {
+	var out strings.Builder
+	usageOutput = &out
+	defer func() { usageOutput = os.Stderr }()
+	_, _, err := parseConfig([]string{"-h"}, env(nil))
+	require.ErrorIs(t, err, flag.ErrHelp)
+	for _, want := range []string{"-workers n", "-io-delay duration", "-io-delay-dist distribution", "-compression compression",
+		"$KVPOOL_NAME", "status 2", "(default 5ms)", "(default 100ms)", "(default snappy)", "(default fixed)", "(default info)"} {
+		assert.Contains(t, out.String(), want)
+	}
+}
+
+func TestUnknownFlagPointsToHelp(t *testing.T) {
+	_, _, err := parseConfig([]string{"-nope"}, env(nil))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "-nope")
+	assert.Contains(t, err.Error(), "kvserver -h")
+	_, _, err = parseConfig([]string{"stray"}, env(nil))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "stray")
 }

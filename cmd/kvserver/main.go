@@ -1,72 +1,120 @@
 // Command kvserver serves the /v0 key-value API: fasthttp in front, a
 // switchable worker pool in the middle, Pebble underneath.
+//
+// Every error is one slog line at level ERROR on stderr. Exit status: 0
+// after a clean stop, 2 for a bad configuration (a flag or KVPOOL_*
+// value), 1 for a failed start (port busy, store locked, ...) or a stop
+// that was not clean.
 package main
 
 import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/kvpool/kvpool/internal/server"
+	"github.com/kvpool/kvpool/internal/store"
 )
 
-func main() { os.Exit(run(os.Args[1:])) }
+// Exit statuses.
+const (
+	exitClean     = 0
+	exitFailed    = 1 // a failed start, or a stop that was not clean
+	exitBadConfig = 2
+)
 
-func run(args []string) int {
-	cfg, level, err := parseConfig(args, os.Getenv)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "kvserver:", err)
-		return 2
-	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	slog.SetDefault(log)
-	log.Info("kvserver config", cfg.LogAttrs()...)
-
-	srv, err := server.Open(cfg, log)
-	if err != nil {
-		log.Error("cannot start", "err", err)
-		return 1
-	}
-	ln, err := srv.Listen()
-	if err != nil {
-		log.Error("cannot start", "err", err)
-		srv.Shutdown(context.Background())
-		return 1
-	}
-
+func main() {
+	// Signals are caught from the start: one that lands while kvserver is
+	// still starting stops it as soon as it serves, instead of killing it
+	// half-started.
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stderr, signals))
+}
+
+// run is kvserver from its arguments to its exit status: it logs to
+// stderr and stops gracefully at the first value on signals.
+func run(args []string, getenv func(string) string, stderr io.Writer, signals <-chan os.Signal) int {
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	cfg, level, err := parseConfig(args, getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitClean
+	}
+	if err != nil {
+		log.Error("bad configuration", "err", err)
+		return exitBadConfig
+	}
+	log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	slog.SetDefault(log)
+	log.Info("kvserver config", cfg.LogAttrs()...)
+	if cfg.PprofRemote {
+		log.Warn("/debug/pprof is served to every client (-pprof-remote): anyone who can reach -addr can read memory and the command line")
+	} else {
+		log.Info("/debug/pprof is served to loopback clients only; -pprof-remote serves it to others")
+	}
+	// Process-wide, so set here rather than by the server.
+	runtime.SetMutexProfileFraction(cfg.MutexProfileFraction)
+	runtime.SetBlockProfileRate(cfg.BlockProfileRate)
+
+	// Listen first: a start that fails on a busy port creates nothing.
+	ln, err := server.Listen(cfg.Addr)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return exitFailed
+	}
+	st, err := store.Open(cfg.StoreOptions(log))
+	if err != nil {
+		ln.Close()
+		log.Error("cannot start", "err", err)
+		return exitFailed
+	}
+	srv, err := server.New(cfg, store.WithDelay(st, cfg.IODelay, cfg.IODelayDist),
+		server.Options{Log: log, PebbleMetrics: st.Metrics})
+	if err != nil {
+		ln.Close()
+		st.Close()
+		log.Error("cannot start", "err", err)
+		return exitFailed
+	}
+
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("serving", "addr", ln.Addr().String(), "pool", cfg.Pool, "data", cfg.DataDir)
 
 	select {
-	case err := <-served:
+	case err := <-served: // only an accept error ends Serve before Shutdown
 		log.Error("server stopped", "err", err)
-		srv.Shutdown(context.Background())
-		return 1
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+		defer cancel()
+		srv.Shutdown(ctx)
+		st.Close()
+		return exitFailed
 	case sig := <-signals:
 		log.Info("stopping: draining requests in flight; a second signal exits at once", "signal", sig.String(), "timeout", cfg.ShutdownTimeout)
 	}
+	stopped := make(chan struct{})
+	defer close(stopped)
 	go func() {
-		sig := <-signals
-		log.Warn("second signal: exiting without draining", "signal", sig.String())
-		os.Exit(1)
+		select {
+		case sig := <-signals:
+			log.Error("second signal: exiting without draining", "signal", sig.String())
+			os.Exit(exitFailed)
+		case <-stopped:
+		}
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(ctx); err != nil {
+	err = errors.Join(srv.Shutdown(ctx), <-served, st.Close())
+	if err != nil {
 		log.Error("unclean stop", "err", err)
-		return 1
+		return exitFailed
 	}
 	log.Info("stopped cleanly")
-	return 0
+	return exitClean
 }

@@ -1,39 +1,27 @@
 // Package metrics holds the Prometheus collectors of kvserver: HTTP
-// requests, the worker pool and the Pebble store. Pool and store counters
-// are read at scrape time, so the request path pays nothing for them.
+// requests and connections, the worker pool, the Pebble store and the
+// configuration. Pool and store counters are read at scrape time, so the
+// request path pays nothing for them.
 package metrics
 
 import (
 	"strconv"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/api"
 	"github.com/prometheus/client_golang/prometheus"
 )
-
-// Method is an HTTP method as the metrics label it; anything else is Other.
-type Method uint8
-
-// The methods labelled individually.
-const (
-	GET Method = iota
-	PUT
-	DELETE
-	Other
-	numMethods
-)
-
-var methodNames = [numMethods]string{"GET", "PUT", "DELETE", "other"}
 
 // codes are the status codes kvserver answers with; their counters are
 // resolved once so that counting a request is an array index, not a map
 // lookup with label hashing.
-var codes = []int{200, 201, 202, 400, 404, 405, 413, 431, 500, 503}
+var codes = []int{200, 201, 202, 400, 403, 404, 405, 408, 413, 429, 431, 500, 503}
 
 // HTTP counts requests by method and status code and times them.
 type HTTP struct {
 	requests  *prometheus.CounterVec
-	durations [numMethods]prometheus.Observer
-	known     [numMethods][]prometheus.Counter // parallel to codes
+	durations [api.NumMethods]prometheus.Observer
+	known     [api.NumMethods][]prometheus.Counter // parallel to codes
 }
 
 // NewHTTP registers the HTTP collectors with reg.
@@ -41,7 +29,7 @@ func NewHTTP(reg prometheus.Registerer) *HTTP {
 	h := &HTTP{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kvserver_http_requests_total",
-			Help: "HTTP requests answered, by method and status code.",
+			Help: "HTTP requests answered, by method and status code; method is \"unknown\" for a connection answered before its request line was read.",
 		}, []string{"method", "code"}),
 	}
 	duration := prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -50,27 +38,38 @@ func NewHTTP(reg prometheus.Registerer) *HTTP {
 		Buckets: prometheus.ExponentialBucketsRange(50e-6, 10, 20),
 	}, []string{"method"})
 	reg.MustRegister(h.requests, duration)
-	for m := range numMethods {
-		h.durations[m] = duration.WithLabelValues(methodNames[m])
+	for m := range api.NumMethods {
+		label := api.Method(m).String()
+		h.durations[m] = duration.WithLabelValues(label)
 		h.known[m] = make([]prometheus.Counter, len(codes))
 		for i, c := range codes {
-			h.known[m][i] = h.requests.WithLabelValues(methodNames[m], strconv.Itoa(c))
+			h.known[m][i] = h.requests.WithLabelValues(label, strconv.Itoa(c))
 		}
 	}
 	return h
 }
 
-// Observe records one answered request.
-func (h *HTTP) Observe(m Method, code int, d time.Duration) {
-	if m >= numMethods {
-		m = Other
+// Observe records one request the handler answered, and how long it took.
+func (h *HTTP) Observe(m api.Method, code int, d time.Duration) {
+	if int(m) >= api.NumMethods {
+		m = api.Other
 	}
 	h.durations[m].Observe(d.Seconds())
+	h.Add(m, code, 1)
+}
+
+// Add counts n answers given outside the handler (a request that could
+// not be read, a connection refused at accept): no duration is recorded,
+// as none was measured.
+func (h *HTTP) Add(m api.Method, code int, n uint64) {
+	if int(m) >= api.NumMethods {
+		m = api.Other
+	}
 	for i, c := range codes {
 		if c == code {
-			h.known[m][i].Inc()
+			h.known[m][i].Add(float64(n))
 			return
 		}
 	}
-	h.requests.WithLabelValues(methodNames[m], strconv.Itoa(code)).Inc()
+	h.requests.WithLabelValues(m.String(), strconv.Itoa(code)).Add(float64(n))
 }

@@ -1,10 +1,12 @@
 package metrics
 
 import (
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/pool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -15,17 +17,89 @@ import (
 func TestHTTPCountsKnownAndUnknownCodes(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	h := NewHTTP(reg)
-	h.Observe(GET, 200, time.Millisecond)
-	h.Observe(GET, 200, time.Millisecond)
-	h.Observe(PUT, 418, time.Millisecond) // not pre-resolved: still counted
-	h.Observe(Method(200), 200, 0)        // out of range: counted as other
+	h.Observe(api.Get, 200, time.Millisecond)
+	h.Observe(api.Get, 200, time.Millisecond)
+	h.Observe(api.Put, 418, time.Millisecond) // not pre-resolved: still counted
+	h.Observe(api.Method(200), 200, 0)        // out of range: counted as other
+	h.Add(api.Unknown, 408, 2)                // answered outside the handler: counted, not timed
+	h.Add(api.Unknown, 599, 1)
 
 	assert.Equal(t, 2.0, testutil.ToFloat64(h.requests.WithLabelValues("GET", "200")))
 	assert.Equal(t, 1.0, testutil.ToFloat64(h.requests.WithLabelValues("PUT", "418")))
 	assert.Equal(t, 1.0, testutil.ToFloat64(h.requests.WithLabelValues("other", "200")))
+	assert.Equal(t, 2.0, testutil.ToFloat64(h.requests.WithLabelValues("unknown", "408")))
+	assert.Equal(t, 1.0, testutil.ToFloat64(h.requests.WithLabelValues("unknown", "599")))
 	n, err := testutil.GatherAndCount(reg, "kvserver_http_request_duration_seconds")
 	require.NoError(t, err)
-	assert.Equal(t, int(numMethods), n)
+	assert.Equal(t, api.NumMethods, n)
+	assert.Equal(t, 0.0, histogramCount(t, reg, "unknown"), "Add records no duration")
+	assert.Equal(t, 2.0, histogramCount(t, reg, "GET"))
+}
+
+// histogramCount is the number of durations observed for method.
+func histogramCount(t *testing.T, reg *prometheus.Registry, method string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != "kvserver_http_request_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "method" && l.GetValue() == method {
+					return float64(m.GetHistogram().GetSampleCount())
+				}
+			}
+		}
+	}
+	t.Fatalf("no duration series for method %q", method)
+	return 0
+}
+
+func TestConnErrorsStartAtZero(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	c := NewConnErrors(reg)
+	c.Inc(ConnOther)
+	c.Inc(ConnOther)
+	c.Inc(ConnReset)
+	for _, k := range ConnErrorKinds {
+		want := map[string]float64{ConnOther: 2, ConnReset: 1}[k]
+		assert.Equal(t, want, testutil.ToFloat64(c.total.WithLabelValues(k)), k)
+	}
+}
+
+func TestConfigInfo(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	labels := prometheus.Labels{}
+	for _, name := range ConfigLabels {
+		labels[name] = name + "-value"
+	}
+	labels["extra"] = "x"
+	NewConfigInfo(reg, labels)
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP kvserver_config_info The server's effective configuration, in its labels; the value is always 1.
+# TYPE kvserver_config_info gauge
+kvserver_config_info{cache_mb="cache_mb-value",cap="cap-value",extra="x",io_delay="io_delay-value",io_delay_dist="io_delay_dist-value",overflow="overflow-value",pool="pool-value",queue_timeout="queue_timeout-value",sync="sync-value",version="version-value",workers="workers-value"} 1
+`)))
+
+	delete(labels, "workers")
+	assert.PanicsWithValue(t, "metrics: kvserver_config_info without label workers", func() {
+		NewConfigInfo(prometheus.NewRegistry(), labels)
+	})
+}
+
+func TestVersionOf(t *testing.T) {
+	f := func(bi debug.BuildInfo, want string) {
+		t.Helper()
+		assert.Equal(t, want, versionOf(&bi))
+	}
+	f(debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "v1.2.3")
+	f(debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+		{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "0123456789abcdef0123"},
+	}}, "0123456789ab")
+	f(debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel")
+	assert.NotEmpty(t, Version())
 }
 
 func TestPoolCollectorReadsStatsAtScrape(t *testing.T) {

@@ -38,12 +38,14 @@ type adaptiveQueue struct {
 	// for. Read first, written only when it changes: idle workers polling
 	// an empty queue do not bounce its cache line.
 	drained atomic.Bool
+	cfg     *Config // for its clock
 }
 
 func newAdaptiveQueue(cfg Config) queue {
 	return &adaptiveQueue{
 		lockedRing: newLockedRing(cfg.Capacity),
 		codel:      codel{target: int64(cfg.CoDelTarget), interval: int64(cfg.CoDelInterval)},
+		cfg:        &cfg,
 	}
 }
 
@@ -54,10 +56,11 @@ func (q *adaptiveQueue) pop() popped {
 		}
 		return popped{}
 	}
-	return q.popAt(now())
+	return q.popAt(q.cfg.now())
 }
 
-// popAt is pop at time t (now() nanoseconds), apart so tests can set the clock.
+// popAt is pop at time t (clock nanoseconds), apart so tests can drive the
+// queue alone at times they choose.
 func (q *adaptiveQueue) popAt(t int64) popped {
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -1,7 +1,6 @@
 package pool
 
 import (
-	"sync"
 	"testing"
 	"time"
 
@@ -88,41 +87,47 @@ func TestAdaptiveQueueOrder(t *testing.T) {
 	f(363, "d1", serve)
 }
 
-// TestAdaptiveUnderStandingQueue: real time, one worker, tasks arriving in
-// small groups faster than it can serve them, without pause, so the queue
-// stands. Once CoDel sees that, adaptive sheds old tasks (ReasonExpired)
-// and serves newer ones before older ones, which a FIFO with one producer
-// and one worker never does. The arrival rate is 5 tasks per sleep of
-// 200 µs against 500 µs per task: over 2.5× the capacity even if every
-// sleep took a millisecond, so a slower machine only makes the queue stand
-// more.
+// TestAdaptiveUnderStandingQueue: one worker, on a fake clock, tasks
+// arriving faster than it serves them, so the queue stands. Once CoDel
+// sees that, adaptive sheds old tasks (ReasonExpired) and serves newer
+// ones before older ones, which a FIFO with one producer and one worker
+// never does.
+//
+// Every arrival after the first is submitted by the task the worker is
+// running, as the clock advances through its service time: three arrivals
+// per 500 µs of service, three times what the worker can serve. So the
+// whole run happens on the worker's goroutine in one order, at clock
+// times the test sets, however the machine schedules it.
 func TestAdaptiveUnderStandingQueue(t *testing.T) {
+	const n, service, arrivalsPerService = 500, 500 * time.Microsecond, 3
+	clk := newFakeClock()
 	p, err := New("adaptive", Config{Workers: 1, Capacity: 1024,
-		CoDelTarget: time.Millisecond, CoDelInterval: 5 * time.Millisecond})
+		CoDelTarget: time.Millisecond, CoDelInterval: 5 * time.Millisecond, clock: clk})
 	require.NoError(t, err)
-	var mu sync.Mutex
-	var order []int
-	tasks := make([]probe, 500)
+	var order []int // appended only on the worker's goroutine
+	tasks := make([]probe, n)
+	submitted := 1
 	for i := range tasks {
 		tasks[i].work = func() {
-			mu.Lock()
 			order = append(order, i)
-			mu.Unlock()
-			time.Sleep(500 * time.Microsecond)
+			for range arrivalsPerService {
+				clk.advance(service / arrivalsPerService)
+				if submitted < n {
+					p.Submit(&tasks[submitted])
+					submitted++
+				}
+			}
 		}
 	}
-	for i := range tasks {
-		p.Submit(&tasks[i])
-		if i%5 == 4 {
-			time.Sleep(200 * time.Microsecond)
-		}
-	}
+	p.Submit(&tasks[0])
 	waitIdle(t, p)
 	p.Close()
 
 	s := p.Stats()
+	require.EqualValues(t, n, s.Submitted, "every arrival submitted")
 	assert.Positive(t, s.Rejected[ReasonExpired], "tasks shed under a standing queue")
 	assert.EqualValues(t, len(order), s.Completed)
+	assert.EqualValues(t, n, s.Completed+s.Rejected[ReasonExpired], "every task run or shed, nothing else")
 	inversions := 0
 	for k := 1; k < len(order); k++ {
 		if order[k] < order[k-1] {
@@ -133,22 +138,31 @@ func TestAdaptiveUnderStandingQueue(t *testing.T) {
 	assert.Positive(t, inversions, "newer tasks served before older ones; order %v", order)
 }
 
-// TestAdaptiveFIFOWhileQueueDrains: real time, bursts that the worker
-// drains before the next one arrives, so the queue never stands: the order
-// is FIFO and nothing is shed.
+// TestAdaptiveFIFOWhileQueueDrains: on a fake clock, bursts of 20 tasks
+// of 500 µs each, every burst queued at once, so its last task waits
+// 9.5 ms, nearly twice the 5 ms target; but each burst drains before the
+// next arrives, so every 20 ms interval sees an empty queue and CoDel
+// never calls the queue standing: the order stays FIFO and nothing is shed.
+// A detector that judged by the latest or the largest wait, not an
+// interval's minimum, would turn LIFO here.
 func TestAdaptiveFIFOWhileQueueDrains(t *testing.T) {
+	clk := newFakeClock()
 	p, err := New("adaptive", Config{Workers: 1, Capacity: 64,
-		CoDelTarget: 5 * time.Millisecond, CoDelInterval: 20 * time.Millisecond})
+		CoDelTarget: 5 * time.Millisecond, CoDelInterval: 20 * time.Millisecond, clock: clk})
 	require.NoError(t, err)
+	serve := func() { clk.advance(500 * time.Microsecond) }
 	for range 20 {
-		order := runOrder(t, nopCloser{p}, 20, make(chan struct{}))
+		order := runOrder(t, nopCloser{p}, 20, make(chan struct{}), serve)
 		require.Equal(t, 20, len(order))
 		for i := range order {
 			require.Equal(t, i, order[i])
 		}
 	}
 	p.Close()
-	assert.Zero(t, p.Stats().RejectedTotal())
+	s := p.Stats()
+	assert.Zero(t, s.RejectedTotal())
+	// Task k of a burst waited k services: 0.5 ms × (0+1+...+19) a burst.
+	assert.Equal(t, 20*190*500*time.Microsecond, s.WaitTotal, "the bursts queued as scheduled")
 }
 
 // nopCloser keeps runOrder from closing a pool the test goes on using.

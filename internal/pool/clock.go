@@ -9,19 +9,40 @@ var epoch = time.Now()
 // now returns monotonic nanoseconds since process start.
 func now() int64 { return int64(time.Since(epoch)) }
 
+// clock is a time source a test can put in Config.clock, so that queue
+// waits, QueueTimeout and CoDel see the times the test sets rather than
+// how fast goroutines happen to run. A pool without one (every pool
+// outside tests) reads now() and the runtime's timers.
+type clock interface {
+	// now returns nanoseconds on a monotonic scale, like now().
+	now() int64
+	// timer returns a channel that receives once d has passed on this
+	// clock, and a func that releases the timer.
+	timer(d time.Duration) (<-chan time.Time, func())
+}
+
+// now reads c's clock: the injected one, else the monotonic clock. The nil
+// check is cheaper than an interface call on the path every task takes.
+func (c *Config) now() int64 {
+	if c.clock != nil {
+		return c.clock.now()
+	}
+	return now()
+}
+
 // item is a queued task and when it was queued.
 type item struct {
 	task     Task
-	enqueued int64 // now() at enqueue
+	enqueued int64 // Config.now() at enqueue
 }
 
 // dequeued does the bookkeeping common to every variant when a worker takes
 // it off a queue: it records the wait and runs the task, or rejects it with
 // ReasonExpired if it waited past the timeout.
-func (c *counters) dequeued(it item, cfg *Config) { c.dequeuedAt(it, cfg, now()) }
+func (c *counters) dequeued(it item, cfg *Config) { c.dequeuedAt(it, cfg, cfg.now()) }
 
 // dequeuedAt is dequeued for an item taken off the queue at time at, a
-// now() reading the caller already has.
+// cfg.now() reading the caller already has.
 func (c *counters) dequeuedAt(it item, cfg *Config, at int64) {
 	if wait := c.waited(it, cfg, at); cfg.QueueTimeout > 0 && wait > cfg.QueueTimeout {
 		c.reject(it.task, ReasonExpired)

@@ -31,13 +31,14 @@ func (p *probe) Reject(r Reason) {
 	p.reason.Store(int32(r))
 }
 
-// waitIdle waits until every task submitted to p has been answered.
+// waitIdle waits until every task submitted to p has been answered, or
+// fails the test after hangGuard.
 func waitIdle(t *testing.T, p Pool) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		s := p.Stats()
 		return s.Completed+s.RejectedTotal() == s.Submitted
-	}, 5*time.Second, time.Millisecond)
+	}, hangGuard, time.Millisecond, "tasks still unanswered")
 }
 
 func (p *probe) answers() int32 { return p.runs.Load() + p.rejects.Load() }
@@ -315,7 +316,7 @@ func TestSingleProducerOrder(t *testing.T) {
 		t.Run(c.String(), func(t *testing.T) {
 			p, err := New(c.variant, c.cfg)
 			require.NoError(t, err)
-			order := runOrder(t, p, 1000, nil)
+			order := runOrder(t, p, 1000, nil, nil)
 			require.Equal(t, 1000, len(order), "with block and no timeout pressure every task runs")
 			for i := range order {
 				require.Equal(t, i, order[i])
@@ -327,18 +328,27 @@ func TestSingleProducerOrder(t *testing.T) {
 // runOrder submits n tasks to p from one goroutine, waits until all are
 // answered, closes p and returns the indexes of the tasks that ran, in the
 // order they ran. If release is not nil, p's first worker is kept busy until
-// every task is submitted, so all of them are queued before any runs.
-func runOrder(t *testing.T, p Pool, n int, release chan struct{}) []int {
+// every task is submitted, so all of them are queued before any runs. If
+// each is not nil, every task calls it when it runs.
+func runOrder(t *testing.T, p Pool, n int, release chan struct{}, each func()) []int {
+	t.Helper()
 	if release != nil {
 		started := make(chan struct{})
 		p.Submit(&probe{work: func() { close(started); <-release }})
-		<-started
+		await(t, started, "the task holding the worker to start")
 	}
 	var mu sync.Mutex
 	var order []int
 	tasks := make([]probe, n)
 	for i := range tasks {
-		tasks[i].work = func() { mu.Lock(); order = append(order, i); mu.Unlock() }
+		tasks[i].work = func() {
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
+			if each != nil {
+				each()
+			}
+		}
 		p.Submit(&tasks[i])
 	}
 	if release != nil {
@@ -359,7 +369,7 @@ func TestLIFONewestFirst(t *testing.T) {
 		t.Run(c.String(), func(t *testing.T) {
 			p, err := New(c.variant, c.cfg)
 			require.NoError(t, err)
-			order := runOrder(t, p, 200, make(chan struct{}))
+			order := runOrder(t, p, 200, make(chan struct{}), nil)
 			require.Equal(t, 200, len(order))
 			for i := range order {
 				require.Equal(t, 199-i, order[i])
@@ -369,7 +379,9 @@ func TestLIFONewestFirst(t *testing.T) {
 }
 
 // TestOverflowPolicies: with one busy worker and a full queue of two, each
-// policy does what it says to the newcomer and the oldest queued task.
+// policy does what it says to the newcomer and the oldest queued task. The
+// pool runs on a fake clock: queue waits and QueueTimeout see only the
+// time the test advances, never how fast its goroutines start.
 func TestOverflowPolicies(t *testing.T) {
 	for _, variant := range append([]string{"fifo"}, queuedVariants...) {
 		t.Run(variant, func(t *testing.T) { testOverflowPolicies(t, variant) })
@@ -379,21 +391,21 @@ func TestOverflowPolicies(t *testing.T) {
 func testOverflowPolicies(t *testing.T, variant string) {
 	f := func(o Overflow, want func(t *testing.T, newcomer, oldest *probe, ranOnCaller bool)) {
 		t.Helper()
-		cfg := Config{Workers: 1, Capacity: 2, Overflow: o}
-		if o == OverflowBlock {
-			// Only block waits on it; elsewhere a stalled machine would
-			// expire the queued tasks the assertions expect to run.
-			cfg.QueueTimeout = 10 * time.Millisecond
-		}
+		clk := newFakeClock()
+		cfg := Config{Workers: 1, Capacity: 2, Overflow: o, QueueTimeout: 10 * time.Millisecond, clock: clk}
 		p, err := New(variant, cfg)
 		require.NoError(t, err)
 		release := make(chan struct{})
 		started := make(chan struct{})
 		p.Submit(&probe{work: func() { close(started); <-release }})
-		<-started
+		await(t, started, "the task holding the worker to start")
+		// Time passes between submissions, as it does on a real clock:
+		// multiqueue tells the oldest task by its enqueue stamp.
 		oldest, second := &probe{}, &probe{}
 		p.Submit(oldest)
+		clk.advance(time.Microsecond)
 		p.Submit(second)
+		clk.advance(time.Microsecond)
 		caller := make(chan bool, 1)
 		newcomer := &probe{}
 		submitter := make(chan struct{})
@@ -405,7 +417,17 @@ func testOverflowPolicies(t *testing.T, variant string) {
 				caller <- true
 			}
 		}
-		p.Submit(newcomer)
+		if o == OverflowBlock {
+			// Submit blocks for room on a QueueTimeout timer; once the
+			// clock reaches it, Submit gives up.
+			submitted := make(chan struct{})
+			go func() { p.Submit(newcomer); close(submitted) }()
+			require.Equal(t, cfg.QueueTimeout, clk.waitTimer(t), "a blocked Submit waits QueueTimeout")
+			clk.advance(cfg.QueueTimeout)
+			await(t, submitted, "a blocked Submit to give up at QueueTimeout")
+		} else {
+			p.Submit(newcomer)
+		}
 		close(submitter)
 		close(release)
 		waitIdle(t, p)
@@ -435,11 +457,18 @@ func testOverflowPolicies(t *testing.T, variant string) {
 		// The worker stays blocked past QueueTimeout, so the wait gives up.
 		assert.EqualValues(t, 1, newcomer.rejects.Load())
 		assert.EqualValues(t, ReasonFull, newcomer.reason.Load())
+		assert.Zero(t, newcomer.runs.Load())
+		// By then the oldest has waited past QueueTimeout too: it expires.
+		assert.EqualValues(t, 1, oldest.rejects.Load())
+		assert.EqualValues(t, ReasonExpired, oldest.reason.Load())
 	})
 }
 
 // TestQueueTimeoutExpires: a task that waited past QueueTimeout is rejected
-// ReasonExpired at dequeue, unrun, by every queueing variant.
+// ReasonExpired at dequeue, unrun, by every queueing variant, and one that
+// did not wait that long runs. On a fake clock: the task holding the
+// worker is dequeued with no time passed however late its goroutine runs,
+// and the stale one has waited exactly what the test advanced.
 func TestQueueTimeoutExpires(t *testing.T) {
 	for _, variant := range append([]string{"fifo"}, queuedVariants...) {
 		t.Run(variant, func(t *testing.T) { testQueueTimeoutExpires(t, variant) })
@@ -447,20 +476,27 @@ func TestQueueTimeoutExpires(t *testing.T) {
 }
 
 func testQueueTimeoutExpires(t *testing.T, variant string) {
-	p, err := New(variant, Config{Workers: 1, Capacity: 4, QueueTimeout: time.Millisecond})
+	clk := newFakeClock()
+	p, err := New(variant, Config{Workers: 1, Capacity: 4, QueueTimeout: time.Millisecond, clock: clk})
 	require.NoError(t, err)
 	started, release := make(chan struct{}), make(chan struct{})
 	p.Submit(&probe{work: func() { close(started); <-release }})
-	<-started
+	await(t, started, "the task holding the worker to start")
 	stale := &probe{}
 	p.Submit(stale)
-	time.Sleep(5 * time.Millisecond)
+	clk.advance(5 * time.Millisecond)
+	fresh := &probe{}
+	p.Submit(fresh)
 	close(release)
 	waitIdle(t, p)
 	p.Close()
 	assert.EqualValues(t, 0, stale.runs.Load(), "an expired task must not run")
+	assert.EqualValues(t, 1, stale.rejects.Load())
 	assert.EqualValues(t, ReasonExpired, stale.reason.Load())
-	assert.EqualValues(t, 1, p.Stats().Rejected[ReasonExpired])
+	assert.EqualValues(t, 1, fresh.runs.Load(), "a task queued after the clock moved has not waited")
+	s := p.Stats()
+	assert.EqualValues(t, 1, s.Rejected[ReasonExpired])
+	assert.Equal(t, 5*time.Millisecond, s.WaitTotal, "the holder and fresh waited 0, stale 5ms")
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
@@ -468,6 +504,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		t.Helper()
 		_, err := New(name, cfg)
 		assert.Error(t, err)
+		assert.Equal(t, err, Validate(name, cfg.WithDefaults()), "Validate refuses what New refuses, saying the same")
 	}
 	f("nope", Config{})
 	f("fifo", Config{Capacity: Unbounded})
@@ -483,6 +520,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 	// And every combination the conformance table uses is accepted.
 	for _, c := range conformanceCases() {
+		require.NoError(t, Validate(c.variant, c.cfg), c.String())
 		p, err := New(c.variant, c.cfg)
 		require.NoError(t, err, c.String())
 		assert.Equal(t, c.variant, p.Name())

@@ -18,14 +18,9 @@ type FIFO struct {
 
 // NewFIFO starts cfg.Workers workers.
 func NewFIFO(cfg Config) (*FIFO, error) {
-	cfg = cfg.withDefaults()
-	switch {
-	case cfg.Capacity == Unbounded:
-		return nil, fmt.Errorf("fifo is a channel and needs a bound; use -cap >= 0 (or msqueue for an unbounded queue)")
-	case cfg.Capacity < 0:
-		return nil, fmt.Errorf("fifo capacity %d is invalid; want >= 0", cfg.Capacity)
-	case cfg.Capacity == 0 && cfg.Overflow == OverflowDropOldest:
-		return nil, fmt.Errorf("fifo with -cap 0 holds nothing to drop; drop-oldest needs -cap > 0")
+	cfg = cfg.WithDefaults()
+	if err := checkFIFO(cfg); err != nil {
+		return nil, err
 	}
 	p := &FIFO{counters: counters{gate: newGate()}, cfg: cfg, queue: make(chan item, cfg.Capacity)}
 	p.wg.Add(cfg.Workers)
@@ -35,13 +30,28 @@ func NewFIFO(cfg Config) (*FIFO, error) {
 	return p, nil
 }
 
+// checkFIFO validates cfg for fifo.
+func checkFIFO(cfg Config) error {
+	switch {
+	case cfg.Capacity == Unbounded:
+		return fmt.Errorf("fifo is a channel and needs a bound; use -cap >= 0 (or msqueue for an unbounded queue)")
+	case cfg.Capacity < 0:
+		return fmt.Errorf("fifo capacity %d is invalid; want >= 0", cfg.Capacity)
+	case cfg.Capacity == 0 && cfg.Overflow == OverflowDropOldest:
+		return fmt.Errorf("fifo with -cap 0 holds nothing to drop; drop-oldest needs -cap > 0")
+	case cfg.Overflow > OverflowBlock:
+		return fmt.Errorf("fifo: unknown overflow policy %v; want one of %v", cfg.Overflow, overflowNames)
+	}
+	return nil
+}
+
 // Submit implements Pool.
 func (p *FIFO) Submit(t Task) {
 	it, ok := p.admit(t)
 	if !ok {
 		return
 	}
-	it.enqueued = now()
+	it.enqueued = p.cfg.now()
 	switch {
 	case p.push(it):
 	case p.cfg.Overflow == OverflowBlock:

@@ -17,7 +17,7 @@ func TestMultiQueueRoughlyFIFO(t *testing.T) {
 	const n, shardsPerWorker = 2000, 8
 	p, err := New("multiqueue", Config{Workers: 1, Capacity: 4096, ShardsPerWorker: shardsPerWorker})
 	require.NoError(t, err)
-	order := runOrder(t, p, n, make(chan struct{}))
+	order := runOrder(t, p, n, make(chan struct{}), nil)
 	require.Equal(t, n, len(order))
 	var sum, worst int
 	for pos, i := range order {

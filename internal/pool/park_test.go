@@ -137,13 +137,15 @@ func TestIdlersClaimEachSleeperOnce(t *testing.T) {
 // TestHandOffSkipsTheQueue: a task submitted while a worker is idle goes
 // straight to it and reports a wait of 0 without reading the clock; a task
 // submitted while every worker is busy queues (Stats.Queued shows it) and
-// reports the time it waited.
+// reports the time it waited (on a fake clock: exactly what the test
+// advanced).
 func TestHandOffSkipsTheQueue(t *testing.T) {
 	for _, variant := range queuedVariants {
 		t.Run(variant, func(t *testing.T) {
 			var waits []time.Duration
 			var mu sync.Mutex
-			p, err := New(variant, Config{Workers: 1, Capacity: 8, OnWait: func(d time.Duration) {
+			clk := newFakeClock()
+			p, err := New(variant, Config{Workers: 1, Capacity: 8, clock: clk, OnWait: func(d time.Duration) {
 				mu.Lock()
 				waits = append(waits, d)
 				mu.Unlock()
@@ -151,7 +153,7 @@ func TestHandOffSkipsTheQueue(t *testing.T) {
 			require.NoError(t, err)
 			defer p.Close()
 			idle := &machinery(p).idle
-			require.Eventually(t, func() bool { return idleCount(idle) == 1 }, 5*time.Second, time.Millisecond, "the worker parks")
+			require.Eventually(t, func() bool { return idleCount(idle) == 1 }, hangGuard, time.Millisecond, "the worker parks")
 
 			p.Submit(&probe{})
 			waitIdle(t, p)
@@ -160,15 +162,16 @@ func TestHandOffSkipsTheQueue(t *testing.T) {
 			release := holdWorkers(p, 1)
 			p.Submit(&probe{})
 			assert.Equal(t, 1, p.Stats().Queued, "a task behind a busy worker queues")
-			time.Sleep(2 * time.Millisecond)
+			clk.advance(2 * time.Millisecond)
 			close(release)
 			waitIdle(t, p)
-			assert.GreaterOrEqual(t, p.Stats().WaitTotal, 2*time.Millisecond, "a queued task's wait is measured")
+			assert.Equal(t, 2*time.Millisecond, p.Stats().WaitTotal, "a queued task's wait is measured")
 			mu.Lock()
 			defer mu.Unlock()
 			require.Len(t, waits, 3) // the hand-off, the holder (handed too), the queued task
 			assert.Zero(t, waits[0])
-			assert.GreaterOrEqual(t, waits[2], 2*time.Millisecond)
+			assert.Zero(t, waits[1])
+			assert.Equal(t, 2*time.Millisecond, waits[2])
 		})
 	}
 }

@@ -9,6 +9,7 @@ package pool
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 )
 
@@ -104,9 +105,10 @@ func ParseOverflow(s string) (Overflow, error) {
 // variant supports one.
 const Unbounded = -1
 
-// DefaultCapacity bounds the queue when no capacity is given. With ~20 µs of
-// work per task and 2 workers, a full queue of 1024 is ~10 ms of waiting:
-// deep enough to absorb bursts, far below the 100 ms SLO of the load lab.
+// DefaultCapacity bounds the queue when no capacity is given: deep enough
+// to absorb bursts, yet a full queue's wait stays far below the load lab's
+// 100 ms SLO at the server's measured cost per request (the README's
+// Configuration section does the arithmetic).
 const DefaultCapacity = 1024
 
 // Config is what every variant is built from. Zero values mean defaults.
@@ -122,29 +124,45 @@ type Config struct {
 	// waited longer than this by the time a worker takes it, without
 	// running it: nobody is waiting for its answer any more.
 	QueueTimeout time.Duration
-	// ShardsPerWorker is multiqueue's c: it keeps c*Workers shards.
+	// ShardsPerWorker is multiqueue's c: it keeps c*Workers shards; 0 means
+	// DefaultShardsPerWorker.
 	ShardsPerWorker int
-	// CoDelTarget and CoDelInterval tune the adaptive variant.
+	// CoDelTarget and CoDelInterval tune the adaptive variant; 0 means
+	// DefaultCoDelTarget and DefaultCoDelInterval.
 	CoDelTarget   time.Duration
 	CoDelInterval time.Duration
 	// OnWait, if set, is called by a worker with the time each task spent
 	// queued, before the task runs or expires. It must be cheap and safe
 	// for concurrent use (a Prometheus histogram's Observe is).
 	OnWait func(time.Duration)
+
+	// clock, if set, replaces the monotonic clock and the runtime's timers
+	// (tests only; see clock).
+	clock clock
 }
 
-func (c Config) withDefaults() Config {
+// The defaults Config's zero values stand for.
+const (
+	DefaultShardsPerWorker = 2
+	DefaultCoDelTarget     = 5 * time.Millisecond
+	DefaultCoDelInterval   = 100 * time.Millisecond
+)
+
+// WithDefaults returns c with every zero (or negative) setting that has a
+// default replaced by it, Workers by GOMAXPROCS: the settings a pool built
+// from c runs with.
+func (c Config) WithDefaults() Config {
 	if c.Workers <= 0 {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
 	if c.ShardsPerWorker <= 0 {
-		c.ShardsPerWorker = 2
+		c.ShardsPerWorker = DefaultShardsPerWorker
 	}
 	if c.CoDelTarget <= 0 {
-		c.CoDelTarget = 5 * time.Millisecond
+		c.CoDelTarget = DefaultCoDelTarget
 	}
 	if c.CoDelInterval <= 0 {
-		c.CoDelInterval = 100 * time.Millisecond
+		c.CoDelInterval = DefaultCoDelInterval
 	}
 	return c
 }
@@ -154,9 +172,9 @@ var Variants = []string{"direct", "fifo", "lifo", "msqueue", "multiqueue", "adap
 
 // New builds the named variant.
 func New(name string, cfg Config) (Pool, error) {
-	cfg = cfg.withDefaults()
-	if cfg.Capacity < Unbounded {
-		return nil, fmt.Errorf("pool capacity %d is invalid; want -1 (unbounded), 0 (hand-off) or more", cfg.Capacity)
+	cfg = cfg.WithDefaults()
+	if err := Validate(name, cfg); err != nil {
+		return nil, err
 	}
 	switch name {
 	case "direct":
@@ -169,8 +187,24 @@ func New(name string, cfg Config) (Pool, error) {
 		return NewMSQueue(cfg)
 	case "multiqueue":
 		return NewMultiQueue(cfg)
-	case "adaptive":
+	default:
 		return NewAdaptive(cfg)
 	}
-	return nil, fmt.Errorf("unknown pool %q; want one of %v", name, Variants)
+}
+
+// Validate reports why New(name, cfg) would refuse cfg, or nil, without
+// starting anything: configuration checks run it before a server opens
+// its store.
+func Validate(name string, cfg Config) error {
+	switch {
+	case cfg.Capacity < Unbounded:
+		return fmt.Errorf("pool capacity %d is invalid; want -1 (unbounded), 0 (hand-off) or more", cfg.Capacity)
+	case name == "direct":
+		return nil
+	case name == "fifo":
+		return checkFIFO(cfg)
+	case slices.Contains(Variants, name):
+		return checkQueued(name, cfg)
+	}
+	return fmt.Errorf("unknown pool %q; want one of %v", name, Variants)
 }

@@ -38,7 +38,7 @@ type queuePool struct {
 // newQueue builds from it and starts cfg.Workers workers. p must not be
 // copied afterwards.
 func (p *queuePool) start(name string, cfg Config, newQueue func(Config) queue) error {
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	if err := checkQueued(name, cfg); err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func (p *queuePool) Submit(t Task) {
 		p.gate.leave()
 		return
 	}
-	it.enqueued = now()
+	it.enqueued = p.cfg.now()
 	switch {
 	case p.q.push(it):
 		p.idle.wake()
@@ -136,7 +136,7 @@ func (p *queuePool) work(me *sleeper) {
 			p.shed(got.it, &p.cfg, got.at)
 		default:
 			if got.at == 0 {
-				got.at = now()
+				got.at = p.cfg.now()
 			}
 			p.dequeuedAt(got.it, &p.cfg, got.at)
 		}
@@ -208,10 +208,13 @@ func (p *queuePool) Stats() Stats { return p.stats(p.q.len(), &p.cfg) }
 func (p *queuePool) Name() string { return p.name }
 
 // queueTimer returns a channel that fires after QueueTimeout (nil, never,
-// when there is none) and a func that releases its timer.
+// when there is none) on c's clock and a func that releases its timer.
 func (c *Config) queueTimer() (<-chan time.Time, func()) {
-	if c.QueueTimeout <= 0 {
+	switch {
+	case c.QueueTimeout <= 0:
 		return nil, func() {}
+	case c.clock != nil:
+		return c.clock.timer(c.QueueTimeout)
 	}
 	t := time.NewTimer(c.QueueTimeout)
 	return t.C, func() { t.Stop() }

@@ -2,10 +2,14 @@ package server
 
 import (
 	"fmt"
-	"runtime"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kvpool/kvpool/internal/pool"
+	"github.com/kvpool/kvpool/internal/store"
 )
 
 // Config is everything kvserver can be told. cmd/kvserver fills it from
@@ -20,6 +24,19 @@ type Config struct {
 	Sync     bool // fsync the WAL before acknowledging each write
 	CacheMiB int  // Pebble block cache
 
+	// Pebble's write path (see store.Options for what each trades).
+	Compression             store.Compression
+	MemTableMiB             int
+	L0CompactionThreshold   int
+	L0StopWritesThreshold   int
+	ValueSeparationMinBytes int // 0 = off
+
+	// IODelay, when positive, makes every store operation first sleep
+	// this long (IODelayDist fixed) or an exponentially distributed time
+	// of this mean (exp): a stand-in for a store behind a network call.
+	IODelay     time.Duration
+	IODelayDist store.DelayDist
+
 	MaxBodyBytes   int // larger request bodies are answered 413, refused before they are read
 	MaxKeyBytes    int // longer ids are answered 400
 	MaxHeaderBytes int // request line and headers together; larger are answered 431
@@ -33,49 +50,154 @@ type Config struct {
 
 	MutexProfileFraction int // runtime.SetMutexProfileFraction; 0 = off
 	BlockProfileRate     int // runtime.SetBlockProfileRate; 0 = off
+
+	PprofRemote bool // serve /debug/pprof to every client, not only loopback ones
+
+	LogLevel slog.Level // the least severe level logged
 }
 
-// DefaultConfig is what kvserver runs with when told nothing.
+// DefaultConfig is what kvserver runs with when told nothing. Every default
+// is spelled out (workers aside: GOMAXPROCS, known only at run time), so
+// flag help and the start-up line show what runs.
 func DefaultConfig() Config {
 	return Config{
-		Addr:            "127.0.0.1:19234",
-		DataDir:         "./data",
-		Pool:            "direct",
-		Pcfg:            pool.Config{Capacity: pool.DefaultCapacity},
-		CacheMiB:        1024,
-		MaxBodyBytes:    1 << 20,
-		MaxKeyBytes:     1 << 10,
-		MaxHeaderBytes:  8 << 10,
-		ReadTimeout:     10 * time.Second,
-		WriteTimeout:    10 * time.Second,
-		IdleTimeout:     60 * time.Second,
-		MaxConns:        10000,
-		ShutdownTimeout: 10 * time.Second,
+		Addr:    "127.0.0.1:19234",
+		DataDir: "./data",
+		Pool:    "direct",
+		Pcfg: pool.Config{
+			Capacity:        pool.DefaultCapacity,
+			ShardsPerWorker: pool.DefaultShardsPerWorker,
+			CoDelTarget:     pool.DefaultCoDelTarget,
+			CoDelInterval:   pool.DefaultCoDelInterval,
+		},
+		CacheMiB:              1024,
+		Compression:           store.CompressionSnappy,
+		MemTableMiB:           store.DefaultMemTableBytes >> 20,
+		L0CompactionThreshold: 4,
+		L0StopWritesThreshold: 12,
+		IODelayDist:           store.DelayFixed,
+		MaxBodyBytes:          1 << 20,
+		MaxKeyBytes:           1 << 10,
+		MaxHeaderBytes:        8 << 10,
+		ReadTimeout:           10 * time.Second,
+		WriteTimeout:          10 * time.Second,
+		IdleTimeout:           60 * time.Second,
+		MaxConns:              10000,
+		ShutdownTimeout:       10 * time.Second,
+		LogLevel:              slog.LevelInfo,
 	}
 }
 
-// Validate reports the first setting that cannot work, naming its flag.
+// The bounds Validate enforces beyond "makes sense": values past them are
+// typing mistakes (an extra zero) that would otherwise surface as an
+// out-of-memory crash or a server that never answers.
+const (
+	maxWorkers         = 1 << 16
+	maxCapacity        = 1 << 24 // queues allocate their bound up front
+	maxShardsPerWorker = 64
+	maxCacheMiB        = 1 << 20 // 1 TiB
+	maxMemTableMiB     = store.MaxMemTableBytes >> 20
+	maxL0Threshold     = 1000
+	maxBodyBytes       = 1 << 30 // bodies are held in memory
+	maxKeyBytes        = 64 << 10
+	maxHeaderBytes     = 1 << 20
+	maxConns           = 1 << 20
+	maxCoDelInterval   = time.Minute
+	maxIODelay         = time.Minute
+)
+
+// ConfigError is a setting kvserver cannot run with: the flag, the value
+// it was given and what the flag accepts.
+type ConfigError struct {
+	Flag  string // the flag's name, without the dash: "workers"
+	Value string // the value as given
+	Want  string // what is accepted: "must be 0 (GOMAXPROCS) or more"
+	Env   string // the KVPOOL_* variable the value came from, if it did
+}
+
+func (e *ConfigError) Error() string {
+	v := e.Value
+	if v == "" || strings.ContainsAny(v, " \t\n\"") {
+		v = strconv.Quote(v)
+	}
+	if e.Env != "" {
+		return fmt.Sprintf("-%s %s (from $%s): %s", e.Flag, v, e.Env, e.Want)
+	}
+	return fmt.Sprintf("-%s %s: %s", e.Flag, v, e.Want)
+}
+
+// Validate reports the first setting that cannot work as a *ConfigError
+// naming its flag, its value and the accepted range.
 func (c Config) Validate() error {
+	bad := func(flag string, value any, want string, args ...any) error {
+		return &ConfigError{Flag: flag, Value: fmt.Sprint(value), Want: fmt.Sprintf(want, args...)}
+	}
+	p := c.Pcfg
 	switch {
 	case c.Addr == "":
-		return fmt.Errorf("-addr is empty")
+		return bad("addr", c.Addr, "must not be empty; e.g. 127.0.0.1:19234, or 127.0.0.1:0 for any free port")
 	case c.DataDir == "":
-		return fmt.Errorf("-data is empty")
-	case c.MaxBodyBytes <= 0:
-		return fmt.Errorf("-max-body must be positive, got %d", c.MaxBodyBytes)
-	case c.MaxKeyBytes <= 0:
-		return fmt.Errorf("-max-key must be positive, got %d", c.MaxKeyBytes)
-	case c.CacheMiB <= 0:
-		return fmt.Errorf("-cache-mb must be positive, got %d", c.CacheMiB)
-	case c.MaxHeaderBytes < minHeaderBytes(c.MaxKeyBytes):
-		return fmt.Errorf("-max-header %d cannot hold a request whose id is -max-key %d bytes percent-encoded; want at least %d",
-			c.MaxHeaderBytes, c.MaxKeyBytes, minHeaderBytes(c.MaxKeyBytes))
-	case c.MaxConns <= 0:
-		return fmt.Errorf("-max-conns must be positive, got %d", c.MaxConns)
-	case c.MaxConnsPerIP < 0:
-		return fmt.Errorf("-max-conns-per-ip must be 0 (no limit) or positive, got %d", c.MaxConnsPerIP)
-	case c.ReadTimeout < 0 || c.WriteTimeout < 0 || c.IdleTimeout < 0 || c.ShutdownTimeout < 0:
-		return fmt.Errorf("timeouts must not be negative (0 means none)")
+		return bad("data", c.DataDir, "must not be empty; name a directory (created if missing)")
+	case !slices.Contains(pool.Variants, c.Pool):
+		return bad("pool", c.Pool, "must be one of %s", strings.Join(pool.Variants, ", "))
+	case p.Workers < 0 || p.Workers > maxWorkers:
+		return bad("workers", p.Workers, "must be 0 (GOMAXPROCS) or more, up to %d", maxWorkers)
+	case p.Capacity < pool.Unbounded || p.Capacity > maxCapacity:
+		return bad("cap", p.Capacity, "must be -1 (unbounded), 0 (hand-off) or more, up to %d", maxCapacity)
+	case p.Overflow > pool.OverflowBlock:
+		return bad("overflow", p.Overflow, "must be reject, drop-oldest, caller-runs or block")
+	case p.QueueTimeout < 0:
+		return bad("queue-timeout", p.QueueTimeout, "must be 0 (no limit) or more")
+	case p.ShardsPerWorker < 1 || p.ShardsPerWorker > maxShardsPerWorker:
+		return bad("shards-per-worker", p.ShardsPerWorker, "must be between 1 and %d", maxShardsPerWorker)
+	case p.CoDelInterval <= 0 || p.CoDelInterval > maxCoDelInterval:
+		return bad("codel-interval", p.CoDelInterval, "must be more than 0s, up to %v", maxCoDelInterval)
+	case p.CoDelTarget <= 0 || p.CoDelTarget >= p.CoDelInterval:
+		return bad("codel-target", p.CoDelTarget, "must be more than 0s and less than -codel-interval %v", p.CoDelInterval)
+	case pool.Validate(c.Pool, p) != nil:
+		// What is left are -pool, -cap and -overflow combinations.
+		return bad("cap", p.Capacity, "%v", pool.Validate(c.Pool, p))
+	case c.CacheMiB < 1 || c.CacheMiB > maxCacheMiB:
+		return bad("cache-mb", c.CacheMiB, "must be between 1 and %d", maxCacheMiB)
+	case !slices.Contains(store.Compressions, c.Compression):
+		return bad("compression", c.Compression, "must be one of %v", store.Compressions)
+	case c.MemTableMiB < 1 || c.MemTableMiB > maxMemTableMiB:
+		return bad("memtable-mb", c.MemTableMiB, "must be between 1 and %d", maxMemTableMiB)
+	case c.L0CompactionThreshold < 1 || c.L0CompactionThreshold > maxL0Threshold:
+		return bad("l0-compaction-threshold", c.L0CompactionThreshold, "must be between 1 and %d", maxL0Threshold)
+	case c.L0StopWritesThreshold < c.L0CompactionThreshold || c.L0StopWritesThreshold > maxL0Threshold:
+		return bad("l0-stop-writes-threshold", c.L0StopWritesThreshold,
+			"must be between -l0-compaction-threshold %d and %d", c.L0CompactionThreshold, maxL0Threshold)
+	case c.ValueSeparationMinBytes < 0 || c.ValueSeparationMinBytes > maxBodyBytes:
+		return bad("value-separation-min", c.ValueSeparationMinBytes, "must be 0 (off) or a size in bytes, up to %d", maxBodyBytes)
+	case c.IODelay < 0 || c.IODelay > maxIODelay:
+		return bad("io-delay", c.IODelay, "must be 0 (off) or more, up to %v", maxIODelay)
+	case !slices.Contains(store.DelayDists, c.IODelayDist):
+		return bad("io-delay-dist", c.IODelayDist, "must be one of %v", store.DelayDists)
+	case c.MaxBodyBytes < 1 || c.MaxBodyBytes > maxBodyBytes:
+		return bad("max-body", c.MaxBodyBytes, "must be between 1 and %d bytes", maxBodyBytes)
+	case c.MaxKeyBytes < 1 || c.MaxKeyBytes > maxKeyBytes:
+		return bad("max-key", c.MaxKeyBytes, "must be between 1 and %d bytes", maxKeyBytes)
+	case c.MaxHeaderBytes < minHeaderBytes(c.MaxKeyBytes) || c.MaxHeaderBytes > maxHeaderBytes:
+		return bad("max-header", c.MaxHeaderBytes,
+			"must be between %d (a request whose id is -max-key %d bytes, percent-encoded) and %d bytes",
+			minHeaderBytes(c.MaxKeyBytes), c.MaxKeyBytes, maxHeaderBytes)
+	case c.ReadTimeout < 0:
+		return bad("read-timeout", c.ReadTimeout, "must be 0 (none) or more")
+	case c.WriteTimeout < 0:
+		return bad("write-timeout", c.WriteTimeout, "must be 0 (none) or more")
+	case c.IdleTimeout < 0:
+		return bad("idle-timeout", c.IdleTimeout, "must be 0 (none) or more")
+	case c.MaxConns < 1 || c.MaxConns > maxConns:
+		return bad("max-conns", c.MaxConns, "must be between 1 and %d", maxConns)
+	case c.MaxConnsPerIP < 0 || c.MaxConnsPerIP > maxConns:
+		return bad("max-conns-per-ip", c.MaxConnsPerIP, "must be 0 (no limit) or more, up to %d", maxConns)
+	case c.ShutdownTimeout <= 0:
+		return bad("shutdown-timeout", c.ShutdownTimeout, "must be more than 0s")
+	case c.MutexProfileFraction < 0:
+		return bad("mutex-profile-fraction", c.MutexProfileFraction, "must be 0 (off) or more")
+	case c.BlockProfileRate < 0:
+		return bad("block-profile-rate", c.BlockProfileRate, "must be 0 (off) or more")
 	}
 	return nil
 }
@@ -90,21 +212,41 @@ func minHeaderBytes(maxKey int) int {
 	return requestLine + 3*maxKey + headers
 }
 
-// LogAttrs lists the effective settings, for the one line kvserver logs at
-// start.
-func (c Config) LogAttrs() []any {
-	workers := c.Pcfg.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+// StoreOptions is the store.Options c asks for: what kvserver opens its
+// Pebble store with.
+func (c Config) StoreOptions(log *slog.Logger) store.Options {
+	return store.Options{
+		Dir:                     c.DataDir,
+		Sync:                    c.Sync,
+		CacheBytes:              int64(c.CacheMiB) << 20,
+		Logger:                  log,
+		Compression:             c.Compression,
+		MemTableBytes:           int64(c.MemTableMiB) << 20,
+		L0CompactionThreshold:   c.L0CompactionThreshold,
+		L0StopWritesThreshold:   c.L0StopWritesThreshold,
+		ValueSeparationMinBytes: c.ValueSeparationMinBytes,
 	}
+}
+
+// LogAttrs lists every effective setting, defaults resolved (workers is
+// GOMAXPROCS's value when 0 was asked for), for the one line kvserver logs
+// at start. Keys are the flags' names with underscores.
+func (c Config) LogAttrs() []any {
+	p := c.Pcfg.WithDefaults()
 	return []any{
 		"addr", c.Addr, "data", c.DataDir,
-		"pool", c.Pool, "workers", workers, "cap", c.Pcfg.Capacity, "overflow", c.Pcfg.Overflow.String(),
-		"queue_timeout", c.Pcfg.QueueTimeout,
+		"pool", c.Pool, "workers", p.Workers, "cap", p.Capacity, "overflow", p.Overflow.String(),
+		"queue_timeout", p.QueueTimeout, "shards_per_worker", p.ShardsPerWorker,
+		"codel_target", p.CoDelTarget, "codel_interval", p.CoDelInterval,
 		"sync", c.Sync, "cache_mb", c.CacheMiB,
+		"compression", string(c.Compression), "memtable_mb", c.MemTableMiB,
+		"l0_compaction_threshold", c.L0CompactionThreshold, "l0_stop_writes_threshold", c.L0StopWritesThreshold,
+		"value_separation_min", c.ValueSeparationMinBytes,
+		"io_delay", c.IODelay, "io_delay_dist", string(c.IODelayDist),
 		"max_body", c.MaxBodyBytes, "max_key", c.MaxKeyBytes, "max_header", c.MaxHeaderBytes,
 		"read_timeout", c.ReadTimeout, "write_timeout", c.WriteTimeout, "idle_timeout", c.IdleTimeout,
 		"max_conns", c.MaxConns, "max_conns_per_ip", c.MaxConnsPerIP, "shutdown_timeout", c.ShutdownTimeout,
 		"mutex_profile_fraction", c.MutexProfileFraction, "block_profile_rate", c.BlockProfileRate,
+		"pprof_remote", c.PprofRemote, "log_level", strings.ToLower(c.LogLevel.String()),
 	}
 }

@@ -70,12 +70,7 @@ func TestConnectionCap(t *testing.T) {
 	cfg.MaxConns = 2
 	ts := start(t, cfg)
 
-	// A round trip each makes sure the server has taken both on.
-	held := []*rawConn{ts.dial(), ts.dial()}
-	for _, c := range held {
-		resp, _ := c.roundTrip(getStatus)
-		require.Equal(t, 200, resp.StatusCode)
-	}
+	held := ts.holdServed(2)
 
 	extra := ts.dial()
 	got := extra.closedByServer(5 * time.Second)
@@ -88,6 +83,19 @@ func TestConnectionCap(t *testing.T) {
 
 	held[0].Close()
 	ts.dialServed(5 * time.Second) // a freed slot is served again
+}
+
+// holdServed dials n connections and makes a round trip on each, so that
+// the server has taken every one on before the test goes on.
+func (ts *testServer) holdServed(n int) []*rawConn {
+	ts.t.Helper()
+	held := make([]*rawConn, n)
+	for i := range held {
+		held[i] = ts.dial()
+		resp, _ := held[i].roundTrip(getStatus)
+		require.Equal(ts.t, 200, resp.StatusCode)
+	}
+	return held
 }
 
 // dialServed dials until a new connection is served (GET /v0/status gets
@@ -127,14 +135,12 @@ func TestMaxConnsPerIP(t *testing.T) {
 	cfg.MaxConnsPerIP = 1
 	ts := start(t, cfg)
 
-	first := ts.dial()
-	resp, _ := first.roundTrip(getStatus)
-	require.Equal(t, 200, resp.StatusCode)
+	first := ts.holdServed(1)[0]
 
 	got := ts.dial().closedByServer(5 * time.Second)
 	assert.Equal(t, 429, statusOf(got), "%q", got)
 
-	resp, _ = first.roundTrip(getStatus)
+	resp, _ := first.roundTrip(getStatus)
 	assert.Equal(t, 200, resp.StatusCode)
 
 	first.Close()
@@ -174,7 +180,7 @@ func TestShutdownClosesSilentConnections(t *testing.T) {
 	silent := ts.dial()
 	begun := ts.dial()
 	begun.send("PUT " + entity("begun") + " HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n")
-	time.Sleep(50 * time.Millisecond) // let the server take both on
+	ts.began() // the server has read from begun: it is no longer silent
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -190,5 +196,6 @@ func TestShutdownClosesSilentConnections(t *testing.T) {
 	assert.Equal(t, 201, resp.StatusCode)
 	assert.NoError(t, <-stopped)
 	assert.NoError(t, <-ts.served)
+	assert.NoError(t, ts.st.Close())
 	ts.srv = nil
 }

@@ -18,14 +18,15 @@ import (
 // a byte has arrived the connection is fasthttp's to drain.
 type freshListener struct {
 	net.Listener
+	spoke func() // if set, called when a connection's first bytes arrive
 
 	mu     sync.Mutex
 	fresh  map[*freshConn]struct{}
 	closed bool
 }
 
-func newFreshListener(ln net.Listener) *freshListener {
-	return &freshListener{Listener: ln, fresh: map[*freshConn]struct{}{}}
+func newFreshListener(ln net.Listener, spoke func()) *freshListener {
+	return &freshListener{Listener: ln, spoke: spoke, fresh: map[*freshConn]struct{}{}}
 }
 
 func (l *freshListener) Accept() (net.Conn, error) {
@@ -45,10 +46,14 @@ func (l *freshListener) Accept() (net.Conn, error) {
 }
 
 // Close stops accepting, then closes every connection still silent.
+// Only the first call does anything: Shutdown and fasthttp both close it.
 func (l *freshListener) Close() error {
-	err := l.Listener.Close()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	err := l.Listener.Close()
 	l.closed = true
 	for c := range l.fresh {
 		c.Conn.Close()
@@ -75,6 +80,9 @@ func (c *freshConn) Read(p []byte) (int, error) {
 	if n > 0 && !c.spoken.Load() {
 		c.spoken.Store(true)
 		c.l.forget(c)
+		if c.l.spoke != nil {
+			c.l.spoke()
+		}
 	}
 	return n, err
 }

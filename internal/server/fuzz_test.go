@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,7 +20,8 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// The fuzz targets feed bytes to the real server (handler, pool, Pebble)
+// The fuzz targets feed bytes to the real server (handler, pool; the store
+// is in memory, as Pebble is not what is being fuzzed)
 // over an in-process connection whose reads come from the input and then
 // EOF, so no input can make the server wait for more: a hang is a bug.
 // Invariants checked for every request of every input:
@@ -52,7 +55,7 @@ type answer struct {
 }
 
 // fuzzServer is one real Server per fuzz process, with small limits so
-// inputs reach them, and a store that counts mutations.
+// inputs reach them, over an in-memory store that counts mutations.
 type fuzzServer struct {
 	srv   *Server
 	store *countingStore
@@ -75,21 +78,19 @@ func (c *countingStore) Delete(k []byte) error { c.mutations.Add(1); return c.St
 
 func newFuzzServer(f testing.TB) *fuzzServer {
 	cfg := DefaultConfig()
-	cfg.DataDir = f.TempDir()
 	cfg.Pool = "fifo"
-	cfg.CacheMiB = 8
 	cfg.MaxBodyBytes = 4096
 	cfg.MaxKeyBytes = 64
 	cfg.MaxHeaderBytes = minHeaderBytes(cfg.MaxKeyBytes)
-	srv, err := Open(cfg, nil)
+	counting := &countingStore{Store: newMemStore()}
+	srv, err := New(cfg, counting, Options{})
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { srv.Shutdown(context.Background()) })
 
-	fs := &fuzzServer{srv: srv, store: &countingStore{Store: srv.store}, bound: fuzzAnswerBound}
+	fs := &fuzzServer{srv: srv, store: counting, bound: fuzzAnswerBound}
 	f.Cleanup(fs.conns.Wait) // before Shutdown: cleanups run last-in first-out
-	srv.jobs = newJobPool(fs.store)
 	route, parseError := srv.http.Handler, srv.http.ErrorHandler
 	srv.http.Handler = func(ctx *fasthttp.RequestCtx) { fs.check(ctx, route) }
 	srv.http.ErrorHandler = func(ctx *fasthttp.RequestCtx, err error) {
@@ -237,7 +238,7 @@ func rawSeeds() []string {
 		}
 		return b.String() + "0\r\n\r\n"
 	}
-	return []string{
+	seeds := []string{
 		// The contract.
 		put("id=k", "v") + req("GET", "/v0/entity?id=k") + req("DELETE", "/v0/entity?id=k") + req("GET", "/v0/entity?id=k"),
 		put("id=empty", ""),
@@ -287,6 +288,12 @@ func rawSeeds() []string {
 		// Nothing, and garbage.
 		"", "\r\n\r\n", "\x00\x01\x02", "GET",
 	}
+	// Request smuggling: every ambiguous framing, each hiding a second
+	// request, which must never be stored.
+	for _, name := range slices.Sorted(maps.Keys(smugglingShapes)) {
+		seeds = append(seeds, smugglingShapes[name])
+	}
+	return seeds
 }
 
 // FuzzRequest feeds raw bytes, any number of requests, to one connection.
@@ -388,4 +395,20 @@ func TestFuzzHarness(t *testing.T) {
 	f(func(ctx *fasthttp.RequestCtx) { ctx.SetStatusCode(500) }, "answered 500")
 	fs.bound = 50 * time.Millisecond
 	f(func(*fasthttp.RequestCtx) { time.Sleep(300 * time.Millisecond) }, "not answered within")
+}
+
+// TestSmugglingSeeds: through the fuzz harness's in-process connection,
+// read whole or a few bytes at a time, no smuggling shape gets a 2xx for
+// itself or for the request hidden behind it.
+func TestSmugglingSeeds(t *testing.T) {
+	fs := newFuzzServer(t)
+	for name, raw := range smugglingShapes {
+		for _, split := range []int{0, 1, 7} {
+			answers := fs.mustServe(t, []byte(raw), split)
+			for _, a := range answers {
+				assert.False(t, a.code >= 200 && a.code < 300, "%s (split %d): answered %d", name, split, a.code)
+			}
+		}
+	}
+	assert.Zero(t, fs.store.mutations.Load(), "nothing stored")
 }

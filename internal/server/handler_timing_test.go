@@ -1,11 +1,14 @@
 package server
 
 import (
+	"bufio"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/kvpool/kvpool/internal/pool"
+	"github.com/kvpool/kvpool/internal/store"
 	"github.com/valyala/fasthttp"
 )
 
@@ -22,13 +25,17 @@ func BenchmarkHandler(b *testing.B) {
 		cfg.DataDir = b.TempDir()
 		cfg.Pool = name
 		cfg.CacheMiB = 64
-		s, err := Open(cfg, nil)
+		st, err := store.Open(store.Options{Dir: cfg.DataDir, CacheBytes: int64(cfg.CacheMiB) << 20})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := New(cfg, st, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		value := make([]byte, 500)
 		for i := range keys {
-			if err := s.store.Put([]byte(strconv.Itoa(i)), value); err != nil {
+			if err := st.Put([]byte(strconv.Itoa(i)), value); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -61,6 +68,22 @@ func BenchmarkHandler(b *testing.B) {
 			})
 		}
 		s.pool.Close()
-		s.store.Close()
+		st.Close()
+	}
+}
+
+// BenchmarkFramingProblem is the framing check's cost per request on the
+// headers a load generator sends with a PUT.
+func BenchmarkFramingProblem(b *testing.B) {
+	var req fasthttp.Request
+	raw := "PUT /v0/entity?id=123456 HTTP/1.1\r\nHost: 127.0.0.1:19234\r\nUser-Agent: kvpool-loadtest\r\nContent-Type: application/octet-stream\r\nContent-Length: 0\r\n\r\n"
+	if err := req.Read(bufio.NewReader(strings.NewReader(raw))); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if p := framingProblem(&req.Header); p != "" {
+			b.Fatal(p)
+		}
 	}
 }

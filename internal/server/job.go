@@ -4,16 +4,9 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/pool"
 	"github.com/kvpool/kvpool/internal/store"
-)
-
-type op uint8
-
-const (
-	opGet op = iota
-	opPut
-	opDelete
 )
 
 // job carries one request's store operation from the handler to a worker
@@ -23,7 +16,7 @@ const (
 // off the handler goroutine or after the handler returns.
 type job struct {
 	st    store.Store
-	op    op
+	op    api.Method // Get, Put or Delete
 	key   []byte
 	value []byte // PUT: the body; GET: the value read
 
@@ -36,16 +29,16 @@ type job struct {
 func (j *job) Run() {
 	var err error
 	switch j.op {
-	case opGet:
+	case api.Get:
 		j.value, err = j.st.Get(j.value[:0], j.key)
 		j.status = 200
 		if errors.Is(err, store.ErrNotFound) {
 			j.status, err = 404, nil
 		}
-	case opPut:
+	case api.Put:
 		err = j.st.Put(j.key, j.value)
 		j.status = 201
-	case opDelete:
+	case api.Delete:
 		err = j.st.Delete(j.key)
 		j.status = 202
 	}
@@ -74,9 +67,9 @@ func newJobPool(st store.Store) *jobPool {
 	return jp
 }
 
-func (jp *jobPool) get(o op, key []byte) *job {
+func (jp *jobPool) get(m api.Method, key []byte) *job {
 	j := jp.p.Get().(*job)
-	j.op, j.status, j.err = o, 0, nil
+	j.op, j.status, j.err = m, 0, nil
 	j.key = append(j.key[:0], key...)
 	j.value = j.value[:0]
 	return j

@@ -23,16 +23,17 @@ import (
 // Close may run on any goroutine, any number of times.
 type perIPListener struct {
 	net.Listener
-	max int
-	log *slog.Logger
+	max     int
+	log     *slog.Logger
+	refused func() // called for each connection answered 429
 
 	mu      sync.Mutex
 	open    map[netip.Addr]int
 	lastLog time.Time
 }
 
-func newPerIPListener(ln net.Listener, max int, log *slog.Logger) *perIPListener {
-	return &perIPListener{Listener: ln, max: max, log: log, open: map[netip.Addr]int{}}
+func newPerIPListener(ln net.Listener, max int, log *slog.Logger, refused func()) *perIPListener {
+	return &perIPListener{Listener: ln, max: max, log: log, refused: refused, open: map[netip.Addr]int{}}
 }
 
 func (l *perIPListener) Accept() (net.Conn, error) {
@@ -48,6 +49,7 @@ func (l *perIPListener) Accept() (net.Conn, error) {
 		if l.acquire(ip) {
 			return &perIPConn{Conn: c, release: func() { l.release(ip) }}, nil
 		}
+		l.refused() // before the answer: a client that sees it finds it counted
 		refuseConn(c)
 	}
 }

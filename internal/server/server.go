@@ -10,70 +10,103 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"runtime"
+	"strconv"
+	"sync"
 
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/metrics"
 	"github.com/kvpool/kvpool/internal/pool"
 	"github.com/kvpool/kvpool/internal/store"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 )
 
-// Server is a running kvserver: store, pool, metrics and HTTP front end.
+// Server is the HTTP front end of a store: routing, the worker pool and
+// the metrics.
 type Server struct {
-	cfg   Config
-	log   *slog.Logger
-	store *store.Pebble
-	pool  pool.Pool
-	jobs  *jobPool
-	http  *fasthttp.Server
-	reqs  *metrics.HTTP
+	cfg      Config
+	log      *slog.Logger
+	pool     pool.Pool
+	jobs     *jobPool
+	http     *fasthttp.Server
+	reqs     *metrics.HTTP
+	methods  methodMemo // for requests fasthttp discards before parseError
+	connErrs *connErrorLog
 
 	metricsHandler fasthttp.RequestHandler
 	pprofHandler   fasthttp.RequestHandler
+
+	// mu and refusedMu are never held together.
+	mu       sync.Mutex
+	ln       *freshListener // the listener Serve took, nil before
+	shutdown bool           // Shutdown has begun: Serve must not start
+
+	// stopping is closed by Shutdown once no connection can be accepted
+	// any more (the listener is closed, or Serve will refuse to start).
+	stopping     chan struct{}
+	stoppingOnce sync.Once
+
+	refusedMu   sync.Mutex
+	refusedSeen uint32 // fasthttp's count of -max-conns refusals already in reqs
+
+	// firstByte, if set before Serve, is called when a connection's first
+	// bytes have been read: tests wait on it for "the server has taken
+	// this request on" (fasthttp's StateActive comes before any byte).
+	firstByte func()
 }
 
-// Open opens the store and starts the pool; Serve then answers requests.
-// On error nothing is left open.
-func Open(cfg Config, log *slog.Logger) (*Server, error) {
+// Options are what a Server may be given besides its Config and store.
+type Options struct {
+	// Log receives the server's log lines; nil means slog.Default().
+	Log *slog.Logger
+	// PebbleMetrics, if set, is read at each scrape of /metrics and
+	// exported as kvserver_pebble_*.
+	PebbleMetrics func() *pebble.Metrics
+}
+
+// New starts the pool over st; Serve then answers requests. st stays the
+// caller's: close it after Shutdown has returned. On error nothing is left
+// running.
+func New(cfg Config, st store.Store, o Options) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	log := o.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	runtime.SetMutexProfileFraction(cfg.MutexProfileFraction)
-	runtime.SetBlockProfileRate(cfg.BlockProfileRate)
-
-	st, err := store.Open(store.Options{
-		Dir:        cfg.DataDir,
-		Sync:       cfg.Sync,
-		CacheBytes: int64(cfg.CacheMiB) << 20,
-		Logger:     log,
-	})
-	if err != nil {
-		return nil, err
-	}
-
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	metrics.NewPebble(reg, st.Metrics)
+	if o.PebbleMetrics != nil {
+		metrics.NewPebble(reg, o.PebbleMetrics)
+	}
 
-	s := &Server{cfg: cfg, log: log, store: st, jobs: newJobPool(st), reqs: metrics.NewHTTP(reg)}
+	s := &Server{
+		cfg: cfg, log: log, jobs: newJobPool(st), reqs: metrics.NewHTTP(reg),
+		connErrs: newConnErrorLog(log, metrics.NewConnErrors(reg)),
+		stopping: make(chan struct{}),
+	}
 	// The pool collector reads Stats at scrape time; the pool reports
 	// queue waits to it. Neither needs the other to exist first.
 	pm := metrics.NewPool(reg, cfg.Pool, func() pool.Stats { return s.pool.Stats() })
 	pcfg := cfg.Pcfg
 	pcfg.OnWait = pm.ObserveWait
+	var err error
 	if s.pool, err = pool.New(cfg.Pool, pcfg); err != nil {
-		st.Close()
 		return nil, err
 	}
+	metrics.NewConfigInfo(reg, configLabels(cfg))
 
-	s.metricsHandler = fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	gather := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		s.countRefusedConns()
+		return reg.Gather()
+	})
+	s.metricsHandler = fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(gather, promhttp.HandlerOpts{}))
 	s.pprofHandler = fasthttpadaptor.NewFastHTTPHandler(pprofMux())
 	// The limits, and where fasthttp (v1.74) enforces them:
 	//   - MaxRequestBodySize: a Content-Length above it is refused before
@@ -91,12 +124,14 @@ func Open(cfg Config, log *slog.Logger) (*Server, error) {
 	//     IdleTimeout bounds the wait for a keep-alive connection's next
 	//     request; it is closed silently.
 	//   - Concurrency caps the connections being served; the accept loop
-	//     answers one more with 503 and closes it. -max-conns-per-ip is
-	//     enforced before fasthttp, by perIPListener (429).
+	//     answers one more with 503 and closes it (counted at scrape time,
+	//     see countRefusedConns). -max-conns-per-ip is enforced before
+	//     fasthttp, by perIPListener (429).
 	s.http = &fasthttp.Server{
 		Handler:            s.route,
 		ErrorHandler:       s.parseError,
 		ExpectHandler:      s.expectContinue,
+		HeaderReceived:     s.methods.headerReceived,
 		Name:               "kvserver",
 		MaxRequestBodySize: cfg.MaxBodyBytes,
 		ReadBufferSize:     cfg.MaxHeaderBytes,
@@ -105,9 +140,40 @@ func Open(cfg Config, log *slog.Logger) (*Server, error) {
 		IdleTimeout:        cfg.IdleTimeout,
 		Concurrency:        cfg.MaxConns,
 		CloseOnShutdown:    true,
-		Logger:             slogPrintf{log},
+		Logger:             s.connErrs,
 	}
 	return s, nil
+}
+
+// configLabels are kvserver_config_info's labels: the settings a
+// comparison of runs needs, as they are in effect.
+func configLabels(cfg Config) prometheus.Labels {
+	p := cfg.Pcfg.WithDefaults() // workers 0 is GOMAXPROCS, as pool.New resolves it
+	return prometheus.Labels{
+		"pool":          cfg.Pool,
+		"workers":       strconv.Itoa(p.Workers),
+		"cap":           strconv.Itoa(p.Capacity),
+		"overflow":      p.Overflow.String(),
+		"queue_timeout": p.QueueTimeout.String(),
+		"sync":          strconv.FormatBool(cfg.Sync),
+		"cache_mb":      strconv.Itoa(cfg.CacheMiB),
+		"version":       metrics.Version(),
+		"io_delay":      cfg.IODelay.String(),
+		"io_delay_dist": string(cfg.IODelayDist),
+	}
+}
+
+// countRefusedConns brings kvserver_http_requests_total{method="unknown",
+// code="503"} up to fasthttp's own count of connections its accept loop
+// refused over -max-conns: that loop calls none of our code.
+func (s *Server) countRefusedConns() {
+	s.refusedMu.Lock()
+	defer s.refusedMu.Unlock()
+	n := s.http.GetRejectedConnectionsCount()
+	if n > s.refusedSeen {
+		s.reqs.Add(api.Unknown, fasthttp.StatusServiceUnavailable, uint64(n-s.refusedSeen))
+		s.refusedSeen = n
+	}
 }
 
 // pprofMux serves what net/http/pprof serves: the index at /debug/pprof/,
@@ -122,46 +188,72 @@ func pprofMux() *http.ServeMux {
 	return mux
 }
 
-// Serve answers requests on ln until Shutdown.
-func (s *Server) Serve(ln net.Listener) error {
-	if s.cfg.MaxConnsPerIP > 0 {
-		ln = newPerIPListener(ln, s.cfg.MaxConnsPerIP, s.log)
-	}
-	return s.http.Serve(newFreshListener(ln))
-}
-
-// Listen opens the configured address.
-func (s *Server) Listen() (net.Listener, error) {
-	ln, err := net.Listen("tcp", s.cfg.Addr)
+// Listen opens addr for Serve. cmd/kvserver calls it before opening the
+// store, so that a busy port fails a start before anything is created.
+func Listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("cannot listen on %s: %w; is another kvserver running? (-addr)", s.cfg.Addr, err)
+		return nil, fmt.Errorf("cannot listen on %s: %w; is another kvserver running? (-addr)", addr, err)
 	}
 	return ln, nil
+}
+
+// Serve answers requests on ln until Shutdown, then returns nil. It takes
+// ln over and closes it. Once Shutdown has been called, Serve returns at
+// once, also when it is called after Shutdown: a stop requested while the
+// process is still starting is not lost.
+func (s *Server) Serve(ln net.Listener) error {
+	if s.cfg.MaxConnsPerIP > 0 {
+		ln = newPerIPListener(ln, s.cfg.MaxConnsPerIP, s.log, func() {
+			s.reqs.Add(api.Unknown, fasthttp.StatusTooManyRequests, 1)
+		})
+	}
+	fl := newFreshListener(ln, s.firstByte)
+	s.mu.Lock()
+	switch {
+	case s.shutdown:
+		s.mu.Unlock()
+		fl.Close()
+		return nil
+	case s.ln != nil:
+		s.mu.Unlock()
+		fl.Close()
+		return errors.New("server: Serve called twice")
+	}
+	s.ln = fl
+	s.mu.Unlock()
+	// If Shutdown runs before fasthttp has registered fl, fasthttp's own
+	// shutdown finds nothing to close; Shutdown has closed fl itself, so
+	// the accept loop ends at its first Accept either way.
+	return s.http.Serve(fl)
 }
 
 // Shutdown stops accepting connections, closes those on which no request
 // has begun, waits (until ctx ends) for requests in flight to be answered,
 // each on a connection that then closes, then closes the pool, which
-// answers anything still queued, and the store. Every write acknowledged
-// before it returns is in the store's WAL. Requests still in flight when
-// ctx ends are not waited for: queued ones are answered 503 by the pool's
-// close, later ones find it closed and get 503 too, if the process is
-// still there to answer.
+// answers anything still queued. Every write acknowledged before it
+// returns is in the store; closing the store is then the caller's. Requests
+// still in flight when ctx ends are not waited for: queued ones are
+// answered 503 by the pool's close, later ones find it closed and get 503
+// too, if the process is still there to answer. Shutdown may be called
+// before Serve, or more than once.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.shutdown = true
+	ln := s.ln
+	s.mu.Unlock()
+	if ln != nil {
+		ln.Close() // idempotent; fasthttp closes it again
+	}
+	s.stoppingOnce.Do(func() { close(s.stopping) })
+
 	herr := s.http.ShutdownWithContext(ctx)
 	if errors.Is(herr, context.DeadlineExceeded) {
 		s.log.Warn("shutdown deadline passed with requests in flight: queued ones are answered 503, the rest are not waited for", "timeout", s.cfg.ShutdownTimeout)
 	}
 	s.pool.Close()
-	return errors.Join(herr, s.store.Close())
+	return herr
 }
 
 // PoolStats is the pool's current counters.
 func (s *Server) PoolStats() pool.Stats { return s.pool.Stats() }
-
-// slogPrintf adapts slog to fasthttp's Printf logger.
-type slogPrintf struct{ l *slog.Logger }
-
-func (p slogPrintf) Printf(format string, args ...any) {
-	p.l.Warn(fmt.Sprintf(format, args...), "component", "fasthttp")
-}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/pool"
+	"github.com/kvpool/kvpool/internal/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -24,9 +25,14 @@ type testServer struct {
 	t      *testing.T
 	cfg    Config
 	srv    *Server
+	st     *store.Pebble
 	base   string
 	served chan error
 	client *http.Client
+	// spoke receives a value each time the server has read the first
+	// bytes of a connection; a test that needs the server to have taken
+	// a request on waits for it with began.
+	spoke chan struct{}
 }
 
 func testConfig(t *testing.T, poolName string) Config {
@@ -39,20 +45,45 @@ func testConfig(t *testing.T, poolName string) Config {
 	return cfg
 }
 
+// start opens a Pebble store in cfg.DataDir, as cmd/kvserver does, and
+// serves it on cfg.Addr until the test ends.
 func start(t *testing.T, cfg Config) *testServer {
 	t.Helper()
-	srv, err := Open(cfg, nil)
+	st, err := store.Open(store.Options{Dir: cfg.DataDir, Sync: cfg.Sync, CacheBytes: int64(cfg.CacheMiB) << 20})
 	require.NoError(t, err)
-	ln, err := srv.Listen()
+	srv, err := New(cfg, st, Options{PebbleMetrics: st.Metrics})
+	if err != nil {
+		st.Close()
+		require.NoError(t, err)
+	}
+	ln, err := Listen(cfg.Addr)
 	require.NoError(t, err)
 	ts := &testServer{
-		t: t, cfg: cfg, srv: srv, served: make(chan error, 1),
+		t: t, cfg: cfg, srv: srv, st: st, served: make(chan error, 1),
 		base:   "http://" + ln.Addr().String(),
 		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}},
+		spoke:  make(chan struct{}, 1024),
+	}
+	srv.firstByte = func() {
+		select {
+		case ts.spoke <- struct{}{}:
+		default: // nobody is counting this many
+		}
 	}
 	go func() { ts.served <- srv.Serve(ln) }()
 	t.Cleanup(ts.stop)
 	return ts
+}
+
+// began waits until the server has read the first bytes of one more
+// connection, failing the test after 5 s.
+func (ts *testServer) began() {
+	ts.t.Helper()
+	select {
+	case <-ts.spoke:
+	case <-time.After(5 * time.Second):
+		ts.t.Fatal("the server read no request within 5s")
+	}
 }
 
 // stop shuts the server down gracefully; calling it twice is harmless.
@@ -62,6 +93,7 @@ func (ts *testServer) stop() {
 	}
 	require.NoError(ts.t, ts.srv.Shutdown(context.Background()))
 	require.NoError(ts.t, <-ts.served)
+	require.NoError(ts.t, ts.st.Close())
 	ts.client.CloseIdleConnections()
 	ts.srv = nil
 }
@@ -249,6 +281,11 @@ func TestMetricsAndPprof(t *testing.T) {
 	ts := start(t, testConfig(t, "fifo"))
 	ts.do("PUT", entity("m"), []byte("v"))
 	ts.do("GET", entity("m"), nil)
+	// The handler answers as soon as the worker hands over the result; the
+	// worker counts the task completed just after. Wait for that count
+	// (the event), not for time: the bound only turns a hang into a failure.
+	require.Eventually(t, func() bool { return ts.srv.PoolStats().Completed == 2 },
+		30*time.Second, time.Millisecond, "the pool never counted both tasks completed")
 	code, body, _ := ts.do("GET", "/metrics", nil)
 	require.Equal(t, 200, code)
 	for _, want := range []string{
@@ -262,6 +299,8 @@ func TestMetricsAndPprof(t *testing.T) {
 		`kvserver_pool_busy_workers{pool="fifo"}`,
 		`kvserver_pebble_block_cache_bytes`,
 		`kvserver_pebble_wal_bytes_written_total`,
+		`kvserver_http_connection_errors_total{kind="other"} 0`,
+		`kvserver_config_info{cache_mb="8",cap="1024",io_delay="0s",io_delay_dist="fixed",overflow="reject",pool="fifo",queue_timeout="0s",sync="false",version="`,
 		`go_goroutines`,
 	} {
 		assert.Contains(t, string(body), want)
@@ -278,30 +317,6 @@ func TestMetricsAndPprof(t *testing.T) {
 	assert.Equal(t, 200, code)
 }
 
-func TestDataDirInUse(t *testing.T) {
-	cfg := testConfig(t, "direct")
-	start(t, cfg)
-	_, err := Open(cfg, nil)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), cfg.DataDir)
-}
-
-func TestConfigValidate(t *testing.T) {
-	f := func(mutate func(*Config)) {
-		t.Helper()
-		c := DefaultConfig()
-		mutate(&c)
-		assert.Error(t, c.Validate())
-	}
-	require.NoError(t, DefaultConfig().Validate())
-	f(func(c *Config) { c.Addr = "" })
-	f(func(c *Config) { c.DataDir = "" })
-	f(func(c *Config) { c.MaxBodyBytes = 0 })
-	f(func(c *Config) { c.MaxKeyBytes = -1 })
-	f(func(c *Config) { c.CacheMiB = 0 })
-	f(func(c *Config) { c.MaxConns = 0 })
-}
-
 // TestShutdownDrains: a request in flight when Shutdown starts completes,
 // and its write is in the store after a restart.
 func TestShutdownDrains(t *testing.T) {
@@ -313,11 +328,12 @@ func TestShutdownDrains(t *testing.T) {
 	defer conn.Close()
 	_, err = fmt.Fprintf(conn, "PUT %s HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhel", entity("inflight"))
 	require.NoError(t, err)
-	time.Sleep(50 * time.Millisecond)
+	ts.began()
 
+	srv := ts.srv
 	stopped := make(chan struct{})
 	go func() { ts.stop(); close(stopped) }()
-	time.Sleep(50 * time.Millisecond)
+	<-srv.stopping // no new connection is accepted from here on
 	_, err = conn.Write([]byte("lo"))
 	require.NoError(t, err)
 	reply := make([]byte, 64)

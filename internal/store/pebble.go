@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/sstable"
 )
 
 // Options configures a Pebble store.
@@ -20,16 +22,135 @@ type Options struct {
 	// group commit). Without Sync a write is acknowledged while its WAL
 	// record may still be in Pebble's in-process log buffer, handed to the
 	// OS asynchronously: kill -9 can lose the last few acknowledged writes
-	// (cmd/crashtest measured 0-27 per kill), power loss more.
+	// (cmd/crashtest counts them; the README gives the figures), power
+	// loss more.
 	Sync bool
 	// CacheBytes sizes the block cache; 0 means 64 MiB.
 	CacheBytes int64
 	// Logger receives Pebble's own log lines; nil means slog.Default().
 	Logger *slog.Logger
+
+	// The rest tune Pebble's write path; each zero value keeps the default
+	// named beside it.
+
+	// Compression is the block compression of every level; "" means
+	// CompressionSnappy, Pebble's own default. Random values do not
+	// compress: Pebble then stores the block as is, but only after paying
+	// for the attempt at every flush and compaction.
+	Compression Compression
+	// MemTableBytes is the size of one memtable; 0 means
+	// DefaultMemTableBytes. A larger memtable batches more writes per flush
+	// (fewer, larger L0 files, less compaction work per byte) at the cost of
+	// memory (up to twice this while one flushes) and a longer WAL replay
+	// after a crash.
+	MemTableBytes int64
+	// L0CompactionThreshold is the L0 read amplification (sub-level count)
+	// at which an L0 compaction starts; 0 means Pebble's default of 4.
+	// Higher defers compaction work (fewer, larger compactions) at the cost
+	// of reads that look at more L0 files.
+	L0CompactionThreshold int
+	// L0StopWritesThreshold is the L0 read amplification at which writes
+	// stall until compactions catch up; 0 means Pebble's default of 12. It
+	// must not be below L0CompactionThreshold.
+	L0StopWritesThreshold int
+	// ValueSeparationMinBytes, when positive, moves values of at least this
+	// many bytes out of the sstables into blob files when memtables are
+	// flushed, so compactions move keys and references, not the values
+	// themselves (Pebble's value separation, FormatValueSeparation); 0 means
+	// off. A GET of a separated value reads one more block.
+	ValueSeparationMinBytes int
 }
 
 // DefaultCacheBytes is the block cache size when Options.CacheBytes is 0.
 const DefaultCacheBytes = 64 << 20
+
+// DefaultMemTableBytes is the memtable size when Options.MemTableBytes is 0.
+const DefaultMemTableBytes = 64 << 20
+
+// MaxMemTableBytes is the largest memtable Pebble accepts (its limit is
+// 4 GiB, exclusive).
+const MaxMemTableBytes = 4<<30 - 1
+
+// Compression names a block compression for Options.Compression.
+type Compression string
+
+const (
+	CompressionNone   Compression = "none"
+	CompressionSnappy Compression = "snappy"
+	CompressionMinLZ  Compression = "minlz"
+	CompressionZstd   Compression = "zstd"
+)
+
+// Compressions lists the names ParseCompression accepts.
+var Compressions = []Compression{CompressionNone, CompressionSnappy, CompressionMinLZ, CompressionZstd}
+
+// ParseCompression parses a compression name as -compression takes it.
+func ParseCompression(s string) (Compression, error) {
+	for _, c := range Compressions {
+		if s == string(c) {
+			return c, nil
+		}
+	}
+	return "", fmt.Errorf("unknown compression %q; want one of %v", s, Compressions)
+}
+
+func (c Compression) profile() (*sstable.CompressionProfile, error) {
+	switch c {
+	case CompressionNone:
+		return sstable.NoCompression, nil
+	case CompressionSnappy, "":
+		return sstable.SnappyCompression, nil
+	case CompressionMinLZ:
+		return sstable.MinLZCompression, nil
+	case CompressionZstd:
+		return sstable.ZstdCompression, nil
+	}
+	return nil, fmt.Errorf("store: unknown compression %q; want one of %v", string(c), Compressions)
+}
+
+// pebbleOptions translates opts (defaults applied) into Pebble's.
+func pebbleOptions(opts Options, cache *pebble.Cache) (*pebble.Options, error) {
+	compression, err := opts.Compression.profile()
+	if err != nil {
+		return nil, err
+	}
+	po := &pebble.Options{
+		Cache: cache,
+		// A new store gets the newest stable on-disk format (value
+		// separation needs it); an older store is ratcheted up on open.
+		FormatMajorVersion:    pebble.FormatNewest,
+		MemTableSize:          uint64(opts.MemTableBytes),
+		L0CompactionThreshold: opts.L0CompactionThreshold,
+		L0StopWritesThreshold: opts.L0StopWritesThreshold,
+		Logger:                pebbleLogger{opts.Logger},
+	}
+	for i := range po.Levels {
+		// Bloom filters let a GET of an absent key skip the data blocks.
+		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		po.Levels[i].Compression = func() *sstable.CompressionProfile { return compression }
+	}
+	if minBytes := opts.ValueSeparationMinBytes; minBytes > 0 {
+		policy := pebble.ValueSeparationPolicy{
+			Enabled:     true,
+			MinimumSize: minBytes,
+			// At most 10 overlapping blob files per sstable before a
+			// compaction rewrites the values (Pebble's own benchmark tool's
+			// choice). Overwritten values leave garbage in blob files that
+			// compactions never see: once a blob file older than 5 minutes
+			// is a fifth garbage it is rewritten, so an overwrite-heavy
+			// store's disk use stays bounded, at the price of that write.
+			MaxBlobReferenceDepth: 10,
+			RewriteMinimumAge:     5 * time.Minute,
+			TargetGarbageRatio:    0.2,
+		}
+		po.Experimental.ValueSeparationPolicy = func() pebble.ValueSeparationPolicy { return policy }
+	}
+	po.EnsureDefaults()
+	if err := po.Validate(); err != nil {
+		return nil, fmt.Errorf("store: invalid Pebble options: %w", err)
+	}
+	return po, nil
+}
 
 // Pebble is a Store on a Pebble database.
 type Pebble struct {
@@ -50,22 +171,15 @@ func Open(opts Options) (*Pebble, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.MemTableBytes <= 0 {
+		opts.MemTableBytes = DefaultMemTableBytes
+	}
 	cache := pebble.NewCache(opts.CacheBytes)
 	defer cache.Unref() // the DB holds its own reference
 
-	po := &pebble.Options{
-		Cache: cache,
-		// A new store gets the newest stable on-disk format; an older store
-		// is ratcheted up on open.
-		FormatMajorVersion: pebble.FormatNewest,
-		// A larger memtable batches more writes per flush; PUT-heavy loads
-		// otherwise stall on L0 compactions.
-		MemTableSize: 64 << 20,
-		Logger:       pebbleLogger{opts.Logger},
-	}
-	for i := range po.Levels {
-		// Bloom filters let a GET of an absent key skip the data blocks.
-		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	po, err := pebbleOptions(opts, cache)
+	if err != nil {
+		return nil, err
 	}
 	db, err := pebble.Open(opts.Dir, po)
 	if err != nil {

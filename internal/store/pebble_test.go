@@ -2,7 +2,10 @@ package store
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -81,4 +84,65 @@ func TestPebbleDirInUse(t *testing.T) {
 func TestOpenNeedsDir(t *testing.T) {
 	_, err := Open(Options{})
 	assert.Error(t, err)
+}
+
+// TestPebbleOptions: every tuning option opens a working store and takes
+// effect: the compression chosen is what Pebble used for its tables, value
+// separation writes blob files, and options Pebble would refuse are errors
+// that say why.
+func TestPebbleOptions(t *testing.T) {
+	value := bytes.Repeat([]byte("compressible "), 40) // 520 B
+	f := func(opts Options, check func(t *testing.T, m *pebble.Metrics)) {
+		t.Helper()
+		opts.Dir, opts.CacheBytes = t.TempDir(), 8<<20
+		s, err := Open(opts)
+		require.NoError(t, err)
+		defer s.Close()
+		for i := range 100 {
+			require.NoError(t, s.Put(fmt.Appendf(nil, "key%03d", i), value))
+		}
+		require.NoError(t, s.db.Flush())
+		got, err := s.Get(nil, []byte("key042"))
+		require.NoError(t, err)
+		require.Equal(t, value, got)
+		check(t, s.Metrics())
+	}
+	f(Options{Compression: CompressionNone}, func(t *testing.T, m *pebble.Metrics) {
+		assert.Positive(t, m.Table.CompressedCountNone)
+		assert.Zero(t, m.Table.CompressedCountSnappy)
+	})
+	f(Options{}, func(t *testing.T, m *pebble.Metrics) { // snappy, Pebble's default
+		assert.Positive(t, m.Table.CompressedCountSnappy)
+	})
+	f(Options{Compression: CompressionZstd}, func(t *testing.T, m *pebble.Metrics) {
+		assert.Positive(t, m.Table.CompressedCountZstd)
+	})
+	f(Options{Compression: CompressionMinLZ}, func(t *testing.T, m *pebble.Metrics) {
+		assert.Positive(t, m.Table.CompressedCountMinLZ)
+	})
+	f(Options{ValueSeparationMinBytes: 256}, func(t *testing.T, m *pebble.Metrics) {
+		assert.Positive(t, m.BlobFiles.LiveCount, "values of 520 B >= 256 go to blob files")
+	})
+	f(Options{ValueSeparationMinBytes: 4096}, func(t *testing.T, m *pebble.Metrics) {
+		assert.Zero(t, m.BlobFiles.LiveCount, "values under the minimum stay in the sstables")
+	})
+	f(Options{MemTableBytes: 1 << 20, L0CompactionThreshold: 2, L0StopWritesThreshold: 20}, func(*testing.T, *pebble.Metrics) {})
+
+	_, err := Open(Options{Dir: t.TempDir(), L0CompactionThreshold: 8, L0StopWritesThreshold: 4})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "L0StopWritesThreshold")
+	_, err = Open(Options{Dir: t.TempDir(), Compression: "lz4"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"lz4"`)
+}
+
+func TestParseCompression(t *testing.T) {
+	for _, c := range Compressions {
+		got, err := ParseCompression(string(c))
+		require.NoError(t, err)
+		assert.Equal(t, c, got)
+	}
+	_, err := ParseCompression("gzip")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "snappy")
 }
