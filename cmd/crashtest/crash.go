@@ -33,7 +33,7 @@ func runCrash(ctx context.Context, cfg config, out io.Writer) (passed bool, err 
 
 	fmt.Fprintf(out, "crash: kvserver -sync=%t -pool %s, %d writers, %d cycles, SIGKILL %v..%v after the writers start (seed %d)\n",
 		cfg.sync, cfg.pool, cfg.writers, cfg.cycles, cfg.minRun, cfg.maxRun, cfg.seed)
-	if err := s.start(); err != nil {
+	if err := s.start(ctx); err != nil {
 		return false, err
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -54,7 +54,7 @@ func runCrash(ctx context.Context, cfg config, out io.Writer) (passed bool, err 
 	tw.Flush()
 
 	// Later recoveries must not have undone earlier ones.
-	final, err := verify(ctx, newClient(cfg.writers), s.srv.base(), allAcked, cfg.writers)
+	final, err := verify(ctx, newClient(cfg.writers), s.srv.URL, allAcked, cfg.writers)
 	if err != nil {
 		return false, err
 	}
@@ -81,9 +81,9 @@ func crashCycle(ctx context.Context, s *session, i int) (cycle, error) {
 	client := newClient(s.cfg.writers)
 	wctx, stopWriters := context.WithCancel(ctx)
 	done := make(chan writeLog, 1)
-	go func() { done <- writeUntil(wctx, client, s.srv.base(), "crash", i, s.cfg.writers) }()
+	go func() { done <- writeUntil(wctx, client, s.srv.URL, "crash", i, s.cfg.writers) }()
 	sleepCtx(ctx, c.ran)
-	s.srv.kill() // first: every 201 the writers hold was sent before this
+	s.srv.Kill() // first: every 201 the writers hold was sent before this
 	stopWriters()
 	c.log = <-done
 	client.CloseIdleConnections()
@@ -94,16 +94,16 @@ func crashCycle(ctx context.Context, s *session, i int) (cycle, error) {
 		return c, fmt.Errorf("no write acknowledged in %v: nothing to check (answers: %v)", c.ran, c.log.byCode)
 	}
 
-	if err := s.start(); err != nil {
+	if err := s.start(ctx); err != nil {
 		return c, err
 	}
 	client = newClient(s.cfg.writers)
 	defer client.CloseIdleConnections()
 	var err error
-	if c.acked, err = verify(ctx, client, s.srv.base(), c.log.acked, s.cfg.writers); err != nil {
+	if c.acked, err = verify(ctx, client, s.srv.URL, c.log.acked, s.cfg.writers); err != nil {
 		return c, err
 	}
-	c.doubt, err = verify(ctx, client, s.srv.base(), c.log.inDoubt, s.cfg.writers)
+	c.doubt, err = verify(ctx, client, s.srv.URL, c.log.inDoubt, s.cfg.writers)
 	return c, err
 }
 

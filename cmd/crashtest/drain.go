@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/kvpool/kvpool/internal/harness"
 )
 
 // drainWait bounds each wait of the drain check; kvserver's own
@@ -77,6 +79,20 @@ func refusedWithin(addr string, wait time.Duration) (time.Duration, bool) {
 	return wait, false
 }
 
+// waitExit waits up to wait for srv to exit and returns its exit code; on
+// timeout it kills it and says so.
+func waitExit(srv *harness.Server, wait time.Duration) (int, error) {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-srv.Exited():
+		return srv.ExitCode(), nil
+	case <-timer.C:
+		srv.Kill()
+		return -1, fmt.Errorf("kvserver still running %v after SIGTERM; killed it", wait)
+	}
+}
+
 // closedWithin reads c until the server closes it, for at most wait, and
 // returns how long that took.
 func closedWithin(c net.Conn, wait time.Duration) (time.Duration, bool) {
@@ -97,43 +113,50 @@ func runDrain(ctx context.Context, cfg config, out io.Writer) (passed bool, err 
 	defer func() { s.close(passed && err == nil) }()
 	fmt.Fprintf(out, "drain: kvserver -sync=%t -pool %s, %d writers, SIGTERM %v..%v after they start, one PUT in flight (seed %d)\n",
 		cfg.sync, cfg.pool, cfg.writers, cfg.minRun, cfg.maxRun, cfg.seed)
-	if err := s.start(); err != nil {
+	if err := s.start(ctx); err != nil {
 		return false, err
 	}
 	client := newClient(cfg.writers)
 	wctx, stopWriters := context.WithCancel(ctx)
 	defer stopWriters()
 	done := make(chan writeLog, 1)
-	go func() { done <- writeUntil(wctx, client, s.srv.base(), "drain", 0, cfg.writers) }()
+	go func() { done <- writeUntil(wctx, client, s.srv.URL, "drain", 0, cfg.writers) }()
 	sleepCtx(ctx, s.runFor())
 
-	f, err := startInflight(s.srv.addr, "drain-inflight")
+	f, err := startInflight(s.srv.Addr, "drain-inflight")
 	if err != nil {
 		return false, err
 	}
 	// A connection that never sends anything must not hold the stop: this
 	// kvserver's -read-timeout is longer than its -shutdown-timeout.
-	silent, err := net.DialTimeout("tcp", s.srv.addr, 5*time.Second)
+	silent, err := net.DialTimeout("tcp", s.srv.Addr, 5*time.Second)
 	if err != nil {
 		return false, err
 	}
 	defer silent.Close()
-	// Let the server accept both and read the PUT's headers before the signal.
-	time.Sleep(200 * time.Millisecond)
-	signalled := time.Now()
-	if err := s.srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	// The signal must find the PUT begun (the server has read what was
+	// sent of it: its stop then waits for it) and the silent connection
+	// accepted (its stop closes it, rather than the kernel's backlog).
+	if err := waitConn(ctx, f.conn, drainWait, "the server reads the PUT's first half", tcpState.served); err != nil {
 		return false, err
 	}
-	refusedAfter, refused := refusedWithin(s.srv.addr, 5*time.Second)
+	if err := waitConn(ctx, silent, drainWait, "the server accepts a silent connection", func(st tcpState) bool { return st.found && st.accepted }); err != nil {
+		return false, err
+	}
+	signalled := time.Now()
+	if err := s.srv.Signal(syscall.SIGTERM); err != nil {
+		return false, err
+	}
+	refusedAfter, refused := refusedWithin(s.srv.Addr, 5*time.Second)
 	silentClosedAfter, silentClosed := closedWithin(silent, 5*time.Second)
 	silentClosedAfter += refusedAfter
 	code, closing, ferr := f.finish()
-	exit, werr := s.srv.waitExit(drainWait)
+	exit, werr := waitExit(s.srv, drainWait)
 	stopped := time.Since(signalled)
 	stopWriters()
 	wl := <-done
 	client.CloseIdleConnections()
-	cleanly := slices.ContainsFunc(s.srv.log, func(l string) bool { return strings.Contains(l, "stopped cleanly") })
+	cleanly := slices.ContainsFunc(s.srv.LogLines(1000), func(l string) bool { return strings.Contains(l, "stopped cleanly") })
 
 	check := func(ok bool, what string, args ...any) {
 		mark := "ok  "
@@ -150,7 +173,7 @@ func runDrain(ctx context.Context, cfg config, out io.Writer) (passed bool, err 
 	check(werr == nil && exit == 0, "kvserver exited %d %v after SIGTERM (err %v), want 0", exit, stopped.Round(time.Millisecond), werr)
 	check(cleanly, `its log says "stopped cleanly" (Pebble closed)`)
 
-	if err := s.start(); err != nil {
+	if err := s.start(ctx); err != nil {
 		return false, err
 	}
 	keys := wl.acked
@@ -159,11 +182,11 @@ func runDrain(ctx context.Context, cfg config, out io.Writer) (passed bool, err 
 	}
 	rclient := newClient(cfg.writers)
 	defer rclient.CloseIdleConnections()
-	back, err := verify(ctx, rclient, s.srv.base(), keys, cfg.writers)
+	back, err := verify(ctx, rclient, s.srv.URL, keys, cfg.writers)
 	if err != nil {
 		return false, err
 	}
-	doubt, err := verify(ctx, rclient, s.srv.base(), wl.inDoubt, cfg.writers)
+	doubt, err := verify(ctx, rclient, s.srv.URL, wl.inDoubt, cfg.writers)
 	if err != nil {
 		return false, err
 	}
@@ -171,7 +194,7 @@ func runDrain(ctx context.Context, cfg config, out io.Writer) (passed bool, err 
 	check(len(back.missing) == 0 && len(back.wrong) == 0, "after a restart: %d of %d acknowledged writes read back exactly, %d lost, %d wrong",
 		back.exact, back.checked, len(back.missing), len(back.wrong))
 	check(len(doubt.wrong) == 0, "of the unanswered writes %d were stored, %d wrong", doubt.exact, len(doubt.wrong))
-	exit, err = s.srv.terminate(drainWait)
-	check(err == nil && exit == 0, "the restarted kvserver stopped with exit %d (err %v)", exit, err)
+	err = s.srv.Stop(drainWait)
+	check(err == nil, "the restarted kvserver stopped with exit %d (err %v)", s.srv.ExitCode(), err)
 	return passed, nil
 }

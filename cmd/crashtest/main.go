@@ -3,7 +3,7 @@
 // it on the same data directory and reads every acknowledged write back;
 // and it stops the server with SIGTERM under load and checks the drain.
 //
-//	crashtest -kvserver bin/kvserver                  # all three runs, ~1 min
+//	crashtest -kvserver bin/kvserver                  # all three runs
 //	crashtest -kvserver bin/kvserver -mode crash -sync=false -cycles 20
 //
 // Modes:

@@ -5,45 +5,22 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvpool/kvpool/internal/harness/harnesstest"
 )
 
 // kvserverBin is the kvserver binary the tests run, built once by TestMain
-// (with -race when this test is, reusing what the run already compiled).
+// (with -race when this test is).
 var kvserverBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "crashtest-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	kvserverBin = filepath.Join(dir, "kvserver")
-	args := []string{"build", "-o", kvserverBin}
-	if raceEnabled {
-		args = append(args, "-race")
-		if os.Getenv("GORACE") == "" {
-			// Not the race runtime's default 1 s pause at every exit; a
-			// race still makes kvserver exit 66, which the drain checks.
-			os.Setenv("GORACE", "atexit_sleep_ms=0")
-		}
-	}
-	build := exec.Command("go", append(args, "github.com/kvpool/kvpool/cmd/kvserver")...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "cannot build kvserver:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(harnesstest.RunWithKVServer(m, &kvserverBin, harnesstest.RaceEnabled))
 }
 
 // crashtest runs the command with args and returns its exit code and output.

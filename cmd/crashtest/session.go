@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/kvpool/kvpool/internal/harness"
 )
 
 // session is one run against one data directory: the kvserver started on
@@ -18,7 +21,7 @@ type session struct {
 	logPath string
 	logf    *os.File
 	rng     *rand.Rand
-	srv     *kvserver
+	srv     *harness.Server
 }
 
 func newSession(cfg config, name string, out io.Writer) (*session, error) {
@@ -37,16 +40,17 @@ func newSession(cfg config, name string, out io.Writer) (*session, error) {
 	return s, nil
 }
 
-// args are kvserver's flags besides address, data directory and cache.
-// The read timeout outlasts the shutdown timeout, so that a drain that
-// waited for silent connections would fail rather than pass slowly.
+// args are kvserver's flags besides address and data directory, which
+// the harness sets. The read timeout outlasts the shutdown timeout, so
+// that a drain that waited for silent connections would fail rather than
+// pass slowly.
 func (s *session) args() []string {
-	return []string{"-pool", s.cfg.pool, fmt.Sprintf("-sync=%t", s.cfg.sync), "-read-timeout", "30s", "-shutdown-timeout", "10s"}
+	return []string{"-cache-mb", "16", "-pool", s.cfg.pool, fmt.Sprintf("-sync=%t", s.cfg.sync), "-read-timeout", "30s", "-shutdown-timeout", "10s"}
 }
 
 // start (re)starts the kvserver on the session's directory.
-func (s *session) start() error {
-	srv, err := startServer(s.cfg.kvserver, s.dataDir, s.args(), s.logf)
+func (s *session) start(ctx context.Context) error {
+	srv, err := harness.Start(ctx, harness.Options{Binary: s.cfg.kvserver, DataDir: s.dataDir, Args: s.args(), Log: s.logf})
 	if err != nil {
 		return err
 	}
@@ -63,7 +67,7 @@ func (s *session) runFor() time.Duration {
 // unless the run failed or -keep was given: then it says where it is.
 func (s *session) close(passed bool) {
 	if s.srv != nil {
-		s.srv.kill()
+		s.srv.Kill()
 	}
 	s.logf.Close()
 	dir := filepath.Dir(s.dataDir)

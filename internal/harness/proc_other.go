@@ -1,6 +1,6 @@
 //go:build !linux
 
-package main
+package harness
 
 import "syscall"
 

@@ -1,0 +1,89 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ProcSample is the server's resource use at one moment.
+type ProcSample struct {
+	At       time.Time
+	RSSBytes int64         // resident memory
+	CPU      time.Duration // user + system CPU time since the start
+}
+
+// userHZ is the unit of the CPU times in /proc/PID/stat: the kernel's
+// USER_HZ, 100 on every Linux architecture Go supports (procfs assumes
+// the same).
+const userHZ = 100
+
+// Sample reads the server's CPU time and resident memory from
+// /proc/PID/stat and /proc/PID/statm (Linux only). Two samples around a
+// run give its CPU per request; RSS over time shows memory growth.
+func (s *Server) Sample() (ProcSample, error) {
+	if !s.Running() {
+		return ProcSample{}, fmt.Errorf("kvserver (pid %d) has exited: nothing to sample", s.PID)
+	}
+	return sampleProc(fmt.Sprintf("/proc/%d", s.PID), time.Now())
+}
+
+func sampleProc(dir string, at time.Time) (ProcSample, error) {
+	stat, err := os.ReadFile(dir + "/stat")
+	if err != nil {
+		return ProcSample{}, fmt.Errorf("cannot sample kvserver: %w (needs Linux's /proc)", err)
+	}
+	statm, err := os.ReadFile(dir + "/statm")
+	if err != nil {
+		return ProcSample{}, fmt.Errorf("cannot sample kvserver: %w (needs Linux's /proc)", err)
+	}
+	cpu, err := parseStatCPU(string(stat))
+	if err != nil {
+		return ProcSample{}, err
+	}
+	rss, err := parseStatmRSS(string(statm), int64(os.Getpagesize()))
+	if err != nil {
+		return ProcSample{}, err
+	}
+	return ProcSample{At: at, RSSBytes: rss, CPU: cpu}, nil
+}
+
+// parseStatCPU returns utime+stime from the text of /proc/PID/stat. The
+// command name (field 2) is in parentheses and may hold spaces and
+// parentheses itself, so fields are counted from the last ')'.
+func parseStatCPU(stat string) (time.Duration, error) {
+	end := strings.LastIndexByte(stat, ')')
+	if end < 0 {
+		return 0, fmt.Errorf("cannot parse /proc/PID/stat %q: no ')' after the command name", stat)
+	}
+	// fields[0] is field 3 (state); utime and stime are fields 14 and 15.
+	fields := strings.Fields(stat[end+1:])
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("cannot parse /proc/PID/stat %q: %d fields after the command name, want at least 13", stat, len(fields))
+	}
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("cannot parse /proc/PID/stat CPU time %q: %w", f, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * (time.Second / userHZ), nil
+}
+
+// parseStatmRSS returns the resident set from the text of /proc/PID/statm
+// (its second field, in pages).
+func parseStatmRSS(statm string, pageSize int64) (int64, error) {
+	fields := strings.Fields(statm)
+	if len(fields) < 2 {
+		return 0, fmt.Errorf("cannot parse /proc/PID/statm %q: want at least 2 fields", statm)
+	}
+	pages, err := strconv.ParseInt(fields[1], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("cannot parse /proc/PID/statm resident pages %q: %w", fields[1], err)
+	}
+	return pages * pageSize, nil
+}

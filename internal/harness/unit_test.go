@@ -1,0 +1,144 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestWaitReady: it returns once /v0/status answers 200, and when ctx
+// ends first it says what the last probe got.
+func TestWaitReady(t *testing.T) {
+	var probes atomic.Int32
+	ready := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v0/status" || probes.Add(1) < 3 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer ready.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, WaitReady(ctx, ready.URL))
+	assert.Equal(t, int32(3), probes.Load(), "ready at the third probe, not before")
+
+	never := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer never.Close()
+	ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	err := WaitReady(ctx, never.URL)
+	assert.ErrorContains(t, err, "503 Service Unavailable")
+}
+
+// TestParseStatCPU: utime+stime in USER_HZ ticks, counted from the last
+// ')' so that a command name with spaces and parentheses parses.
+func TestParseStatCPU(t *testing.T) {
+	f := func(stat string, want time.Duration) {
+		t.Helper()
+		got, err := parseStatCPU(stat)
+		require.NoError(t, err, stat)
+		assert.Equal(t, want, got, stat)
+	}
+	// Fields 14 (utime) and 15 (stime) are 150 and 25 ticks.
+	rest := "S 1 2 3 4 5 6 7 8 9 10 150 25 0 0 20 0 8 0 100 1000000 250"
+	f("4242 (kvserver) "+rest, 1750*time.Millisecond)
+	f("4242 (a b) (c)) "+rest, 1750*time.Millisecond)
+
+	for _, bad := range []string{"", "4242 kvserver S 1", "4242 (kvserver) S 1 2 3", "4242 (kvserver) S 1 2 3 4 5 6 7 8 9 10 x 25"} {
+		_, err := parseStatCPU(bad)
+		assert.Error(t, err, "%q", bad)
+	}
+}
+
+func TestParseStatmRSS(t *testing.T) {
+	got, err := parseStatmRSS("5000 1200 300 10 0 900 0\n", 4096)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1200*4096), got)
+	_, err = parseStatmRSS("5000", 4096)
+	assert.Error(t, err)
+	_, err = parseStatmRSS("5000 many", 4096)
+	assert.Error(t, err)
+}
+
+// TestSampleThisProcess: sampling a live process through /proc reads
+// plausible values (this test process has memory and has used CPU).
+func TestSampleThisProcess(t *testing.T) {
+	s, err := sampleProc("/proc/self", time.Now())
+	require.NoError(t, err)
+	assert.Positive(t, s.RSSBytes)
+	assert.Positive(t, s.CPU, "the test binary has run for a while")
+}
+
+// TestConfigInfo: the labels of kvserver_config_info, from the text format
+// as kvserver's promhttp writes it; a missing or repeated metric is an error.
+func TestConfigInfo(t *testing.T) {
+	text := `# HELP go_goroutines Number of goroutines that currently exist.
+# TYPE go_goroutines gauge
+go_goroutines 12
+# HELP kvserver_config_info The settings kvserver runs with.
+# TYPE kvserver_config_info gauge
+kvserver_config_info{cache_mb="16",io_delay="5ms",io_delay_dist="exp",pool="lifo",queue_timeout="0s",version="devel",workers="2",odd="a \"quoted\" value"} 1
+`
+	families, err := parseMetrics(strings.NewReader(text))
+	require.NoError(t, err)
+	info, err := configInfo(families)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{
+		"cache_mb": "16", "io_delay": "5ms", "io_delay_dist": "exp", "pool": "lifo",
+		"queue_timeout": "0s", "version": "devel", "workers": "2", "odd": `a "quoted" value`,
+	}, info)
+
+	families, err = parseMetrics(strings.NewReader("go_goroutines 12\n"))
+	require.NoError(t, err)
+	_, err = configInfo(families)
+	assert.ErrorContains(t, err, "kvserver_config_info is not in")
+
+	families, err = parseMetrics(strings.NewReader("kvserver_config_info{pool=\"a\"} 1\nkvserver_config_info{pool=\"b\"} 1\n"))
+	require.NoError(t, err)
+	_, err = configInfo(families)
+	assert.ErrorContains(t, err, "2 series")
+
+	_, err = parseMetrics(strings.NewReader("kvserver_config_info{pool=} 1\n"))
+	assert.Error(t, err)
+}
+
+// TestLineTail: the newest lines, oldest first, however many were added.
+func TestLineTail(t *testing.T) {
+	tail := newLineTail(3)
+	assert.Empty(t, tail.last(5))
+	tail.add("a")
+	tail.add("b")
+	assert.Equal(t, []string{"a", "b"}, tail.last(5))
+	for i := range 7 {
+		tail.add(fmt.Sprint(i))
+	}
+	assert.Equal(t, []string{"4", "5", "6"}, tail.last(5))
+	assert.Equal(t, []string{"5", "6"}, tail.last(2))
+	assert.Empty(t, tail.last(0))
+}
+
+// TestLineTailConcurrent: adding while reading is safe (run with -race).
+func TestLineTailConcurrent(t *testing.T) {
+	tail := newLineTail(16)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 1000 {
+			tail.add(fmt.Sprint(i))
+		}
+	}()
+	for range 100 {
+		assert.LessOrEqual(t, len(tail.last(10)), 10)
+	}
+	<-done
+	assert.Equal(t, "999", tail.last(1)[0])
+}
