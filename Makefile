@@ -9,7 +9,7 @@ ADDR ?=
 DATA ?=
 ARGS ?=
 
-.PHONY: all run build test vet fmt-check lint bench-http tools-wrk clean loadtest fill attack saturate bench-loader crashtest overload fuzz tools-jq bench-pools tools-oha wire-check
+.PHONY: all run build test test-stress vet fmt-check lint bench-http tools-wrk clean loadtest fill attack saturate bench-loader crashtest overload fuzz tools-jq bench-pools tools-oha wire-check compare pprof-diff tools-graphviz
 
 all: build
 
@@ -31,6 +31,24 @@ fmt-check:
 # The whole suite under the race detector; vet and gofmt first.
 test: vet fmt-check
 	$(GO) test -race -count=1 -timeout 600s ./...
+
+# The whole suite under the race detector STRESS_COUNT times while
+# stress-ng keeps 2 cores busy: no test may fail or hang because the
+# machine is slow. Not part of `make test`: it takes an hour or more. Run it
+# on an otherwise quiet machine. Installs stress-ng (Debian/Ubuntu) if
+# missing; stress-ng stops when the tests end, pass or fail, and at the
+# latest after STRESS_TIMEOUT; the target exits with go test's status.
+STRESS_COUNT   ?= 20
+STRESS_TIMEOUT ?= 4h
+STRESS_PKG_TIMEOUT ?= 60m
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+test-stress:
+	@command -v stress-ng >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq stress-ng; }
+	@setsid stress-ng --cpu 2 --timeout $(STRESS_TIMEOUT) --quiet & stress=$$!; \
+	trap 'kill -TERM -$$stress 2>/dev/null; wait $$stress 2>/dev/null' EXIT INT TERM; \
+	echo "stress-ng --cpu 2 running (pid $$stress); go test -race -count=$(STRESS_COUNT) ./..."; \
+	$(GO) test -race -count=$(STRESS_COUNT) -timeout $(STRESS_PKG_TIMEOUT) ./...; status=$$?; \
+	echo "test-stress: go test exited $$status"; exit $$status
 
 # The pool family against a raw channel, a goroutine per job, ants and pond:
 # the submit->result round trip with 1, 8 and 64 producers at -cpu 1,2,4,8,
@@ -61,20 +79,24 @@ DURATION   ?= 30s
 KEYS       ?= 2000000
 VALUE_SIZE ?= 500
 FROM       ?= 1
+OUT        ?=
+STEP       ?=
 
 # Store KEYS ids of VALUE_SIZE bytes (resumable: make fill FROM=<id>).
 fill: loadtest
 	./$(BIN)/loadtest fill -target $(TARGET) -keys $(KEYS) -value-size $(VALUE_SIZE) -from $(FROM)
 
-# Constant-rate open-model load; results in results/WORKLOAD-RATE/.
+# Constant-rate open-model load. Each run gets its own folder:
+# results/<UTC time>-<pool or server>-<workload>-<rate>/, or OUT=<dir>.
 attack: loadtest
 	./$(BIN)/loadtest attack -target $(TARGET) -rate $(RATE) -workload $(WORKLOAD) -duration $(DURATION) \
-		-keys $(KEYS) -value-size $(VALUE_SIZE) -out results/$(WORKLOAD)-$(RATE)
+		-keys $(KEYS) -value-size $(VALUE_SIZE) $(if $(OUT),-out $(OUT))
 
-# Highest rate with corrected p99 <= 100 ms and < 0.1 % errors.
+# Highest rate with corrected p99 <= 100 ms and < 0.1 % errors; STEP=<d>
+# sets the length of each search step; exit 3: the validating run failed.
 saturate: loadtest
 	./$(BIN)/loadtest saturate -target $(TARGET) -workload $(WORKLOAD) -keys $(KEYS) -value-size $(VALUE_SIZE) \
-		-out results/saturate-$(WORKLOAD)
+		$(if $(OUT),-out $(OUT)) $(if $(STEP),-step $(STEP))
 
 # Our loader vs wrk on a bare fasthttp handler, side by side.
 bench-loader: tools-wrk tools-oha
@@ -110,11 +132,38 @@ crashtest: build
 	$(GO) build -o $(BIN)/crashtest ./cmd/crashtest
 	./$(BIN)/crashtest -kvserver $(BIN)/kvserver $(CRASHTEST_ARGS)
 
-# 10x the saturation rate per pool x policy, RSS and recovery; ~30 min in
-# full. Settings in the header of loadtest/overload.sh, for example
-# make overload POOLS=fifo DURATION=20 RATE=8000
-overload: build loadtest tools-jq
-	$(if $(POOLS),POOLS="$(POOLS)") bash loadtest/overload.sh
+# The pools side by side (loadtest compare, README "Compare"):
+# PRESET=queues|capacity|policies|slow-backend|overload; QUICK=1: every
+# step short, a few minutes, numbers indicative; PIN=1: kvserver on core 0,
+# the loader on core 1; POOLS="fifo lifo" restricts the pools; any other
+# flag in COMPARE_ARGS (./bin/loadtest compare -h). The report goes to
+# results/compare-<UTC time>-<preset>/REPORT.md.
+PRESET       ?= queues
+QUICK        ?=
+PIN          ?=
+COMPARE_ARGS ?=
+COMPARE_FLAGS = -kvserver $(BIN)/kvserver $(if $(QUICK),-quick) $(if $(PIN),-pin) $(if $(POOLS),-pools "$(POOLS)") $(COMPARE_ARGS)
+compare: build loadtest tools-graphviz
+	./$(BIN)/loadtest compare -preset $(PRESET) $(COMPARE_FLAGS)
+
+# 10x direct's saturation per pool x policy (22 combinations), alive,
+# answers, RSS and recovery judged; ~30 min in full. For example
+# make overload POOLS=fifo COMPARE_ARGS="-rate 8000 -overload-duration 20s"
+overload: build loadtest
+	./$(BIN)/loadtest compare -preset overload $(COMPARE_FLAGS)
+
+# One profile of two pools from a compare report, diffed (B beyond A):
+# make pprof-diff RUN=results/compare-... A=direct B=lifo PROFILE=cpu|mutex|block|allocs|heap
+A       ?= direct
+B       ?= lifo
+PROFILE ?= cpu
+pprof-diff:
+	@[ -n "$(RUN)" ] || { echo "pprof-diff: set RUN to a compare report's folder, e.g. RUN=$$(ls -d results/compare-* 2>/dev/null | tail -1)" >&2; exit 2; }
+	$(GO) tool pprof -top -diff_base=$(RUN)/profiles/$(A)/$(PROFILE).pb.gz $(RUN)/profiles/$(B)/$(PROFILE).pb.gz
+
+# graphviz draws the profiles' call graphs; without it the report says so.
+tools-graphviz:
+	@command -v dot >/dev/null || { apt-get update -qq && apt-get install -y -qq graphviz; } || echo "graphviz could not be installed: the compare report will say it has no call graphs" >&2
 
 tools-jq:
 	@command -v jq >/dev/null || { apt-get update -qq && apt-get install -y -qq jq; }

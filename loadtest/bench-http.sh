@@ -22,6 +22,7 @@
 # OUT=results/bench-http
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source loadtest/lib.sh
 
 POOLS=${POOLS:-"bare direct fifo"}
 KEYS=${KEYS:-2000000}
@@ -45,19 +46,16 @@ export KEYS VALUE_SIZE
 
 SERVER_PID=
 start_server() { # pool
+  local log=$OUT/kvserver-$1.log
   if [[ $1 == bare ]]; then
-    ./bin/loadtest bare-server -addr "$ADDR" >"$OUT/bare.log" 2>&1 &
+    log=$OUT/bare.log
+    ./bin/loadtest bare-server -addr "$ADDR" >"$log" 2>&1 &
   else
     ./bin/kvserver -addr "$ADDR" -data "$DATA" -pool "$1" -cache-mb "$CACHE_MB" $KVSERVER_ARGS \
-      >"$OUT/kvserver-$1.log" 2>&1 &
+      >"$log" 2>&1 &
   fi
   SERVER_PID=$!
-  for _ in $(seq 100); do
-    curl -sf "http://$ADDR/v0/status" >/dev/null 2>&1 && return 0
-    sleep 0.1
-  done
-  echo "kvserver did not start; see $OUT/kvserver-$1.log" >&2
-  exit 1
+  wait_ready ./bin/loadtest "http://$ADDR" "$SERVER_PID" "$log"
 }
 stop_server() {
   kill -TERM "$SERVER_PID" 2>/dev/null || true
@@ -150,8 +148,8 @@ measure() {
 
 # Every pool's GETs before any pool's PUTs: PUTs leave flushes and
 # compactions running behind them, which cost the next server's GETs CPU
-# (one run measured lifo's GETs, right after fifo's PUTs, at 24.8 µs per
-# request; alone, 17-21 µs).
+# (measured: a pool's GETs right after another's PUTs cost clearly more
+# than alone).
 for method in GET PUT; do
   for pool in $POOLS; do
     measure "$pool" "$method"
@@ -160,16 +158,15 @@ done
 
 echo
 echo "server CPU per request, wrk -t1 -c$CONNS, $KEYS keys x $VALUE_SIZE B, ${DURATION}s x $REPS (median, min..max); block-cache misses in %"
-awk -F'\t' 'NR > 1 {
+stats_awk -F'\t' 'NR > 1 {
     k = $2 "\t" $3; us[k] = us[k] " " $7; rps[k] = rps[k] " " $6; miss[k] = miss[k] " " $8; bad[k] += $5; keys[k] = 1
   }
-  function stats(list,   a, n, i, j, t) {
-    n = split(substr(list, 2), a, " ")
-    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-    return sprintf("%s (%s..%s)", a[int((n + 1) / 2)], a[1], a[n])
-  }
   END {
-    for (k in keys) { split(k, p, "\t"); printf "%-8s %-6s %-26s %-32s %-22s %d\n", p[1], p[2], stats(us[k]), stats(rps[k]), (p[2] == "PUT" || p[1] == "bare" ? "n/a" : stats(miss[k])), bad[k] }
+    for (k in keys) {
+      split(k, p, "\t")
+      printf "%-8s %-6s %-26s %-32s %-22s %d\n", p[1], p[2], spread(us[k], "%.2f"), spread(rps[k], "%.2f"),
+        (p[2] == "PUT" || p[1] == "bare" ? "n/a" : spread(miss[k], "%.2f")), bad[k]
+    }
   }' "$results" | sort >"$OUT/summary.body"
 {
   printf '%-8s %-6s %-26s %-32s %-22s %s\n' pool method "cpu us/request" "requests/s" "cache miss %" non-2xx

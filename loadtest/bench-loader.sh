@@ -39,8 +39,21 @@
 # patterns (oha sends in bursts), and loadtest/wire-check.sh settles which
 # loader reports the latency the server gave, with tcpdump as the referee.
 #
+# Then, against kvserver -pool direct on a store of KV_KEYS ids × 500 B
+# (filled once per run), ROUNDS times per rate in KV_RATES, in alternating
+# order:
+#   kv_oha_R   oha -q R -c 64 (GET of one id)
+#   kv_fast_R  loadtest attack -rate R -conns 64 (GETs of random ids)
+# recording each loader's CPU per request (the issue's targets: ours at
+# most oha's at each rate, and ≤ 30 / 15 / 12 µs at 5k / 20k / 40k), our
+# send lag p99 (target: ≤ -quantum + 50 µs), both loaders' latencies, and
+# kvserver's own CPU per request under each (utime+stime from
+# /proc/PID/stat), since a loader that sends differently costs the server
+# differently.
+#
 # Environment: PORT=19299 DURATION=10s ROUNDS=3 FIXED_RATE=10000 OUT=<tmp>
-#   OHA=bin/oha/bin/oha
+#   OHA=bin/oha/bin/oha KV_PORT=19298 KV_RATES="5000 20000 40000"
+#   KV_KEYS=200000 (KV_RATES="" skips the kvserver phase)
 # Needs wrk (apt-get install wrk), jq, GNU time (/usr/bin/time), go, oha.
 # CPU pinning: none; loader and server share the machine's cores.
 set -euo pipefail
@@ -60,11 +73,15 @@ for tool in wrk jq /usr/bin/time go "$OHA"; do
 done
 
 bin=$OUT/loadtest
-(cd "$root" && go build -o "$bin" ./cmd/loadtest)
+(cd "$root" && go build -o "$bin" ./cmd/loadtest && go build -o "$OUT/kvserver" ./cmd/kvserver)
+KV_PORT=${KV_PORT:-19298}
+KV_RATES=${KV_RATES-5000 20000 40000}
+KV_KEYS=${KV_KEYS:-200000}
 
-start_bare_server "$bin" "$OUT/bare.log" -addr "127.0.0.1:$PORT"
+start_bare_server "$bin" "$OUT/bare.log" "127.0.0.1:$PORT"
 server=$BARE_PID
-trap 'kill $server 2>/dev/null || true' EXIT
+kv_pid=
+trap 'kill $server $kv_pid 2>/dev/null || true' EXIT
 
 secs=${DURATION%s}
 
@@ -147,15 +164,55 @@ for r in $(seq "$ROUNDS"); do
 	run_ours vegeta "$r" -engine vegeta -rate "$FIXED_RATE" -conns 64 -max-conns 256
 done
 
-# Per-round ratios, then median and spread of everything.
-awk -v rounds="$ROUNDS" -v fixed="$FIXED_RATE" '
-	{ v[$1, ++n[$1]] = $2; if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } }
-	function ratio(name, a, b,   i) { for (i = 1; i <= rounds; i++) v[name, i] = v[a, i] / v[b, i]; n[name] = rounds; order[++k] = name }
-	function stat(name, label, fmt,   i, j, t, m, a) {
-		m = n[name]; for (i = 1; i <= m; i++) a[i] = v[name, i]
-		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-		printf "%-44s " fmt "   (" fmt " .. " fmt ")\n", label, (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2), a[1], a[m]
+# proc_cpu_s PID: the process's CPU time so far (utime+stime), seconds.
+proc_cpu_s() { awk '{sub(/.*\) /, ""); print ($12 + $13) / 100}' "/proc/$1/stat"; }
+
+# record_server_cpu NAME BEFORE REQUESTS: kvserver's CPU per request since BEFORE.
+record_server_cpu() {
+	record "${1}_srv_cpu_us" "$(awk -v a="$2" -v b="$(proc_cpu_s "$kv_pid")" -v n="$3" 'BEGIN {print (b - a) * 1e6 / n}')"
+}
+
+if [[ -n $KV_RATES ]]; then
+	kill "$server" 2>/dev/null || true # the bare handler's part is done
+	wait "$server" 2>/dev/null || true
+	kv_target=http://127.0.0.1:$KV_PORT
+	"$OUT/kvserver" -addr "127.0.0.1:$KV_PORT" -data "$OUT/kvdata" -pool direct >"$OUT/kvserver.log" 2>&1 &
+	kv_pid=$!
+	wait_ready "$bin" "$kv_target" "$kv_pid" "$OUT/kvserver.log"
+	echo "filling $KV_KEYS ids into kvserver direct ..." >&2
+	"$bin" fill -target "$kv_target" -keys "$KV_KEYS" -value-size 500 -q -out "$OUT/kv-fill" >"$OUT/kv-fill.txt" 2>&1
+	# kv_fast NAME ROUND RATE / kv_oha NAME ROUND RATE: one run against kvserver.
+	kv_fast() {
+		local before
+		before=$(proc_cpu_s "$kv_pid")
+		target=$kv_target run_ours "$1" "$2" -rate "$3" -conns 64 -max-conns 64 -keys "$KV_KEYS"
+		record "${1}_lag_p99_us" "$(jq '.send_lag.percentiles_ms.p99 * 1000' "$OUT/$1-$2/summary.json")"
+		record "${1}_cp50_us" "$(jq '.latency_corrected.percentiles_ms.p50 * 1000' "$OUT/$1-$2/summary.json")"
+		record_server_cpu "$1" "$before" "$(jq .sent "$OUT/$1-$2/summary.json")"
 	}
+	kv_oha() {
+		local before
+		before=$(proc_cpu_s "$kv_pid")
+		target=$kv_target run_oha "$1" "$2" "$3"
+		record_server_cpu "$1" "$before" "$(jq '[.statusCodeDistribution[]] | add' "$OUT/$1-$2.json")"
+	}
+	for r in $(seq "$ROUNDS"); do
+		for rate in $KV_RATES; do
+			echo "kvserver round $r/$ROUNDS, $rate req/s ..." >&2
+			if ((r % 2)); then
+				kv_oha "kv_oha_$rate" "$r" "$rate"
+				kv_fast "kv_fast_$rate" "$r" "$rate"
+			else
+				kv_fast "kv_fast_$rate" "$r" "$rate"
+				kv_oha "kv_oha_$rate" "$r" "$rate"
+			fi
+		done
+	done
+fi
+
+# Per-round ratios, then median and spread of everything (lib.sh's stats_awk).
+stats_awk -v rounds="$ROUNDS" -v fixed="$FIXED_RATE" -v kv_rates="$KV_RATES" -v kv_keys="$KV_KEYS" -v label_width=48 '
+	{ add($1, $2) }
 	END {
 		ratio("r_rps", "closed_rps", "wrk_rps"); ratio("r_cpu", "closed_cpu_us", "wrk_cpu_us")
 		ratio("r_p50", "closed_p50_us", "wrk_p50_us"); ratio("r_p99", "closed_p99_us", "wrk_p99_us")
@@ -192,5 +249,19 @@ awk -v rounds="$ROUNDS" -v fixed="$FIXED_RATE" '
 		stat("vegeta_p50_us", "vegeta engine p50 us", "%10.1f"); stat("v_p50", "  ratio vegeta/oha", "%10.3f")
 		stat("vegeta_p99_us", "vegeta engine p99 us", "%10.1f"); stat("v_p99", "  ratio vegeta/oha", "%10.3f")
 		stat("oha_cpu_us", "oha CPU us/request", "%10.2f"); stat("fixed_cpu_us", "fast CPU us/request", "%10.2f"); stat("vegeta_cpu_us", "vegeta CPU us/request", "%10.2f")
+		nr = split(kv_rates, rates, " ")
+		for (i = 1; i <= nr; i++) {
+			R = rates[i]; f = "kv_fast_" R; o = "kv_oha_" R
+			ratio("kv_r_" R, f "_cpu_us", o "_cpu_us")
+			print "-- kvserver direct, " kv_keys " ids, GET, 64 connections, fixed rate " R " req/s"
+			stat(o "_rps", "oha achieved req/s", "%10.0f"); stat(f "_rps", "fast achieved req/s", "%10.0f")
+			stat(o "_cpu_us", "oha loader CPU us/request", "%10.2f"); stat(f "_cpu_us", "fast loader CPU us/request", "%10.2f")
+			stat("kv_r_" R, "  ratio fast/oha (target <= 1)", "%10.3f")
+			stat(f "_lag_p99_us", "fast send lag p99 us (target <= quantum + 50)", "%10.1f")
+			stat(o "_p50_us", "oha p50 us (from the send)", "%10.1f"); stat(f "_p50_us", "fast p50 us (from the send)", "%10.1f")
+			stat(o "_p99_us", "oha p99 us (from the send)", "%10.1f"); stat(f "_p99_us", "fast p99 us (from the send)", "%10.1f")
+			stat(f "_cp50_us", "fast corrected p50 us", "%10.1f"); stat(f "_cp99_us", "fast corrected p99 us", "%10.1f")
+			stat(o "_srv_cpu_us", "kvserver CPU us/request under oha", "%10.2f"); stat(f "_srv_cpu_us", "kvserver CPU us/request under fast", "%10.2f")
+		}
 	}' "$OUT/measures" | tee "$OUT/table.txt"
 echo "raw outputs in $OUT" >&2

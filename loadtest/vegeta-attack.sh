@@ -9,18 +9,19 @@
 # Keys are random ids 1..KEYS (uniform), drawn by awk; PUT bodies are one
 # fixed block of VALUE_SIZE bytes (for verifiable per-key values use
 # `loadtest fill`). Results land in OUT/results.bin (vegeta's gob format);
-# the script prints `vegeta report` and the latency percentile spectrum.
+# the script prints `vegeta report`, then the latency percentile spectrum
+# (`vegeta report -type=hdrplot`, also kept as OUT/latency.hgrm).
 #
 # Environment (defaults):
 #   TARGET=http://127.0.0.1:19234  KEYS=2000000  VALUE_SIZE=500
 #   CONNS=64 (vegeta -connections and initial -workers)  MAX_WORKERS=256
-#   OUT=loadtest/results/vegeta-METHOD-RATE-TIMESTAMP
+#   OUT=results/vegeta-METHOD-RATE-TIMESTAMP (under the repository root)
 #   VEGETA=vegeta; if it is not on PATH the script uses
 #   `go run github.com/tsenart/vegeta/v12` (the version in go.mod).
 #
-# vegeta's net/http client costs ~45-65 µs of CPU per request here, so it
-# tops out around 20-35k req/s on 2 cores; past that, `loadtest attack`
-# (engine fast) is the loader to use. vegeta reports latency from the
+# vegeta's net/http client costs several times the CPU per request of
+# `loadtest attack` (figures in the README's Load lab), so at high rates
+# `loadtest attack` is the loader to use. vegeta reports latency from the
 # actual send only (no coordinated-omission correction).
 set -euo pipefail
 
@@ -38,7 +39,7 @@ VALUE_SIZE=${VALUE_SIZE:-500}
 CONNS=${CONNS:-64}
 MAX_WORKERS=${MAX_WORKERS:-256}
 root=$(cd "$(dirname "$0")/.." && pwd)
-OUT=${OUT:-$root/loadtest/results/vegeta-$method-$rate-$(date +%Y%m%d-%H%M%S)}
+OUT=${OUT:-$root/results/vegeta-$method-$rate-$(date -u +%Y%m%dT%H%M%SZ)}
 
 case $TARGET in
 http://127.0.0.1:* | http://localhost:* | http://\[::1\]:*) ;;
@@ -80,5 +81,7 @@ targets | "${vegeta[@]}" attack -lazy -format=http -rate="$rate" -duration="$dur
 	-connections="$CONNS" -workers="$CONNS" -max-workers="$MAX_WORKERS" -keepalive=true \
 	-name="vegeta-$method-$rate" -output="$OUT/results.bin" || true
 "${vegeta[@]}" report "$OUT/results.bin"
-"${vegeta[@]}" report -type=hdrplot -output="$OUT/latency.hgrm" "$OUT/results.bin"
+echo
+echo "Latency percentile spectrum (from the actual send):"
+"${vegeta[@]}" report -type=hdrplot "$OUT/results.bin" | tee "$OUT/latency.hgrm"
 echo "wrote $OUT/results.bin and $OUT/latency.hgrm (vegeta plot $OUT/results.bin > plot.html)" >&2

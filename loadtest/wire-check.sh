@@ -44,10 +44,23 @@ bin=$OUT/loadtest
 (cd "$root" && go build -o "$bin" ./cmd/loadtest)
 bare= slow= capture=
 trap 'kill $bare $slow $capture 2>/dev/null || true' EXIT
-start_bare_server "$bin" "$OUT/bare.log" -addr "127.0.0.1:$PORT"
+start_bare_server "$bin" "$OUT/bare.log" "127.0.0.1:$PORT"
 bare=$BARE_PID
-start_bare_server "$bin" "$OUT/slow.log" -addr "127.0.0.1:$((PORT + 1))" -service-time "$SERVICE_TIME"
+start_bare_server "$bin" "$OUT/slow.log" "127.0.0.1:$((PORT + 1))" -service-time "$SERVICE_TIME"
 slow=$BARE_PID
+
+# wait_capture ERRLOG: tcpdump captures (its filter set) once it has said
+# "listening on" on stderr; waits for that, at most 10 s, else exits 1.
+wait_capture() {
+	for _ in $(seq 200); do
+		grep -q 'listening on' "$1" && return 0
+		kill -0 "$capture" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "wire-check: tcpdump is not capturing; its output:" >&2
+	cat "$1" >&2
+	exit 1
+}
 
 # run LOADER SERVER ROUND: one loader run against one server, under tcpdump.
 run() {
@@ -56,7 +69,7 @@ run() {
 	local name=$loader-$server tag=$loader-$server-$round
 	tcpdump -i lo -s 96 -B 65536 -w "$OUT/$tag.pcap" "tcp port $port" 2>"$OUT/$tag.tcpdump" &
 	capture=$!
-	sleep 1 # tcpdump is listening once it has printed its banner; give it a moment
+	wait_capture "$OUT/$tag.tcpdump"
 	local p50 p99
 	if [ "$loader" = oha ]; then
 		"$OHA" --no-tui --output-format json -z "$DURATION" -c 64 -q "$RATE" "http://127.0.0.1:$port/v0/entity?id=1" >"$OUT/$tag.json"
@@ -86,15 +99,9 @@ for r in $(seq "$ROUNDS"); do
 	done
 done
 
-awk -v rounds="$ROUNDS" -v rate="$RATE" -v service="$SERVICE_TIME" '
-	{ v[$1, ++n[$1]] = $2 }
-	function diff(name, a, b,   i) { for (i = 1; i <= rounds; i++) v[name, i] = v[a, i] - v[b, i]; n[name] = rounds }
-	function ratio(name, a, b,   i) { for (i = 1; i <= rounds; i++) v[name, i] = v[a, i] / v[b, i]; n[name] = rounds }
-	function stat(name, label, fmt,   i, j, t, m, a) {
-		m = n[name]; for (i = 1; i <= m; i++) a[i] = v[name, i]
-		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-		printf "%-46s " fmt "   (" fmt " .. " fmt ")\n", label, (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2), a[1], a[m]
-	}
+# Median and spread of everything (lib.sh's stats_awk).
+stats_awk -v rounds="$ROUNDS" -v rate="$RATE" -v service="$SERVICE_TIME" -v label_width=46 '
+	{ add($1, $2) }
 	END {
 		print "measure                                        median   (min .. max) over " rounds " rounds, " rate " req/s, 64 connections"
 		split("bare slow", servers, " ")

@@ -2,41 +2,107 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"runtime/pprof"
+	"time"
 
 	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/report"
 )
+
+// defaultMaxErrors is -max-errors: a run with more failures than this
+// exits 1, since its latencies describe a server that was not answering.
+const defaultMaxErrors = 0.01
+
+func attackFlags(o *options, maxErrors *float64, stderr io.Writer) *flag.FlagSet {
+	fs := newFlagSet("attack", o, stderr)
+	o.addTarget(fs)
+	o.addWorkload(fs)
+	o.addEngine(fs)
+	fs.Float64Var(&o.cfg.Rate, "rate", o.cfg.Rate, "requests per second (open model); 0 = closed loop, as fast as -conns go")
+	fs.DurationVar(&o.cfg.Duration, "duration", o.cfg.Duration, "length of the run")
+	o.addRun(fs)
+	o.addOutput(fs, "summary.json, the .hgrm and .hlog files and results.bin")
+	fs.Float64Var(maxErrors, "max-errors", defaultMaxErrors, "share of failed requests above which attack exits 1, after writing its results")
+	return fs
+}
 
 func runAttack(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o options
-	fs := newFlagSet("attack", &o, stderr)
+	var maxErrors float64
+	fs := attackFlags(&o, &maxErrors, stderr)
 	if err := o.parse(fs, args); err != nil {
 		return err
 	}
 	if err := o.cfg.Validate(); err != nil {
 		return usageError(err)
 	}
-	fmt.Fprintf(stderr, "loadtest attack: %s, %v, target %s\n", o.cfg.Describe(), o.cfg.Duration, o.cfg.Target)
+	if maxErrors < 0 || maxErrors > 1 {
+		return usageError(fmt.Errorf("-max-errors %v is not a share in 0..1 (0.01 = 1%%)", maxErrors))
+	}
+	server := serverConfig(ctx, o.cfg.Target)
+	if o.out == "" {
+		o.out = defaultOutDir(time.Now(), server, o.cfg.Workload.String(), rateName(o.cfg.Rate))
+	}
+	if err := prepareOutDir(o.out); err != nil {
+		return err
+	}
+	o.cfg.Out = o.out
+	fmt.Fprintf(stderr, "loadtest attack: %s, %v, target %s%s\n", report.Describe(&o.cfg), o.cfg.Duration, o.cfg.Target, serverText(server))
 	var res *loadgen.Result
 	err := withProfile(o.cpuProfile, func() error {
 		var err error
-		res, err = loadgen.Run(ctx, o.cfg, loadgen.PrintProgress(stderr))
+		res, err = loadgen.Run(ctx, o.cfg, report.Progress(stderr))
 		return err
 	})
 	if err != nil {
+		_ = os.Remove(o.out) // only if the run left it empty
 		return err
 	}
-	res.Print(stdout)
-	if o.out != "" {
-		if err := res.WriteFiles(o.out); err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "wrote %s/{%s,%s,%s,%s}\n", o.out, loadgen.SummaryFile, loadgen.CorrectedFile, loadgen.UncorrectedFile, loadgen.ResultsFile)
+	report.Print(stdout, res)
+	if err := writeRun(o.out, res, server, stderr); err != nil {
+		return err
 	}
-	return ctx.Err()
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted after %s; partial results in %s", elapsedText(res.Elapsed), o.out)
+	}
+	if res.ErrorRate() > maxErrors {
+		return fmt.Errorf("%.2f%% of requests failed (%d of %d), above -max-errors %g%%: the latencies describe a server that was not answering; results in %s",
+			100*res.ErrorRate(), res.ErrorCount, res.Sent, 100*maxErrors, o.out)
+	}
+	return nil
+}
+
+// writeRun writes summary.json and the .hgrm files beside the files the
+// run streamed, and says where they are.
+func writeRun(dir string, res *loadgen.Result, server map[string]string, stderr io.Writer) error {
+	if res.OutputErr != nil {
+		return fmt.Errorf("the run's files in %s are incomplete: %w", dir, res.OutputErr)
+	}
+	if err := report.WriteFiles(dir, res, server); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "wrote %s/ (%s, %s, %s, %s, %s%s)\n", dir, report.SummaryFile,
+		report.CorrectedFile, report.UncorrectedFile, loadgen.CorrectedLogFile, loadgen.UncorrectedLogFile, resultsText(res))
+	return nil
+}
+
+func resultsText(res *loadgen.Result) string {
+	if !res.Config.KeepResults {
+		return ""
+	}
+	return ", " + loadgen.ResultsFile
+}
+
+// serverText describes the kvserver's settings for the header line.
+func serverText(server map[string]string) string {
+	if server == nil {
+		return " (not a kvserver: no settings recorded)"
+	}
+	return fmt.Sprintf(" (kvserver pool=%s workers=%s cap=%s overflow=%s)", server["pool"], server["workers"], server["cap"], server["overflow"])
 }
 
 // withProfile runs f under a CPU profile written to path ("" = none).

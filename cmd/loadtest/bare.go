@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 )
@@ -22,7 +23,13 @@ func runBareServer(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	srv := bareserver.New(*serviceTime)
-	stop := context.AfterFunc(ctx, func() { _ = srv.Shutdown() })
+	// Bounded: fasthttp waits for open connections, and a loader's idle
+	// keep-alive connection may stay open for as long as the loader runs.
+	stop := context.AfterFunc(ctx, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.ShutdownWithContext(sctx)
+	})
 	defer stop()
 	// The address line is what scripts wait for.
 	fmt.Fprintf(stdout, "bare-server listening on http://%s\n", ln.Addr())

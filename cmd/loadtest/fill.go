@@ -2,66 +2,76 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"time"
 
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/fill"
+	"github.com/kvpool/kvpool/internal/loadgen/report"
 )
 
-// FillFile is where -out gets the fill's summary and resume point.
+// FillFile is where the run's folder gets the fill's summary and resume
+// point.
 const FillFile = "fill.json"
+
+func fillFlags(o *options, ids *fill.Range, stderr io.Writer) *flag.FlagSet {
+	fs := newFlagSet("fill", o, stderr)
+	o.addTarget(fs)
+	o.addKeys(fs)
+	fs.IntVar(&o.cfg.Conns, "conns", o.cfg.Conns, "connections the PUTs go over, each as fast as the server answers")
+	o.addRun(fs)
+	fs.StringVar(&o.out, "out", "", "new or empty directory for fill.json (default results/<UTC time>-<pool or server>-fill-<keys>/)")
+	ids.From = 1
+	fs.Uint64Var(&ids.From, "from", ids.From, "first id to store (resume point of an interrupted fill)")
+	fs.Uint64Var(&ids.To, "to", 0, "last id to store (default -keys)")
+	return fs
+}
 
 func runFill(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o options
-	fs := newFlagSet("fill", &o, stderr)
-	o.cfg.Fill.From = 1
-	fs.Uint64Var(&o.cfg.Fill.From, "from", o.cfg.Fill.From, "first id to store (resume point of an interrupted fill)")
-	fs.Uint64Var(&o.cfg.Fill.To, "to", 0, "last id to store (default -keys)")
+	var ids fill.Range
+	fs := fillFlags(&o, &ids, stderr)
 	if err := o.parse(fs, args); err != nil {
 		return err
 	}
-	o.cfg.Rate = 0 // fill is closed loop; -rate and -duration do not apply
-	o.cfg.Duration = 0
-	o.cfg.Requests = 1 // validated by Fill; keeps Config.Validate's closed-loop check quiet
-	if err := o.cfg.Validate(); err != nil {
+	if ids.To == 0 {
+		ids.To = o.cfg.Workload.Keys
+	}
+	if err := fill.Validate(o.cfg, ids); err != nil {
 		return usageError(err)
 	}
-	to := o.cfg.Fill.To
-	if to == 0 {
-		to = o.cfg.Workload.Keys
+	server := serverConfig(ctx, o.cfg.Target)
+	if o.out == "" {
+		o.out = defaultOutDir(time.Now(), server, "fill", fmt.Sprint(ids.Len()))
 	}
-	fmt.Fprintf(stderr, "loadtest fill: ids %d..%d × %d B to %s over %d connections\n",
-		o.cfg.Fill.From, to, o.cfg.Workload.ValueSize, o.cfg.Target, o.cfg.Conns)
-	var total uint64
-	if to >= o.cfg.Fill.From {
-		total = to - o.cfg.Fill.From + 1
+	if err := prepareOutDir(o.out); err != nil {
+		return err
 	}
-	var fr *loadgen.FillResult
+	fmt.Fprintf(stderr, "loadtest fill: ids %d..%d × %d B to %s over %d connections%s\n",
+		ids.From, ids.To, o.cfg.Workload.ValueSize, o.cfg.Target, o.cfg.Conns, serverText(server))
+	var fr *fill.Result
 	err := withProfile(o.cpuProfile, func() error {
 		var err error
-		fr, err = loadgen.Fill(ctx, o.cfg, loadgen.PrintFillProgress(stderr, total, isTerminal(os.Stderr)))
+		fr, err = fill.Run(ctx, o.cfg, ids, fill.ProgressBar(stderr, ids.Len(), isTerminal(os.Stderr)))
 		return err
 	})
 	if err != nil {
+		_ = os.Remove(o.out) // only if the run left it empty
 		return err
 	}
 	fmt.Fprintln(stderr)
 	fr.Print(stdout)
-	if o.out != "" {
-		err := writeJSON(o.out, FillFile, struct {
-			loadgen.Summary
-			From       uint64 `json:"from"`
-			To         uint64 `json:"to"`
-			Complete   bool   `json:"complete"`
-			ResumeFrom uint64 `json:"resume_from"`
-		}{fr.Summary(), fr.From, fr.To, fr.Complete, fr.ResumeFrom})
-		if err != nil {
-			return err
-		}
+	if err := report.WriteJSON(o.out, FillFile, fr.Summarize(server)); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted after %s; ids below %d are stored, resume with -from %d; summary in %s",
+			elapsedText(fr.Elapsed), fr.ResumeFrom, fr.ResumeFrom, o.out)
 	}
 	if !fr.Complete {
-		return fmt.Errorf("fill incomplete; resume with -from %d", fr.ResumeFrom)
+		return fmt.Errorf("fill incomplete; resume with -from %d (summary in %s)", fr.ResumeFrom, o.out)
 	}
 	return nil
 }

@@ -1,16 +1,16 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
 // errUsage marks errors in the command line (exit code 2).
@@ -26,51 +26,114 @@ func (u usageErr) Is(target error) bool { return target == errUsage }
 
 func usageError(err error) error { return usageErr{err} }
 
-// options is the whole configuration of one invocation: the engine's
-// Config plus what only the command line needs.
+// exitError carries an exit code other than 1 for a failed run.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e exitError) Error() string { return e.err.Error() }
+func (e exitError) Unwrap() error { return e.err }
+
+// options is what a load-generating subcommand's flags fill: the run's
+// loadgen.Config plus what only the command line needs. Each subcommand
+// binds only the flags it takes (the add* helpers), so a flag given to a
+// subcommand that does not take it is refused by the flag package.
 type options struct {
 	cfg        loadgen.Config
-	workload   string // -workload, parsed into cfg.Workload.ReadShare
+	workload   string // -workload, parsed into cfg.Workload.Mix
 	out        string
 	cpuProfile string
 	quiet      bool
 }
 
-// newFlagSet binds the flags every load-generating subcommand shares to o,
-// starting from loadgen.DefaultConfig.
+// newFlagSet starts a subcommand's flag set from loadgen.DefaultConfig.
 func newFlagSet(name string, o *options, stderr io.Writer) *flag.FlagSet {
 	o.cfg = loadgen.DefaultConfig()
-	o.workload = "get"
-	c := &o.cfg
+	o.workload = o.cfg.Workload.Mix.String()
 	fs := flag.NewFlagSet("loadtest "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.Target, "target", c.Target, "server base URL (loopback only unless -allow-remote)")
-	fs.BoolVar(&c.AllowRemote, "allow-remote", false, "permit a -target that is not a loopback address")
-	fs.StringVar(&o.workload, "workload", o.workload, "get | put | mixed:R (R = read share, e.g. mixed:0.9)")
-	fs.Uint64Var(&c.Workload.Keys, "keys", c.Workload.Keys, "requests use ids 1..keys")
-	fs.StringVar(&c.Workload.Dist, "dist", c.Workload.Dist, "key distribution: uniform | zipf (id 1 hottest)")
-	fs.Float64Var(&c.Workload.ZipfS, "zipf-s", c.Workload.ZipfS, "Zipf exponent s > 1 for -dist zipf")
-	fs.IntVar(&c.Workload.ValueSize, "value-size", c.Workload.ValueSize, "PUT body size in bytes")
-	fs.IntVar(&c.Conns, "conns", c.Conns, "connections opened at the start")
-	fs.IntVar(&c.MaxConns, "max-conns", c.MaxConns, "cap on connections opened when all are busy (open model)")
-	fs.Float64Var(&c.Rate, "rate", c.Rate, "requests per second (open model); 0 = closed loop, as fast as -conns go")
-	fs.DurationVar(&c.Duration, "duration", c.Duration, "length of the run")
-	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "per-request timeout; also the most a run waits past -duration for late sends")
-	fs.StringVar(&c.Engine, "engine", c.Engine, "fast (own pacer over fasthttp-parsed raw connections) | vegeta (vegeta's attacker)")
-	fs.StringVar(&c.Transport, "transport", c.Transport, "fast engine connections: raw | hostclient (fasthttp.HostClient)")
-	fs.DurationVar(&c.Progress, "progress", c.Progress, "interval of progress lines on stderr (0 = none)")
-	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the key choice")
-	fs.DurationVar(&c.PacerMinSleep, "pacer-min-sleep", c.PacerMinSleep, "shortest pacer wait: lower follows the schedule closer, at more loader CPU")
-	fs.DurationVar(&c.GrowAfter, "grow-after", c.GrowAfter, "open another connection when a due request waited this long with all busy")
-	fs.StringVar(&o.out, "out", "", "directory for summary.json, .hgrm files and results.bin")
-	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write the loader's CPU profile to this file")
-	fs.BoolVar(&o.quiet, "q", false, "no progress lines")
 	return fs
 }
 
-// parse applies LOADTEST_<FLAG> environment defaults, then the arguments,
-// then derived settings.
+// addTarget: where the load goes.
+func (o *options) addTarget(fs *flag.FlagSet) {
+	c := &o.cfg
+	fs.StringVar(&c.Target, "target", c.Target, "server base URL (loopback only unless -allow-remote)")
+	fs.BoolVar(&c.AllowRemote, "allow-remote", false, "permit a -target that is not a loopback address")
+}
+
+// addKeys: the ids and values every workload uses.
+func (o *options) addKeys(fs *flag.FlagSet) {
+	c := &o.cfg
+	fs.Uint64Var(&c.Workload.Keys, "keys", c.Workload.Keys, "requests use ids 1..keys")
+	fs.IntVar(&c.Workload.ValueSize, "value-size", c.Workload.ValueSize, "PUT body size in bytes")
+}
+
+// addWorkload: which requests (attack, saturate).
+func (o *options) addWorkload(fs *flag.FlagSet) {
+	c := &o.cfg
+	fs.StringVar(&o.workload, "workload", o.workload, workload.Syntax())
+	o.addKeys(fs)
+	fs.StringVar(&c.Workload.Dist, "dist", c.Workload.Dist, "key distribution: uniform | zipf (id 1 hottest)")
+	fs.Float64Var(&c.Workload.ZipfS, "zipf-s", c.Workload.ZipfS, "Zipf exponent s > 1 for -dist zipf")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the key choice")
+}
+
+// addEngine: how the load is sent (attack, saturate).
+func (o *options) addEngine(fs *flag.FlagSet) {
+	c := &o.cfg
+	fs.IntVar(&c.Conns, "conns", c.Conns, "connections opened at the start")
+	fs.IntVar(&c.MaxConns, "max-conns", c.MaxConns, "cap on connections opened when all are busy (open model)")
+	fs.StringVar(&c.Engine, "engine", c.Engine, "fast (own pacer over fasthttp-parsed raw connections) | vegeta (vegeta's attacker)")
+	fs.StringVar(&c.Transport, "transport", c.Transport, "fast engine connections: raw | hostclient (fasthttp.HostClient)")
+	fs.DurationVar(&c.Quantum, "quantum", c.Quantum, "fast engine: one wake-up sends every request due within this; the send lag shows it")
+	fs.DurationVar(&c.GrowAfter, "grow-after", c.GrowAfter, "open another connection when a due request waited this long with all busy")
+}
+
+// addRun: per-request timeout and what is printed while the run goes.
+func (o *options) addRun(fs *flag.FlagSet) {
+	c := &o.cfg
+	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "per-request timeout; also the most a run waits past its schedule for late sends")
+	fs.DurationVar(&c.Progress, "progress", c.Progress, "interval of progress lines on stderr (0 = none)")
+	fs.BoolVar(&o.quiet, "q", false, "no progress lines")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write the loader's CPU profile to this file")
+}
+
+// addOutput: the run's folder and what is streamed into it.
+func (o *options) addOutput(fs *flag.FlagSet, what string) {
+	c := &o.cfg
+	fs.StringVar(&o.out, "out", "", "new or empty directory for "+what+" (default results/<UTC time>-<pool or server>-<workload>-<rate>/)")
+	fs.DurationVar(&c.Interval, "interval", c.Interval, "length of each histogram of the .hlog files and point of summary.json's series")
+	fs.StringVar(&c.VegetaLatency, "vegeta-latency", c.VegetaLatency, "results.bin: uncorrected (actual send time, latency from it: vegeta's meaning) | corrected (intended send time, corrected latency)")
+	fs.BoolVar(&c.KeepResults, "results", c.KeepResults, "write results.bin (every request, vegeta's format)")
+}
+
+// parse applies LOADTEST_<FLAG> environment defaults for the flags fs
+// has, then the arguments, then derived settings.
 func (o *options) parse(fs *flag.FlagSet, args []string) error {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError(fmt.Errorf("unexpected arguments %q", fs.Args()))
+	}
+	if fs.Lookup("workload") != nil {
+		mix, err := workload.ParseMix(o.workload)
+		if err != nil {
+			return usageError(err)
+		}
+		o.cfg.Workload.Mix = mix
+	}
+	if o.quiet {
+		o.cfg.Progress = 0
+	}
+	return nil
+}
+
+// parseFlags is fs.Parse after the LOADTEST_<FLAG> environment defaults,
+// with usage errors marked.
+func parseFlags(fs *flag.FlagSet, args []string) error {
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		env := "LOADTEST_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -87,34 +150,15 @@ func (o *options) parse(fs *flag.FlagSet, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
+		if strings.HasPrefix(err.Error(), "flag provided but not defined") {
+			err = fmt.Errorf("%w; %s does not take it (see %s -h)", err, fs.Name(), fs.Name())
+		}
 		return usageError(err)
 	}
-	if fs.NArg() > 0 {
-		return usageError(fmt.Errorf("unexpected arguments %q", fs.Args()))
-	}
-	share, err := loadgen.ParseMix(o.workload)
-	if err != nil {
-		return usageError(err)
-	}
-	o.cfg.Workload.ReadShare = share
-	if o.quiet {
-		o.cfg.Progress = 0
-	}
-	o.cfg.KeepResults = o.out != ""
 	return nil
 }
 
-// writeJSON writes v, indented, as dir/name, creating dir if needed.
-func writeJSON(dir, name string, v any) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("cannot create output directory: %w", err)
-	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("cannot encode %s: %w", name, err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name), append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("cannot write %s: %w", name, err)
-	}
-	return nil
+// elapsedText is d rounded for "interrupted after N s".
+func elapsedText(d time.Duration) string {
+	return fmt.Sprintf("%.1f s", d.Seconds())
 }

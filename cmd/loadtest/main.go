@@ -1,14 +1,18 @@
 // Command loadtest is the load lab's driver: constant-rate load against the
 // kvserver with exact, coordinated-omission-corrected latency percentiles,
-// the search for the saturation point, and bulk loading.
+// the search for the saturation point, bulk loading, and the merge of runs
+// made from several loader machines at once.
 //
-//	loadtest attack   -rate 10000 -duration 30s -workload get -out results/get
+//	loadtest attack   -rate 10000 -duration 30s -workload get
 //	loadtest saturate -workload put -slo 100ms
 //	loadtest fill     -keys 2000000 -value-size 500
+//	loadtest merge    results/host1 results/host2 -out results/merged
 //	loadtest bare-server -addr 127.0.0.1:19235
 //
-// Run `loadtest SUBCOMMAND -h` for the flags. Every flag can also be set
-// through the environment as LOADTEST_<FLAG>, dashes as underscores
+// Each run gets its own folder (default results/<UTC time>-<pool or
+// server>-<workload>-<rate>/). Each subcommand takes only its own flags
+// (`loadtest SUBCOMMAND -h`); every one of them can also be set through the
+// environment as LOADTEST_<FLAG>, dashes as underscores
 // (LOADTEST_MAX_CONNS=512); a flag on the command line wins.
 package main
 
@@ -21,6 +25,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	_ "github.com/kvpool/kvpool/internal/loadgen/vegeta" // -engine vegeta
 )
 
 // subcommands, in the order usage lists them.
@@ -31,7 +37,10 @@ var subcommands = []struct {
 	{"attack", "constant-rate (open model) or closed-loop load; wrk2-style report", runAttack},
 	{"saturate", "find the highest rate with corrected p99 ≤ -slo and < 0.1% errors", runSaturate},
 	{"fill", "PUT -keys deterministic values as fast as the server takes them", runFill},
+	{"merge", "combine runs made at the same time from several loader machines", runMerge},
+	{"compare", "start kvserver per pool, compare them (presets), write REPORT.md with charts and profiles", runCompare},
 	{"bare-server", "serve the API shape with no work, to measure loaders against", runBareServer},
+	{"wait", "wait until a server answers GET /v0/status with 200 (scripts start servers with it)", runWait},
 }
 
 func main() {
@@ -41,7 +50,7 @@ func main() {
 }
 
 // run dispatches to a subcommand and returns the exit code: 0, 1 for a
-// failed run, 2 for bad usage.
+// failed run, 2 for bad usage, or a subcommand's own (saturate's 3).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "help" {
 		usage(stderr)
@@ -60,6 +69,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				return 2
 			}
 			fmt.Fprintf(stderr, "loadtest %s: %v\n", sc.name, err)
+			var ee exitError
+			if errors.As(err, &ee) {
+				return ee.code
+			}
 			return 1
 		}
 	}

@@ -4,65 +4,157 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/valyala/fasthttp"
 
 	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
+	"github.com/kvpool/kvpool/internal/loadgen/fill"
+	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/report"
+	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
 
 // bare starts the bare server on 127.0.0.1:0 for the test; returns its URL.
 func bare(t *testing.T) string {
 	t.Helper()
-	ln, err := bareserver.Listen("127.0.0.1:0")
-	require.NoError(t, err)
-	srv := bareserver.New(0)
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Shutdown() })
-	return "http://" + ln.Addr().String()
+	return loadgentest.ServeHandler(t, bareserver.Handler)
+}
+
+// fakeKvserver answers the API like the bare server and serves /metrics
+// with kvserver's info metric.
+func fakeKvserver(t *testing.T) string {
+	t.Helper()
+	return loadgentest.ServeHandler(t, func(ctx *fasthttp.RequestCtx) {
+		if string(ctx.Path()) == "/metrics" {
+			ctx.SetBodyString("# HELP kvserver_config_info settings\n# TYPE kvserver_config_info gauge\n" +
+				`kvserver_config_info{cache_mb="64",cap="128",io_delay="0s",io_delay_dist="fixed",overflow="reject",pool="lifo",queue_timeout="0s",sync="false",version="devel",workers="2"} 1` + "\n")
+			return
+		}
+		bareserver.Handler(ctx)
+	})
 }
 
 // invoke runs the command line and returns exit code, stdout, stderr.
 func invoke(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	return invokeCtx(t, context.Background(), args...)
+}
+
+func invokeCtx(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), args, &out, &errb)
+	code := run(ctx, args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
+func readSummary(t *testing.T, dir string) report.Summary {
+	t.Helper()
+	s, err := report.ReadSummary(dir)
+	require.NoError(t, err)
+	return s
+}
+
 func TestAttackPrintsWrk2TablesAndWritesFiles(t *testing.T) {
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "run")
 	code, out, errs := invoke(t, "attack", "-target", bare(t), "-rate", "500", "-duration", "300ms",
-		"-conns", "2", "-max-conns", "4", "-keys", "100", "-workload", "mixed:0.5", "-out", dir)
+		"-conns", "2", "-max-conns", "4", "-keys", "100", "-workload", "get=0.5,put=0.3,delete=0.2", "-interval", "100ms", "-out", dir)
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, "Latency Distribution (HdrHistogram - Recorded Latency)")
 	assert.Contains(t, out, "Latency Distribution (HdrHistogram - Uncorrected Latency")
 	assert.Regexp(t, `(?m)^ 99\.900% +\d+\.\d\d(us|ms)$`, out)
 	assert.Contains(t, out, "150 requests in")
 	assert.Contains(t, out, "Loader CPU:")
-	for _, f := range []string{loadgen.SummaryFile, loadgen.CorrectedFile, loadgen.UncorrectedFile, loadgen.ResultsFile} {
+	for _, f := range []string{report.SummaryFile, report.CorrectedFile, report.UncorrectedFile,
+		loadgen.CorrectedLogFile, loadgen.UncorrectedLogFile, loadgen.ResultsFile} {
 		assert.FileExists(t, filepath.Join(dir, f))
 	}
+	s := readSummary(t, dir)
+	assert.Equal(t, "get=0.5,put=0.3,delete=0.2", s.Workload)
+	assert.Nil(t, s.Server, "the bare server is not a kvserver")
+	assert.Positive(t, s.StatusCodes["202"], "DELETEs answered")
+	require.NotEmpty(t, s.Series, "the per-interval series")
+	var n int64
+	for _, p := range s.Series {
+		n += p.Responses
+	}
+	assert.Equal(t, int64(150), n)
+	assert.Equal(t, 0.1, s.IntervalS)
+}
+
+// Without -out a run gets results/<UTC time>-<pool or server>-<workload>-<rate>/,
+// and a kvserver's settings are recorded.
+func TestDefaultOutDirNamesTheRun(t *testing.T) {
+	t.Chdir(t.TempDir())
+	code, _, errs := invoke(t, "attack", "-target", bare(t), "-rate", "200", "-duration", "100ms", "-conns", "1", "-q", "-workload", "mixed:0.9")
+	require.Equal(t, 0, code, errs)
+	code, _, errs = invoke(t, "attack", "-target", fakeKvserver(t), "-rate", "200", "-duration", "100ms", "-conns", "1", "-q")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, errs, "kvserver pool=lifo workers=2 cap=128 overflow=reject")
+
+	entries, err := os.ReadDir(resultsRoot)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	require.Len(t, names, 2, "%v", names)
+	var server, kv string
+	for _, n := range names {
+		if strings.Contains(n, "-lifo-") {
+			kv = n
+		} else {
+			server = n
+		}
+	}
+	assert.Regexp(t, `^\d{8}T\d{6}Z-server-mixed0\.9-200$`, server)
+	assert.Regexp(t, `^\d{8}T\d{6}Z-lifo-get-200$`, kv)
+	s := readSummary(t, filepath.Join(resultsRoot, kv))
+	assert.Equal(t, "lifo", s.Server["pool"])
+	assert.Equal(t, "2", s.Server["workers"])
+	assert.Equal(t, "0s", s.Server["queue_timeout"])
+	assert.Nil(t, readSummary(t, filepath.Join(resultsRoot, server)).Server)
+}
+
+func TestDefaultOutDirIsNeverAnEarlierRuns(t *testing.T) {
+	t.Chdir(t.TempDir())
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	first := defaultOutDir(now, map[string]string{"pool": "fifo"}, "get=0.8,put=0.2", "5000")
+	assert.Equal(t, filepath.Join("results", "20260102T030405Z-fifo-get0.8_put0.2-5000"), first)
+	require.NoError(t, os.MkdirAll(first, 0o755))
+	assert.Equal(t, first+"-2", defaultOutDir(now, map[string]string{"pool": "fifo"}, "get=0.8,put=0.2", "5000"))
+	assert.Equal(t, filepath.Join("results", "20260102T030405Z-server-put-closed"), defaultOutDir(now, nil, "put", rateName(0)))
+}
+
+func TestOutDirWithFilesIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "summary.json"), []byte("{}"), 0o644))
+	code, _, errs := invoke(t, "attack", "-target", bare(t), "-duration", "100ms", "-out", dir)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "already holds 1 files (summary.json")
+	assert.Contains(t, errs, "leave -out out")
 }
 
 func TestEnvironmentSetsDefaults(t *testing.T) {
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "run")
 	t.Setenv("LOADTEST_RATE", "250")
 	t.Setenv("LOADTEST_MAX_CONNS", "3")
 	code, _, errs := invoke(t, "attack", "-target", bare(t), "-duration", "200ms", "-conns", "2", "-q", "-out", dir)
 	require.Equal(t, 0, code, errs)
-	var s loadgen.Summary
-	b, err := os.ReadFile(filepath.Join(dir, loadgen.SummaryFile))
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(b, &s))
+	s := readSummary(t, dir)
 	assert.Equal(t, 250.0, s.AskedRate)
 	assert.Equal(t, 3, s.MaxConns)
 	assert.Equal(t, int64(50), s.Sent)
@@ -82,67 +174,257 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	}
 	f("usage: loadtest SUBCOMMAND")
 	f("unknown subcommand", "stampede")
-	f("mixed:R", "attack", "-workload", "most")
+	f("get=G,put=P,delete=D", "attack", "-workload", "most")
+	f("summing to 0.9", "attack", "-workload", "get=0.8,put=0.1")
 	f("not a loopback address", "attack", "-target", "http://192.0.2.1:80")
 	f("-max-conns 8 is below -conns 64", "attack", "-max-conns", "8")
 	f("unexpected arguments", "attack", "extra")
+	f("-max-errors 2 is not a share", "attack", "-max-errors", "2")
+	f("-vegeta-latency \"both\"", "attack", "-vegeta-latency", "both")
 	f("-slo must be positive", "saturate", "-slo", "0s")
+	f("-from (5)", "fill", "-from", "5", "-to", "4")
+	f("-out is required", "merge", "a", "b")
+	f("at least two run folders", "merge", "a", "-out", "c")
+}
+
+// Each subcommand has its own flag set with only its flags; a flag of
+// another subcommand is refused, naming the subcommand.
+func TestFlagSets(t *testing.T) {
+	var o options
+	var maxErrors float64
+	var sc saturate.Config
+	var ids fill.Range
+	var out string
+	list := func(fs *flag.FlagSet) []string {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		return names // VisitAll visits in lexical order
+	}
+	common := []string{"allow-remote", "conns", "cpuprofile", "dist", "engine", "grow-after", "interval", "keys", "max-conns",
+		"out", "progress", "q", "quantum", "results", "seed", "target", "timeout", "transport", "value-size",
+		"vegeta-latency", "workload", "zipf-s"}
+	attack := append(append([]string{}, common...), "duration", "max-errors", "rate")
+	sort.Strings(attack)
+	assert.Equal(t, attack, list(attackFlags(&o, &maxErrors, &bytes.Buffer{})))
+	sat := append(append([]string{}, common...), "cooldown", "factor", "max-error-rate", "max-rate", "precision", "slo", "start-rate", "step", "validate")
+	sort.Strings(sat)
+	assert.Equal(t, sat, list(saturateFlags(&o, &sc, &bytes.Buffer{})))
+	assert.Equal(t, []string{"allow-remote", "conns", "cpuprofile", "from", "keys", "out", "progress", "q", "target", "timeout", "to", "value-size"},
+		list(fillFlags(&o, &ids, &bytes.Buffer{})))
+	assert.Equal(t, []string{"out"}, list(mergeFlags(&out, &bytes.Buffer{})))
+
+	refused := func(sub, flag string, args ...string) {
+		t.Helper()
+		code, _, errs := invoke(t, append([]string{sub, flag}, args...)...)
+		assert.Equal(t, 2, code, "%s %s", sub, flag)
+		assert.Contains(t, errs, "flag provided but not defined: "+flag, "%s %s", sub, flag)
+		assert.Contains(t, errs, "loadtest "+sub+" does not take it", "%s %s", sub, flag)
+	}
+	refused("fill", "-rate", "5000")
+	refused("fill", "-workload", "get")
+	refused("fill", "-duration", "1s")
+	refused("saturate", "-rate", "5000")
+	refused("saturate", "-duration", "10s")
+	refused("attack", "-slo", "1s")
+	refused("attack", "-from", "3")
+	refused("merge", "-rate", "1")
+
+	code, _, errs := invoke(t, "saturate", "-h")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "3 a rate was found but the validating run at it failed")
 }
 
 func TestAttackFailsWhenNothingListens(t *testing.T) {
-	code, _, errs := invoke(t, "attack", "-target", "http://127.0.0.1:1", "-duration", "100ms")
+	dir := filepath.Join(t.TempDir(), "run")
+	code, _, errs := invoke(t, "attack", "-target", "http://127.0.0.1:1", "-duration", "100ms", "-out", dir)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "is the server running")
+	assert.NoDirExists(t, dir, "a run that never started leaves no folder")
+}
+
+// Above -max-errors attack writes its results, then exits 1 saying why.
+func TestAttackAboveMaxErrorsExitsOne(t *testing.T) {
+	var n atomic.Int64
+	url := loadgentest.ServeHandler(t, func(ctx *fasthttp.RequestCtx) {
+		if string(ctx.Path()) == loadgen.APIPath && n.Add(1)%10 == 0 { // 10 % fail
+			ctx.SetStatusCode(fasthttp.StatusInternalServerError)
+			return
+		}
+		bareserver.Handler(ctx)
+	})
+	dir := filepath.Join(t.TempDir(), "run")
+	code, _, errs := invoke(t, "attack", "-target", url, "-rate", "500", "-duration", "200ms", "-conns", "2", "-q", "-out", dir)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "10.00% of requests failed (10 of 100), above -max-errors 1%")
+	assert.Contains(t, errs, "results in "+dir)
+	assert.Equal(t, int64(10), readSummary(t, dir).Errors, "the results were written first")
+
+	dir2 := filepath.Join(t.TempDir(), "run")
+	code, _, errs = invoke(t, "attack", "-target", url, "-rate", "500", "-duration", "200ms", "-conns", "2", "-q", "-max-errors", "0.2", "-out", dir2)
+	assert.Equal(t, 0, code, errs)
+}
+
+// Ctrl-C (a cancelled context) ends attack with where the partial
+// results are. The server cancels on its 50th request: an event, not a
+// time.
+func TestAttackInterruptedSaysWhereThePartialResultsAre(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var n atomic.Int64
+	url := loadgentest.ServeHandler(t, func(c *fasthttp.RequestCtx) {
+		if string(c.Path()) == loadgen.APIPath && n.Add(1) == 50 {
+			cancel()
+		}
+		bareserver.Handler(c)
+	})
+	dir := filepath.Join(t.TempDir(), "run")
+	code, _, errs := invokeCtx(t, ctx, "attack", "-target", url, "-rate", "1000", "-duration", "10s", "-conns", "2", "-q", "-out", dir)
+	assert.Equal(t, 1, code)
+	assert.Regexp(t, `interrupted after \d+\.\d s; partial results in `+regexpQuote(dir), errs)
+	s := readSummary(t, dir)
+	assert.GreaterOrEqual(t, s.Sent, int64(40), "what was answered before the interrupt")
+	assert.Less(t, s.Sent, int64(10_000))
+	assert.NotContains(t, errs, "context canceled")
+}
+
+// A rate the loader (here: one connection to a slow server) cannot offer
+// is reported, and the run still exits 0: its numbers are what they are.
+// The server's first answer takes longer than the whole schedule (the
+// sleep is the slow server, the test's subject, not a synchronisation):
+// every other request is sent late, however fast or slow the machine.
+func TestUnreachableRateWarnsAndExitsZero(t *testing.T) {
+	var n atomic.Int64
+	url := loadgentest.ServeHandler(t, func(ctx *fasthttp.RequestCtx) {
+		if string(ctx.Path()) == loadgen.APIPath && n.Add(1) == 1 {
+			time.Sleep(200 * time.Millisecond)
+		}
+		bareserver.Handler(ctx)
+	})
+	dir := filepath.Join(t.TempDir(), "run")
+	code, out, errs := invoke(t, "attack", "-target", url, "-rate", "1000", "-duration", "100ms", "-conns", "1", "-max-conns", "1", "-q", "-out", dir)
+	assert.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "WARNING")
+	assert.Contains(t, out, "sent more than 1ms behind schedule")
+}
+
+func regexpQuote(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `.`, `\.`, `+`, `\+`, `(`, `\(`, `)`, `\)`, `[`, `\[`, `]`, `\]`).Replace(s)
 }
 
 // TestSaturatePrintsTheCurve checks what saturate prints and writes, not
-// where the search lands: on a shared machine a step may fall behind and
-// add bisection steps (the search itself has deterministic tests in
-// internal/loadgen). So: a header, one row per step in saturate.json, each
-// a ramp, bisect or validate row, the validating row last, and a result
-// line that agrees with the file.
+// where the search lands (internal/loadgen/saturate tests that): a header,
+// one row per step of saturate.json, each a ramp, bisect or validate row
+// with the time left, and a verdict line and exit status that agree with
+// the file whichever way a loaded machine made the search go.
 func TestSaturatePrintsTheCurve(t *testing.T) {
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "run")
 	code, out, errs := invoke(t, "saturate", "-target", bare(t), "-conns", "2", "-q",
 		"-start-rate", "100", "-max-rate", "200", "-step", "200ms", "-validate", "300ms", "-cooldown", "10ms", "-out", dir)
-	require.Equal(t, 0, code, errs)
-	var sat loadgen.Saturation
+	var sat saturate.Saturation
 	b, err := os.ReadFile(filepath.Join(dir, SaturateFile))
-	require.NoError(t, err)
+	require.NoError(t, err, errs)
 	require.NoError(t, json.Unmarshal(b, &sat))
 	require.NotEmpty(t, sat.Steps)
+	assert.LessOrEqual(t, sat.Rate, 200.0)
 
 	lines := strings.Split(out, "\n")
-	assert.Regexp(t, `^phase +asked/s +achieved/s +p50 +p99`, lines[0])
+	assert.Regexp(t, `^phase +asked/s +achieved/s +p50 +p99 .* left$`, lines[0])
 	require.Greater(t, len(lines), len(sat.Steps))
 	for i, step := range sat.Steps {
-		assert.Regexp(t, `^(ramp|bisect|validate) +\d+ `, lines[1+i])
-		assert.Regexp(t, fmt.Sprintf(`^\w+ +%.0f `, step.Asked), lines[1+i])
+		assert.Regexp(t, fmt.Sprintf(`^(ramp|bisect|validate) +%.0f .* (done|~\d\S*|≥\d\S*)$`, step.Asked), lines[1+i])
 	}
-	if sat.Rate > 0 {
+	assert.Contains(t, errs, "search: ramp from 100 req/s ×2 up to 200", "the header names the search's settings")
+	assert.NotContains(t, errs, "rate 1000 req/s", "the header leaves out -rate, which saturate does not take")
+	switch {
+	case sat.Validated:
+		assert.Equal(t, 0, code, errs)
 		assert.Regexp(t, `^validate `, lines[len(sat.Steps)], "the validating run is the last row")
-		assert.LessOrEqual(t, sat.Rate, 200.0)
-		assert.Contains(t, out, fmt.Sprintf("saturation: %.0f req/s", sat.Rate))
-		assert.FileExists(t, filepath.Join(dir, loadgen.SummaryFile), "the validating run's files")
+		assert.Contains(t, out, fmt.Sprintf("saturation: %.0f req/s (validated", sat.Rate))
+		assert.FileExists(t, filepath.Join(dir, report.SummaryFile), "the validating run's files")
+		assert.FileExists(t, filepath.Join(dir, loadgen.CorrectedLogFile))
+	case sat.Rate > 0:
+		assert.Equal(t, exitNotValidated, code, errs)
+		assert.Contains(t, out, "NOT VALIDATED")
+		assert.Contains(t, errs, "rerun with a longer -step")
+	default:
+		assert.Equal(t, 1, code, errs)
+		assert.Contains(t, errs, "lower -start-rate")
 	}
 	if sat.HitMax {
 		assert.Contains(t, out, "even -max-rate 200 passed")
 	}
 }
 
+// A validating run that fails gives exit status 3 and the remedy. The
+// server fails everything after the ramp's one step (20 requests), so the
+// validation fails whatever the machine's timing.
+func TestSaturateExitsThreeWhenTheValidationFails(t *testing.T) {
+	var n atomic.Int64
+	url := loadgentest.ServeHandler(t, func(ctx *fasthttp.RequestCtx) {
+		if string(ctx.Path()) == loadgen.APIPath && n.Add(1) > 20 {
+			ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
+			return
+		}
+		bareserver.Handler(ctx)
+	})
+	dir := filepath.Join(t.TempDir(), "run")
+	code, out, errs := invoke(t, "saturate", "-target", url, "-conns", "1", "-q", "-slo", "10s",
+		"-start-rate", "100", "-max-rate", "100", "-step", "200ms", "-validate", "200ms", "-cooldown", "0s", "-out", dir)
+	assert.Equal(t, exitNotValidated, code, errs)
+	assert.Contains(t, out, "saturation: 100 req/s NOT VALIDATED")
+	assert.Contains(t, errs, "the validating run at 100 req/s failed")
+	assert.Contains(t, errs, "rerun with a longer -step")
+	assert.FileExists(t, filepath.Join(dir, SaturateFile))
+}
+
 func TestFillStoresTheRange(t *testing.T) {
-	dir := t.TempDir()
-	code, out, errs := invoke(t, "fill", "-target", bare(t), "-keys", "300", "-conns", "4", "-out", dir)
+	dir := filepath.Join(t.TempDir(), "run")
+	code, out, errs := invoke(t, "fill", "-target", fakeKvserver(t), "-keys", "300", "-conns", "4", "-out", dir)
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, "all ids 1..300 stored")
 	assert.Contains(t, out, "201: 300")
-	b, err := os.ReadFile(filepath.Join(dir, "fill.json"))
+	b, err := os.ReadFile(filepath.Join(dir, FillFile))
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"resume_from": 301`)
+	assert.Contains(t, string(b), `"pool": "lifo"`, "the server's settings are recorded")
 
-	code, out, _ = invoke(t, "fill", "-target", bare(t), "-from", "101", "-to", "150", "-conns", "4", "-q")
+	code, out, _ = invoke(t, "fill", "-target", bare(t), "-from", "101", "-to", "150", "-conns", "4", "-q", "-out", filepath.Join(t.TempDir(), "f"))
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "50 PUTs")
+}
+
+// merge takes its folders before or after -out.
+func TestMergeCommand(t *testing.T) {
+	url := bare(t)
+	base := t.TempDir()
+	a, b, m := filepath.Join(base, "a"), filepath.Join(base, "b"), filepath.Join(base, "m")
+	var wg sync.WaitGroup
+	codes := make([]int, 2)
+	for i, dir := range []string{a, b} {
+		wg.Go(func() {
+			codes[i], _, _ = invoke(t, "attack", "-target", url, "-rate", "200", "-duration", "300ms", "-conns", "1", "-q", "-out", dir)
+		})
+	}
+	wg.Wait()
+	require.Equal(t, []int{0, 0}, codes)
+	code, out, errs := invoke(t, "merge", a, b, "-out", m)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "120 requests in")
+	assert.Contains(t, out, "Latency Distribution (HdrHistogram - Recorded Latency)")
+	assert.Equal(t, int64(120), readSummary(t, m).Sent)
+	assert.Equal(t, 400.0, readSummary(t, m).AskedRate)
+
+	code, _, errs = invoke(t, "merge", a, b, "-out", m)
+	assert.Equal(t, 2, code, "an existing merge is not overwritten")
+	assert.Contains(t, errs, "already holds")
+}
+
+func TestParseConfigInfo(t *testing.T) {
+	in := "kvserver_http_requests_total{code=\"200\"} 5\n" +
+		`kvserver_config_info{pool="fifo",version="v1.2 \"rc\"",cap="0",note="a\\b"} 1` + "\n"
+	got := parseConfigInfo(strings.NewReader(in))
+	assert.Equal(t, map[string]string{"pool": "fifo", "version": `v1.2 "rc"`, "cap": "0", "note": `a\b`}, got)
+	assert.Nil(t, parseConfigInfo(strings.NewReader("go_goroutines 5\n")), "no info metric: not a kvserver")
 }
 
 // syncBuffer is a bytes.Buffer safe to write from the server goroutine.
@@ -171,7 +453,7 @@ func TestBareServerServesUntilCancelled(t *testing.T) {
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "listening on http://127.0.0.1:") },
 		5*time.Second, 10*time.Millisecond)
 	url := strings.TrimSpace(strings.TrimPrefix(out.String(), "bare-server listening on "))
-	code, _, errs := invoke(t, "attack", "-target", url, "-rate", "100", "-duration", "100ms", "-conns", "1", "-q")
+	code, _, errs := invoke(t, "attack", "-target", url, "-rate", "100", "-duration", "100ms", "-conns", "1", "-q", "-out", filepath.Join(t.TempDir(), "r"))
 	assert.Equal(t, 0, code, errs)
 	cancel()
 	select {

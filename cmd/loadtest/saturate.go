@@ -2,19 +2,31 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"time"
 
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/report"
+	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
 
-// SaturateFile is where -out gets the curve and the verdict.
+// SaturateFile is where the run's folder gets the curve and the verdict.
 const SaturateFile = "saturate.json"
 
-func runSaturate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var o options
-	fs := newFlagSet("saturate", &o, stderr)
-	sc := &o.cfg.Saturate
+// exitNotValidated is saturate's exit status when the search found a rate
+// but the validating run at it failed.
+const exitNotValidated = 3
+
+func saturateFlags(o *options, sc *saturate.Config, stderr io.Writer) *flag.FlagSet {
+	fs := newFlagSet("saturate", o, stderr)
+	*sc = saturate.DefaultConfig()
+	o.addTarget(fs)
+	o.addWorkload(fs)
+	o.addEngine(fs)
+	o.addRun(fs)
+	o.addOutput(fs, "saturate.json and the validating run's files")
 	fs.DurationVar(&sc.SLO, "slo", sc.SLO, "corrected p99 must stay at or below this")
 	fs.Float64Var(&sc.MaxErrorRate, "max-error-rate", sc.MaxErrorRate, "share of errors (503 included) must stay below this")
 	fs.Float64Var(&sc.StartRate, "start-rate", sc.StartRate, "first rate of the coarse ramp")
@@ -24,6 +36,19 @@ func runSaturate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.Float64Var(&sc.Precision, "precision", sc.Precision, "bisection stops when (hi-lo)/lo is at most this")
 	fs.DurationVar(&sc.ValidateFor, "validate", sc.ValidateFor, "length of the validating run at the result")
 	fs.DurationVar(&sc.Cooldown, "cooldown", sc.Cooldown, "pause between steps so backlogs drain")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: loadtest saturate [flags]\n\n"+
+			"Exit status: 0 a validated result; 1 no rate passed, or the run failed;\n"+
+			"2 bad usage; %d a rate was found but the validating run at it failed.\n\nFlags:\n", exitNotValidated)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+func runSaturate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o options
+	var sc saturate.Config
+	fs := saturateFlags(&o, &sc, stderr)
 	if err := o.parse(fs, args); err != nil {
 		return err
 	}
@@ -33,40 +58,60 @@ func runSaturate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := sc.Validate(); err != nil {
 		return usageError(err)
 	}
-	fmt.Fprintf(stderr, "loadtest saturate: %s; criteria: corrected p99 ≤ %v, errors < %g%%, achieved ≥ 99%% of asked\n",
-		o.cfg.Describe(), sc.SLO, 100*sc.MaxErrorRate)
-	loadgen.PrintStepHeader(stdout)
-	var sat *loadgen.Saturation
-	err := withProfile(o.cpuProfile, func() error {
-		var err error
-		sat, err = loadgen.Saturate(ctx, o.cfg, func(s loadgen.Step) { loadgen.PrintStep(stdout, s) }, loadgen.PrintProgress(stderr))
-		return err
-	})
-	if err != nil {
+	server := serverConfig(ctx, o.cfg.Target)
+	if o.out == "" {
+		o.out = defaultOutDir(time.Now(), server, o.cfg.Workload.String(), "saturate")
+	}
+	if err := prepareOutDir(o.out); err != nil {
 		return err
 	}
-	switch {
-	case sat.Rate == 0:
-		fmt.Fprintf(stdout, "\nno rate passed, not even -start-rate %.0f: lower it\n", sc.StartRate)
-	case sat.Validated:
-		fmt.Fprintf(stdout, "\nsaturation: %.0f req/s (validated over %v)\n", sat.Rate, sc.ValidateFor)
-	default:
-		fmt.Fprintf(stdout, "\n*** WARNING: the validating run at %.0f req/s failed; capacity is noisy here, rerun with a longer -step ***\nsaturation: %.0f req/s (not validated)\n", sat.Rate, sat.Rate)
+	sc.Out = o.out
+	fmt.Fprintf(stderr, "loadtest saturate: %s, target %s%s\n", report.DescribeLoad(&o.cfg), o.cfg.Target, serverText(server))
+	fmt.Fprintf(stderr, "  search: ramp from %.0f req/s ×%g up to %.0f, steps of %v (+%v cooldown), bisect to %g%%, validate %v\n",
+		sc.StartRate, sc.Factor, sc.MaxRate, sc.Step, sc.Cooldown, 100*sc.Precision, sc.ValidateFor)
+	fmt.Fprintf(stderr, "  criteria: corrected p99 ≤ %v, errors < %g%%, achieved ≥ 99%% of asked\n", sc.SLO, 100*sc.MaxErrorRate)
+	saturate.PrintStepHeader(stdout)
+	start := time.Now()
+	var sat *saturate.Saturation
+	err := withProfile(o.cpuProfile, func() error {
+		var err error
+		sat, err = saturate.Run(ctx, o.cfg, sc, func(s saturate.Step) { saturate.PrintStep(stdout, s) }, report.Progress(stderr))
+		return err
+	})
+	if ctx.Err() != nil {
+		if sat != nil && len(sat.Steps) > 0 {
+			_ = report.WriteJSON(o.out, SaturateFile, sat)
+			return fmt.Errorf("interrupted after %s; the curve so far is in %s", elapsedText(time.Since(start)), o.out)
+		}
+		_ = os.Remove(o.out)
+		return fmt.Errorf("interrupted after %s, before any step finished", elapsedText(time.Since(start)))
+	}
+	if err != nil {
+		_ = os.Remove(o.out) // only if nothing was written
+		return err
 	}
 	if sat.HitMax {
 		fmt.Fprintf(stdout, "*** WARNING: even -max-rate %.0f passed; the limit is higher ***\n", sc.MaxRate)
 	}
 	if sat.Validation != nil {
 		fmt.Fprintln(stdout, "\nvalidating run:")
-		sat.Validation.Print(stdout)
-	}
-	if o.out == "" {
-		return nil
-	}
-	if sat.Validation != nil {
-		if err := sat.Validation.WriteFiles(o.out); err != nil {
+		report.Print(stdout, sat.Validation)
+		if err := writeRun(o.out, sat.Validation, server, stderr); err != nil {
 			return err
 		}
 	}
-	return writeJSON(o.out, SaturateFile, sat)
+	if err := report.WriteJSON(o.out, SaturateFile, sat); err != nil {
+		return err
+	}
+	switch {
+	case sat.Rate == 0:
+		fmt.Fprintf(stdout, "\nno rate passed, not even -start-rate %.0f\n", sc.StartRate)
+		return fmt.Errorf("no rate passed, not even -start-rate %.0f: lower -start-rate, or raise -slo if the server is slow by design", sc.StartRate)
+	case !sat.Validated:
+		fmt.Fprintf(stdout, "\nsaturation: %.0f req/s NOT VALIDATED: the %v validating run at it failed (%s)\n", sat.Rate, sc.ValidateFor, sat.Steps[len(sat.Steps)-1].Verdict)
+		return exitError{exitNotValidated, fmt.Errorf("the validating run at %.0f req/s failed: capacity is noisy here; rerun with a longer -step (e.g. %v) so the steps see what the validation sees, on a quieter machine, or with the loader and server pinned to separate cores",
+			sat.Rate, 2*sc.Step)}
+	}
+	fmt.Fprintf(stdout, "\nsaturation: %.0f req/s (validated over %v)\n", sat.Rate, sc.ValidateFor)
+	return nil
 }

@@ -1,17 +1,21 @@
-// Package loadgen is the load lab's engine: open-model constant-rate load
-// (or closed-loop, as fast as the connections go) against the kvserver's
-// /v0/entity API, every latency recorded exactly, twice (from the actual
-// send and from the scheduled send, the coordinated-omission correction),
-// plus the searches and bulk loads built on it (Saturate, Fill).
+// Package loadgen is the load lab's core: run a schedule of requests over
+// connections against the kvserver's /v0/entity API (open-model constant
+// rate, or closed loop as fast as the connections go) and record every
+// outcome exactly, twice (latency from the actual send and from the
+// scheduled send, the coordinated-omission correction), streaming the
+// interval logs and results.bin to disk as the run goes.
 //
-// Two engines share one Config and one Result: "fast", this package's own
-// pacer over raw keep-alive HTTP/1.1 connections, and "vegeta", vegeta's
-// attacker (net/http), kept as an independent cross-check.
+// What is built on a run lives in subpackages, as vegeta's lib is cut:
+// workload (which requests), report (printing and summary.json), fill,
+// saturate, merge. The "vegeta" engine (vegeta's attacker over net/http,
+// an independent cross-check of the "fast" one) shares Config and Result.
 package loadgen
 
 import (
 	"fmt"
 	"time"
+
+	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
 // Engines (-engine).
@@ -28,6 +32,15 @@ const (
 	// TransportHostClient: the same workers calling fasthttp.HostClient.Do,
 	// which manages the connections itself. Kept to compare against.
 	TransportHostClient = "hostclient"
+)
+
+// DefaultQuantum is the fast engine's default Config.Quantum, chosen by
+// measuring loader CPU and send lag side by side (README, "How far to
+// trust the loader"); MaxQuantum is the most it may be, a quarter of
+// wrk2's 1 ms timer.
+const (
+	DefaultQuantum = 250 * time.Microsecond
+	MaxQuantum     = 250 * time.Microsecond
 )
 
 // Config is every setting of a run, filled from flags by cmd/loadtest.
@@ -65,47 +78,55 @@ type Config struct {
 	// past Duration for late requests to be sent.
 	Timeout time.Duration
 	// Retries is how often a failed request is retried before it counts
-	// as failed. For fill only: with Retries > 0 a request that still fails
-	// ends its worker and becomes a candidate for Result.Resume.
+	// as failed. With Retries > 0 a request that still fails also ends its
+	// connection's worker and becomes a candidate for Result.Resume: the
+	// semantics of a resumable bulk load.
 	Retries int
 
 	// Progress is the interval of progress lines (0 = none).
 	Progress time.Duration
 	// Seed makes key choices reproducible.
 	Seed uint64
-	// KeepResults keeps every request's result in memory for results.bin.
+	// Out is the directory the run streams its files into as it goes: the
+	// interval logs and, with KeepResults, results.bin. "" = none.
+	Out string
+	// KeepResults writes every request's result to Out/results.bin.
 	KeepResults bool
+	// VegetaLatency is what results.bin's timestamps and latencies mean:
+	// LatencyUncorrected (vegeta's own: the actual send, latency from it)
+	// or LatencyCorrected (the intended send, the corrected latency).
+	VegetaLatency string
+	// Interval is the length of each histogram of the interval logs and of
+	// each point of Result.Intervals.
+	Interval time.Duration
 	// Name labels the run in results.bin (vegeta's "attack" field).
 	Name string
 
-	// PacerMinSleep is the shortest wait the fast engine's pacer takes; it
-	// trades pacer CPU against how closely sends follow the schedule.
-	PacerMinSleep time.Duration
+	// Quantum is how often at most the fast engine's pacer wakes up: one
+	// wake-up sends every request that fell due since the last, so a send
+	// is up to a quantum late (the send lag shows it) and never early.
+	// Longer batches more sends per wake-up, at less loader CPU.
+	Quantum time.Duration
 	// GrowAfter is how late the oldest due request must be, with every
-	// connection busy, before the fast engine opens another connection.
+	// connection busy, before the fast engine opens another connection;
+	// 0 opens one as each request falls due with none idle.
 	GrowAfter time.Duration
 
-	Saturate SaturateConfig
-	Fill     FillConfig
+	// keepRecords keeps every record in Result.records as well (tests of
+	// the engine read them; unbounded, so never for real runs).
+	keepRecords bool
+	// noEventLoop runs the open model on the portable engine (a goroutine
+	// per connection) even where the event loop exists (tests of both).
+	noEventLoop bool
+	// col is the run's collector, made with its first recorder.
+	col *collector
 }
 
-// SaturateConfig configures Saturate.
-type SaturateConfig struct {
-	SLO          time.Duration // corrected p99 must stay ≤ SLO
-	MaxErrorRate float64       // share of errors (incl. 503) must stay < this
-	StartRate    float64       // first step of the coarse ramp
-	MaxRate      float64       // the ramp stops here
-	Factor       float64       // the ramp multiplies the rate by this
-	Step         time.Duration // length of each ramp and bisection step
-	Precision    float64       // bisection stops when (hi-lo)/lo ≤ Precision
-	ValidateFor  time.Duration // length of the validating run
-	Cooldown     time.Duration // pause between steps for backlogs to drain
-}
-
-// FillConfig configures Fill: ids From..To inclusive.
-type FillConfig struct {
-	From, To uint64
-}
+// What results.bin's latencies mean (Config.VegetaLatency).
+const (
+	LatencyUncorrected = "uncorrected"
+	LatencyCorrected   = "corrected"
+)
 
 // DefaultConfig returns the defaults cmd/loadtest documents.
 func DefaultConfig() Config {
@@ -114,7 +135,7 @@ func DefaultConfig() Config {
 		Engine:    EngineFast,
 		Transport: TransportRaw,
 		Workload: Workload{
-			ReadShare: 1,
+			Mix:       workload.Get,
 			Keys:      2_000_000,
 			Dist:      DistUniform,
 			ZipfS:     1.1,
@@ -128,19 +149,10 @@ func DefaultConfig() Config {
 		Progress:      time.Second,
 		Seed:          1,
 		KeepResults:   true,
-		PacerMinSleep: 50 * time.Microsecond,
+		VegetaLatency: LatencyUncorrected,
+		Interval:      time.Second,
+		Quantum:       DefaultQuantum,
 		GrowAfter:     10 * time.Millisecond,
-		Saturate: SaturateConfig{
-			SLO:          100 * time.Millisecond,
-			MaxErrorRate: 0.001,
-			StartRate:    1000,
-			MaxRate:      1_000_000,
-			Factor:       2,
-			Step:         5 * time.Second,
-			Precision:    0.05,
-			ValidateFor:  30 * time.Second,
-			Cooldown:     2 * time.Second,
-		},
 	}
 }
 
@@ -170,8 +182,16 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("a closed-loop run (-rate 0) needs -duration or a request count to stop")
 	case c.Timeout <= 0:
 		return fmt.Errorf("-timeout must be positive")
-	case c.PacerMinSleep < 0 || c.GrowAfter <= 0:
-		return fmt.Errorf("pacer settings must be positive")
+	case c.Interval <= 0:
+		return fmt.Errorf("-interval must be positive")
+	case c.VegetaLatency != "" && c.VegetaLatency != LatencyUncorrected && c.VegetaLatency != LatencyCorrected:
+		return fmt.Errorf("-vegeta-latency %q is not %s or %s", c.VegetaLatency, LatencyUncorrected, LatencyCorrected)
+	case c.GrowAfter < 0:
+		return fmt.Errorf("-grow-after %v is negative (0: open a connection as soon as a request finds every one busy)", c.GrowAfter)
+	case c.Quantum <= 0 || c.Quantum > MaxQuantum:
+		return fmt.Errorf("-quantum %v is outside (0, %v]", c.Quantum, MaxQuantum)
+	case c.Retries > 0 && c.Rate > 0:
+		return fmt.Errorf("retries apply to closed-loop runs (-rate 0) only, as fill uses them")
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
+	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
 )
 
 // The coordinated-omission test (Gil Tene's example): one connection, 100
@@ -22,7 +23,7 @@ import (
 func TestCorrectedLatencyShowsTheStallAcrossScheduledRequests(t *testing.T) {
 	const stall = time.Second
 	var n atomic.Int64
-	url := serve(t, func(ctx *fasthttp.RequestCtx) {
+	url := loadgentest.ServeHandler(t, func(ctx *fasthttp.RequestCtx) {
 		if n.Add(1) == 100 {
 			time.Sleep(stall)
 		}
@@ -30,6 +31,7 @@ func TestCorrectedLatencyShowsTheStallAcrossScheduledRequests(t *testing.T) {
 	})
 	cfg := testConfig(url, 100, 3*time.Second)
 	cfg.Conns, cfg.MaxConns = 1, 1
+	cfg.keepRecords = true
 	res := run(t, cfg)
 	require.Equal(t, int64(300), res.Sent)
 	require.Zero(t, res.ErrorCount)

@@ -1,179 +1,200 @@
 package loadgen
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
+	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
-	"github.com/valyala/fasthttp"
 
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
+	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
-// mixedServer answers GET 200 for even ids, 404 for odd ones, PUT 201.
-func mixedServer(ctx *fasthttp.RequestCtx) {
-	id := ctx.QueryArgs().GetUintOrZero("id")
-	switch {
-	case ctx.IsPut():
-		ctx.SetStatusCode(fasthttp.StatusCreated)
-	case id%2 == 0:
-		ctx.SetBodyString("v")
-	default:
-		ctx.SetStatusCode(fasthttp.StatusNotFound)
-	}
-}
-
-func runMixedToDir(t *testing.T) (*Result, string) {
+// runMixedToDir runs 300 requests of a three-way mix with the run's files
+// streamed into a fresh directory.
+func runMixedToDir(t *testing.T, vegetaLatency string) (*Result, string) {
 	t.Helper()
-	cfg := testConfig(serve(t, mixedServer), 1000, 300*time.Millisecond)
-	cfg.Workload.ReadShare = 0.5
-	res := run(t, cfg)
 	dir := t.TempDir()
-	require.NoError(t, res.WriteFiles(dir))
+	cfg := testConfig(loadgentest.ServeHandler(t, loadgentest.MixedStatuses), 1000, 300*time.Millisecond)
+	cfg.Workload.Mix = workload.Mix{Get: 0.5, Put: 0.3, Delete: 0.2}
+	cfg.Out, cfg.VegetaLatency, cfg.keepRecords = dir, vegetaLatency, true
+	cfg.Interval = 100 * time.Millisecond
+	res := run(t, cfg)
+	require.NoError(t, res.OutputErr)
 	return res, dir
 }
 
-// results.bin is vegeta's gob format: vegeta's decoders read back one
-// Result per request with the same codes, latencies and send times, and
-// vegeta's metrics agree with our counts.
-func TestResultsBinRoundTripsThroughVegetasDecoder(t *testing.T) {
-	res, dir := runMixedToDir(t)
-	f, err := os.Open(filepath.Join(dir, ResultsFile))
+// readResults decodes results.bin with vegeta's own decoder, sniffing the
+// format as `vegeta report` does.
+func readResults(t *testing.T, path string) []vegeta.Result {
+	t.Helper()
+	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
-
-	dec := vegeta.DecoderFor(f) // what `vegeta report` does: sniff the format
-	require.NotNil(t, dec, "vegeta does not recognise results.bin")
+	dec := vegeta.DecoderFor(f)
+	require.NotNil(t, dec, "vegeta does not recognise %s", path)
 	var got []vegeta.Result
-	var m vegeta.Metrics
 	for {
 		var r vegeta.Result
 		err := dec.Decode(&r)
 		if errors.Is(err, io.EOF) {
-			break
+			return got
 		}
 		require.NoError(t, err)
 		got = append(got, r)
-		m.Add(&r)
 	}
-	m.Close()
+}
 
+// results.bin is vegeta's gob format, streamed as the run goes: vegeta's
+// decoder reads back one Result per request with the same codes, send
+// times and latencies, and vegeta's metrics agree with our counts. By
+// default timestamps are the actual sends and latencies uncorrected.
+func TestResultsBinRoundTripsThroughVegetasDecoder(t *testing.T) {
+	res, dir := runMixedToDir(t, LatencyUncorrected)
+	got := readResults(t, filepath.Join(dir, ResultsFile))
 	require.Len(t, got, int(res.Sent))
-	assert.Equal(t, uint64(res.Sent), m.Requests)
+	assert.NoFileExists(t, filepath.Join(dir, spoolFile), "the spool is removed once results.bin is written")
+
+	var m vegeta.Metrics
+	bySeq := map[uint64]record{}
+	for _, rc := range res.records {
+		bySeq[rc.seq] = rc
+	}
 	codes := map[int]int64{}
-	for i, r := range got {
+	methods := map[string]int{}
+	for _, r := range got {
+		m.Add(&r)
 		codes[int(r.Code)]++
-		rc := res.records[i]
-		assert.Equal(t, rc.seq, r.Seq)
+		methods[r.Method]++
+		rc, ok := bySeq[r.Seq]
+		require.True(t, ok, "seq %d", r.Seq)
 		assert.Equal(t, time.Duration(rc.latency), r.Latency)
 		assert.True(t, r.Timestamp.Equal(res.Start.Add(time.Duration(rc.sent))), "timestamp is the actual send")
 		assert.Equal(t, res.Config.Name, r.Attack)
-		assert.Contains(t, []string{"GET", "PUT"}, r.Method)
-		assert.True(t, strings.HasPrefix(r.URL, res.Config.Target+"/v0/entity?id="), r.URL)
-		assert.Equal(t, r.URL, res.Config.Target+"/v0/entity?id="+itoa(rc.key))
-		if i > 0 {
-			assert.False(t, r.Timestamp.Before(got[i-1].Timestamp), "results are in send order")
-		}
+		assert.Equal(t, res.Config.Target+"/v0/entity?id="+strconv.FormatUint(rc.key, 10), r.URL)
 		assert.Empty(t, r.Error, "404 on GET and 2xx are not errors")
 	}
+	m.Close()
+	assert.Equal(t, uint64(res.Sent), m.Requests)
 	assert.Equal(t, res.Codes, codes)
-	assert.Greater(t, codes[404], int64(0))
-	assert.Greater(t, codes[201], int64(0))
+	for _, method := range []string{"GET", "PUT", "DELETE"} {
+		assert.Positive(t, methods[method], "the mix sends %s", method)
+	}
+	assert.Equal(t, res.Codes[202], int64(methods["DELETE"]), "every DELETE answered 202")
 }
 
-func TestSummaryJSON(t *testing.T) {
-	res, dir := runMixedToDir(t)
-	b, err := os.ReadFile(filepath.Join(dir, SummaryFile))
-	require.NoError(t, err)
-
-	var s Summary
-	require.NoError(t, json.Unmarshal(b, &s))
-	assert.Equal(t, "fast", s.Engine)
-	assert.Equal(t, "raw", s.Transport)
-	assert.Equal(t, "mixed:0.5", s.Workload)
-	assert.Equal(t, 1000.0, s.AskedRate)
-	assert.Equal(t, uint64(300), s.Planned)
-	assert.Equal(t, int64(300), s.Sent)
-	assert.Zero(t, s.Unsent)
-	assert.Equal(t, res.Codes[200]+res.Codes[404]+res.Codes[201], s.StatusCodes["200"]+s.StatusCodes["404"]+s.StatusCodes["201"])
-	assert.Equal(t, int64(300), s.StatusCodes["200"]+s.StatusCodes["404"]+s.StatusCodes["201"])
-	assert.Zero(t, s.Errors)
-	assert.Positive(t, s.LoaderCPUPerReqUs)
-	assert.NotNil(t, s.Warnings)
-
-	// Every wrk2 percentile, in order, for both distributions.
-	for _, l := range []struct {
-		name string
-		sum  map[string]float64
-	}{{"corrected", s.Corrected.Pct}, {"uncorrected", s.Uncorrected.Pct}} {
-		prev := 0.0
-		for _, k := range []string{"p50", "p75", "p90", "p99", "p99.9", "p99.99", "p99.999", "p100"} {
-			v, ok := l.sum[k]
-			require.True(t, ok, "%s lacks %s", l.name, k)
-			assert.GreaterOrEqual(t, v, prev, "%s %s", l.name, k)
-			prev = v
+// With -vegeta-latency corrected, timestamps are the intended sends and
+// latencies the corrected ones, so vegeta's plot shows the truth.
+func TestResultsBinCorrected(t *testing.T) {
+	res, dir := runMixedToDir(t, LatencyCorrected)
+	got := readResults(t, filepath.Join(dir, ResultsFile))
+	require.Len(t, got, int(res.Sent))
+	s := newSchedule(res.Config.Rate)
+	for _, r := range got {
+		assert.True(t, r.Timestamp.Equal(res.Start.Add(time.Duration(s.At(r.Seq)))), "seq %d: timestamp is the intended send", r.Seq)
+	}
+	var rec record
+	for _, rc := range res.records {
+		if rc.seq == got[0].Seq {
+			rec = rc
 		}
 	}
-	assert.Equal(t, int64(300), s.Corrected.Count)
-	assert.GreaterOrEqual(t, s.Corrected.Pct["p99"], s.Uncorrected.Pct["p99"])
+	assert.Equal(t, time.Duration(rec.end()-rec.intended), got[0].Latency, "latency is the corrected one")
+}
 
-	// And the raw JSON uses the documented names.
-	var raw map[string]any
-	require.NoError(t, json.Unmarshal(b, &raw))
-	for _, k := range []string{"asked_rate", "achieved_rate", "latency_corrected", "latency_uncorrected", "status_codes", "loader_cpu_per_request_us", "warnings"} {
-		assert.Contains(t, raw, k)
-	}
-
-	for _, name := range []string{CorrectedFile, UncorrectedFile} {
-		h, err := os.ReadFile(filepath.Join(dir, name))
+// The interval logs read back through hdrhistogram-go's log reader: one
+// histogram per interval, nanoseconds, together holding every response,
+// and the per-interval series agrees with them.
+func TestIntervalLogsRoundTripThroughTheLogReader(t *testing.T) {
+	res, dir := runMixedToDir(t, LatencyUncorrected)
+	require.NotEmpty(t, res.Intervals)
+	for _, name := range []string{CorrectedLogFile, UncorrectedLogFile} {
+		hs, err := ReadIntervalLog(filepath.Join(dir, name))
 		require.NoError(t, err)
-		assert.True(t, strings.HasPrefix(string(h), "       Value   Percentile   TotalCount 1/(1-Percentile)\n"), name)
-		assert.Contains(t, string(h), "Total count    =          300]", name)
+		require.Len(t, hs, len(res.Intervals), name)
+		var total int64
+		for i, h := range hs {
+			total += h.TotalCount()
+			assert.Equal(t, res.Intervals[i].Responses, h.TotalCount(), "%s interval %d", name, i)
+			if i > 0 {
+				assert.InDelta(t, hs[i-1].EndTimeMs(), h.StartTimeMs(), 1, "%s: intervals follow each other (ms, rounded by the format)", name)
+			}
+		}
+		assert.Equal(t, res.Sent, total, "%s holds every response", name)
+		assert.InDelta(t, res.Start.UnixMilli(), hs[0].StartTimeMs(), 1, "%s: the first interval starts with the run", name)
 	}
+	hs, err := ReadIntervalLog(filepath.Join(dir, CorrectedLogFile))
+	require.NoError(t, err)
+	var responses int64
+	for i, p := range res.Intervals {
+		responses += p.Responses
+		assert.Equal(t, float64(hs[i].Max())/1e3, p.MaxUs, "interval %d", i)
+		assert.InDelta(t, float64(i)*0.1, p.StartS, 1e-9)
+	}
+	assert.Equal(t, res.Sent, responses)
+	// The whole run's corrected histogram (µs) and the intervals' (ns)
+	// agree, within the histograms' precision, on the max.
+	var maxUs float64
+	for _, p := range res.Intervals {
+		maxUs = max(maxUs, p.MaxUs)
+	}
+	assert.InEpsilon(t, float64(res.Corrected.Max()), maxUs, 0.01)
 }
 
 func TestNoResultsFileWithoutKeepResults(t *testing.T) {
-	cfg := testConfig(serve(t, bareserver.Handler), 500, 100*time.Millisecond)
-	cfg.KeepResults = false
-	res := run(t, cfg)
 	dir := t.TempDir()
-	require.NoError(t, res.WriteFiles(dir))
-	assert.NoFileExists(t, filepath.Join(dir, ResultsFile))
-	assert.FileExists(t, filepath.Join(dir, SummaryFile))
-}
-
-// The vegeta engine records the same things through vegeta's attacker.
-func TestVegetaEngineRecordsBothDistributions(t *testing.T) {
-	cfg := testConfig(serve(t, mixedServer), 500, 400*time.Millisecond)
-	cfg.Engine = EngineVegeta
-	cfg.Workload.ReadShare = 0.5
+	cfg := testConfig(loadgentest.ServeHandler(t, bareserver.Handler), 500, 100*time.Millisecond)
+	cfg.KeepResults, cfg.Out = false, dir
 	res := run(t, cfg)
-	assert.Equal(t, int64(200), res.Sent)
-	assert.Zero(t, res.ErrorCount)
-	assert.Equal(t, int64(200), res.Corrected.TotalCount())
-	assert.Equal(t, int64(200), res.Uncorrected.TotalCount())
-	assert.Equal(t, int64(200), res.Codes[200]+res.Codes[404]+res.Codes[201])
-	assert.Len(t, res.records, 200)
+	require.NoError(t, res.OutputErr)
+	assert.NoFileExists(t, filepath.Join(dir, ResultsFile))
+	assert.FileExists(t, filepath.Join(dir, CorrectedLogFile))
 }
 
-func itoa(k uint64) string {
-	b, _ := json.Marshal(k)
-	return string(b)
+// The collector keeps memory bounded: 300k records through one recorder
+// (17 MB were they kept) leave the heap where a thousand left it, give or
+// take the chunks in flight: no per-request state outlives its interval.
+func TestCollectorMemoryIsBounded(t *testing.T) {
+	heapAfter := func(n int) uint64 {
+		cfg := DefaultConfig()
+		cfg.Out, cfg.KeepResults = t.TempDir(), false
+		rec := newRecorder(&cfg)
+		o := outcome{op: OpGet, code: 200, bytesIn: 10}
+		for i := 0; i < n; i++ {
+			o.seq, o.key = uint64(i), uint64(i)
+			o.intended = int64(i) * 10_000 // 100k req/s
+			o.sent, o.end = o.intended+1_000, o.intended+50_000
+			rec.add(&o)
+		}
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		res := &Result{Config: cfg, Start: time.Now()}
+		res.merge([]*recorder{rec})
+		require.NoError(t, res.OutputErr)
+		require.Equal(t, int64(n), res.Sent)
+		require.Nil(t, res.records, "nothing kept in memory")
+		return ms.HeapInuse
+	}
+	small := heapAfter(1_000)
+	large := heapAfter(300_000)
+	assert.Less(t, large, small+6<<20, "heap in use after 300k records (%d B) vs 1k (%d B)", large, small)
 }
 
 // The HostClient transport answers the same workload as the raw one.
 func TestHostClientTransport(t *testing.T) {
-	cfg := testConfig(serve(t, mixedServer), 500, 300*time.Millisecond)
+	cfg := testConfig(loadgentest.ServeHandler(t, loadgentest.MixedStatuses), 500, 300*time.Millisecond)
 	cfg.Transport = TransportHostClient
-	cfg.Workload.ReadShare = 0.5
+	cfg.Workload.Mix = workload.Mix{Get: 0.5, Put: 0.5}
 	res := run(t, cfg)
 	assert.Equal(t, int64(150), res.Sent)
 	assert.Zero(t, res.ErrorCount)

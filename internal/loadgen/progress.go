@@ -1,9 +1,6 @@
 package loadgen
 
 import (
-	"fmt"
-	"io"
-	"math"
 	"time"
 
 	"github.com/kvpool/kvpool/internal/latency"
@@ -56,24 +53,5 @@ func every(done <-chan struct{}, d time.Duration, f func()) {
 		case <-tick.C:
 			f()
 		}
-	}
-}
-
-// PrintProgress returns a progress callback that writes one line per
-// snapshot to w, such as
-//
-//	[   5s] 10001 req/s (asked 10000)  done 50003  p99 1.23ms  errors 0  conns 64
-func PrintProgress(w io.Writer) func(Progress) {
-	return func(p Progress) {
-		asked := "closed loop"
-		if p.Asked > 0 {
-			asked = fmt.Sprintf("asked %.0f", p.Asked)
-		}
-		done := fmt.Sprintf("%d", p.Completed)
-		if p.Planned != 0 && p.Planned != math.MaxUint64 {
-			done += fmt.Sprintf("/%d", p.Planned)
-		}
-		fmt.Fprintf(w, "[%5.0fs] %.0f req/s (%s)  done %s  p99 %s  errors %d  conns %d\n",
-			p.Elapsed.Seconds(), p.Rate, asked, done, latency.FormatDuration(p.P99), p.Errors, p.Conns)
 	}
 }

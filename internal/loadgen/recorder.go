@@ -1,10 +1,9 @@
 package loadgen
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
-
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/kvpool/kvpool/internal/latency"
 )
@@ -31,116 +30,136 @@ type outcome struct {
 	err      error
 }
 
-// record is one request's outcome as kept for results.bin. It holds no
-// pointers, so the large slices of them cost the garbage collector nothing.
+// record is one request's outcome as the collector receives it. It holds
+// no pointers, so chunks of them cost the garbage collector nothing, and it
+// has a fixed binary form (see spool.go).
 type record struct {
 	seq      uint64
 	key      uint64
+	intended int64 // ns since the start
 	sent     int64 // ns since the start
 	latency  int64 // ns, from sent
 	bytesOut uint32
 	bytesIn  uint32
 	code     uint16
-	errIdx   uint16 // 0: none; otherwise 1 + index into recorder.errMsgs
+	errIdx   uint16 // 0: none; otherwise 1 + index into the run's error table
 	op       Op
 }
 
-// recorder accumulates the outcomes of one worker (one goroutine), so that
-// recording takes no lock: only live and errCount are read by others while
-// the run goes on (the progress line); everything else is read after the
-// worker has exited, through merge.
+// end is when the response was read, ns since the start.
+func (rc *record) end() int64 { return rc.sent + rc.latency }
+
+// recorder takes the outcomes of one connection (one goroutine calls add)
+// and hands them to the run's collector in chunks. add costs an uncontended
+// lock and a copy into a preallocated chunk: the histograms, counters,
+// interval logs and results.bin are all kept by the collector's goroutine,
+// off the connection's path, and a recorder holds no histogram of its own,
+// so connections are cheap in memory too.
+//
+// Only live and errCount are read by others while the run goes on (the
+// progress line).
 type recorder struct {
-	uncorrected *hdrhistogram.Histogram // from the actual send
-	corrected   *hdrhistogram.Histogram // from the scheduled send
-	sendLag     *hdrhistogram.Histogram // scheduled → actual send
+	col *collector
 
 	live     latency.Live // corrected, microseconds; read concurrently
 	errCount atomic.Int64 // read concurrently
 
-	codes    [maxCode]int64
-	sent     int64
-	late     int64
-	lastSent int64 // ns since the start
-	lastEnd  int64
-	bytesIn  int64
-	bytesOut int64
+	// sent counts the outcomes added; read by others only after the
+	// recorder's goroutine has exited.
+	sent int64
 
-	errMsgs   []string // distinct error messages, in first-seen order
-	errCounts []int64
-	errIndex  map[string]uint16
-
-	keep    bool
-	records []record
+	mu    sync.Mutex // guards chunk against the collector's swap
+	chunk *chunk
 }
 
-func newRecorder(keep bool) *recorder {
-	return &recorder{
-		uncorrected: latency.New(),
-		corrected:   latency.New(),
-		sendLag:     latency.New(),
-		keep:        keep,
-	}
+// newRecorder returns a recorder feeding the collector of the run cfg
+// configures, created with the first recorder. Every recorder of one run
+// must be made from the same *Config.
+func newRecorder(cfg *Config) *recorder {
+	col := collectorFor(cfg)
+	r := &recorder{col: col, chunk: col.newChunk()}
+	col.register(r)
+	return r
 }
 
-// add records o. failed tells whether o counts as an error (see isFailure).
+// add records o.
 func (r *recorder) add(o *outcome) {
-	unc := time.Duration(o.end - o.sent)
-	cor := time.Duration(o.end - o.intended)
-	lag := time.Duration(o.sent - o.intended)
-	latency.Record(r.uncorrected, unc)
-	latency.Record(r.corrected, cor)
-	latency.Record(r.sendLag, lag)
-	r.live.Record(latency.Micros(cor))
+	r.col.startOnce(o.end)
 	r.sent++
-	r.lastSent = max(r.lastSent, o.sent)
-	r.lastEnd = max(r.lastEnd, o.end)
-	if lag > lateThreshold {
-		r.late++
-	}
-	if o.code >= 0 && o.code < maxCode {
-		r.codes[o.code]++
-	} else {
-		r.codes[0]++
-	}
-	r.bytesIn += int64(o.bytesIn)
-	r.bytesOut += int64(o.bytesOut)
-
+	r.live.Record(latency.Micros(time.Duration(o.end - o.intended)))
 	var errIdx uint16
 	if msg := failure(o); msg != "" {
 		r.errCount.Add(1)
-		errIdx = r.errorIndex(msg) + 1
+		errIdx = r.col.errors.indexOf(msg) + 1
 	}
-	if r.keep {
-		r.records = append(r.records, record{
-			seq: o.seq, key: o.key, sent: o.sent, latency: o.end - o.sent,
-			bytesOut: uint32(o.bytesOut), bytesIn: uint32(o.bytesIn),
-			code: uint16(o.code), errIdx: errIdx, op: o.op,
-		})
+	r.mu.Lock()
+	c := r.chunk
+	c.recs = append(c.recs, record{
+		seq: o.seq, key: o.key, intended: o.intended, sent: o.sent, latency: o.end - o.sent,
+		bytesOut: uint32(o.bytesOut), bytesIn: uint32(o.bytesIn),
+		code: uint16(min(max(o.code, 0), maxCode)), errIdx: errIdx, op: o.op,
+	})
+	if len(c.recs) < cap(c.recs) {
+		r.mu.Unlock()
+		return
 	}
+	r.chunk = r.col.newChunk()
+	r.mu.Unlock()
+	r.col.full <- c
 }
 
-// errorIndex returns the index of msg in errMsgs, adding it if new, and
-// counts one occurrence.
-func (r *recorder) errorIndex(msg string) uint16 {
-	if r.errIndex == nil {
-		r.errIndex = make(map[string]uint16)
+// swap takes the records added so far, leaving an empty chunk; nil if
+// there are none. Called by the collector.
+func (r *recorder) swap() *chunk {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.chunk.recs) == 0 {
+		return nil
 	}
-	i, ok := r.errIndex[msg]
-	if !ok {
-		if len(r.errMsgs) == 1<<16-2 { // keep errIdx+1 in a uint16
-			msg = "other errors"
-			if i, ok = r.errIndex[msg]; ok {
-				r.errCounts[i]++
-				return i
-			}
+	c := r.chunk
+	r.chunk = r.col.newChunk()
+	return c
+}
+
+// errorTable numbers the distinct error messages of a run, so that a
+// record carries a small index instead of a string. Errors are the rare
+// path: the table takes a lock.
+type errorTable struct {
+	mu    sync.Mutex
+	msgs  []string
+	index map[string]uint16
+}
+
+// maxErrorKinds keeps errIdx+1 in a uint16; further kinds share one entry.
+const maxErrorKinds = 1<<16 - 2
+
+func (t *errorTable) indexOf(msg string) uint16 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.index == nil {
+		t.index = make(map[string]uint16)
+	}
+	i, ok := t.index[msg]
+	if ok {
+		return i
+	}
+	if len(t.msgs) == maxErrorKinds-1 {
+		msg = "other errors"
+		if i, ok = t.index[msg]; ok {
+			return i
 		}
-		i = uint16(len(r.errMsgs))
-		r.errIndex[msg] = i
-		r.errMsgs = append(r.errMsgs, msg)
-		r.errCounts = append(r.errCounts, 0)
 	}
-	r.errCounts[i]++
+	i = uint16(len(t.msgs))
+	t.index[msg] = i
+	t.msgs = append(t.msgs, msg)
 	return i
+}
+
+// message returns the message of index i.
+func (t *errorTable) message(i uint16) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.msgs[i]
 }
 
 // failure says why o is an error, or "" if it is not. Errors are transport

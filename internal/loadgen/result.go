@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"fmt"
-	"sort"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -43,11 +42,26 @@ type Result struct {
 	// start and at most; ConnsPeak > ConnsStart means the engine had to open
 	// more because every connection was busy.
 	ConnsStart, ConnsPeak int
+	// ConnsUsed is how many connections carried at least one request.
+	ConnsUsed int
+	// Reconnects counts connections re-dialled because the server closed
+	// them (idle, Connection: close) or a request on them failed; a
+	// request the server's close caught before any answer was sent again.
+	Reconnects int64
+	// InFlightPeak is the most requests in flight at once.
+	InFlightPeak int
 	// CPU is the loader process's CPU time during the run.
 	CPU CPUTime
 
-	records []record // sorted by send time, errIdx into errMsgs
-	errMsgs []string
+	// Intervals is the run cut into Config.Interval slices: rate, errors
+	// and corrected latency over time.
+	Intervals []Interval
+	// OutputErr is the first error writing the files the run streams into
+	// Config.Out (nil: they are complete).
+	OutputErr error
+
+	records []record // only with Config.keepRecords, by send time
+	errMsgs []string // the run's error table: errIdx-1 indexes it
 }
 
 // Unsent is how many scheduled requests were never sent (the run was
@@ -124,57 +138,24 @@ func (r *Result) Warnings() []string {
 	return w
 }
 
-// merge folds the recorders of finished workers into r.
+// merge folds what the recorders of finished workers recorded into r:
+// their collector's histograms, counters and interval series; it closes
+// the run's files. Call it once every worker's goroutine has exited.
 func (r *Result) merge(recs []*recorder) {
-	r.Uncorrected, r.Corrected, r.SendLag = latency.New(), latency.New(), latency.New()
-	r.Codes = map[int]int64{}
-	r.Errors = map[string]int64{}
-	global := map[string]uint16{}
-	var lastSent, lastEnd int64
-	n := 0
-	for _, rec := range recs {
-		n += len(rec.records)
+	if len(recs) == 0 {
+		r.Uncorrected, r.Corrected, r.SendLag = latency.New(), latency.New(), latency.New()
+		r.Codes, r.Errors = map[int]int64{}, map[string]int64{}
+		return
 	}
-	if n > 0 {
-		r.records = make([]record, 0, n)
-	}
-	for _, rec := range recs {
-		r.Uncorrected.Merge(rec.uncorrected)
-		r.Corrected.Merge(rec.corrected)
-		r.SendLag.Merge(rec.sendLag)
-		for code, c := range rec.codes {
-			if c > 0 {
-				r.Codes[code] += c
-			}
-		}
-		remap := make([]uint16, len(rec.errMsgs))
-		for i, msg := range rec.errMsgs {
-			r.Errors[msg] += rec.errCounts[i]
-			r.ErrorCount += rec.errCounts[i]
-			g, ok := global[msg]
-			if !ok {
-				g = uint16(len(r.errMsgs))
-				global[msg] = g
-				r.errMsgs = append(r.errMsgs, msg)
-			}
-			remap[i] = g
-		}
-		for _, rc := range rec.records {
-			if rc.errIdx != 0 {
-				rc.errIdx = remap[rc.errIdx-1] + 1
-			}
-			r.records = append(r.records, rc)
-		}
-		r.Sent += rec.sent
-		r.Late += rec.late
-		r.BytesIn += rec.bytesIn
-		r.BytesOut += rec.bytesOut
-		lastSent = max(lastSent, rec.lastSent)
-		lastEnd = max(lastEnd, rec.lastEnd)
-	}
-	sort.Slice(r.records, func(i, j int) bool { return r.records[i].sent < r.records[j].sent })
-	r.SendSpan = time.Duration(lastSent)
-	r.Elapsed = time.Duration(lastEnd)
+	recs[0].col.finish(r)
+	r.Config.col = nil
 }
 
 func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// LateThreshold is how far behind schedule a send may start before it
+// counts in Result.Late.
+const LateThreshold = lateThreshold
+
+// APIPath is the endpoint every workload requests.
+const APIPath = apiPath

@@ -10,28 +10,15 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// roundTripper sends one worker's requests, one at a time (no pipelining).
-// Only abort may be called from another goroutine.
-type roundTripper interface {
-	// connect opens the connection ahead of the first request, so that
-	// dialing is not timed as part of a request. Optional: roundTrip dials
-	// on its own when needed.
-	connect() error
-	// prepare builds the request of op on id key and returns its body size.
-	prepare(op Op, key uint64) (bytesOut int)
-	// roundTrip sends the prepared request and reads the whole response.
-	roundTrip() (code, bytesIn int, err error)
-	// abort makes the running roundTrip fail soon (the watchdog's way to
-	// enforce Config.Timeout); the connection is replaced afterwards.
-	abort()
-	// discard drops the connection; the next roundTrip dials a new one.
-	discard()
-}
-
-// rawConn is one keep-alive HTTP/1.1 connection driven directly: the whole
-// request is built in one buffer and written with one write, the response
-// is parsed by fasthttp.Response from a bufio.Reader. Both the buffer and
-// the Response are reused, so a request allocates nothing.
+// rawConn is one keep-alive HTTP/1.1 connection driven directly, one
+// request at a time (no pipelining): the whole request is built in one
+// buffer and written with one write, the response is parsed by
+// fasthttp.Response from a bufio.Reader. Both the buffer and the Response
+// are reused, so a request allocates nothing.
+//
+// The write side (prepare, write) and the read side (awaitResponse,
+// readResponse) may run on different goroutines; the engine's conn says
+// who may call what when. Only abort may be called at any time.
 type rawConn struct {
 	host      string
 	path      string
@@ -50,10 +37,12 @@ func newRawConn(t target, valueSize int, timeout time.Duration) *rawConn {
 		req: make([]byte, 0, 256+valueSize)}
 }
 
-func (c *rawConn) connect() error {
-	if c.conn != nil {
-		return nil
-	}
+// connected reports whether a connection is open.
+func (c *rawConn) connected() bool { return c.conn != nil }
+
+// dial replaces the connection (if any) with a new one.
+func (c *rawConn) dial() error {
+	c.close()
 	conn, err := net.DialTimeout("tcp", c.host, c.timeout)
 	if err != nil {
 		return err
@@ -68,6 +57,7 @@ func (c *rawConn) connect() error {
 	return nil
 }
 
+// prepare builds the request of op on id key and returns its body size.
 func (c *rawConn) prepare(op Op, key uint64) int {
 	b := append(c.req[:0], op.Method()...)
 	b = append(b, ' ')
@@ -90,31 +80,49 @@ func (c *rawConn) prepare(op Op, key uint64) int {
 	return out
 }
 
-func (c *rawConn) roundTrip() (int, int, error) {
-	if err := c.connect(); err != nil {
-		return 0, 0, err
+// write sends the prepared request. On failure the connection is closed,
+// so that the reading side fails too instead of waiting.
+func (c *rawConn) write() error {
+	if c.conn == nil {
+		return net.ErrClosed
 	}
 	if _, err := c.conn.Write(c.req); err != nil {
-		c.discard()
-		return 0, 0, err
+		c.conn.Close()
+		return err
 	}
-	if err := c.resp.Read(c.br); err != nil {
-		c.discard()
-		return 0, 0, err
-	}
-	if c.resp.ConnectionClose() {
-		c.discard()
-	}
-	return c.resp.StatusCode(), len(c.resp.Body()), nil
+	return nil
 }
 
+// awaitResponse blocks until the first byte of a response has arrived or
+// the connection failed. An error here means nothing of a response was
+// read: the server closed the connection (or the watchdog did).
+func (c *rawConn) awaitResponse() error {
+	if c.br == nil {
+		return net.ErrClosed
+	}
+	_, err := c.br.Peek(1)
+	return err
+}
+
+// readResponse reads the rest of the response. closeAfter says the server
+// will close the connection after it (Connection: close).
+func (c *rawConn) readResponse() (code, bytesIn int, closeAfter bool, err error) {
+	if err := c.resp.Read(c.br); err != nil {
+		return 0, 0, false, err
+	}
+	return c.resp.StatusCode(), len(c.resp.Body()), c.resp.ConnectionClose(), nil
+}
+
+// abort makes a running write or read fail soon (the watchdog's way to
+// enforce Config.Timeout, and how the engine ends idle readers).
 func (c *rawConn) abort() {
 	if p := c.cur.Load(); p != nil {
 		(*p).Close()
 	}
 }
 
-func (c *rawConn) discard() {
+// close drops the connection.
+func (c *rawConn) close() {
 	if c.conn != nil {
 		c.conn.Close()
 		c.conn = nil

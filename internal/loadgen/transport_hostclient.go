@@ -7,10 +7,12 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// hostClientConn sends through a fasthttp.HostClient shared by all workers
-// (it pools the connections, at most MaxConns). Each worker owns its
-// Request and Response. Timeouts are HostClient's own (DoTimeout), so
-// abort has nothing to do.
+// hostClientConn sends through a fasthttp.HostClient shared by all conns
+// (it pools the connections, at most MaxConns). Each conn owns its Request
+// and Response. HostClient only does whole round trips, so every request
+// is handed to the conn's goroutine (the engine's per-request hand-off
+// that the raw transport avoids): kept to compare against. Timeouts are
+// HostClient's own (DoTimeout), not the watchdog's.
 type hostClientConn struct {
 	hc        *fasthttp.HostClient
 	uri       []byte
@@ -40,8 +42,6 @@ func newHostClientConn(hc *fasthttp.HostClient, t target, valueSize int, timeout
 	return &hostClientConn{hc: hc, host: t.host, path: t.path, valueSize: valueSize, timeout: timeout}
 }
 
-func (c *hostClientConn) connect() error { return nil }
-
 func (c *hostClientConn) prepare(op Op, key uint64) int {
 	c.uri = append(append(c.uri[:0], c.path...), "?id="...)
 	c.uri = strconv.AppendUint(c.uri, key, 10)
@@ -67,6 +67,3 @@ func (c *hostClientConn) roundTrip() (int, int, error) {
 	}
 	return c.resp.StatusCode(), len(c.resp.Body()), nil
 }
-
-func (c *hostClientConn) abort()   {}
-func (c *hostClientConn) discard() {}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kvpool/kvpool/internal/compare"
+)
+
+// runCompare is `loadtest compare`: the presets of internal/compare, with
+// a flag set of their own (no load flags: each step sets its own).
+func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o := compare.DefaultOptions()
+	var pools, policies, caps, workers listFlag
+	var overloadFor time.Duration
+	fs := flag.NewFlagSet("loadtest compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.Preset, "preset", o.Preset, "experiment: "+strings.Join(compare.Presets, " | "))
+	fs.StringVar(&o.Kvserver, "kvserver", o.Kvserver, "kvserver binary to start (make build)")
+	fs.Var(&pools, "pools", "pools to compare, comma-separated (default: the preset's; direct, the baseline, always runs); valid: "+strings.Join(compare.Pools, ","))
+	fs.Var(&policies, "policies", "overflow policies (policies and overload presets); valid: "+strings.Join(compare.Policies, ","))
+	fs.Var(&caps, "cap", "queue capacities of the capacity preset (default 32,64,128,256,512,1024)")
+	fs.Var(&workers, "workers", "worker counts of the slow-backend preset (default 2,8,64)")
+	fs.StringVar(&o.Workload, "workload", "", "one workload instead of the preset's, as attack's -workload: get | put | mixed:R | get=G,put=P,delete=D")
+	fs.Uint64Var(&o.Keys, "keys", o.Keys, "ids in the filled store (-quick and -preset overload: 100000)")
+	fs.IntVar(&o.ValueSize, "value-size", o.ValueSize, "value size in bytes")
+	fs.IntVar(&o.Repeat, "repeat", o.Repeat, "saturation searches per variant, for median and spread (-quick and -preset overload: 1)")
+	fs.DurationVar(&o.SLO, "slo", o.SLO, "a sustained rate keeps its corrected p99 at or below this")
+	fs.BoolVar(&o.Quick, "quick", false, "every step short, 100k ids, one repeat, one workload: minutes, numbers indicative")
+	fs.BoolVar(&o.Pin, "pin", false, "kvserver on core 0, the loader on core 1")
+	fs.IntVar(&o.MaxConns, "max-conns", o.MaxConns, "connections the loader may open in an overload step (needs ulimit -n above it)")
+	fs.Float64Var(&o.Factor, "factor", 0, "overload step rate as a multiple of direct's saturation (default 2; 10 for -preset overload)")
+	fs.Float64Var(&o.Rate, "rate", 0, "take this as direct's saturation (req/s) instead of searching; saturation searches of other variants still run")
+	fs.DurationVar(&overloadFor, "overload-duration", 0, "length of the overload step (default 20s; -preset overload 1m; -quick 3s)")
+	fs.DurationVar(&o.IODelay, "io-delay", o.IODelay, "slow-backend: kvserver's -io-delay (every store operation first sleeps this)")
+	fs.StringVar(&o.IODelayDist, "io-delay-dist", o.IODelayDist, "slow-backend: fixed | exp")
+	fs.DurationVar(&o.QuietWait, "quiet-wait", o.QuietWait, "before a step, wait up to this while other processes keep over 1.5 cores busy (0: do not check; -quick: at most 10s)")
+	fs.StringVar(&o.Out, "out", o.Out, "the report goes to OUT/compare-<UTC time>-<preset>/")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: loadtest compare [flags]\n\n"+
+			"Starts -kvserver once per variant on a fresh copy of a filled store and compares the pools:\n"+
+			"saturation, a fixed-rate step at 70%% of direct's saturation, an overload step, profiles, charts\n"+
+			"and REPORT.md. Flags also read LOADTEST_<FLAG>.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		name := "LOADTEST_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := os.Getenv(name); v != "" && !given[f.Name] && envErr == nil {
+			if err := fs.Set(f.Name, v); err != nil {
+				envErr = fmt.Errorf("$%s=%q: %w", name, v, err)
+			}
+			given[f.Name] = true
+		}
+	})
+	if envErr != nil {
+		return usageError(envErr)
+	}
+	if fs.NArg() > 0 {
+		return usageError(fmt.Errorf("unexpected arguments %q", fs.Args()))
+	}
+	o.Pools, o.Policies = pools.strings(), policies.strings()
+	var err error
+	if given["cap"] {
+		if o.Caps, err = caps.ints("-cap", -1); err != nil {
+			return usageError(err)
+		}
+	}
+	if given["workers"] {
+		if o.Workers, err = workers.ints("-workers", 1); err != nil {
+			return usageError(err)
+		}
+	}
+	o.ApplyDefaults(given["keys"], given["repeat"])
+	if overloadFor > 0 {
+		t := o.StepTiming()
+		t.Overload = overloadFor
+		o.Timing = &t
+	}
+	o.Log = stderr
+	if err := o.Validate(); err != nil {
+		return usageError(err)
+	}
+	c, err := compare.Run(ctx, o)
+	if err != nil {
+		return err
+	}
+	for _, f := range c.Findings {
+		fmt.Fprintf(stdout, "- %s\n", f)
+	}
+	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(c.Dir, compare.ReportFile))
+	switch {
+	case c.Interrupted:
+		return fmt.Errorf("interrupted; the report of what finished is in %s", c.Dir)
+	case len(c.Failures) > 0:
+		return fmt.Errorf("%d steps failed (listed in the report): %s", len(c.Failures), c.Dir)
+	case len(c.OverloadFailed) > 0:
+		return fmt.Errorf("failed the overload checks: %s (see the report's Overload table)", strings.Join(c.OverloadFailed, ", "))
+	}
+	return nil
+}
+
+// listFlag is a comma- or space-separated list flag; repeating the flag
+// appends.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(s string) error {
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
+		*l = append(*l, f)
+	}
+	return nil
+}
+
+// strings is the list, nil when empty (the preset's default).
+func (l listFlag) strings() []string {
+	if len(l) == 0 {
+		return nil
+	}
+	return []string(l)
+}
+
+func (l listFlag) ints(flagName string, least int) ([]int, error) {
+	var out []int
+	for _, s := range l {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < least {
+			return nil, fmt.Errorf("%s %q: want whole numbers of at least %d, comma-separated", flagName, s, least)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

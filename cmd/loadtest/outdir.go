@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// resultsRoot is where runs get their folders by default.
+const resultsRoot = "results"
+
+// defaultOutDir is results/<UTC time>-<pool or "server">-<workload>-<rate>,
+// the folder of a run given no -out: a new one per run, never an earlier
+// run's (a second run of the same name within the same second gets a
+// "-2" suffix, and so on).
+func defaultOutDir(now time.Time, server map[string]string, workload, rate string) string {
+	pool := "server"
+	if p := server["pool"]; p != "" {
+		pool = p
+	}
+	name := strings.Join([]string{now.UTC().Format("20060102T150405Z"), pool, workload, rate}, "-")
+	dir := filepath.Join(resultsRoot, slug(name))
+	for i := 2; ; i++ {
+		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			return dir
+		}
+		dir = filepath.Join(resultsRoot, slug(name)+"-"+strconv.Itoa(i))
+	}
+}
+
+// slug makes s safe as one path element: "mixed:0.9" -> "mixed0.9",
+// "get=0.8,put=0.2" -> "get0.8_put0.2".
+func slug(s string) string {
+	return strings.NewReplacer(":", "", "=", "", ",", "_", "/", "-", " ", "-").Replace(s)
+}
+
+// rateName is the rate part of a folder name.
+func rateName(rate float64) string {
+	if rate <= 0 {
+		return "closed"
+	}
+	return strconv.FormatFloat(rate, 'f', -1, 64)
+}
+
+// prepareOutDir creates dir, refusing one that already holds files: a run
+// never mixes its files with an earlier run's.
+func prepareOutDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("cannot read -out %s: %w", dir, err)
+	case len(entries) > 0:
+		return usageError(fmt.Errorf("-out %s already holds %d files (%s, ...); give a new or empty directory, or leave -out out for a fresh results/<time>-... folder",
+			dir, len(entries), entries[0].Name()))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("cannot create -out %s: %w", dir, err)
+	}
+	return nil
+}
+
+// configInfoMetric is the kvserver's info metric; its labels are the
+// server's effective settings.
+const configInfoMetric = "kvserver_config_info"
+
+// serverConfig reads the labels of kvserver_config_info from target's
+// /metrics. It returns nil when the target is not a kvserver (no such
+// page or no such metric): the run goes on without them.
+func serverConfig(ctx context.Context, target string) map[string]string {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(target, "/")+"/metrics", nil)
+	if err != nil {
+		return nil
+	}
+	// One request on a connection closed after it: no idle keep-alive
+	// connection is left to the server (which would hold up its shutdown,
+	// or be answered 408 by kvserver's read timeout).
+	req.Close = true
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil
+	}
+	return parseConfigInfo(resp.Body)
+}
+
+// parseConfigInfo finds `kvserver_config_info{k="v",...} 1` in a
+// Prometheus text exposition and returns its labels.
+func parseConfigInfo(r io.Reader) map[string]string {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), configInfoMetric+"{")
+		if !ok {
+			continue
+		}
+		end := strings.LastIndex(line, "}")
+		if end < 0 {
+			return nil
+		}
+		return parseLabels(line[:end])
+	}
+	return nil
+}
+
+// parseLabels parses `k="v",k2="v2"` with Prometheus' escapes (\\, \", \n).
+func parseLabels(s string) map[string]string {
+	labels := map[string]string{}
+	for s != "" {
+		eq := strings.Index(s, `="`)
+		if eq < 0 {
+			break
+		}
+		name := strings.TrimSpace(strings.TrimPrefix(s[:eq], ","))
+		s = s[eq+2:]
+		var val strings.Builder
+		i := 0
+		for ; i < len(s) && s[i] != '"'; i++ {
+			if s[i] == '\\' && i+1 < len(s) {
+				i++
+				switch s[i] {
+				case 'n':
+					val.WriteByte('\n')
+				default:
+					val.WriteByte(s[i])
+				}
+				continue
+			}
+			val.WriteByte(s[i])
+		}
+		labels[name] = val.String()
+		if i >= len(s) {
+			break
+		}
+		s = s[i+1:]
+	}
+	return labels
+}

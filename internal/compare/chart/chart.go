@@ -1,0 +1,150 @@
+// Package chart draws the comparison report's charts as SVG with
+// gonum.org/v1/plot: latency by percentile on wrk2's axis, saturation curves,
+// grouped bars for overload, per-second p99 through an overload step, and a
+// parameter sweep.
+//
+// Every chart carries a title, axis labels with units, a legend and a
+// caption line drawn under the plot; the caption is also returned in
+// Chart.Caption so that a report can print it under the image. A series'
+// colour depends only on its name (the pools and policies have fixed
+// colours), so "lifo" has the same colour in every chart of a report.
+//
+// The functions take plain values and never read files or the network; bad
+// input (no series, mismatched lengths, NaN where a value is required) is an
+// error that says which series and what to fix, never a panic.
+package chart
+
+import (
+	"fmt"
+	"os"
+)
+
+// Spec is what every chart carries besides its data.
+type Spec struct {
+	// Title is drawn above the plot. Required.
+	Title string
+	// Caption is one sentence saying what to read from the chart, drawn
+	// under the plot (wrapped to its width) and returned in Chart.Caption.
+	// Empty: a default caption for the kind of chart.
+	Caption string
+	// XLabel and YLabel name the axes with their units, e.g.
+	// "offered rate (req/s)". Empty: the default of the kind of chart.
+	XLabel, YLabel string
+	// Width and Height of the whole image in points (1/72 inch), at
+	// least 300 × 200. Zero: 720 × 450 (720 × 720 for Curves, which has
+	// two panels).
+	Width, Height float64
+}
+
+// Chart is one rendered chart.
+type Chart struct {
+	// SVG is a complete, standalone SVG document.
+	SVG []byte
+	// Caption is the caption drawn under the plot, for the report to
+	// print under the image.
+	Caption string
+}
+
+// Save writes the SVG to path (created or truncated, mode 0644).
+func (c Chart) Save(path string) error {
+	if err := os.WriteFile(path, c.SVG, 0o644); err != nil {
+		return fmt.Errorf("cannot save chart: %w", err)
+	}
+	return nil
+}
+
+// PercentileLine is one pool's latency distribution.
+type PercentileLine struct {
+	// Name labels the line in the legend and picks its colour.
+	Name string
+	// Percentiles in percent, each in (0, 100), e.g. 50, 90, 99.9.
+	// 100 (the maximum) has no place on the 1/(1-p) axis: such points are
+	// left out rather than refused, so latency.Percentiles can be passed
+	// as is.
+	Percentiles []float64
+	// CorrectedMs[i] is the corrected latency at Percentiles[i], in
+	// milliseconds (from the intended send time). Required.
+	CorrectedMs []float64
+	// UncorrectedMs[i] is the latency from the actual send at
+	// Percentiles[i]; nil draws no dashed line for this pool.
+	UncorrectedMs []float64
+}
+
+// LatencyByPercentile draws one line per pool on wrk2's axis: x is
+// 1/(1-p) on a log scale, ticks labelled 50%, 90%, 99%, 99.9%, 99.99%,
+// 99.999%; y is latency in ms on a log scale (the tail spans decades).
+// Corrected latency is solid, uncorrected dashed in the same colour.
+// Non-positive latencies (a bucket at 0 ms) are drawn at the axis floor,
+// 0.001 ms, rather than refused.
+func LatencyByPercentile(spec Spec, lines []PercentileLine) (Chart, error) {
+	return latencyByPercentile(spec, lines)
+}
+
+// CurveLine is one pool's saturation search: the steps it ran.
+type CurveLine struct {
+	// Name labels the line in the legend and picks its colour.
+	Name string
+	// OfferedRate[i] is the rate asked of the loader in step i (req/s).
+	OfferedRate []float64
+	// AchievedRate[i] is the rate of answered requests in step i (req/s).
+	AchievedRate []float64
+	// P99Ms[i] is the corrected p99 of step i in milliseconds.
+	P99Ms []float64
+}
+
+// Curves draws saturation curves in two panels sharing the x axis
+// (offered rate, req/s): above, the achieved rate with the ideal
+// achieved = offered dotted; below, the corrected p99 (ms, log scale) with
+// the SLO as a red dashed horizontal line. sloMs <= 0 draws no SLO line.
+// Points are drawn in order of offered rate, whatever order they come in.
+func Curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
+	return curves(spec, lines, sloMs)
+}
+
+// GroupedBars draws one group of bars per entry of groups (along x), one
+// bar per entry of series within each group (coloured by series name, with
+// a legend). values[s][g] is series s in group g; NaN means "not measured"
+// (e.g. direct has no overflow policy) and leaves a gap, not a zero bar.
+// The y axis is linear from 0; YLabel should carry the unit, e.g.
+// "goodput (req/s)". The default caption reads groups as pools and series
+// as policies.
+func GroupedBars(spec Spec, groups, series []string, values [][]float64) (Chart, error) {
+	return groupedBars(spec, groups, series, values)
+}
+
+// XYLine is one named series of points. Y may hold NaN for "no value" (a
+// second with no answers): the line is broken there.
+type XYLine struct {
+	Name string
+	X, Y []float64
+}
+
+// Mark is a region or an instant on the x axis of a time series.
+type Mark struct {
+	// From and To in x units (seconds). From == To draws a vertical line;
+	// From < To shades the span.
+	From, To float64
+	// Label is written at the top of the mark, e.g. "overload 2×".
+	Label string
+}
+
+// TimeSeries draws one line per pool against time (x: seconds since the
+// start of the step), e.g. corrected p99 per second through an overload
+// and the recovery after it, with marks (the overload window) shaded
+// behind the lines. The y axis is logarithmic when every value is positive
+// and they span a factor of 10 or more, linear from 0 otherwise (so a
+// second reported as 0 ms switches to linear; pass NaN for a second
+// without answers instead). Points are drawn in order of x.
+func TimeSeries(spec Spec, lines []XYLine, marks []Mark) (Chart, error) {
+	return timeSeries(spec, lines, marks)
+}
+
+// Sweep draws one line with point markers per pool against a swept
+// parameter (queue capacity, workers) on x. When every x is positive and
+// they span a factor of 8 or more (32…1024, 2…64) the x axis is
+// logarithmic with a tick at each swept value; otherwise it is linear. The
+// y axis is linear from 0 (from below 0 when a value is negative). Points
+// are drawn in order of x.
+func Sweep(spec Spec, lines []XYLine) (Chart, error) {
+	return sweep(spec, lines)
+}

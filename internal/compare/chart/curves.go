@@ -1,0 +1,121 @@
+package chart
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+func curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
+	f, err := newFigure(spec, "Above: answered rate against offered rate; a pool keeps up while its line follows the dotted diagonal. "+
+		"Below: corrected p99; a pool's saturation point is about the highest offered rate whose p99 stays under the red SLO line.")
+	if err != nil {
+		return Chart{}, err
+	}
+	if len(lines) == 0 {
+		return Chart{}, fmt.Errorf("chart %q: no lines to draw; pass at least one pool", spec.Title)
+	}
+	if math.IsNaN(sloMs) || math.IsInf(sloMs, 0) {
+		return Chart{}, fmt.Errorf("chart %q: SLO %v ms; give a finite value, or 0 for none", spec.Title, sloMs)
+	}
+	names := make([]string, len(lines))
+	for i, l := range lines {
+		names[i] = l.Name
+	}
+	if err := checkNames(spec.Title, names); err != nil {
+		return Chart{}, err
+	}
+
+	type step struct{ offered, achieved, p99 float64 }
+	sorted := make([][]step, len(lines))
+	xmin, xmax := math.Inf(1), math.Inf(-1)
+	rmax := 0.0
+	pmin, pmax := math.Inf(1), math.Inf(-1)
+	for i, l := range lines {
+		if err := checkLengths(spec.Title, l.Name, []string{"offered rates", "achieved rates", "p99 values"},
+			len(l.OfferedRate), len(l.AchievedRate), len(l.P99Ms)); err != nil {
+			return Chart{}, err
+		}
+		if len(l.OfferedRate) == 0 {
+			return Chart{}, fmt.Errorf("chart %q: series %q has no steps; pass at least one", spec.Title, l.Name)
+		}
+		for j := range l.OfferedRate {
+			s := step{l.OfferedRate[j], l.AchievedRate[j], l.P99Ms[j]}
+			if !finite(s.offered) || !finite(s.achieved) || !finite(s.p99) || s.offered < 0 || s.achieved < 0 || s.p99 < 0 {
+				return Chart{}, fmt.Errorf("chart %q: series %q step %d is (offered %v, achieved %v, p99 %v ms); give finite, non-negative values",
+					spec.Title, l.Name, j, s.offered, s.achieved, s.p99)
+			}
+			s.p99 = math.Max(s.p99, latencyFloorMs)
+			sorted[i] = append(sorted[i], s)
+			xmin, xmax = math.Min(xmin, s.offered), math.Max(xmax, s.offered)
+			rmax = math.Max(rmax, math.Max(s.achieved, s.offered))
+			pmin, pmax = math.Min(pmin, s.p99), math.Max(pmax, s.p99)
+		}
+		sort.SliceStable(sorted[i], func(a, b int) bool { return sorted[i][a].offered < sorted[i][b].offered })
+	}
+	if sloMs > 0 {
+		pmin, pmax = math.Min(pmin, sloMs), math.Max(pmax, sloMs)
+	}
+	xlo, xhi := padRange(xmin, xmax, false)
+	xlo = math.Max(xlo, 0)
+	xlabel := labelOr(spec.XLabel, "offered rate (req/s)")
+
+	rate := f.panel(true)
+	rate.X.Label.Text = xlabel
+	rate.Y.Label.Text = "answered rate (req/s)"
+	rate.X.Min, rate.X.Max = xlo, xhi
+	rate.Y.Min, rate.Y.Max = 0, rmax*1.05
+	if rmax == 0 {
+		rate.Y.Max = 1
+	}
+	ideal, err := plotter.NewLine(plotter.XYs{{X: xlo, Y: xlo}, {X: xhi, Y: xhi}})
+	if err != nil {
+		return Chart{}, fmt.Errorf("chart %q: %w", spec.Title, err)
+	}
+	ideal.LineStyle = draw.LineStyle{Color: rgb(0x999999), Width: vg.Points(1), Dashes: []vg.Length{vg.Points(2), vg.Points(3)}}
+	rate.Add(ideal)
+
+	lat := f.panel(true)
+	lat.X.Label.Text = xlabel
+	lat.Y.Label.Text = logLabel(labelOr(spec.YLabel, "corrected p99 (ms)"))
+	lat.X.Min, lat.X.Max = xlo, xhi
+	lat.Y.Scale = plot.LogScale{}
+	lat.Y.Tick.Marker = logTicks{}
+	lat.Y.Min, lat.Y.Max = padRange(pmin, pmax, true)
+
+	col := colours(names)
+	for i, l := range lines {
+		xs := make([]float64, len(sorted[i]))
+		ach := make([]float64, len(sorted[i]))
+		p99 := make([]float64, len(sorted[i]))
+		for j, s := range sorted[i] {
+			xs[j], ach[j], p99[j] = s.offered, s.achieved, s.p99
+		}
+		style := lineStyle(col[l.Name], false)
+		th, err := addSeries(rate, xs, ach, style, true)
+		if err != nil {
+			return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, l.Name, err)
+		}
+		if _, err := addSeries(lat, xs, p99, style, true); err != nil {
+			return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, l.Name, err)
+		}
+		f.addLegend(l.Name, th)
+	}
+	f.addLegend("")
+	f.addLegend("offered = answered", thumb{style: ideal.LineStyle})
+	if sloMs > 0 {
+		slo, err := plotter.NewLine(plotter.XYs{{X: xlo, Y: sloMs}, {X: xhi, Y: sloMs}})
+		if err != nil {
+			return Chart{}, fmt.Errorf("chart %q: %w", spec.Title, err)
+		}
+		slo.LineStyle = draw.LineStyle{Color: sloColour, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(8), vg.Points(4)}}
+		lat.Add(slo)
+		f.addLegend(fmt.Sprintf("SLO p99 %s ms", formatTick(sloMs)), thumb{style: slo.LineStyle})
+	}
+	return f.render(defaultWidth, defaultWidth)
+}

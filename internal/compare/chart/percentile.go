@@ -1,0 +1,139 @@
+package chart
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+)
+
+// latencyFloorMs is where a non-positive latency is drawn on the log axis.
+const latencyFloorMs = 0.001
+
+// percentileTicks are wrk2's (HdrHistogram plotter's) labelled positions.
+var percentileTicks = []struct {
+	p     float64
+	label string
+}{
+	{0, "0%"}, {50, "50%"}, {90, "90%"}, {99, "99%"}, {99.9, "99.9%"},
+	{99.99, "99.99%"}, {99.999, "99.999%"}, {99.9999, "99.9999%"},
+}
+
+// inverseTail maps a percentile to wrk2's x: 1/(1-p).
+func inverseTail(pct float64) float64 { return 1 / (1 - pct/100) }
+
+func latencyByPercentile(spec Spec, lines []PercentileLine) (Chart, error) {
+	f, err := newFigure(spec, "Latency at each percentile, one colour per pool: lower is better; "+
+		"the right-hand end is the tail. Solid: corrected for coordinated omission (from the intended send time); "+
+		"dashed: from the actual send.")
+	if err != nil {
+		return Chart{}, err
+	}
+	if len(lines) == 0 {
+		return Chart{}, fmt.Errorf("chart %q: no lines to draw; pass at least one pool", spec.Title)
+	}
+	names := make([]string, len(lines))
+	for i, l := range lines {
+		names[i] = l.Name
+	}
+	if err := checkNames(spec.Title, names); err != nil {
+		return Chart{}, err
+	}
+
+	type series struct {
+		name       string
+		x, cor, un []float64
+	}
+	var all []series
+	xmin, xmax := math.Inf(1), math.Inf(-1)
+	ymin, ymax := math.Inf(1), math.Inf(-1)
+	anyUncorrected := false
+	for _, l := range lines {
+		if err := checkLengths(spec.Title, l.Name, []string{"percentiles", "corrected latencies"}, len(l.Percentiles), len(l.CorrectedMs)); err != nil {
+			return Chart{}, err
+		}
+		if l.UncorrectedMs != nil {
+			if err := checkLengths(spec.Title, l.Name, []string{"percentiles", "uncorrected latencies"}, len(l.Percentiles), len(l.UncorrectedMs)); err != nil {
+				return Chart{}, err
+			}
+		}
+		s := series{name: l.Name}
+		for i, p := range l.Percentiles {
+			if math.IsNaN(p) || p < 0 {
+				return Chart{}, fmt.Errorf("chart %q: series %q has percentile %v; percentiles are in [0, 100)", spec.Title, l.Name, p)
+			}
+			if p >= 100 {
+				continue // the maximum: infinitely far right on this axis
+			}
+			c := l.CorrectedMs[i]
+			if !finite(c) {
+				return Chart{}, fmt.Errorf("chart %q: series %q has corrected latency %v at p%v; give a finite value in ms", spec.Title, l.Name, c, p)
+			}
+			x := inverseTail(p)
+			s.x = append(s.x, x)
+			s.cor = append(s.cor, math.Max(c, latencyFloorMs))
+			if l.UncorrectedMs != nil {
+				u := l.UncorrectedMs[i]
+				if !finite(u) {
+					return Chart{}, fmt.Errorf("chart %q: series %q has uncorrected latency %v at p%v; give a finite value in ms", spec.Title, l.Name, u, p)
+				}
+				s.un = append(s.un, math.Max(u, latencyFloorMs))
+				ymin, ymax = math.Min(ymin, s.un[len(s.un)-1]), math.Max(ymax, s.un[len(s.un)-1])
+				anyUncorrected = true
+			}
+			xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
+			ymin, ymax = math.Min(ymin, s.cor[len(s.cor)-1]), math.Max(ymax, s.cor[len(s.cor)-1])
+		}
+		if len(s.x) == 0 {
+			return Chart{}, fmt.Errorf("chart %q: series %q has no percentile below 100; the 1/(1-p) axis cannot place p100", spec.Title, l.Name)
+		}
+		all = append(all, s)
+	}
+
+	p := f.panel(true)
+	p.X.Label.Text = labelOr(spec.XLabel, "percentile (log scale of 1/(1−p))")
+	p.Y.Label.Text = logLabel(labelOr(spec.YLabel, "latency (ms)"))
+	p.X.Scale = plot.LogScale{}
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{}
+	// The axis always reaches 99% so that one short line still reads as a
+	// distribution, and ends at the next labelled percentile past the data.
+	xmin = math.Min(xmin, inverseTail(50))
+	xmax = math.Max(xmax, inverseTail(99))
+	var ticks []plot.Tick
+	for _, t := range percentileTicks {
+		x := inverseTail(t.p)
+		if x < xmin/1.0001 {
+			continue
+		}
+		ticks = append(ticks, plot.Tick{Value: x, Label: t.label})
+		if x >= xmax/1.0001 {
+			xmax = math.Max(xmax, x)
+			break
+		}
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.X.Min, p.X.Max = xmin, xmax
+	p.Y.Min, p.Y.Max = padRange(ymin, ymax, true)
+
+	col := colours(names)
+	for _, s := range all {
+		th, err := addSeries(p, s.x, s.cor, lineStyle(col[s.name], false), len(s.x) < 2)
+		if err != nil {
+			return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, s.name, err)
+		}
+		f.addLegend(s.name, th)
+		if s.un != nil {
+			if _, err := addSeries(p, s.x, s.un, lineStyle(col[s.name], true), len(s.x) < 2); err != nil {
+				return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, s.name, err)
+			}
+		}
+	}
+	if anyUncorrected {
+		f.addLegend("")
+		f.addLegend("corrected", thumb{style: lineStyle(plotter.DefaultLineStyle.Color, false)})
+		f.addLegend("uncorrected", thumb{style: lineStyle(plotter.DefaultLineStyle.Color, true)})
+	}
+	return f.render(defaultWidth, defaultHeight)
+}

@@ -1,0 +1,192 @@
+package chart
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// addSeries draws xs/ys as a line in style, broken where y is NaN; a run
+// of a single point is drawn as a dot so that it does not vanish. It
+// returns a thumbnail for the legend.
+func addSeries(p *plot.Plot, xs, ys []float64, style draw.LineStyle, dots bool) (plot.Thumbnailer, error) {
+	var seg plotter.XYs
+	flush := func() error {
+		defer func() { seg = nil }()
+		if len(seg) == 0 {
+			return nil
+		}
+		if len(seg) > 1 {
+			l, err := plotter.NewLine(seg)
+			if err != nil {
+				return err
+			}
+			l.LineStyle = style
+			p.Add(l)
+		}
+		if len(seg) == 1 || dots {
+			s, err := plotter.NewScatter(seg)
+			if err != nil {
+				return err
+			}
+			s.GlyphStyle = draw.GlyphStyle{Color: style.Color, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
+			p.Add(s)
+		}
+		return nil
+	}
+	for i := range xs {
+		if math.IsNaN(ys[i]) {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		seg = append(seg, plotter.XY{X: xs[i], Y: ys[i]})
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return thumb{style: style, dot: dots}, nil
+}
+
+// thumb is a legend thumbnail: a short line, with a dot where the series
+// has dots.
+type thumb struct {
+	style draw.LineStyle
+	dot   bool
+}
+
+func (t thumb) Thumbnail(c *draw.Canvas) {
+	y := c.Center().Y
+	c.StrokeLine2(t.style, c.Min.X, y, c.Max.X, y)
+	if t.dot {
+		c.DrawGlyph(draw.GlyphStyle{Color: t.style.Color, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}, c.Center())
+	}
+}
+
+// swatch is a legend thumbnail for a bar series: a filled square.
+type swatch struct{ c color.Color }
+
+func (s swatch) Thumbnail(c *draw.Canvas) {
+	side := c.Max.Y - c.Min.Y
+	x := (c.Min.X + c.Max.X - side) / 2
+	c.FillPolygon(s.c, []vg.Point{{X: x, Y: c.Min.Y}, {X: x + side, Y: c.Min.Y}, {X: x + side, Y: c.Max.Y}, {X: x, Y: c.Max.Y}})
+}
+
+// logTicks labels a log axis so that at least two labels show whatever the
+// range: powers of ten (with unlabelled minor ticks) across wide ranges,
+// 1-2-5 or every first digit within narrow ones, the ends within the
+// narrowest. gonum's LogTicks labels only powers of
+// ten, which leaves a range such as 1.2…8 ms without a single label.
+type logTicks struct{}
+
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	if !(min > 0) || !(max > min) {
+		return []plot.Tick{{Value: min, Label: formatTick(min)}}
+	}
+	var mantissas [][]float64
+	if math.Log10(max/min) > 3 {
+		mantissas = append(mantissas, []float64{1})
+	}
+	mantissas = append(mantissas, []float64{1, 2, 5}, []float64{1, 2, 3, 4, 5, 6, 7, 8, 9})
+	var ticks []plot.Tick
+	for _, labelled := range mantissas {
+		ticks = ticks[:0]
+		n := 0
+		for e := math.Floor(math.Log10(min)); math.Pow(10, e) <= max; e++ {
+			base := math.Pow(10, e)
+			for m := 1.0; m < 10; m++ {
+				v := m * base
+				if v < min || v > max {
+					continue
+				}
+				t := plot.Tick{Value: v}
+				for _, lm := range labelled {
+					if m == lm {
+						t.Label = formatTick(v)
+						n++
+					}
+				}
+				ticks = append(ticks, t)
+			}
+		}
+		if n >= 2 {
+			return ticks
+		}
+	}
+	// A range narrower than one step of the first digit: label its ends.
+	return append(ticks,
+		plot.Tick{Value: min, Label: strconv.FormatFloat(min, 'g', 3, 64)},
+		plot.Tick{Value: max, Label: strconv.FormatFloat(max, 'g', 3, 64)})
+}
+
+// linearTicks are gonum's default ticks with labels written without
+// trailing zeros: 7500, not 7500.00.
+type linearTicks struct{}
+
+func (linearTicks) Ticks(min, max float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(min, max)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = formatTick(ticks[i].Value)
+		}
+	}
+	return ticks
+}
+
+// formatTick writes a tick value without float noise: 0.001, 2.5, 1000.
+func formatTick(v float64) string {
+	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
+// checkLengths says which series has which mismatched lengths.
+func checkLengths(title, name string, what []string, lens ...int) error {
+	for i := 1; i < len(lens); i++ {
+		if lens[i] != lens[0] {
+			return fmt.Errorf("chart %q: series %q has %d %s but %d %s; give one value per point", title, name, lens[0], what[0], lens[i], what[i])
+		}
+	}
+	return nil
+}
+
+// checkNames refuses empty and duplicate series names: both would leave
+// the legend unreadable.
+func checkNames(title string, names []string) error {
+	seen := make(map[string]bool, len(names))
+	for i, n := range names {
+		if n == "" {
+			return fmt.Errorf("chart %q: series %d has no name; the legend needs one", title, i)
+		}
+		if seen[n] {
+			return fmt.Errorf("chart %q: two series are named %q; give each a distinct name", title, n)
+		}
+		seen[n] = true
+	}
+	return nil
+}
+
+// padRange widens [min, max] a little so lines do not touch the frame, and
+// makes a degenerate range (one point, all equal) a visible one.
+func padRange(min, max float64, log bool) (float64, float64) {
+	if log {
+		if min == max {
+			return min / 2, max * 2
+		}
+		return min / 1.15, max * 1.15
+	}
+	if min == max {
+		d := math.Abs(min) / 2
+		if d == 0 {
+			d = 1
+		}
+		return min - d, max + d
+	}
+	d := (max - min) * 0.05
+	return min - d, max + d
+}

@@ -1,0 +1,201 @@
+package chart
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// xyRange checks lines (names, lengths, values) and returns the ranges of
+// their finite points. NaN y is allowed ("no value"); NaN x and infinities
+// are not.
+func xyRange(title string, lines []XYLine) (xmin, xmax, ymin, ymax float64, err error) {
+	if len(lines) == 0 {
+		return 0, 0, 0, 0, fmt.Errorf("chart %q: no lines to draw; pass at least one", title)
+	}
+	names := make([]string, len(lines))
+	for i, l := range lines {
+		names[i] = l.Name
+	}
+	if err := checkNames(title, names); err != nil {
+		return 0, 0, 0, 0, err
+	}
+	xmin, ymin = math.Inf(1), math.Inf(1)
+	xmax, ymax = math.Inf(-1), math.Inf(-1)
+	for _, l := range lines {
+		if err := checkLengths(title, l.Name, []string{"x values", "y values"}, len(l.X), len(l.Y)); err != nil {
+			return 0, 0, 0, 0, err
+		}
+		for i := range l.X {
+			if !finite(l.X[i]) || math.IsInf(l.Y[i], 0) {
+				return 0, 0, 0, 0, fmt.Errorf("chart %q: series %q point %d is (%v, %v); give finite values (NaN y: no value)", title, l.Name, i, l.X[i], l.Y[i])
+			}
+			xmin, xmax = math.Min(xmin, l.X[i]), math.Max(xmax, l.X[i])
+			if !math.IsNaN(l.Y[i]) {
+				ymin, ymax = math.Min(ymin, l.Y[i]), math.Max(ymax, l.Y[i])
+			}
+		}
+	}
+	if math.IsInf(xmin, 1) || math.IsInf(ymin, 1) {
+		return 0, 0, 0, 0, fmt.Errorf("chart %q: no line has a value to draw; pass at least one point with a y value", title)
+	}
+	return xmin, xmax, ymin, ymax, nil
+}
+
+// sortedXY returns the line's points ordered by x, so that a line is drawn
+// left to right whatever order the caller collected them in.
+func sortedXY(l XYLine) (xs, ys []float64) {
+	idx := make([]int, len(l.X))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return l.X[idx[a]] < l.X[idx[b]] })
+	xs = make([]float64, len(idx))
+	ys = make([]float64, len(idx))
+	for i, j := range idx {
+		xs[i], ys[i] = l.X[j], l.Y[j]
+	}
+	return xs, ys
+}
+
+// drawLines draws each line on p left to right in its own colour, with a
+// dot at each point when dots, adds it to the legend, and renders f.
+func (f *figure) drawLines(p *plot.Plot, title string, lines []XYLine, dots bool) (Chart, error) {
+	names := make([]string, len(lines))
+	for i, l := range lines {
+		names[i] = l.Name
+	}
+	col := colours(names)
+	for _, l := range lines {
+		xs, ys := sortedXY(l)
+		th, err := addSeries(p, xs, ys, lineStyle(col[l.Name], false), dots)
+		if err != nil {
+			return Chart{}, fmt.Errorf("chart %q: series %q: %w", title, l.Name, err)
+		}
+		f.addLegend(l.Name, th)
+	}
+	return f.render(defaultWidth, defaultHeight)
+}
+
+func timeSeries(spec Spec, lines []XYLine, marks []Mark) (Chart, error) {
+	f, err := newFigure(spec, "Corrected p99 of each second, one line per pool; the shaded span is the overload. "+
+		"Read how high each pool's p99 climbs under overload and how fast it comes back after it; a gap is a second without answers.")
+	if err != nil {
+		return Chart{}, err
+	}
+	xmin, xmax, ymin, ymax, err := xyRange(spec.Title, lines)
+	if err != nil {
+		return Chart{}, err
+	}
+	for _, m := range marks {
+		if !finite(m.From) || !finite(m.To) || m.To < m.From {
+			return Chart{}, fmt.Errorf("chart %q: mark %q spans %v…%v; give finite From <= To", spec.Title, m.Label, m.From, m.To)
+		}
+		xmin, xmax = math.Min(xmin, m.From), math.Max(xmax, m.To)
+	}
+	p := f.panel(true)
+	p.X.Label.Text = labelOr(spec.XLabel, "time since the step started (s)")
+	p.Y.Label.Text = labelOr(spec.YLabel, "corrected p99 (ms)")
+	if ymin > 0 && ymax/ymin >= 10 {
+		p.Y.Label.Text = logLabel(p.Y.Label.Text)
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = logTicks{}
+		p.Y.Min, p.Y.Max = padRange(ymin, ymax, true)
+	} else {
+		p.Y.Min, p.Y.Max = linearFromZero(ymin, ymax)
+	}
+	p.X.Min, p.X.Max = padRange(xmin, xmax, false)
+	if len(marks) > 0 {
+		p.Add(&markPlotter{marks: marks})
+	}
+	return f.drawLines(p, spec.Title, lines, false)
+}
+
+var markFill = color.NRGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0x26}
+
+// markPlotter shades each mark's span (or draws a line at an instant)
+// across the whole height, with its label at the top.
+type markPlotter struct{ marks []Mark }
+
+func (m *markPlotter) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	sty := p.X.Tick.Label
+	sty.XAlign = draw.XCenter
+	sty.YAlign = draw.YTop
+	for _, mk := range m.marks {
+		left, right := trX(mk.From), trX(mk.To)
+		if mk.From == mk.To {
+			c.StrokeLine2(draw.LineStyle{Color: sloColour, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}, left, c.Min.Y, left, c.Max.Y)
+		} else {
+			c.FillPolygon(markFill, c.ClipPolygonX([]vg.Point{{X: left, Y: c.Min.Y}, {X: right, Y: c.Min.Y}, {X: right, Y: c.Max.Y}, {X: left, Y: c.Max.Y}}))
+		}
+		if mk.Label != "" {
+			c.FillText(sty, vg.Point{X: (left + right) / 2, Y: c.Max.Y - vg.Points(3)}, mk.Label)
+		}
+	}
+}
+
+func sweep(spec Spec, lines []XYLine) (Chart, error) {
+	f, err := newFigure(spec, "One line per pool against the swept parameter; compare the lines at each value, and read where a line bends.")
+	if err != nil {
+		return Chart{}, err
+	}
+	xmin, xmax, ymin, ymax, err := xyRange(spec.Title, lines)
+	if err != nil {
+		return Chart{}, err
+	}
+	p := f.panel(true)
+	p.X.Label.Text = labelOr(spec.XLabel, "swept parameter")
+	p.Y.Label.Text = labelOr(spec.YLabel, "value")
+	if xmin > 0 && xmax/xmin >= 8 {
+		p.X.Label.Text = logLabel(p.X.Label.Text)
+		p.X.Scale = plot.LogScale{}
+		seen := map[float64]bool{}
+		var ticks []plot.Tick
+		for _, l := range lines {
+			for _, x := range l.X {
+				if !seen[x] {
+					seen[x] = true
+					ticks = append(ticks, plot.Tick{Value: x, Label: formatTick(x)})
+				}
+			}
+		}
+		sort.Slice(ticks, func(a, b int) bool { return ticks[a].Value < ticks[b].Value })
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+		p.X.Min, p.X.Max = padRange(xmin, xmax, true)
+	} else {
+		p.X.Min, p.X.Max = padRange(xmin, xmax, false)
+	}
+	p.Y.Min, p.Y.Max = linearFromZero(ymin, ymax)
+	return f.drawLines(p, spec.Title, lines, true)
+}
+
+// linearFromZero is a linear axis range that starts at 0 (so that bar-like
+// comparisons of heights are honest) unless a value is negative.
+func linearFromZero(min, max float64) (float64, float64) {
+	if min < 0 {
+		return padRange(min, max, false)
+	}
+	if max == 0 {
+		return 0, 1
+	}
+	return 0, max * 1.08
+}
+
+// logLabel says "log scale" in an axis label that does not yet:
+// "p99 (ms)" becomes "p99 (ms, log scale)", "workers" "workers (log scale)".
+func logLabel(label string) string {
+	if strings.Contains(label, "log") {
+		return label
+	}
+	if strings.HasSuffix(label, ")") {
+		return strings.TrimSuffix(label, ")") + ", log scale)"
+	}
+	return label + " (log scale)"
+}

@@ -1,0 +1,252 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/kvpool/kvpool/internal/compare/chart"
+)
+
+// chartPercentiles are the points of the latency-by-percentile lines.
+var chartPercentiles = []float64{50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.999}
+
+// drawCharts draws every chart the comparison's numbers allow into
+// Dir/charts; a chart that cannot be drawn becomes a note.
+func (r *runner) drawCharts() {
+	c := r.c
+	dir := filepath.Join(c.Dir, "charts")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		r.note("no charts: %v", err)
+		return
+	}
+	save := func(name string, ch chart.Chart, err error, title string) {
+		if err != nil {
+			r.note("chart %q not drawn: %v", title, err)
+			return
+		}
+		rel := filepath.Join("charts", name)
+		if err := ch.Save(filepath.Join(c.Dir, rel)); err != nil {
+			r.note("chart %q not saved: %v", title, err)
+			return
+		}
+		c.Charts = append(c.Charts, ChartFile{Title: title, Path: rel, Caption: ch.Caption})
+	}
+	for _, wr := range c.Workloads {
+		wl := slug(wr.Workload)
+		if lines := percentileLines(wr); len(lines) > 0 {
+			title := fmt.Sprintf("Latency by percentile at %s req/s (70 %% of direct's saturation), %s", thousands(fixedShare*wr.BaseRate), wr.Workload)
+			ch, err := chart.LatencyByPercentile(chart.Spec{Title: title}, lines)
+			save(wl+"-latency.svg", ch, err, title)
+		}
+		if lines := curveLines(wr); len(lines) > 0 {
+			title := "Saturation search, " + wr.Workload
+			ch, err := chart.Curves(chart.Spec{Title: title}, lines, ms(c.Options.SLO))
+			save(wl+"-saturation.svg", ch, err, title)
+		}
+		if groups, series, good, p99 := overloadBars(wr); len(groups) > 0 {
+			title := fmt.Sprintf("Goodput under overload, %s", wr.Workload)
+			ch, err := chart.GroupedBars(chart.Spec{Title: title, YLabel: "goodput: served answers (req/s)"}, groups, series, good)
+			save(wl+"-goodput.svg", ch, err, title)
+			title = fmt.Sprintf("p99 of served requests under overload, %s", wr.Workload)
+			ch, err = chart.GroupedBars(chart.Spec{Title: title, YLabel: "corrected p99 of served (ms)"}, groups, series, p99)
+			save(wl+"-overload-p99.svg", ch, err, title)
+		}
+		if lines, marks := perSecondLines(wr, r.t, r.p.OverloadFactor); len(lines) > 0 {
+			title := fmt.Sprintf("Corrected p99 per second through the overload and after, %s", wr.Workload)
+			ch, err := chart.TimeSeries(chart.Spec{Title: title, YLabel: "corrected p99 (ms)"}, lines, marks)
+			save(wl+"-overload-timeline.svg", ch, err, title)
+		}
+		if r.p.Sweep != "" {
+			sat, p99 := sweepLines(wr, r.p.Sweep)
+			xl := map[string]string{"cap": "queue capacity (-cap)", "workers": "workers (-workers)"}[r.p.Sweep]
+			if len(sat) > 0 {
+				title := fmt.Sprintf("Saturation against %s, %s", r.p.Sweep, wr.Workload)
+				ch, err := chart.Sweep(chart.Spec{Title: title, XLabel: xl, YLabel: "saturation, median (req/s)"}, sat)
+				save(wl+"-sweep-saturation.svg", ch, err, title)
+			}
+			if len(p99) > 0 {
+				title := fmt.Sprintf("p99 at 70 %% of direct's saturation against %s, %s", r.p.Sweep, wr.Workload)
+				ch, err := chart.Sweep(chart.Spec{Title: title, XLabel: xl, YLabel: "corrected p99 (ms)"}, p99)
+				save(wl+"-sweep-p99.svg", ch, err, title)
+			}
+		}
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// percentileLines: one line per variant with a fixed-rate step.
+func percentileLines(wr *WorkloadResult) []chart.PercentileLine {
+	var lines []chart.PercentileLine
+	for _, v := range wr.Variants {
+		f := v.Fixed
+		if f == nil || f.CorrectedHist == nil || f.CorrectedHist.TotalCount() == 0 {
+			continue
+		}
+		l := chart.PercentileLine{Name: v.Name, Percentiles: chartPercentiles}
+		for _, p := range chartPercentiles {
+			l.CorrectedMs = append(l.CorrectedMs, float64(f.CorrectedHist.ValueAtPercentile(p))/1000)
+			l.UncorrectedMs = append(l.UncorrectedMs, float64(f.UncorrectedHist.ValueAtPercentile(p))/1000)
+		}
+		lines = append(lines, l)
+	}
+	return lines
+}
+
+// curveLines: each variant's first saturation search, the validating run
+// left out (it repeats a rate already on the curve).
+func curveLines(wr *WorkloadResult) []chart.CurveLine {
+	var lines []chart.CurveLine
+	for _, v := range wr.Variants {
+		if len(v.Sat) == 0 {
+			continue
+		}
+		l := chart.CurveLine{Name: v.Name}
+		for _, s := range v.Sat[0].Curve {
+			if s.Phase == "validate" {
+				continue
+			}
+			l.OfferedRate = append(l.OfferedRate, s.Asked)
+			l.AchievedRate = append(l.AchievedRate, s.Achieved)
+			l.P99Ms = append(l.P99Ms, ms(s.P99))
+		}
+		if len(l.OfferedRate) > 0 {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+// overloadBars: groups are pools, series policies; NaN where a pool has
+// no such policy (direct).
+func overloadBars(wr *WorkloadResult) (groups, series []string, goodput, p99 [][]float64) {
+	policies := map[string]bool{}
+	for _, v := range wr.Variants {
+		if v.Overload != nil && !v.Variant.IsBaseline() {
+			policies[v.Variant.PolicyLabel()] = true
+		}
+	}
+	// One policy (or none besides direct): one series, no policy legend.
+	seriesOf := func(v Variant) string {
+		switch {
+		case len(policies) <= 1:
+			return "at each pool's default policy"
+		case v.IsBaseline():
+			return "direct (no queue)"
+		}
+		return v.PolicyLabel()
+	}
+	for _, v := range wr.Variants {
+		if v.Overload == nil {
+			continue
+		}
+		if g := poolLabel(v.Variant); !slices.Contains(groups, g) {
+			groups = append(groups, g)
+		}
+		if s := seriesOf(v.Variant); !slices.Contains(series, s) {
+			series = append(series, s)
+		}
+	}
+	if len(groups) == 0 {
+		return nil, nil, nil, nil
+	}
+	goodput, p99 = nanGrid(len(series), len(groups)), nanGrid(len(series), len(groups))
+	for _, v := range wr.Variants {
+		if o := v.Overload; o != nil {
+			s, g := slices.Index(series, seriesOf(v.Variant)), slices.Index(groups, poolLabel(v.Variant))
+			goodput[s][g], p99[s][g] = o.Goodput, ms(o.ServedP99)
+		}
+	}
+	return groups, series, goodput, p99
+}
+
+func nanGrid(rows, cols int) [][]float64 {
+	g := make([][]float64, rows)
+	for i := range g {
+		g[i] = make([]float64, cols)
+		for j := range g[i] {
+			g[i][j] = math.NaN()
+		}
+	}
+	return g
+}
+
+// perSecondLines: corrected p99 per second of the overload step (by the
+// second each request was due in), then one point per recovery probe.
+func perSecondLines(wr *WorkloadResult, t Timing, factor float64) ([]chart.XYLine, []chart.Mark) {
+	var lines []chart.XYLine
+	for _, v := range wr.Variants {
+		o := v.Overload
+		if o == nil || len(o.PerSecond) == 0 {
+			continue
+		}
+		// A second of the step whose requests were never sent (the loader
+		// fell behind) is a gap in the line, not a slope to the next point.
+		bySecond := map[int]time.Duration{}
+		for _, p := range o.PerSecond {
+			bySecond[p.Second] = p.P99
+		}
+		l := chart.XYLine{Name: v.Name}
+		for sec := 0; sec < int(math.Ceil(t.Overload.Seconds())); sec++ {
+			y := math.NaN()
+			if p, ok := bySecond[sec]; ok {
+				y = ms(p)
+			}
+			l.X = append(l.X, float64(sec)+0.5)
+			l.Y = append(l.Y, y)
+		}
+		end := t.Overload.Seconds()
+		for i, p := range o.RecoveryP99 {
+			l.X = append(l.X, end+(float64(i)+0.5)*t.ProbeLength.Seconds())
+			l.Y = append(l.Y, ms(p))
+		}
+		lines = append(lines, l)
+	}
+	marks := []chart.Mark{{From: 0, To: t.Overload.Seconds(), Label: fmt.Sprintf("overload %g×", factor)}}
+	return lines, marks
+}
+
+// sweepLines: per pool, the median saturation and the fixed step's p99
+// against the swept parameter.
+func sweepLines(wr *WorkloadResult, sweep string) (sat, p99 []chart.XYLine) {
+	satBy, p99By := map[string]*chart.XYLine{}, map[string]*chart.XYLine{}
+	var order []string
+	for _, v := range wr.Variants {
+		x := float64(v.Variant.Cap)
+		if sweep == "workers" {
+			x = float64(v.Variant.Workers)
+		}
+		if v.Variant.IsBaseline() || x <= 0 {
+			continue
+		}
+		name := v.Variant.Pool
+		if v.Variant.Policy != "" {
+			name += "/" + v.Variant.Policy
+		}
+		if _, ok := satBy[name]; !ok {
+			order = append(order, name)
+			satBy[name], p99By[name] = &chart.XYLine{Name: name}, &chart.XYLine{Name: name}
+		}
+		if rates := v.SatRates(); len(rates) > 0 {
+			satBy[name].X = append(satBy[name].X, x)
+			satBy[name].Y = append(satBy[name].Y, median(rates))
+		}
+		if v.Fixed != nil {
+			p99By[name].X = append(p99By[name].X, x)
+			p99By[name].Y = append(p99By[name].Y, ms(v.Fixed.Corrected.P99))
+		}
+	}
+	for _, n := range order {
+		if len(satBy[n].X) > 0 {
+			sat = append(sat, *satBy[n])
+		}
+		if len(p99By[n].X) > 0 {
+			p99 = append(p99, *p99By[n])
+		}
+	}
+	return sat, p99
+}

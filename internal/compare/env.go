@@ -1,0 +1,159 @@
+package compare
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Environment is what the report says about the machine a comparison ran on.
+type Environment struct {
+	CPUModel  string
+	Cores     int
+	GoVersion string // `go version`, else this binary's runtime.Version
+	// KvserverVersion is the version label of kvserver_config_info.
+	KvserverVersion string
+	Pinned          bool
+	LoadStart       string // /proc/loadavg's first three fields
+	LoadEnd         string
+	Started         time.Time
+	Finished        time.Time
+}
+
+// readEnvironment fills what can be known before the first step.
+func readEnvironment(pin bool) Environment {
+	return Environment{
+		CPUModel: cpuModel(), Cores: runtime.NumCPU(), GoVersion: goVersion(),
+		Pinned: pin, LoadStart: loadAvgText(), Started: time.Now().UTC(),
+	}
+}
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "unknown (" + runtime.GOARCH + ")"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown (" + runtime.GOARCH + ")"
+}
+
+func goVersion() string {
+	if out, err := exec.Command(goCommand, "version").Output(); err == nil {
+		return strings.TrimSpace(string(out))
+	}
+	return runtime.Version() + " (loadtest's build; `go` not found)"
+}
+
+// goCommand runs `go tool pprof` and `go version`: the profile diffs need
+// a Go toolchain on PATH (where there is none, the report says so).
+const goCommand = "go"
+
+// loadAvgText is /proc/loadavg's 1, 5 and 15 minute averages.
+func loadAvgText() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// busyThreshold is the load above which a step first waits for quiet.
+const busyThreshold = 1.5
+
+// busyCores is how many cores other processes kept busy over window,
+// measured from /proc/stat while none of the comparison's servers runs and
+// its loader is idle. The load average cannot serve here: it decays over a
+// minute, so it still counts the comparison's own previous step.
+func busyCores(ctx context.Context, window time.Duration) (float64, error) {
+	busy0, total0, err := cpuTicks()
+	if err != nil {
+		return 0, err
+	}
+	self0 := processCPU()
+	t := time.NewTimer(window)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-t.C:
+	}
+	busy1, total1, err := cpuTicks()
+	if err != nil {
+		return 0, err
+	}
+	self := (processCPU() - self0).Seconds()
+	if total1 <= total0 {
+		return 0, nil
+	}
+	// Ticks of all CPUs over the window: the share busy times the cores.
+	share := float64(busy1-busy0) / float64(total1-total0)
+	cores := share*float64(runtime.NumCPU()) - self/window.Seconds()
+	return max(cores, 0), nil
+}
+
+// cpuTicks reads the aggregate cpu line of /proc/stat: busy and total ticks.
+func cpuTicks() (busy, total uint64, err error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 5 || f[0] != "cpu" {
+		return 0, 0, fmt.Errorf("unexpected /proc/stat line %q", line)
+	}
+	for i, s := range f[1:] {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return 0, 0, err
+		}
+		total += v
+		if i != 3 && i != 4 { // idle, iowait
+			busy += v
+		}
+	}
+	return busy, total, nil
+}
+
+// quietWindow is how long each look at the CPU lasts.
+const quietWindow = 300 * time.Millisecond
+
+// waitQuiet waits, up to limit, until other processes keep at most
+// busyThreshold cores busy. It returns the busy cores it saw first and
+// last, and whether quiet came.
+// look measures the busy cores over one window (busyCores in production).
+func waitQuiet(ctx context.Context, limit time.Duration, look func(context.Context, time.Duration) (float64, error)) (first, last float64, quiet bool) {
+	deadline := time.Now().Add(limit)
+	first = -1
+	for {
+		b, err := look(ctx, quietWindow)
+		if err != nil {
+			return 0, 0, true // cannot tell (no /proc/stat, or Ctrl-C): do not wait
+		}
+		if first < 0 {
+			first = b
+		}
+		if b <= busyThreshold {
+			return first, b, true
+		}
+		if !time.Now().Before(deadline) {
+			return first, b, false
+		}
+	}
+}

@@ -1,0 +1,221 @@
+package compare
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kvpool/kvpool/internal/harness"
+	"github.com/kvpool/kvpool/internal/loadgen/workload"
+)
+
+// Options configure one comparison; cmd/loadtest's compare subcommand fills
+// them from flags. The zero value of a field means its default (see
+// DefaultOptions and Timing).
+type Options struct {
+	Preset string
+	// Kvserver is the kvserver binary to start.
+	Kvserver string
+	// Pools and Policies restrict the preset's variants (nil: the preset's).
+	Pools    []string
+	Policies []string
+	// Caps (capacity preset) and Workers (slow-backend preset) are swept.
+	Caps    []int
+	Workers []int
+	// Workload replaces the preset's workloads with one ("" = the preset's).
+	Workload  string
+	Keys      uint64
+	ValueSize int
+	// Repeat is how often each saturation search runs (median and spread).
+	Repeat int
+	// SLO is the corrected p99 a rate must keep to count as sustained.
+	SLO time.Duration
+	// Quick: 100k keys, short steps, one repeat, one workload per preset.
+	Quick bool
+	// Pin puts kvserver on core 0 and the loader on core 1.
+	Pin bool
+	// MaxConns caps the connections the loader opens in an overload step.
+	MaxConns int
+	// Factor multiplies direct's saturation for the overload step (0: the
+	// preset's, 2 or 10 for the overload preset).
+	Factor float64
+	// Rate, if set, is taken as direct's saturation instead of searching.
+	Rate float64
+	// IODelay and IODelayDist are the slow-backend preset's store delay.
+	IODelay     time.Duration
+	IODelayDist string
+	// Out is the parent folder of the report's folder.
+	Out string
+	// Timing overrides the step lengths (nil: Quick or full defaults).
+	Timing *Timing
+	// QuietWait is the most a step waits for a loaded machine to calm
+	// down (0: do not check).
+	QuietWait time.Duration
+	// Log receives progress lines (nil: discarded).
+	Log io.Writer
+
+	// onStart, for tests, sees every kvserver a step starts.
+	onStart func(step string, v Variant, srv *harness.Server)
+}
+
+// Timing is the length of every kind of step.
+type Timing struct {
+	SatStep, SatValidate, SatCooldown time.Duration
+	SatStartRate, SatMaxRate          float64
+	SatPrecision                      float64
+	Fixed                             time.Duration
+	Overload                          time.Duration
+	// ProbeBaseline is the probe run before the overload; RecoverProbes
+	// one-second probes follow it.
+	ProbeBaseline time.Duration
+	RecoverProbes int
+	ProbeLength   time.Duration
+	// ProfileSeconds is the length of each profile capture.
+	ProfileSeconds int
+	// RequestTimeout is the loader's per-request timeout in overload steps.
+	RequestTimeout time.Duration
+}
+
+// FullTiming is the default, for numbers worth publishing.
+func FullTiming() Timing {
+	return Timing{
+		SatStep: 3 * time.Second, SatValidate: 10 * time.Second, SatCooldown: time.Second,
+		SatStartRate: 1000, SatMaxRate: 1_000_000, SatPrecision: 0.05,
+		Fixed: 20 * time.Second, Overload: 20 * time.Second,
+		ProbeBaseline: 5 * time.Second, RecoverProbes: 5, ProbeLength: time.Second,
+		ProfileSeconds: 10, RequestTimeout: 2 * time.Second,
+	}
+}
+
+// QuickTiming is -quick's: the whole matrix in minutes, numbers indicative.
+func QuickTiming() Timing {
+	return Timing{
+		SatStep: 500 * time.Millisecond, SatValidate: time.Second, SatCooldown: 200 * time.Millisecond,
+		SatStartRate: 2000, SatMaxRate: 1_000_000, SatPrecision: 0.15,
+		Fixed: 2 * time.Second, Overload: 3 * time.Second,
+		ProbeBaseline: time.Second, RecoverProbes: 2, ProbeLength: time.Second,
+		ProfileSeconds: 2, RequestTimeout: 2 * time.Second,
+	}
+}
+
+// DefaultOptions are the documented defaults of `loadtest compare`.
+func DefaultOptions() Options {
+	return Options{
+		Preset: "queues", Kvserver: "bin/kvserver",
+		Caps: []int{32, 64, 128, 256, 512, 1024}, Workers: []int{2, 8, 64},
+		Keys: 2_000_000, ValueSize: 500, Repeat: 3, SLO: 100 * time.Millisecond,
+		MaxConns: 4096, IODelay: time.Millisecond, IODelayDist: "fixed",
+		Out: "results", QuietWait: time.Minute,
+	}
+}
+
+// quickKeys is the store size of -quick and of the overload preset.
+const quickKeys = 100_000
+
+// ApplyDefaults sets what depends on the preset and -quick where the user
+// left the defaults: the overload preset and quick mode use 100,000 ids
+// (the overload preset as loadtest/overload.sh did), and one repeat.
+func (o *Options) ApplyDefaults(keysGiven, repeatGiven bool) {
+	if !keysGiven && (o.Quick || o.Preset == "overload") {
+		o.Keys = quickKeys
+	}
+	if !repeatGiven && o.Preset == "overload" {
+		o.Repeat = 1 // one search sets the rate; nothing else is repeated
+	}
+	if !o.Quick {
+		return
+	}
+	if !repeatGiven {
+		o.Repeat = 1
+	}
+	o.QuietWait = min(o.QuietWait, 10*time.Second)
+}
+
+// StepTiming is o's step lengths: Timing, else by Quick.
+func (o *Options) StepTiming() Timing {
+	switch {
+	case o.Timing != nil:
+		return *o.Timing
+	case o.Quick:
+		return QuickTiming()
+	}
+	t := FullTiming()
+	if o.Preset == "overload" {
+		t.Overload = overloadPresetDuration
+	}
+	return t
+}
+
+// overloadPresetDuration is the overload preset's step in full mode, as
+// long as loadtest/overload.sh's, so that RSS growth shows.
+const overloadPresetDuration = time.Minute
+
+// Validate reports the first option that cannot work, naming the flag.
+func (o *Options) Validate() error {
+	if !slices.Contains(Presets, o.Preset) {
+		return fmt.Errorf("-preset: unknown preset %q; valid: %s", o.Preset, strings.Join(Presets, ", "))
+	}
+	if err := checkNames("pool (-pools)", o.Pools, Pools); err != nil {
+		return err
+	}
+	if err := checkNames("policy (-policies)", o.Policies, Policies); err != nil {
+		return err
+	}
+	if o.Policies == nil {
+		o.Policies = Policies
+	}
+	if o.Workload != "" {
+		if _, err := workload.ParseMix(o.Workload); err != nil {
+			return fmt.Errorf("-workload: %w", err)
+		}
+	}
+	switch {
+	case o.Kvserver == "":
+		return errors.New("-kvserver: the kvserver binary is required (make build puts it in bin/kvserver)")
+	case o.Keys == 0:
+		return errors.New("-keys must be at least 1")
+	case o.ValueSize < 0:
+		return fmt.Errorf("-value-size %d is negative", o.ValueSize)
+	case o.Repeat < 1:
+		return fmt.Errorf("-repeat %d: at least 1", o.Repeat)
+	case o.SLO <= 0:
+		return errors.New("-slo must be positive")
+	case o.MaxConns < 64:
+		return fmt.Errorf("-max-conns %d: at least 64, the loader's starting connections", o.MaxConns)
+	case o.Factor < 0 || (o.Factor > 0 && o.Factor <= 1):
+		return fmt.Errorf("-factor %v: the overload step must ask for more than saturation (> 1)", o.Factor)
+	case o.Rate < 0:
+		return fmt.Errorf("-rate %v is negative", o.Rate)
+	case o.Preset == "capacity" && len(o.Caps) == 0:
+		return errors.New("-cap: the capacity preset needs at least one capacity")
+	case o.Preset == "slow-backend" && len(o.Workers) == 0:
+		return errors.New("-workers: the slow-backend preset needs at least one worker count")
+	case o.Preset == "slow-backend" && o.IODelay <= 0:
+		return errors.New("-io-delay: the slow-backend preset needs a positive store delay")
+	case o.IODelayDist != "" && o.IODelayDist != "fixed" && o.IODelayDist != "exp":
+		return fmt.Errorf("-io-delay-dist %q: valid: fixed, exp", o.IODelayDist)
+	case o.Pin && runtime.NumCPU() < 2:
+		return fmt.Errorf("-pin needs at least 2 cores; this machine has %d", runtime.NumCPU())
+	}
+	if o.Pin {
+		if _, err := exec.LookPath("taskset"); err != nil {
+			return errors.New("-pin runs kvserver under taskset, which is not installed (apt-get install util-linux)")
+		}
+	}
+	for _, c := range o.Caps {
+		if c < -1 {
+			return fmt.Errorf("-cap %d: want -1 (unbounded), 0 (hand-off) or more", c)
+		}
+	}
+	for _, w := range o.Workers {
+		if w < 1 {
+			return fmt.Errorf("-workers %d: at least 1", w)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,21 @@
+//go:build !linux
+
+package compare
+
+import (
+	"errors"
+	"syscall"
+	"time"
+)
+
+const serverCore = "0"
+
+func pinLoader() error { return errors.New("-pin needs Linux (sched_setaffinity and taskset)") }
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,420 @@
+package compare
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kvpool/kvpool/internal/latency"
+)
+
+// Files in the report's folder.
+const (
+	ReportFile     = "REPORT.md"
+	ComparisonFile = "compare.json"
+	// ProfilesDir holds profiles/<variant>/<kind>.pb.gz, the layout
+	// `make pprof-diff` reads.
+	ProfilesDir = "profiles"
+)
+
+// Headings of REPORT.md, in order; the test checks them.
+const (
+	headPools       = "## What a pool does in Go"
+	headEnvironment = "## Environment"
+	headLoader      = "### Did the loader keep up?"
+	headFailures    = "## Failed steps"
+	headResults     = "## Results"
+	headOverload    = "## Overload"
+	headCharts      = "## Charts"
+	headProfiles    = "## Profiles"
+	headFindings    = "## Findings"
+)
+
+// poolsInGo is the opening section: how to read the numbers coming from
+// the seeds' Java servers.
+const poolsInGo = `fasthttp already runs each connection on its own goroutine, and kvserver's
+handler waits for its job's result. So here a pool does not free a selector
+thread, as ` + "`ExecutorService`" + ` did behind one-nio's selectors in the course's Java
+servers: it bounds how many requests touch the store at once and decides the
+order in which waiting work is served (FIFO, LIFO, relaxed, adaptive) and what
+is shed when the queue is full. A goroutine per job is cheaper than any pool
+hand-off (` + "`make bench-pools`" + ` measures both), so ` + "`direct`" + ` (the store call in
+the handler) is the baseline every ratio below refers to: a pool earns its
+place by what it does under load (bounds, order, shedding), not by raw speed.`
+
+// writeReport writes REPORT.md and compare.json into c.Dir.
+func writeReport(c *Comparison) error {
+	var b bytes.Buffer
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("# Compare: preset `%s`\n\n", c.Preset)
+	w("%s\n\n", runSummary(c))
+	if c.Interrupted {
+		w("**Interrupted (Ctrl-C) before the end: this report holds the steps that finished.**\n\n")
+	}
+	w("%s\n\n%s\n\n", headPools, poolsInGo)
+	writeEnvironment(&b, c)
+	if len(c.Failures) > 0 {
+		w("%s\n\n", headFailures)
+		for _, f := range c.Failures {
+			w("- **%s** %s %s: %s\n", f.Workload, f.Variant, f.Step, f.Reason)
+			if f.LogTail != "" {
+				w("\n  ```\n%s\n  ```\n", indent(strings.TrimRight(f.LogTail, "\n"), "  "))
+			}
+		}
+		w("\n")
+	}
+	for _, wr := range c.Workloads {
+		writeWorkload(&b, c, wr)
+	}
+	writeCharts(&b, c)
+	writeProfiles(&b, c)
+	w("%s\n\n", headFindings)
+	fs := findings(c)
+	c.Findings = fs
+	if len(fs) == 0 {
+		w("None: the numbers of this run support no finding (see the failures and notes above).\n")
+	}
+	for _, f := range fs {
+		w("- %s\n", f)
+	}
+	if err := os.WriteFile(filepath.Join(c.Dir, ReportFile), b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("cannot write the report: %w", err)
+	}
+	if err := writeJSON(c.Dir, ComparisonFile, c); err != nil {
+		return fmt.Errorf("cannot write %s: %w", ComparisonFile, err)
+	}
+	return nil
+}
+
+// runSummary is the report's first paragraph: what was run.
+func runSummary(c *Comparison) string {
+	o := c.Options
+	t := o.StepTiming()
+	var variants, wls, steps []string
+	if len(c.Workloads) > 0 {
+		for _, v := range c.Workloads[0].Variants {
+			variants = append(variants, "`"+v.Name+"`")
+		}
+	}
+	for _, wr := range c.Workloads {
+		wls = append(wls, "`"+wr.Workload+"`")
+	}
+	p := c.plan
+	if p == nil {
+		p = &plan{}
+	}
+	who := "direct's"
+	if p.SaturateAll {
+		who = "every variant's"
+	}
+	if o.Rate > 0 {
+		steps = append(steps, fmt.Sprintf("direct's saturation taken as %s req/s (-rate)", thousands(o.Rate)))
+	}
+	if p.SaturateAll || o.Rate <= 0 {
+		steps = append(steps, fmt.Sprintf("a search for %s saturation, %d× (steps of %v; sustained: corrected p99 ≤ %v, < 0.1 %% errors, ≥ 99 %% of the asked rate achieved)",
+			who, o.Repeat, t.SatStep, o.SLO))
+	}
+	if p.Fixed {
+		steps = append(steps, fmt.Sprintf("a fixed-rate step of %v at %.0f %% of direct's saturation", t.Fixed, 100*fixedShare))
+	}
+	if p.Overload {
+		steps = append(steps, fmt.Sprintf("an overload step of %v at %g× direct's saturation over up to %d connections, between probes at %.0f %% (%v before, %d × %v after)",
+			t.Overload, p.OverloadFactor, o.MaxConns, 100*probeShare, t.ProbeBaseline, t.RecoverProbes, t.ProbeLength))
+	}
+	if p.Profiles {
+		steps = append(steps, fmt.Sprintf("a separate profile run per variant (%d s captures)", t.ProfileSeconds))
+	}
+	mode := "full"
+	if o.Quick {
+		mode = "quick (short steps, one repeat: the numbers are indicative)"
+	}
+	return fmt.Sprintf("Variants %s; workloads %s over %s ids with %d B values. Per workload: %s. Mode: %s. Every kvserver started on a fresh copy of one filled store.",
+		strings.Join(variants, ", "), strings.Join(wls, ", "), thousands(float64(o.Keys)), o.ValueSize, strings.Join(steps, "; "), mode)
+}
+
+func writeEnvironment(b *bytes.Buffer, c *Comparison) {
+	e := c.Env
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	w("%s\n\n| | |\n|---|---|\n", headEnvironment)
+	w("| CPU | %s, %d cores |\n", e.CPUModel, e.Cores)
+	w("| Go | %s |\n", e.GoVersion)
+	w("| kvserver | version %s (from `kvserver_config_info`) |\n", orUnknown(e.KvserverVersion))
+	if e.Pinned {
+		w("| pinning | kvserver on core %s, the loader on core %d (`taskset`, `sched_setaffinity`) |\n", serverCore, 1)
+	} else {
+		w("| pinning | none: kvserver and the loader share the cores |\n")
+	}
+	w("| load average | %s at the start, %s at the end |\n", e.LoadStart, orUnknown(e.LoadEnd))
+	w("| started, finished | %s, %s (%v) |\n", e.Started.Format(time.RFC3339), e.Finished.Format(time.RFC3339), e.Finished.Sub(e.Started).Round(time.Second))
+	if c.Options.QuietWait > 0 {
+		w("| quiet check | before each step, up to %v of waiting while other processes kept more than %.1f cores busy (measured from /proc/stat, since the load average still counts this comparison's previous step); notes below |\n", c.Options.QuietWait, busyThreshold)
+	} else {
+		w("| quiet check | off (-quiet-wait 0) |\n")
+	}
+	w("| profiling | mutex and block sampling (`%s`) only in the separate profile runs; timing runs without |\n", strings.Join(profileArgs, " "))
+	w("\n")
+	for _, n := range c.Notes {
+		w("- %s\n", n)
+	}
+	if len(c.Notes) > 0 {
+		w("\n")
+	}
+	w("%s\n\n", headLoader)
+	if len(c.Loader) == 0 {
+		w("No step finished.\n\n")
+		return
+	}
+	fell := 0
+	for _, l := range c.Loader {
+		if !l.KeptUp {
+			fell++
+		}
+	}
+	w("A step counts as kept up when the loader sent at least 99 %% of the asked rate on schedule. %d of %d steps kept up.\n\n", len(c.Loader)-fell, len(c.Loader))
+	w("| workload | variant | step | asked req/s | sent req/s | send lag p99 | loader CPU/request | loader CPU (cores) | kept up |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, l := range c.Loader {
+		kept := "yes"
+		if !l.KeptUp {
+			kept = "**no**"
+		}
+		w("| %s | %s | %s | %s | %s | %s | %s | %.2f | %s |\n", l.Workload, l.Variant, l.Step, thousands(l.Asked), thousands(l.SendRate),
+			latency.FormatDuration(l.LagP99), latency.FormatDuration(l.CPUPerRequest), l.CPUShare, kept)
+	}
+	w("\n")
+}
+
+func writeWorkload(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	base := wr.baseline()
+	w("%s: `%s`\n\n", headResults, wr.Workload)
+	w("Direct's saturation: %s req/s; fixed-rate step at %s req/s. Each cell's ratio is to `direct` in this run.\n\n",
+		thousands(wr.BaseRate), thousands(fixedShare*wr.BaseRate))
+	w("| pool | policy | saturation req/s (median, spread over %d) | p50 | p90 | p99 | p99.9 | max | server CPU/request | peak conns / in flight |\n", c.Options.Repeat)
+	w("|---|---|---|---|---|---|---|---|---|---|\n")
+	baseSat := 0.0
+	var baseFixed *FixedRun
+	if base != nil {
+		baseSat = median(base.SatRates())
+		baseFixed = base.Fixed
+	}
+	for _, v := range wr.Variants {
+		sat := "-"
+		if rates := v.SatRates(); len(rates) > 0 {
+			m := median(rates)
+			sat = fmt.Sprintf("%s ± %s%s", thousands(m), thousands(spread(rates)/2), ratio(m, baseSat))
+			if slices.ContainsFunc(v.Sat, func(s SatRun) bool { return s.HitMax }) {
+				sat += ", at the search's maximum rate"
+			}
+		}
+		lat := []string{"-", "-", "-", "-", "-", "-"}
+		peak := "-"
+		if f := v.Fixed; f != nil {
+			bf := baseFixed
+			if bf == nil {
+				bf = &FixedRun{}
+			}
+			lat = []string{
+				durRatio(f.Corrected.P50, bf.Corrected.P50), durRatio(f.Corrected.P90, bf.Corrected.P90),
+				durRatio(f.Corrected.P99, bf.Corrected.P99), durRatio(f.Corrected.P999, bf.Corrected.P999),
+				durRatio(f.Corrected.Max, bf.Corrected.Max), durRatio(f.ServerCPUPerRequest, bf.ServerCPUPerRequest),
+			}
+			peak = fmt.Sprintf("%d / %d", f.ConnsPeak, f.InFlightPeak)
+		}
+		w("| %s | %s | %s | %s | %s |\n", poolLabel(v.Variant), v.Variant.PolicyLabel(), sat, strings.Join(lat, " | "), peak)
+	}
+	w("\nLatencies are corrected for coordinated omission (from each request's intended send time) at the fixed rate; spread is ± half the range.\n\n")
+	if s := settingsLine(wr); s != "" {
+		w("kvserver's settings as it reported them (`kvserver_config_info`): %s.\n\n", s)
+	}
+	if !hasOverload(c) {
+		return
+	}
+	w("%s: `%s`\n\n", headOverload, wr.Workload)
+	w("The loader could open connections as requests fell due, up to %d, so that an excess over what the server serves waits in, and is shed by, the server's queue rather than the loader's; the peak columns say how many it needed.\n\n", c.Options.MaxConns)
+	w("| pool | policy | asked req/s | sent | goodput req/s | p99 of served: corrected / from the send | shed %% | shed after (p50 wait) | served after (p50 wait) | timeouts | peak conns / in flight | p99 before → after | RSS steady / peak MiB (growth MiB/s) | verdict |\n")
+	w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	var bo *OverloadRun
+	if base != nil {
+		bo = base.Overload
+	}
+	if bo == nil {
+		bo = &OverloadRun{}
+	}
+	for _, v := range wr.Variants {
+		o := v.Overload
+		if o == nil {
+			w("| %s | %s | not run (see failures) |||||||||||\n", poolLabel(v.Variant), v.Variant.PolicyLabel())
+			continue
+		}
+		var rec []string
+		for _, p := range o.RecoveryP99 {
+			rec = append(rec, latency.FormatDuration(p))
+		}
+		w("| %s | %s | %s | %s of %s | %s%s | %s / %s | %.1f | %s | %s | %d | %d / %d | %s → %s | %.0f / %s (%+.1f) | %s |\n",
+			poolLabel(v.Variant), v.Variant.PolicyLabel(), thousands(o.Asked), thousands(float64(o.Sent)), thousands(float64(o.Planned)),
+			thousands(o.Goodput), ratio(o.Goodput, bo.Goodput), durRatio(o.ServedP99, bo.ServedP99),
+			durRatio(o.ServedP99Uncorrected, bo.ServedP99Uncorrected), o.ShedPct,
+			waitText(o.ShedWaitP50, o.Shed), waitText(o.ServedWaitP50, o.Served), o.Timeouts,
+			o.ConnsPeak, o.InFlightPeak, latency.FormatDuration(o.BaselineP99), strings.Join(rec, ", "), o.RSSSteadyMiB, mib(peakRSS(o.RSS)), o.RSSGrowthMiBPerS, o.Verdict)
+	}
+	w("\nGoodput counts served answers (2xx, 404) per second; shed are 503s. p99 of served leaves the 503s out; corrected, it runs from the intended send and so includes any wait in the loader (all connections busy), from the send it does not. Probes before and after run at %.0f %% of direct's saturation.\n\n", 100*probeShare)
+}
+
+// settingKeys are the config_info labels that tell the variants apart.
+var settingKeys = []string{"workers", "cap", "overflow", "queue_timeout", "io_delay", "io_delay_dist"}
+
+// settingsLine lists each variant's distinguishing settings.
+func settingsLine(wr *WorkloadResult) string {
+	var parts []string
+	for _, v := range wr.Variants {
+		if v.Config == nil {
+			continue
+		}
+		var kv []string
+		for _, k := range settingKeys {
+			if val, ok := v.Config[k]; ok {
+				kv = append(kv, k+"="+val)
+			}
+		}
+		parts = append(parts, fmt.Sprintf("`%s` %s", v.Name, strings.Join(kv, " ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// hasOverload tells whether any variant of c ran an overload step.
+func hasOverload(c *Comparison) bool {
+	for _, wr := range c.Workloads {
+		for _, v := range wr.Variants {
+			if v.Overload != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func writeCharts(b *bytes.Buffer, c *Comparison) {
+	fmt.Fprintf(b, "%s\n\n", headCharts)
+	if len(c.Charts) == 0 {
+		fmt.Fprintf(b, "No chart: no step produced the numbers one needs.\n\n")
+		return
+	}
+	for _, ch := range c.Charts {
+		fmt.Fprintf(b, "### %s\n\n![%s](%s)\n\n%s\n\n", ch.Title, ch.Title, ch.Path, ch.Caption)
+	}
+}
+
+func writeProfiles(b *bytes.Buffer, c *Comparison) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	w("%s\n\n", headProfiles)
+	if len(c.Profiles) == 0 {
+		w("No profiles in this preset or run.\n\n")
+		return
+	}
+	w("Taken during a fixed-rate step at %.0f %% of direct's saturation (workload `%s`) of a separate profile run per pool, kvserver started with `%s`. "+
+		"Each pool's CPU and mutex profiles are diffed against direct's: positive rows are what the pool costs beyond running in the handler. "+
+		"Dig further with `go tool pprof -http=: -diff_base=<direct's> <pool's>` or `make pprof-diff RUN=%s A=direct B=<pool> PROFILE=cpu`.\n\n",
+		100*fixedShare, c.ProfileWorkload, strings.Join(profileArgs, " "), c.Dir)
+	for _, ps := range c.Profiles {
+		w("### %s\n\n", ps.Variant)
+		var files []string
+		for _, k := range profileKinds {
+			if f, ok := ps.Files[k.Kind]; ok {
+				files = append(files, fmt.Sprintf("[%s](%s)", k.Kind, f))
+			} else if e, ok := ps.Errors[k.Kind]; ok {
+				files = append(files, fmt.Sprintf("%s: not captured (%s)", k.Kind, e))
+			}
+		}
+		w("Profiles: %s.\n\n", strings.Join(files, ", "))
+		if ps.SVG != "" {
+			w("CPU call graph: [%s](%s)\n\n", filepath.Base(ps.SVG), ps.SVG)
+		} else if ps.SVGNote != "" {
+			w("CPU call graph: %s.\n\n", ps.SVGNote)
+		}
+		for _, kind := range []string{"cpu", "mutex"} {
+			if d, ok := ps.Diffs[kind]; ok {
+				w("`go tool pprof -top -diff_base=direct` (%s):\n\n```\n%s\n```\n\n", kind, d)
+			} else if e, ok := ps.DiffErrs[kind]; ok {
+				w("%s diff against direct: %s\n\n", kind, e)
+			}
+		}
+	}
+}
+
+// waitText is a p50 wait, or "-" where no request was of that kind.
+func waitText(d time.Duration, n int64) string {
+	if n == 0 {
+		return "-"
+	}
+	return latency.FormatDuration(d)
+}
+
+// poolLabel is the pool column: the pool with its swept parameter.
+func poolLabel(v Variant) string {
+	v.Policy = ""
+	if v.CapSet && v.Cap < 0 {
+		v.CapSet = false
+	}
+	return v.Name()
+}
+
+// ratio formats " (1.05×)" of x to base, or "" without a base.
+func ratio(x, base float64) string {
+	if base <= 0 || math.IsNaN(x) {
+		return ""
+	}
+	return fmt.Sprintf(" (%.2f×)", x/base)
+}
+
+func durRatio(d, base time.Duration) string {
+	return latency.FormatDuration(d) + ratio(float64(d), float64(base))
+}
+
+// thousands formats x rounded with thousands separators: 41,200.
+func thousands(x float64) string {
+	s := strconv.FormatInt(int64(math.Round(x)), 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var out []byte
+	for i := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	if neg {
+		return "-" + string(out)
+	}
+	return string(out)
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.0f", float64(b)/(1<<20)) }
+
+func peakRSS(pts []RSSPoint) int64 {
+	var m int64
+	for _, p := range pts {
+		m = max(m, p.RSS)
+	}
+	return m
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(s, "\n")
+	for i := range lines {
+		lines[i] = prefix + lines[i]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,226 @@
+package compare
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvpool/kvpool/internal/harness"
+	"github.com/kvpool/kvpool/internal/harness/harnesstest"
+)
+
+// kvserverBin is the real kvserver, built once by TestMain.
+var kvserverBin string
+
+// pinChildEnv makes the test binary the pinned child of
+// TestPinLoaderBindsEveryThread (TestMain then builds no kvserver).
+const pinChildEnv = "COMPARE_PIN_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(pinChildEnv) == "1" {
+		os.Exit(m.Run())
+	}
+	// Without -race even in a -race run: the steps measure kvserver near
+	// saturation, and the race runtime would be what they measured.
+	os.Exit(harnesstest.RunWithKVServer(m, &kvserverBin, false))
+}
+
+// tinyTiming keeps every step to a second or less: the test checks the
+// report's shape, not the numbers.
+func tinyTiming() *Timing {
+	return &Timing{
+		SatStep: 300 * time.Millisecond, SatValidate: 500 * time.Millisecond, SatCooldown: 50 * time.Millisecond,
+		SatStartRate: 500, SatMaxRate: 2000, SatPrecision: 0.5,
+		Fixed: time.Second, Overload: time.Second,
+		ProbeBaseline: 500 * time.Millisecond, RecoverProbes: 1, ProbeLength: 500 * time.Millisecond,
+		ProfileSeconds: 1, RequestTimeout: 2 * time.Second,
+	}
+}
+
+// TestQueuesEndToEnd runs a miniature queues preset (direct and lifo, a
+// tiny store, steps of a second) against the real kvserver and checks what
+// a reader relies on: the report's sections in order, a table row per pool
+// in each table, charts that are SVG documents, profiles that pprof can
+// load, and a CPU diff of lifo against direct.
+func TestQueuesEndToEnd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	o := DefaultOptions()
+	o.Kvserver, o.Pools, o.Workload = kvserverBin, []string{"direct", "lifo"}, "get"
+	o.Keys, o.ValueSize, o.Repeat = 500, 100, 1
+	o.MaxConns, o.Timing, o.QuietWait, o.Out = 256, tinyTiming(), 0, t.TempDir()
+	c, err := Run(ctx, o)
+	require.NoError(t, err)
+	require.NoError(t, ctx.Err(), "the comparison did not finish in time")
+	assert.Empty(t, c.Failures, "no step should fail against a healthy kvserver")
+	assert.False(t, c.Interrupted)
+	assert.NotEmpty(t, c.Findings, "the run's numbers support at least its overload findings")
+
+	b, err := os.ReadFile(filepath.Join(c.Dir, ReportFile))
+	require.NoError(t, err)
+	report := string(b)
+	last := -1
+	for _, h := range []string{headPools, headEnvironment, headLoader, headResults + ": `get`", headOverload + ": `get`", headCharts, headProfiles, headFindings} {
+		i := strings.Index(report, "\n"+h)
+		require.GreaterOrEqual(t, i, 0, "heading %q missing from the report", h)
+		assert.Greater(t, i, last, "heading %q out of order", h)
+		last = i
+	}
+	for _, section := range []string{headResults, headOverload} {
+		body := sectionOf(report, section)
+		for _, pool := range []string{"direct", "lifo"} {
+			assert.Regexp(t, regexp.MustCompile(`(?m)^\| `+pool+` \|`), body, "%s: no table row for %s", section, pool)
+		}
+	}
+	assert.Contains(t, report, "| pinning |", "environment says nothing about pinning")
+	assert.NotContains(t, report, "kvserver | version unknown", "kvserver_config_info's version not read")
+
+	require.NotEmpty(t, c.Charts)
+	for _, ch := range c.Charts {
+		assertSVG(t, filepath.Join(c.Dir, ch.Path))
+		assert.Contains(t, report, "]("+ch.Path+")", "chart %s not linked from the report", ch.Path)
+	}
+
+	require.Len(t, c.Profiles, 2, "one profile set per pool")
+	for _, ps := range c.Profiles {
+		for _, k := range profileKinds {
+			require.Contains(t, ps.Files, k.Kind, "%s: %s profile missing: %v", ps.Variant, k.Kind, ps.Errors)
+			f, err := os.Open(filepath.Join(c.Dir, ps.Files[k.Kind]))
+			require.NoError(t, err)
+			p, err := profile.Parse(f)
+			f.Close()
+			require.NoError(t, err, "%s %s does not load with pprof", ps.Variant, k.Kind)
+			assert.NotEmpty(t, p.SampleType, "%s %s has no sample types", ps.Variant, k.Kind)
+		}
+		if ps.Variant == "lifo" {
+			assert.Contains(t, ps.Diffs, "cpu", "no cpu diff against direct: %v", ps.DiffErrs)
+			assert.Contains(t, ps.Diffs, "mutex", "no mutex diff against direct: %v", ps.DiffErrs)
+		}
+		if _, err := exec.LookPath("dot"); err == nil {
+			assertSVG(t, filepath.Join(c.Dir, ps.SVG))
+		} else {
+			assert.Contains(t, report, dotMissing)
+		}
+	}
+	assert.Regexp(t, regexp.MustCompile(`(?m)^\| direct \| - \| [0-9,]+ ± [0-9,]+ \(1\.00×\)`), report, "direct's saturation with its spread and its ratio to itself")
+	var back Comparison
+	b, err = os.ReadFile(filepath.Join(c.Dir, ComparisonFile))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &back), "compare.json reads back")
+	require.Len(t, back.Workloads, 1)
+	assert.Equal(t, c.Workloads[0].BaseRate, back.Workloads[0].BaseRate)
+	assert.FileExists(t, filepath.Join(c.Dir, "runs", "get", "lifo", "fixed", "summary.json"))
+}
+
+// TestInterruptedRunStillWritesReport cancels the comparison during its
+// first saturation search: the servers stop, Run returns without error
+// and the report says it was interrupted.
+func TestInterruptedRunStillWritesReport(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o := DefaultOptions()
+	o.Kvserver, o.Pools, o.Workload = kvserverBin, []string{"direct", "fifo"}, "get"
+	o.Keys, o.ValueSize, o.Repeat = 200, 10, 1
+	o.Timing, o.QuietWait, o.Out = tinyTiming(), 0, t.TempDir()
+	// Cancel as soon as the first saturation search reports its start.
+	o.Log = cancelOn{pattern: "saturation search", cancel: cancel}
+	c, err := Run(ctx, o)
+	require.NoError(t, err)
+	assert.True(t, c.Interrupted)
+	b, err := os.ReadFile(filepath.Join(c.Dir, ReportFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "Interrupted")
+	assert.Contains(t, string(b), headFindings)
+}
+
+// TestServerDeathMidStep kills lifo's kvserver as its overload step
+// starts: the step is recorded as failed with the server's log, direct's
+// numbers stay, and the report lists the failure.
+func TestServerDeathMidStep(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	o := DefaultOptions()
+	o.Preset, o.Kvserver, o.Pools, o.Policies = "policies", kvserverBin, []string{"lifo"}, []string{"reject"}
+	o.Keys, o.ValueSize, o.Repeat, o.Rate = 200, 10, 1, 1000
+	o.MaxConns, o.Timing, o.QuietWait, o.Out = 128, tinyTiming(), 0, t.TempDir()
+	o.onStart = func(step string, v Variant, srv *harness.Server) {
+		if v.Pool == "lifo" {
+			require.NoError(t, srv.Kill())
+		}
+	}
+	c, err := Run(ctx, o)
+	require.NoError(t, err)
+	require.Len(t, c.Failures, 1, "exactly lifo's step fails: %+v", c.Failures)
+	f := c.Failures[0]
+	assert.Equal(t, "lifo/reject", f.Variant)
+	assert.Contains(t, f.Reason, "exited mid-step")
+	assert.NotEmpty(t, f.LogTail, "the failure carries kvserver's log")
+	require.NotNil(t, c.Workloads[0].Variants[0].Overload, "direct's step still ran")
+	b, err := os.ReadFile(filepath.Join(c.Dir, ReportFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), headFailures)
+	assert.Contains(t, string(b), "| lifo | reject | not run (see failures)")
+}
+
+// cancelOn is a log writer that cancels when a line contains pattern.
+type cancelOn struct {
+	pattern string
+	cancel  func()
+}
+
+func (c cancelOn) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), c.pattern) {
+		c.cancel()
+	}
+	return len(p), nil
+}
+
+var _ io.Writer = cancelOn{}
+
+// sectionOf is the text from heading to the next "## " heading.
+func sectionOf(report, heading string) string {
+	i := strings.Index(report, "\n"+heading)
+	if i < 0 {
+		return ""
+	}
+	rest := report[i+1+len(heading):]
+	if j := strings.Index(rest, "\n## "); j >= 0 {
+		return rest[:j]
+	}
+	return rest
+}
+
+// assertSVG checks that path is a well-formed XML document whose root is
+// an <svg> element.
+func assertSVG(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	dec := xml.NewDecoder(f)
+	dec.Strict = false // graphviz writes a DOCTYPE with entities
+	root := ""
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err, "%s is not well-formed XML", path)
+		if se, ok := tok.(xml.StartElement); ok && root == "" {
+			root = se.Name.Local
+		}
+	}
+	assert.Equal(t, "svg", root, "%s: root element", path)
+}

@@ -1,0 +1,278 @@
+package compare
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kvpool/kvpool/internal/harness"
+	"github.com/kvpool/kvpool/internal/loadgen"
+)
+
+// store returns a store filled with o.Keys values of o.ValueSize, filling
+// it on first use: kvserver (direct) on an empty folder, loadgen's fill,
+// stop. Every run then starts on its own copy.
+func (r *runner) store(ctx context.Context) (string, error) {
+	key := fmt.Sprintf("%d-%d", r.o.Keys, r.o.ValueSize)
+	if dir, ok := r.stores[key]; ok {
+		return dir, nil
+	}
+	dir := filepath.Join(r.tmp, "store-"+key)
+	r.logf("filling a store: %d ids × %d B", r.o.Keys, r.o.ValueSize)
+	o := harness.Options{Binary: r.o.Kvserver, Args: []string{"-pool", baselinePool}, DataDir: dir}
+	if r.o.Pin {
+		o.Taskset = serverCore
+	}
+	srv, err := harness.Start(ctx, o)
+	if err != nil {
+		return "", fmt.Errorf("cannot start kvserver to fill the store: %w", err)
+	}
+	elapsed, rate, err := fillStore(ctx, srv.URL, r.o.Keys, r.o.ValueSize)
+	stopErr := srv.Stop(stopTimeout)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("fill: %w; kvserver's log:\n%s", err, srv.LogTail(10))
+	case stopErr != nil:
+		return "", fmt.Errorf("kvserver did not stop cleanly after the fill: %w", stopErr)
+	}
+	r.logf("filled in %.1fs (%.0f PUT/s)", elapsed.Seconds(), rate)
+	r.stores[key] = dir
+	return dir, nil
+}
+
+// saturation runs the saturation searches of wl: every variant (or only
+// direct), -repeat times, direct first in each round; then sets BaseRate.
+func (r *runner) saturation(ctx context.Context, wr *WorkloadResult, seed string) {
+	base := wr.baseline()
+	if r.o.Rate > 0 {
+		wr.BaseRate = r.o.Rate
+		if !r.p.SaturateAll {
+			return
+		}
+	}
+	// hint is direct's first saturation: later searches start their ramp
+	// at half of it rather than at the bottom, which saves the steps far
+	// below any pool's limit (a pool below the start still gets found, by
+	// bisection down from the failing start).
+	hint := 0.0
+	for rep := 1; rep <= r.o.Repeat; rep++ {
+		for _, v := range wr.Variants {
+			if !r.p.SaturateAll && v != base {
+				continue
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			r.saturateOne(ctx, wr.Workload, v, rep, seed, hint)
+			if v == base && hint == 0 && len(v.Sat) > 0 {
+				hint = v.Sat[0].Rate
+			}
+		}
+	}
+	if wr.BaseRate == 0 && base != nil {
+		wr.BaseRate = median(base.SatRates())
+	}
+}
+
+func (r *runner) saturateOne(ctx context.Context, wl string, v *VariantResult, rep int, seed string, hint float64) {
+	step := fmt.Sprintf("saturate-%d", rep)
+	dir, rel := r.runDir(wl, v, step)
+	r.quiet(ctx, "saturation search "+v.Name)
+	srv := r.start(ctx, wl, v, step, seed, dir)
+	if srv == nil {
+		return
+	}
+	defer r.stop(ctx, srv, wl, v.Name, step)
+	cfg, err := r.loadConfig(srv.URL, wl)
+	if err != nil {
+		r.fail(wl, v.Name, step, err.Error(), "")
+		return
+	}
+	r.logf("%s %s: saturation search %d/%d", wl, v.Name, rep, r.o.Repeat)
+	run, validation, err := r.search(ctx, cfg, dir, v.Config, hint)
+	if ctx.Err() != nil {
+		return
+	}
+	if why, dead := died(ctx, srv); dead {
+		r.fail(wl, v.Name, step, why, srv.LogTail(20))
+		return
+	}
+	if err != nil {
+		r.fail(wl, v.Name, step, err.Error(), srv.LogTail(10))
+		return
+	}
+	run.Repeat, run.Dir = rep, rel
+	v.Sat = append(v.Sat, run)
+	if validation != nil {
+		r.checkLoader(wl, v.Name, step+" (validation)", validation)
+	}
+	sat := run
+	r.logf("%s %s: saturation %.0f req/s (validated: %v)", wl, v.Name, sat.Rate, sat.Validated)
+}
+
+// steps runs, per variant on one server, the fixed-rate step at 70 % of
+// direct's saturation and then the overload step.
+func (r *runner) steps(ctx context.Context, wr *WorkloadResult, seed string) {
+	for _, v := range wr.Variants {
+		if ctx.Err() != nil {
+			return
+		}
+		dir, _ := r.runDir(wr.Workload, v, "server")
+		r.quiet(ctx, "steps of "+v.Name)
+		srv := r.start(ctx, wr.Workload, v, "fixed/overload", seed, dir)
+		if srv == nil {
+			continue
+		}
+		ok := true
+		if r.p.Fixed {
+			ok = r.fixed(ctx, wr, v, srv)
+		}
+		if ok && r.p.Overload && ctx.Err() == nil {
+			r.overload(ctx, wr, v, srv)
+			continue // overload stops the server itself: its exit code is a verdict
+		}
+		r.stop(ctx, srv, wr.Workload, v.Name, "fixed")
+	}
+}
+
+// fixed runs the fixed-rate step; false when the server died.
+func (r *runner) fixed(ctx context.Context, wr *WorkloadResult, v *VariantResult, srv *harness.Server) bool {
+	dir, rel := r.runDir(wr.Workload, v, "fixed")
+	cfg, err := r.loadConfig(srv.URL, wr.Workload)
+	if err != nil {
+		r.fail(wr.Workload, v.Name, "fixed", err.Error(), "")
+		return false
+	}
+	cfg.Rate, cfg.Duration = fixedShare*wr.BaseRate, r.t.Fixed
+	r.logf("%s %s: fixed rate %.0f req/s for %v", wr.Workload, v.Name, cfg.Rate, cfg.Duration)
+	before, _ := srv.Sample()
+	res, note, err := runInto(ctx, cfg, dir, v.Config)
+	after, _ := srv.Sample()
+	if why, dead := died(ctx, srv); dead {
+		r.fail(wr.Workload, v.Name, "fixed", why, srv.LogTail(20))
+		return false
+	}
+	if err != nil || ctx.Err() != nil {
+		if err != nil {
+			r.fail(wr.Workload, v.Name, "fixed", err.Error(), "")
+		}
+		return false
+	}
+	if note != "" {
+		r.note("fixed %s: %s", v.Name, note)
+	}
+	r.checkLoader(wr.Workload, v.Name, "fixed", res)
+	f := &FixedRun{
+		Asked: cfg.Rate, Achieved: res.AchievedRate(),
+		Corrected: latenciesOf(res.Corrected), Uncorrected: latenciesOf(res.Uncorrected),
+		CorrectedHist: res.Corrected, UncorrectedHist: res.Uncorrected,
+		ErrorRate: res.ErrorRate(), ConnsPeak: res.ConnsPeak, InFlightPeak: res.InFlightPeak, Dir: rel,
+	}
+	if res.Sent > 0 {
+		f.ServerCPUPerRequest = (after.CPU - before.CPU) / time.Duration(res.Sent)
+	}
+	v.Fixed = f
+	return true
+}
+
+// profiles runs, per variant, a separate kvserver with mutex and block
+// sampling on, a fixed-rate step at 70 % of direct's saturation, and
+// captures every profile kind during it.
+func (r *runner) profiles(ctx context.Context, wr *WorkloadResult, seed string) {
+	r.c.ProfileWorkload = wr.Workload
+	secs := r.t.ProfileSeconds
+	for _, v := range wr.Variants {
+		if ctx.Err() != nil {
+			return
+		}
+		rel := filepath.Join(ProfilesDir, v.Variant.Slug())
+		dir := filepath.Join(r.c.Dir, rel)
+		r.quiet(ctx, "profile run "+v.Name)
+		srv := r.start(ctx, wr.Workload, v, "profile", seed, dir, profileArgs...)
+		if srv == nil {
+			continue
+		}
+		cfg, err := r.loadConfig(srv.URL, wr.Workload)
+		if err != nil {
+			r.fail(wr.Workload, v.Name, "profile", err.Error(), "")
+			r.stop(ctx, srv, wr.Workload, v.Name, "profile")
+			continue
+		}
+		// The load starts with the captures and outlasts them by a second.
+		cfg.Rate, cfg.Duration = fixedShare*wr.BaseRate, time.Duration(secs+1)*time.Second
+		r.logf("%s %s: profiles over %ds at %.0f req/s", wr.Workload, v.Name, secs, cfg.Rate)
+		loadDone := make(chan error, 1)
+		go func() {
+			_, err := loadgen.Run(ctx, cfg, nil)
+			loadDone <- err
+		}()
+		ps := captureProfiles(ctx, srv, dir, rel, secs)
+		ps.Variant = v.Name
+		<-loadDone
+		if why, dead := died(ctx, srv); dead {
+			r.fail(wr.Workload, v.Name, "profile", why, srv.LogTail(20))
+		}
+		r.stop(ctx, srv, wr.Workload, v.Name, "profile")
+		if ctx.Err() != nil {
+			return
+		}
+		r.c.Profiles = append(r.c.Profiles, ps)
+	}
+}
+
+// diffProfiles diffs every pool's cpu and mutex profiles against direct's
+// and draws each CPU call graph.
+func (r *runner) diffProfiles(ctx context.Context) {
+	var base *ProfileSet
+	for _, ps := range r.c.Profiles {
+		if ps.Variant == baselinePool {
+			base = ps
+		}
+	}
+	svgNoted := false
+	for _, ps := range r.c.Profiles {
+		if cpu, ok := ps.Files["cpu"]; ok {
+			svg := strings.TrimSuffix(cpu, ".pb.gz") + ".svg"
+			if err := pprofSVG(ctx, filepath.Join(r.c.Dir, cpu), filepath.Join(r.c.Dir, svg)); err != nil {
+				ps.SVGNote = err.Error()
+				if !svgNoted {
+					r.note("%v", err)
+					svgNoted = true
+				}
+			} else {
+				ps.SVG = svg
+			}
+		}
+		if base == nil || ps == base {
+			continue
+		}
+		for _, kind := range []string{"cpu", "mutex"} {
+			b, okb := base.Files[kind]
+			p, okp := ps.Files[kind]
+			if !okb || !okp {
+				ps.DiffErrs[kind] = "not captured for both this pool and direct"
+				continue
+			}
+			top, err := pprofTop(ctx, filepath.Join(r.c.Dir, b), filepath.Join(r.c.Dir, p))
+			if err != nil {
+				ps.DiffErrs[kind] = err.Error()
+				continue
+			}
+			ps.Diffs[kind] = top
+		}
+	}
+}
+
+// writeJSON writes v as indented JSON to dir/name; a failure only loses
+// that file, so it is not fatal.
+func writeJSON(dir, name string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, name), append(b, '\n'), 0o644)
+}

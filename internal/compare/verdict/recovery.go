@@ -1,0 +1,59 @@
+package verdict
+
+import (
+	"fmt"
+	"math"
+)
+
+// Recovery is what the recovery rule looks at: the corrected p99 of a
+// baseline run below saturation before the overload, and of each
+// one-second probe at the same rate after it.
+type Recovery struct {
+	// BaselineMs is the baseline run's corrected p99 in ms; NaN or
+	// negative when it is unknown (the run failed), read as 0 like
+	// overload.sh did.
+	BaselineMs float64
+	// AfterMs[i] is the corrected p99 of second i+1 after the overload;
+	// NaN for a second whose p99 is unknown (no answers, failed probe).
+	AfterMs []float64
+}
+
+// Recovered is the outcome of the recovery rule.
+type Recovered struct {
+	// Recovered is true when some second after the overload was normal.
+	Recovered bool
+	// After is that second, counted from 1; 0 when not recovered.
+	After int
+	// NormalMs is the threshold used: max(2 × baseline, baseline + 5 ms).
+	NormalMs float64
+	// Reason says in words what happened, e.g. "p99 normal after 2s" or
+	// "p99 not normal within 5s".
+	Reason string
+}
+
+// NormalP99 is the highest p99 still called normal after an overload:
+// max(2 × baseline, baseline + 5 ms). The additive floor keeps a fast
+// baseline (a fraction of a millisecond) from making any scheduling hiccup
+// look like a failure to recover.
+func NormalP99(baselineMs float64) float64 {
+	if math.IsNaN(baselineMs) || baselineMs < 0 {
+		baselineMs = 0
+	}
+	return math.Max(2*baselineMs, baselineMs+5)
+}
+
+// Recover applies the recovery rule: the recovery time is the first second
+// after the overload whose p99 is known and at most NormalP99(baseline);
+// when no second in AfterMs is, the step did not recover within
+// len(AfterMs) seconds.
+func Recover(r Recovery) Recovered {
+	normal := NormalP99(r.BaselineMs)
+	for i, p := range r.AfterMs {
+		if !math.IsNaN(p) && p <= normal {
+			return Recovered{Recovered: true, After: i + 1, NormalMs: normal,
+				Reason: fmt.Sprintf("p99 normal (≤ %.3g ms) after %ds", normal, i+1)}
+		}
+	}
+	return Recovered{NormalMs: normal,
+		Reason: fmt.Sprintf("p99 not normal (≤ %.3g ms) within %ds", normal, len(r.AfterMs))}
+}

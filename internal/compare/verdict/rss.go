@@ -1,0 +1,74 @@
+package verdict
+
+import (
+	"math"
+	"sort"
+)
+
+// RSSSample is one reading of the server's resident set size.
+type RSSSample struct {
+	// Seconds since any fixed origin (the start of the step, say).
+	Seconds float64
+	// Bytes resident.
+	Bytes int64
+}
+
+// RSSGrowth summarises the RSS of an overload step.
+type RSSGrowth struct {
+	// MiBPerS is the least-squares slope of RSS against time over the
+	// second half of the samples, in MiB per second; 0 when it cannot be
+	// computed (fewer than two distinct times).
+	MiBPerS float64
+	// SteadyMiB is the median RSS over the second half (the lower middle
+	// value for an even count).
+	SteadyMiB float64
+	// PeakMiB is the highest RSS of all the samples.
+	PeakMiB float64
+	// Used is how many samples the second half held.
+	Used int
+}
+
+const mib = 1 << 20
+
+// Growth applies overload.sh's RSS rules to samples taken during the
+// overload, in time order: the second half is samples[n/2:] (for an odd
+// n the middle sample belongs to it); steady is the median of that half,
+// growth its least-squares slope, peak the maximum over every sample.
+// overload.sh took the peak from VmHWM, which also counts peaks between
+// samples; the maximum sample is what a sampler without VmHWM can state.
+func Growth(samples []RSSSample) RSSGrowth {
+	var g RSSGrowth
+	for _, s := range samples {
+		g.PeakMiB = math.Max(g.PeakMiB, float64(s.Bytes)/mib)
+	}
+	half := samples[len(samples)/2:]
+	g.Used = len(half)
+	if len(half) == 0 {
+		return g
+	}
+	vals := make([]float64, len(half))
+	var mx, my float64
+	lo, hi := half[0].Seconds, half[0].Seconds
+	for i, s := range half {
+		vals[i] = float64(s.Bytes) / mib
+		mx += s.Seconds
+		my += vals[i]
+		lo, hi = math.Min(lo, s.Seconds), math.Max(hi, s.Seconds)
+	}
+	mx /= float64(len(half))
+	my /= float64(len(half))
+	// Centred sums: the slope of samples taken at large offsets (Unix
+	// seconds) would otherwise drown in rounding.
+	if lo != hi {
+		var sxy, sxx float64
+		for i, s := range half {
+			dx := s.Seconds - mx
+			sxy += dx * (vals[i] - my)
+			sxx += dx * dx
+		}
+		g.MiBPerS = sxy / sxx
+	}
+	sort.Float64s(vals)
+	g.SteadyMiB = vals[(len(vals)+1)/2-1]
+	return g
+}

@@ -1,0 +1,267 @@
+package verdict
+
+import (
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var nan = math.NaN()
+
+func TestAliveReasons(t *testing.T) {
+	f := func(a Alive, want ...string) {
+		t.Helper()
+		got := a.Reasons()
+		if len(got) != len(want) {
+			t.Fatalf("%+v: reasons %q, want %q", a, got, want)
+		}
+		for i := range want {
+			if !strings.HasPrefix(got[i], want[i]) {
+				t.Fatalf("%+v: reasons %q, want %q", a, got, want)
+			}
+		}
+	}
+	f(Alive{Answering: true, Signalled: true})
+	f(Alive{Answering: false, Signalled: true}, "not answering after the overload")
+	f(Alive{Answering: true, Signalled: false}, "not answering after the overload")
+	f(Alive{Answering: true, Signalled: true, ExitCode: 1}, "exit 1 on SIGTERM")
+	// A process that had already ended: its exit code is judged too, and
+	// not blamed on SIGTERM.
+	f(Alive{Answering: false, Signalled: false, ExitCode: 2}, "not answering after the overload", "exit 2 before SIGTERM")
+	f(Alive{Answering: false, Signalled: false, ExitCode: 0}, "not answering after the overload")
+	f(Alive{Answering: true, Signalled: true, ExitCode: 2, Log: "level=INFO msg=serving\npanic: boom\n"},
+		"exit 2 on SIGTERM", "panic in its log")
+}
+
+func TestLogHasPanic(t *testing.T) {
+	f := func(log string, want bool) {
+		t.Helper()
+		if got := LogHasPanic(log); got != want {
+			t.Fatalf("LogHasPanic(%q) = %v, want %v", log, got, want)
+		}
+	}
+	f("", false)
+	f("level=INFO msg=serving addr=127.0.0.1:1\n", false)
+	f("panic: runtime error: index out of range\n", true)
+	f("ok\npanic(0x1234)\n", true)
+	f("fatal error: concurrent map writes\n", true)
+	f("runtime: fatal error: out of memory", true)
+	// Only a line that starts with panic counts: a request path or a log
+	// message mentioning it does not.
+	f("level=INFO msg=\"recovered, no panic\"\n", false)
+	f("  panic: indented\n", false)
+}
+
+func TestClassifyAnswers(t *testing.T) {
+	f := func(codes, kinds map[string]int64, want Answers, reasons ...string) {
+		t.Helper()
+		got := ClassifyAnswers(codes, kinds)
+		if got != want {
+			t.Fatalf("ClassifyAnswers(%v, %v) = %+v, want %+v", codes, kinds, got, want)
+		}
+		why := got.Reasons()
+		if len(why) != len(reasons) {
+			t.Fatalf("%+v: reasons %q, want %q", got, why, reasons)
+		}
+		for i := range reasons {
+			if !strings.HasPrefix(why[i], reasons[i]) {
+				t.Fatalf("%+v: reasons %q, want %q", got, why, reasons)
+			}
+		}
+	}
+	f(nil, nil, Answers{})
+	f(map[string]int64{"200": 10, "201": 5, "202": 1, "404": 3, "503": 7},
+		nil, Answers{OK: 16, NotFound: 3, Shed: 7})
+	f(map[string]int64{"200": 10, "0": 4}, map[string]int64{"timeout": 3, "Client.Timeout exceeded": 1, "connection reset": 2},
+		Answers{OK: 10, NoAnswer: 4, Timeouts: 4})
+	f(map[string]int64{"200": 10, "500": 1, "400": 2, "429": 1}, nil,
+		Answers{OK: 10, Other: 4}, "answers other than 2xx/404/503 (4)")
+	f(map[string]int64{"0": 5}, map[string]int64{"timeout": 2, "connection refused": 3},
+		Answers{NoAnswer: 5, Timeouts: 2}, "requests without an answer that did not time out")
+	// overload.sh compared the counts for equality: more timeouts than
+	// requests without an answer is also a mismatch.
+	f(map[string]int64{"0": 1}, map[string]int64{"read timeout": 2},
+		Answers{NoAnswer: 1, Timeouts: 2}, "requests without an answer that did not time out")
+	// 2xx means a code starting with 2, as the script's test("^2").
+	f(map[string]int64{"299": 1, "4040": 1}, nil, Answers{OK: 1, Other: 1}, "answers other than")
+}
+
+func TestNormalP99(t *testing.T) {
+	f := func(base, want float64) {
+		t.Helper()
+		if got := NormalP99(base); got != want {
+			t.Fatalf("NormalP99(%v) = %v, want %v", base, got, want)
+		}
+	}
+	f(0, 5)
+	f(1, 6)   // + 5 ms wins below 5 ms
+	f(5, 10)  // both rules agree
+	f(20, 40) // 2× wins above 5 ms
+	f(nan, 5) // unknown baseline reads as 0, as the script's fallback
+	f(-1, 5)
+}
+
+func TestRecover(t *testing.T) {
+	f := func(base float64, after []float64, recovered bool, at int, reason string) {
+		t.Helper()
+		got := Recover(Recovery{BaselineMs: base, AfterMs: after})
+		if got.Recovered != recovered || got.After != at {
+			t.Fatalf("Recover(%v, %v) = %+v, want recovered=%v after %d", base, after, got, recovered, at)
+		}
+		if !strings.Contains(got.Reason, reason) {
+			t.Fatalf("Recover(%v, %v): reason %q, want it to contain %q", base, after, got.Reason, reason)
+		}
+	}
+	f(2, []float64{3}, true, 1, "after 1s")
+	f(2, []float64{500, 40, 7, 3}, true, 3, "after 3s")           // 7 ≤ max(4, 7)
+	f(2, []float64{500, 7.0001, 6}, true, 3, "after 3s")          // just above the threshold is not normal
+	f(20, []float64{41, 40}, true, 2, "after 2s")                 // 2× rule, inclusive
+	f(2, []float64{nan, 3}, true, 2, "after 2s")                  // an unknown second is skipped
+	f(2, []float64{500, 300, 100, 50, 20}, false, 0, "within 5s") // never normal
+	f(2, nil, false, 0, "within 0s")
+	f(nan, []float64{4.9}, true, 1, "after 1s") // unknown baseline: 5 ms
+}
+
+func TestGrowth(t *testing.T) {
+	const m = 1 << 20
+	f := func(samples []RSSSample, want RSSGrowth) {
+		t.Helper()
+		got := Growth(samples)
+		if math.Abs(got.MiBPerS-want.MiBPerS) > 1e-9 || got.SteadyMiB != want.SteadyMiB || got.PeakMiB != want.PeakMiB || got.Used != want.Used {
+			t.Fatalf("Growth(%v) = %+v, want %+v", samples, got, want)
+		}
+	}
+	f(nil, RSSGrowth{})
+	f([]RSSSample{{0, 100 * m}}, RSSGrowth{SteadyMiB: 100, PeakMiB: 100, Used: 1})
+	// Flat second half after a climb: steady, no growth; peak from all.
+	f([]RSSSample{{0, 50 * m}, {1, 300 * m}, {2, 200 * m}, {3, 200 * m}},
+		RSSGrowth{MiBPerS: 0, SteadyMiB: 200, PeakMiB: 300, Used: 2})
+	// Growing 10 MiB/s in the second half; the first half is ignored.
+	f([]RSSSample{{0, 10 * m}, {1, 500 * m}, {2, 100 * m}, {3, 110 * m}, {4, 120 * m}, {5, 130 * m}},
+		RSSGrowth{MiBPerS: 10, SteadyMiB: 120, PeakMiB: 500, Used: 3})
+	// Odd count: the middle sample belongs to the second half (n/2 on).
+	f([]RSSSample{{0, 1 * m}, {1, 2 * m}, {2, 4 * m}, {3, 6 * m}, {4, 8 * m}},
+		RSSGrowth{MiBPerS: 2, SteadyMiB: 6, PeakMiB: 8, Used: 3})
+	// Even count in the half: the lower middle value, as the script.
+	f([]RSSSample{{0, 0}, {1, 0}, {2, 0}, {3, 0}, {4, 4 * m}, {5, 1 * m}, {6, 3 * m}, {7, 2 * m}},
+		RSSGrowth{MiBPerS: -0.4, SteadyMiB: 2, PeakMiB: 4, Used: 4})
+	// All at one instant: no slope rather than a division by zero.
+	f([]RSSSample{{7, 1 * m}, {7, 9 * m}}, RSSGrowth{SteadyMiB: 9, PeakMiB: 9, Used: 1})
+	f([]RSSSample{{0.1, 1 * m}, {0.1, 2 * m}, {0.1, 3 * m}, {0.1, 4 * m}}, RSSGrowth{SteadyMiB: 3, PeakMiB: 4, Used: 2})
+	// Unix-time offsets do not spoil the slope.
+	f([]RSSSample{{1.7e9, 100 * m}, {1.7e9 + 1, 101 * m}, {1.7e9 + 2, 102 * m}, {1.7e9 + 3, 103 * m}},
+		RSSGrowth{MiBPerS: 1, SteadyMiB: 102, PeakMiB: 103, Used: 2})
+}
+
+func TestJudge(t *testing.T) {
+	healthy := Overload{
+		Alive:    Alive{Answering: true, Signalled: true},
+		Codes:    map[string]int64{"200": 900, "404": 50, "503": 400, "0": 3},
+		Recovery: Recovery{BaselineMs: 2, AfterMs: []float64{80, 4}},
+		RSS:      RSSLimit{Samples: []RSSSample{{0, 100 << 20}, {1, 100 << 20}, {2, 120 << 20}, {3, 140 << 20}}},
+	}
+	healthy.ErrorKinds = map[string]int64{"timeout": 3}
+	f := func(name string, change func(o *Overload), want string, failed bool) {
+		t.Helper()
+		o := healthy
+		if change != nil {
+			change(&o)
+		}
+		v := Judge(o)
+		if v.String() != want {
+			t.Fatalf("%s: verdict %q, want %q", name, v.String(), want)
+		}
+		if v.Failed() != failed {
+			t.Fatalf("%s: Failed() = %v, want %v", name, v.Failed(), failed)
+		}
+	}
+	// RSS grows 20 MiB/s in the second half: reported, not judged, by default.
+	f("healthy", nil, "PASS", false)
+	f("growth limit", func(o *Overload) { o.RSS.MaxGrowthMiBPerS = 5 },
+		"FAIL: RSS grew 20.0 MiB/s over the second half of the overload (limit 5.0)", true)
+	f("growth within limit", func(o *Overload) { o.RSS.MaxGrowthMiBPerS = 25 }, "PASS", false)
+	f("dead", func(o *Overload) { o.Alive = Alive{} }, "FAIL: not answering after the overload", true)
+	f("no summary", func(o *Overload) { o.Codes = nil }, "FAIL: no record of the overload run's answers", true)
+	f("no requests at all", func(o *Overload) { o.Codes, o.ErrorKinds = map[string]int64{}, nil }, "PASS", false)
+	f("several", func(o *Overload) {
+		o.Alive.ExitCode = 1
+		o.Codes = map[string]int64{"200": 1, "500": 2}
+		o.Recovery.AfterMs = []float64{900}
+	}, "FAIL: exit 1 on SIGTERM; answers other than 2xx/404/503 (2); "+
+		"requests without an answer that did not time out (0 without an answer, 3 timeouts); p99 not normal (≤ 7 ms) within 1s", true)
+	f("unbounded, healthy", func(o *Overload) { o.Unbounded = true }, "exception (unbounded)", false)
+	f("unbounded, slow to recover", func(o *Overload) {
+		o.Unbounded = true
+		o.Recovery.AfterMs = []float64{900, 800}
+	}, "exception: p99 not normal (≤ 7 ms) within 2s", false)
+}
+
+func TestVerdictString(t *testing.T) {
+	f := func(v Verdict, want string) {
+		t.Helper()
+		if got := v.String(); got != want {
+			t.Fatalf("%+v: %q, want %q", v, got, want)
+		}
+	}
+	f(Verdict{Pass: true}, "PASS")
+	f(Verdict{Reasons: []string{"a", "b"}}, "FAIL: a; b")
+	f(Verdict{Pass: true, Exception: true}, "exception (unbounded)")
+	f(Verdict{Exception: true, Reasons: []string{"a"}}, "exception: a")
+}
+
+func TestFindLead(t *testing.T) {
+	f := func(samples map[string][]float64, higher bool, want Lead) {
+		t.Helper()
+		got, err := FindLead(samples, higher)
+		if err != nil {
+			t.Fatalf("FindLead(%v): %v", samples, err)
+		}
+		if !strings.HasPrefix(got.Reason, want.Reason) {
+			t.Fatalf("FindLead(%v): reason %q, want it to start with %q", samples, got.Reason, want.Reason)
+		}
+		got.Reason, want.Reason = "", ""
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("FindLead(%v) = %+v, want %+v", samples, got, want)
+		}
+	}
+	// Ranges apart: a clear lead.
+	f(map[string][]float64{"fifo": {20000, 20500, 20300}, "lifo": {21000, 21400, 21200}, "direct": {15000, 15100, 15200}}, true,
+		Lead{Best: "lifo", RunnerUp: "fifo", BestMedian: 21200, RunnerUpMedian: 20300, Clear: true, Tied: []string{"lifo"},
+			Reason: "lifo leads: median 21200 against fifo's 20300, and its worst run (21000) beats fifo's best (20500)"})
+	// Best's worst run equals the runner-up's best: overlap, a tie.
+	f(map[string][]float64{"fifo": {20000, 21000}, "lifo": {21000, 21600}}, true,
+		Lead{Best: "lifo", RunnerUp: "fifo", BestMedian: 21300, RunnerUpMedian: 20500, Tied: []string{"lifo", "fifo"},
+			Reason: "tie: lifo and fifo overlap"})
+	// Three-way overlap, listed by median; a far pool is not in it.
+	f(map[string][]float64{"a": {10, 12, 14}, "b": {9, 11, 13}, "c": {8, 9, 10}, "d": {1, 2, 3}}, true,
+		Lead{Best: "a", RunnerUp: "b", BestMedian: 12, RunnerUpMedian: 11, Tied: []string{"a", "b", "c"},
+			Reason: "tie: a, b and c overlap"})
+	// One run each: no spread, a tie whatever the difference.
+	f(map[string][]float64{"fifo": {20000}, "lifo": {30000}}, true,
+		Lead{Best: "lifo", RunnerUp: "fifo", BestMedian: 30000, RunnerUpMedian: 20000, Tied: []string{"lifo", "fifo"},
+			Reason: "tie: one run"})
+	// Lower is better (p99 ms).
+	f(map[string][]float64{"fifo": {40, 45, 50}, "lifo": {10, 12, 11}}, false,
+		Lead{Best: "lifo", RunnerUp: "fifo", BestMedian: 11, RunnerUpMedian: 45, Clear: true, Tied: []string{"lifo"},
+			Reason: "lifo leads: median 11 against fifo's 45, and its worst run (12) beats fifo's best (40)"})
+	// Equal medians: a tie; names break the order so it is stable.
+	f(map[string][]float64{"lifo": {5, 5}, "fifo": {5, 5}}, true,
+		Lead{Best: "fifo", RunnerUp: "lifo", BestMedian: 5, RunnerUpMedian: 5, Tied: []string{"fifo", "lifo"},
+			Reason: "tie: equal medians"})
+}
+
+func TestFindLeadRefuses(t *testing.T) {
+	f := func(samples map[string][]float64, want string) {
+		t.Helper()
+		_, err := FindLead(samples, true)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("FindLead(%v): error %v, want one containing %q", samples, err, want)
+		}
+	}
+	f(nil, "at least two pools")
+	f(map[string][]float64{"fifo": {1, 2}}, "at least two pools")
+	f(map[string][]float64{"fifo": {1}, "lifo": nil}, `"lifo" has no runs`)
+	f(map[string][]float64{"fifo": {1, nan}, "lifo": {1}}, "finite")
+	f(map[string][]float64{"fifo": {math.Inf(1)}, "lifo": {1}}, "finite")
+}

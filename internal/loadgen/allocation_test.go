@@ -1,0 +1,85 @@
+//go:build !race
+
+// The race detector allocates on its own; these counts hold without it.
+
+package loadgen
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
+	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/workload"
+)
+
+// newAllocEngine is a fast engine at rate against a bare server, with
+// every kind of request and no results kept: not running, not connected.
+func newAllocEngine(t *testing.T, rate float64) *fastEngine {
+	t.Helper()
+	cfg := testConfig(loadgentest.ServeHandler(t, bareserver.Handler), rate, time.Hour)
+	cfg.Workload.Mix = workload.Mix{Get: 0.5, Put: 0.3, Delete: 0.2}
+	cfg.KeepResults = false
+	require.NoError(t, cfg.Validate())
+	tg, err := parseTarget(cfg.Target, false)
+	require.NoError(t, err)
+	return newFastEngine(&cfg, tg)
+}
+
+// allocEngine is newAllocEngine with one connection, for driving its send
+// and receive path by hand.
+func allocEngine(t *testing.T, rate float64) (*fastEngine, *conn) {
+	t.Helper()
+	e := newAllocEngine(t, rate)
+	e.start = time.Now()
+	c := e.newConn(0)
+	require.NoError(t, c.connect())
+	t.Cleanup(c.rt.close)
+	e.conns = []*conn{c}
+	return e, c
+}
+
+// The open model's path of one request allocates nothing: a sender takes
+// the idle conn, prepares and writes the request; the conn's goroutine
+// reads the response, records it and puts the conn back.
+func TestOpenModelRequestAllocatesNothing(t *testing.T) {
+	e, c := allocEngine(t, 1000)
+	e.stop.Store(true) // dispatch only puts the conn back, sends nothing
+	e.idle.push(c)
+	var seq uint64
+	allocs := testing.AllocsPerRun(1000, func() {
+		e.mu.Lock()
+		got := e.idle.pop()
+		got.wmu.Lock()
+		e.countSent(1)
+		e.mu.Unlock()
+		e.send(got, seq)
+		seq++
+		e.complete(got, got.rt.awaitResponse())
+	})
+	require.Zero(t, allocs, "allocations per request")
+	require.Zero(t, c.rec.errCount.Load(), "every request was answered")
+	require.Equal(t, int64(1001), c.carried, "AllocsPerRun's warm-up and 1000 runs")
+}
+
+// The closed loop's path allocates nothing either.
+func TestClosedLoopRequestAllocatesNothing(t *testing.T) {
+	e, c := allocEngine(t, 0)
+	e.planned = math.MaxUint64
+	var seq uint64
+	allocs := testing.AllocsPerRun(1000, func() {
+		op, key := c.pick.next(seq)
+		c.o = outcome{seq: seq, key: key, op: op}
+		c.o.bytesOut = c.rt.prepare(op, key)
+		c.o.sent = e.now()
+		c.o.intended = c.o.sent
+		e.exchange(c)
+		c.record()
+		seq++
+	})
+	require.Zero(t, allocs, "allocations per request")
+	require.Zero(t, c.rec.errCount.Load(), "every request was answered")
+}

@@ -1,0 +1,414 @@
+package loadgen
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/kvpool/kvpool/internal/latency"
+)
+
+// chunkLen is how many records a recorder gathers before it hands them to
+// the collector; with the per-interval swap it bounds what a connection
+// holds back.
+const chunkLen = 256
+
+// chunksInFlight bounds the full chunks waiting for the collector and the
+// empty ones kept for reuse: beyond it a recorder waits (full) or the
+// garbage collector takes the chunk (free), so memory stays bounded.
+const chunksInFlight = 64
+
+// chunk is a batch of records on its way from a recorder to the collector.
+type chunk struct{ recs []record }
+
+// collector is the one consumer of every recorder of a run. Its goroutine
+// receives full chunks as they come and, once per interval, takes what
+// each recorder has gathered since; it keeps the run's histograms and
+// counters, closes each interval of the latency logs once every response
+// of it has arrived, and spools every record to disk for results.bin. So
+// memory stays bounded however long the run: a few open intervals, a
+// chunk per connection, and buffers.
+//
+// Locks: collector.mu (the list of recorders), each recorder's mu (its
+// chunk) and errorTable.mu; no two are ever held together.
+type collector struct {
+	interval int64 // ns
+	out      string
+	results  bool // write results.bin into out
+	inMemory bool // keep every record in memory (tests)
+
+	errors errorTable
+	full   chan *chunk
+	free   chan *chunk
+
+	mu   sync.Mutex
+	recs []*recorder
+
+	once  sync.Once
+	began bool          // the goroutine was started (read after stop)
+	stop  chan struct{} // closed by finish
+	done  chan struct{} // closed when the goroutine has returned
+	start time.Time     // wall clock of the run's start, to a few µs
+
+	// Owned by the goroutine while it runs, by finish afterwards.
+	uncorrected, corrected, sendLag *hdrhistogram.Histogram // µs
+	codes                           [maxCode]int64
+	sent, late                      int64
+	lastSent, lastEnd               int64
+	bytesIn, bytesOut               int64
+	errCounts                       []int64 // by error index
+	open                            []*interval
+	next                            int64 // index of the first interval not yet closed
+	spare                           []*interval
+	series                          []Interval
+	logs                            [2]*IntervalLog // corrected, uncorrected
+	spool                           *spoolWriter
+	records                         []record
+	err                             error // the first file error
+}
+
+// interval gathers the responses that ended within one -interval.
+type interval struct {
+	corrected, uncorrected *hdrhistogram.Histogram // ns
+	n, errors              int64
+}
+
+// Interval is one -interval of a run: what summary.json's series and the
+// report's latency-over-time chart show. Latencies are corrected.
+type Interval struct {
+	StartS    float64 `json:"t_s"` // seconds since the run's start
+	LengthS   float64 `json:"length_s"`
+	Responses int64   `json:"responses"`
+	Rate      float64 `json:"rate"` // responses per second
+	Errors    int64   `json:"errors"`
+	P50Us     float64 `json:"p50_us"`
+	P99Us     float64 `json:"p99_us"`
+	MaxUs     float64 `json:"max_us"`
+}
+
+// Interval histograms hold nanoseconds, the unit the HdrHistogram log
+// tools assume (they print Interval_Max in ms by dividing by 1e6), over the
+// same range and precision as the run's µs histograms.
+const (
+	intervalMinNs = 1_000
+	intervalMaxNs = 60_000_000_000
+)
+
+var collectorsMu sync.Mutex // guards Config.col
+
+// collectorFor returns the collector of the run cfg configures, creating
+// it with the first recorder.
+func collectorFor(cfg *Config) *collector {
+	collectorsMu.Lock()
+	defer collectorsMu.Unlock()
+	if cfg.col == nil {
+		cfg.col = newCollector(cfg)
+	}
+	return cfg.col
+}
+
+func newCollector(cfg *Config) *collector {
+	iv := cfg.Interval
+	if iv <= 0 {
+		iv = time.Second
+	}
+	return &collector{
+		interval: int64(iv), out: cfg.Out, results: cfg.Out != "" && cfg.KeepResults, inMemory: cfg.keepRecords,
+		full: make(chan *chunk, chunksInFlight), free: make(chan *chunk, chunksInFlight),
+		stop: make(chan struct{}), done: make(chan struct{}),
+		uncorrected: latency.New(), corrected: latency.New(), sendLag: latency.New(),
+	}
+}
+
+func (c *collector) newChunk() *chunk {
+	select {
+	case ch := <-c.free:
+		return ch
+	default:
+		return &chunk{recs: make([]record, 0, chunkLen)}
+	}
+}
+
+func (c *collector) recycle(ch *chunk) {
+	ch.recs = ch.recs[:0]
+	select {
+	case c.free <- ch:
+	default:
+	}
+}
+
+// register adds r to the recorders swapped each interval, and a spare
+// chunk to the free list (while it has room), so that a recorder handing
+// over a full chunk finds an empty one without allocating.
+func (c *collector) register(r *recorder) {
+	c.mu.Lock()
+	c.recs = append(c.recs, r)
+	c.mu.Unlock()
+	c.recycle(&chunk{recs: make([]record, 0, chunkLen)})
+}
+
+// startOnce starts the goroutine and opens the files at the first
+// outcome, which ended endNs after the start: a run that never gets going
+// (nothing listens) leaves neither behind.
+func (c *collector) startOnce(endNs int64) {
+	c.once.Do(func() {
+		c.start = time.Now().Add(-time.Duration(endNs))
+		c.openFiles()
+		c.began = true
+		go c.loop()
+	})
+}
+
+func (c *collector) openFiles() {
+	if c.out == "" {
+		return
+	}
+	if err := os.MkdirAll(c.out, 0o755); err != nil {
+		c.fail(fmt.Errorf("cannot create output directory: %w", err))
+		return
+	}
+	for i, name := range []string{CorrectedLogFile, UncorrectedLogFile} {
+		l, err := CreateIntervalLog(filepath.Join(c.out, name), c.start, []string{"corrected", "uncorrected"}[i])
+		if err != nil {
+			c.fail(err)
+			continue
+		}
+		c.logs[i] = l
+	}
+	if c.results {
+		sp, err := createSpool(filepath.Join(c.out, spoolFile))
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		c.spool = sp
+	}
+}
+
+func (c *collector) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+}
+
+func (c *collector) loop() {
+	defer close(c.done)
+	tick := time.NewTicker(time.Duration(c.interval))
+	defer tick.Stop()
+	for {
+		select {
+		case ch := <-c.full:
+			c.take(ch)
+		case <-tick.C:
+			c.swapAll()
+			// A response that ended in interval k may still sit in a chunk
+			// on its way (between a recorder's swap and its send); one more
+			// interval of grace makes that a non-event.
+			c.closeThrough(int64(time.Since(c.start))/c.interval - 2)
+		case <-c.stop:
+			return
+		}
+	}
+}
+
+// swapAll takes what every recorder has gathered.
+func (c *collector) swapAll() {
+	c.mu.Lock()
+	recs := c.recs
+	c.mu.Unlock()
+	for _, r := range recs {
+		if ch := r.swap(); ch != nil {
+			c.take(ch)
+		}
+	}
+}
+
+func (c *collector) take(ch *chunk) {
+	for i := range ch.recs {
+		c.record(&ch.recs[i])
+	}
+	c.recycle(ch)
+}
+
+func (c *collector) record(rc *record) {
+	end := rc.end()
+	lag := rc.sent - rc.intended
+	latency.Record(c.uncorrected, time.Duration(rc.latency))
+	latency.Record(c.corrected, time.Duration(end-rc.intended))
+	latency.Record(c.sendLag, time.Duration(lag))
+	c.sent++
+	if lag > int64(lateThreshold) {
+		c.late++
+	}
+	c.lastSent = max(c.lastSent, rc.sent)
+	c.lastEnd = max(c.lastEnd, end)
+	code := int(rc.code)
+	if code >= maxCode {
+		code = 0
+	}
+	c.codes[code]++
+	c.bytesIn += int64(rc.bytesIn)
+	c.bytesOut += int64(rc.bytesOut)
+	iv := c.intervalFor(end)
+	_ = iv.corrected.RecordValue(clampNs(end - rc.intended))
+	_ = iv.uncorrected.RecordValue(clampNs(rc.latency))
+	iv.n++
+	if rc.errIdx != 0 {
+		i := int(rc.errIdx - 1)
+		for len(c.errCounts) <= i {
+			c.errCounts = append(c.errCounts, 0)
+		}
+		c.errCounts[i]++
+		iv.errors++
+	}
+	if c.spool != nil {
+		if err := c.spool.write(rc); err != nil {
+			c.fail(err)
+			c.spool.discard()
+			c.spool = nil
+		}
+	}
+	if c.inMemory {
+		c.records = append(c.records, *rc)
+	}
+}
+
+func clampNs(ns int64) int64 { return min(max(ns, intervalMinNs), intervalMaxNs) }
+
+// intervalFor returns the open interval a response that ended at end (ns)
+// belongs to. One that belongs to an interval already closed (its chunk
+// came later than the grace allowed) goes into the oldest open one.
+func (c *collector) intervalFor(end int64) *interval {
+	i := max(end/c.interval-c.next, 0)
+	for int64(len(c.open)) <= i {
+		c.open = append(c.open, c.newInterval())
+	}
+	return c.open[i]
+}
+
+func (c *collector) newInterval() *interval {
+	if n := len(c.spare); n > 0 {
+		iv := c.spare[n-1]
+		c.spare = c.spare[:n-1]
+		return iv
+	}
+	return &interval{corrected: NewIntervalHistogram(), uncorrected: NewIntervalHistogram()}
+}
+
+// closeThrough closes every interval up to index k: writes it to the logs
+// and the series. An interval in which nothing ended is written empty, so
+// that the series has no gaps.
+func (c *collector) closeThrough(k int64) {
+	final := k == finalInterval
+	for c.next <= k && !(final && len(c.open) == 0) {
+		var iv *interval
+		if len(c.open) > 0 {
+			iv = c.open[0]
+			c.open = c.open[1:]
+		} else {
+			iv = c.newInterval()
+		}
+		startNs := c.next * c.interval
+		length := c.interval
+		if final && len(c.open) == 0 {
+			// The last interval ends with the last response.
+			length = min(max(c.lastEnd-startNs, 1), c.interval)
+		}
+		c.emit(iv, startNs, length)
+		iv.corrected.Reset()
+		iv.uncorrected.Reset()
+		iv.n, iv.errors = 0, 0
+		c.spare = append(c.spare, iv)
+		c.next++
+	}
+}
+
+// finalInterval as closeThrough's argument closes every open interval.
+const finalInterval = int64(^uint64(0) >> 1)
+
+func (c *collector) emit(iv *interval, startNs, lengthNs int64) {
+	secs := float64(lengthNs) / 1e9
+	c.series = append(c.series, Interval{
+		StartS: float64(startNs) / 1e9, LengthS: secs,
+		Responses: iv.n, Rate: float64(iv.n) / secs, Errors: iv.errors,
+		P50Us: float64(iv.corrected.ValueAtQuantile(50)) / 1e3,
+		P99Us: float64(iv.corrected.ValueAtQuantile(99)) / 1e3,
+		MaxUs: float64(iv.corrected.Max()) / 1e3,
+	})
+	for i, h := range []*hdrhistogram.Histogram{iv.corrected, iv.uncorrected} {
+		if c.logs[i] == nil {
+			continue
+		}
+		if err := c.logs[i].Write(h, c.start, startNs, lengthNs); err != nil {
+			c.fail(err)
+		}
+	}
+}
+
+// finish stops the goroutine once every recorder's goroutine has exited,
+// takes what is left, closes the last intervals and the files, and writes
+// results.bin. It fills the measured part of res.
+func (c *collector) finish(res *Result) {
+	if c.began {
+		close(c.stop)
+		<-c.done
+	}
+	for drained := false; !drained; {
+		select {
+		case ch := <-c.full:
+			c.take(ch)
+		default:
+			drained = true
+		}
+	}
+	c.swapAll()
+	if c.sent > 0 {
+		c.closeThrough(finalInterval)
+	}
+	for _, l := range c.logs {
+		if l != nil {
+			if err := l.Close(); err != nil {
+				c.fail(err)
+			}
+		}
+	}
+
+	res.Uncorrected, res.Corrected, res.SendLag = c.uncorrected, c.corrected, c.sendLag
+	res.Codes = map[int]int64{}
+	for code, n := range c.codes {
+		if n > 0 {
+			res.Codes[code] = n
+		}
+	}
+	res.Errors = map[string]int64{}
+	for i, n := range c.errCounts {
+		if n > 0 {
+			res.Errors[c.errors.message(uint16(i))] += n
+			res.ErrorCount += n
+		}
+	}
+	res.Sent, res.Late = c.sent, c.late
+	res.BytesIn, res.BytesOut = c.bytesIn, c.bytesOut
+	res.SendSpan, res.Elapsed = time.Duration(c.lastSent), time.Duration(c.lastEnd)
+	res.Intervals = c.series
+	if c.inMemory {
+		sort.Slice(c.records, func(i, j int) bool { return c.records[i].sent < c.records[j].sent })
+		res.records = c.records
+	}
+	res.errMsgs = c.errors.msgs
+
+	if c.spool != nil {
+		if err := c.spool.close(); err != nil {
+			c.fail(err)
+		} else if err := writeResultsBin(filepath.Join(c.out, ResultsFile), c.spool.path, res); err != nil {
+			c.fail(err)
+		}
+		_ = os.Remove(c.spool.path)
+	}
+	res.OutputErr = c.err
+}

@@ -1,0 +1,605 @@
+//go:build linux
+
+package loadgen
+
+import (
+	"context"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// evloop runs an open-model run over raw connections from one goroutine,
+// as wrk does per thread: one epoll set holds every connection, and each
+// wait returns whatever responses have arrived or ends at the pacer's next
+// wake-up, with nanosecond precision (epoll_pwait2). Whatever the wake-up,
+// the loop reads the responses that arrived, records them, and writes the
+// requests that fell due onto idle connections (oldest idle first). A
+// request costs one write and one read system call and a share of one
+// wait; nothing is handed between goroutines and nothing goes through the
+// Go scheduler's netpoller.
+//
+// Dialing (growth, reconnects) runs in goroutines that hand the new socket
+// back through a channel and wake the loop with an eventfd, so that no
+// dial delays a send.
+//
+// Every field is the loop goroutine's, except dials (a channel) and what
+// fastEngine guards itself (conns under mu, its atomic counters).
+type evloop struct {
+	e      *fastEngine
+	p      pacer
+	epfd   int
+	wakeFd int // eventfd: a dial finished
+	pwait2 bool
+	events []unix.EpollEvent
+
+	dials    chan dialResult
+	dialing  int            // dial goroutines under way
+	dialWG   sync.WaitGroup // the same, until their last write to wakeFd
+	inFlight int            // requests sent, or waiting for their conn's dial, not yet recorded
+	stopped  bool
+	idle     idleList
+	checked  int64 // when the watchdog last looked (ns)
+	yielded  int64 // when the loop last let other goroutines run (ns)
+	soleP    bool  // GOMAXPROCS is 1
+}
+
+type dialResult struct {
+	c   *conn
+	fd  int
+	err error
+}
+
+// epoll user data of the eventfd; connections use their slot.
+const wakeSlot = -1
+
+func newEventLoop(e *fastEngine) (*evloop, error) {
+	var err error
+	l := &evloop{e: e, epfd: -1, wakeFd: -1, pwait2: true,
+		events: make([]unix.EpollEvent, 256),
+		dials:  make(chan dialResult, e.cfg.MaxConns+1),
+		p:      pacer{sched: e.sched, planned: e.planned, quantum: e.cfg.Quantum},
+		soleP:  runtime.GOMAXPROCS(0) == 1}
+	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return nil, os.NewSyscallError("epoll_create1", err)
+	}
+	if l.wakeFd, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
+		l.close()
+		return nil, os.NewSyscallError("eventfd", err)
+	}
+	if err := l.watch(l.wakeFd, wakeSlot, false); err != nil {
+		l.close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// connect dials c before the start and adds it to the loop.
+func (l *evloop) connect(c *conn) error {
+	fd, err := dialRaw(l.e.t.host, l.e.cfg.Timeout)
+	if err != nil {
+		return err
+	}
+	return l.attach(c, fd)
+}
+
+// attach makes fd c's connection and watches it; a new conn gets a slot.
+func (l *evloop) attach(c *conn, fd int) error {
+	e := l.e
+	if c.ev.slot < 0 {
+		e.mu.Lock()
+		c.ev.slot = len(e.conns)
+		e.conns = append(e.conns, c)
+		e.mu.Unlock()
+	}
+	if err := l.watch(fd, c.ev.slot, false); err != nil {
+		unix.Close(fd)
+		return err
+	}
+	c.ev.fd, c.dead, c.served = fd, false, 0
+	if c.ev.rbuf == nil {
+		c.ev.rbuf = make([]byte, 4096)
+	}
+	c.ev.rn = 0
+	return nil
+}
+
+func (l *evloop) watch(fd, slot int, writable bool) error {
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(slot)}
+	op := unix.EPOLL_CTL_ADD
+	if writable {
+		ev.Events |= unix.EPOLLOUT
+		op = unix.EPOLL_CTL_MOD
+	}
+	if err := unix.EpollCtl(l.epfd, op, fd, &ev); err != nil {
+		return os.NewSyscallError("epoll_ctl", err)
+	}
+	return nil
+}
+
+// rewatch switches whether the loop waits for c's socket to take more of
+// a request.
+func (l *evloop) rewatch(c *conn, writable bool) {
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(c.ev.slot)}
+	if writable {
+		ev.Events |= unix.EPOLLOUT
+	}
+	_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.ev.fd, &ev)
+}
+
+// run sends the schedule until every request is sent, ctx is cancelled
+// or requests are still unsent Timeout after the schedule ended; then it
+// waits for the requests in flight (the watchdog bounds them) and for
+// dials under way.
+func (l *evloop) run(ctx context.Context) {
+	e := l.e
+	defer l.preciseTimers()()
+	for _, c := range e.conns {
+		l.idle.push(c)
+	}
+	drainBy := int64(e.cfg.Duration + e.cfg.Timeout)
+	lastTimer := int64(-1) << 62
+	for {
+		now := e.now()
+		next := e.next.Load()
+		if !l.stopped && (next >= e.planned || ctx.Err() != nil || now > drainBy) {
+			l.stopped = true
+		}
+		if l.stopped && l.inFlight == 0 && l.dialing == 0 {
+			return
+		}
+		wait := pacerMaxSleep
+		if !l.stopped {
+			wakeAt := l.p.nextWake(lastTimer, next)
+			if now >= wakeAt {
+				l.dispatch(now)
+				lastTimer = now
+				wakeAt = l.p.nextWake(now, e.next.Load())
+			}
+			wait = min(wait, time.Duration(wakeAt-now))
+		}
+		if time.Duration(now-l.checked) >= watchdogEvery(e.cfg.Timeout) {
+			l.watchdog(now)
+			l.checked = now
+		}
+		if l.soleP && time.Duration(now-l.yielded) >= rawWaitMax {
+			// Let the process's other goroutines have the only P. (With
+			// more Ps they run on the others, and a yield would wake one.)
+			runtime.Gosched()
+			l.yielded = now
+		}
+		if l.handle(l.wait(wait)) == 0 {
+			continue
+		}
+		// The goroutine that woke sends what fell due meanwhile.
+		if now := e.now(); !l.stopped && e.sched.At(e.next.Load()) <= now {
+			l.dispatch(now)
+		}
+	}
+}
+
+// preciseTimers takes the kernel's timer slack (by default up to 50 µs
+// added to every timed wait, to merge wake-ups) off the loop's thread, so
+// that a wake-up is as late as the scheduler makes it and no later, and
+// returns the undo. With more than one P it locks the loop to the thread
+// (it never yields, so that costs nothing); with one it does not, as each
+// yield of a locked goroutine would hand the P to another thread: the
+// goroutine then mostly stays on its thread anyway, and where it moves,
+// its waits are up to the slack late again.
+func (l *evloop) preciseTimers() func() {
+	if !l.soleP {
+		runtime.LockOSThread()
+	}
+	unlock := func() {
+		if !l.soleP {
+			runtime.UnlockOSThread()
+		}
+	}
+	slack, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
+	if err != nil || unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) != nil {
+		return unlock
+	}
+	return func() {
+		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(slack), 0, 0, 0)
+		unlock()
+	}
+}
+
+// handle handles the first n events of the last wait and returns n.
+func (l *evloop) handle(n int) int {
+	now := l.e.now()
+	for i := range n {
+		ev := &l.events[i]
+		if ev.Fd == wakeSlot {
+			l.collectDials(now)
+			continue
+		}
+		l.onEvent(l.e.conns[ev.Fd], ev.Events, now)
+	}
+	return n
+}
+
+// watchdogEvery is how often the watchdog looks for requests that have
+// run longer than timeout.
+func watchdogEvery(timeout time.Duration) time.Duration {
+	return min(timeout/4, 100*time.Millisecond)
+}
+
+// rawWaitMax is the longest wait the loop makes without telling the Go
+// scheduler. A wait it is told of lets the runtime's monitor take the P
+// away, and getting one back on return wakes the monitor (futex,
+// nanosleep): more system calls than the request itself costs. A wait it
+// is not told of keeps the P, so with GOMAXPROCS 1 the process's other
+// goroutines wait for it (the loop yields every rawWaitMax, see run), and
+// signals (GC, preemption) end it early (EINTR) as they must.
+const rawWaitMax = time.Millisecond
+
+// wait blocks until an event or for d, and returns how many events it got.
+func (l *evloop) wait(d time.Duration) int {
+	d = max(d, 0)
+	for {
+		var n int
+		var err error
+		if l.pwait2 {
+			ts := unix.NsecToTimespec(int64(d))
+			call := unix.Syscall6
+			if d <= rawWaitMax {
+				call = unix.RawSyscall6
+			}
+			r, _, errno := call(unix.SYS_EPOLL_PWAIT2, uintptr(l.epfd),
+				uintptr(unsafe.Pointer(&l.events[0])), uintptr(len(l.events)), uintptr(unsafe.Pointer(&ts)), 0, 0)
+			n = int(r)
+			if errno != 0 {
+				err = errno
+			}
+			if errno == unix.ENOSYS {
+				l.pwait2 = false // before Linux 5.11: millisecond waits
+				continue
+			}
+		} else {
+			n, err = unix.EpollWait(l.epfd, l.events, int((d+time.Millisecond-1)/time.Millisecond))
+		}
+		if err == unix.EINTR {
+			return 0
+		}
+		if err != nil {
+			// Cannot happen with a valid epoll descriptor; do not spin.
+			time.Sleep(d)
+			return 0
+		}
+		return n
+	}
+}
+
+// dispatch writes every request due at now onto idle connections, oldest
+// idle first, and opens more connections if requests wait too long.
+func (l *evloop) dispatch(now int64) {
+	e := l.e
+	due := min(e.sched.DueBy(now), e.planned)
+	polled := false
+	for n := e.next.Load(); n < due; n = e.next.Load() {
+		c := l.idle.pop()
+		if c == nil {
+			// Responses may have come in since the last wait (this
+			// thread was busy, or descheduled): read them before taking
+			// every connection for busy.
+			if !polled {
+				polled = true
+				if l.handle(l.wait(0)) > 0 {
+					continue
+				}
+			}
+			l.growIfLate(now, n, due)
+			return
+		}
+		e.next.Store(n + 1)
+		l.send(c, n)
+	}
+}
+
+// send writes request seq on idle conn c (or, if c is not connected,
+// dials and sends it when connected).
+func (l *evloop) send(c *conn, seq uint64) {
+	e := l.e
+	op, key := c.pick.next(seq)
+	c.o = outcome{seq: seq, key: key, op: op, intended: e.sched.At(seq)}
+	c.ev.busy = true
+	l.inFlight++
+	if int64(l.inFlight) > e.peak.Load() {
+		e.peak.Store(int64(l.inFlight))
+	}
+	if c.ev.fd < 0 {
+		c.ev.waiting = true
+		l.dial(c)
+		return
+	}
+	c.o.bytesOut = c.rt.prepare(op, key)
+	c.o.sent = e.now()
+	l.write(c, c.rt.req)
+}
+
+// write writes b (what is left of c's request) and, if the socket does not
+// take all of it, waits for it to become writable.
+func (l *evloop) write(c *conn, b []byte) {
+	for len(b) > 0 {
+		n, err := unix.Write(c.ev.fd, b)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			if c.ev.unwritten == nil {
+				l.rewatch(c, true)
+			}
+			c.ev.unwritten = b
+			return
+		case err != nil:
+			l.broken(c, os.NewSyscallError("write", err))
+			return
+		}
+		b = b[n:]
+	}
+	if c.ev.unwritten != nil {
+		c.ev.unwritten = nil
+		l.rewatch(c, false)
+	}
+}
+
+// onEvent handles what epoll reported for c: room to write, response
+// bytes, or the connection's end.
+func (l *evloop) onEvent(c *conn, events uint32, now int64) {
+	if c.ev.fd < 0 {
+		return // closed earlier in this round
+	}
+	if events&unix.EPOLLOUT != 0 && c.ev.unwritten != nil {
+		l.write(c, c.ev.unwritten)
+		if c.ev.fd < 0 {
+			return
+		}
+	}
+	if events&(unix.EPOLLIN|unix.EPOLLHUP|unix.EPOLLERR) == 0 {
+		return
+	}
+	if c.ev.rn == len(c.ev.rbuf) {
+		c.ev.rbuf = append(c.ev.rbuf, make([]byte, len(c.ev.rbuf))...)
+	}
+	n, err := unix.Read(c.ev.fd, c.ev.rbuf[c.ev.rn:])
+	switch {
+	case err == unix.EAGAIN || err == unix.EINTR:
+		return
+	case err != nil:
+		l.broken(c, os.NewSyscallError("read", err))
+		return
+	case n == 0:
+		l.broken(c, io.EOF)
+		return
+	}
+	c.ev.rn += n
+	if !c.ev.busy {
+		// Bytes nobody asked for (a server's 408 on an idle connection
+		// before it closes it): dial a new connection before use.
+		l.drop(c)
+		if c.idle {
+			l.idle.remove(c)
+		}
+		l.dial(c)
+		return
+	}
+	f, ok, perr := parseResponseHead(c.ev.rbuf[:c.ev.rn])
+	if perr != nil {
+		l.drop(c)
+		l.fail(c, perr, now)
+		l.dial(c)
+		return
+	}
+	if !ok || c.ev.rn < f.headerLen+f.bodyLen {
+		return // more to come
+	}
+	c.o.code, c.o.bytesIn, c.o.end = f.code, f.bodyLen, l.e.now()
+	c.ev.rn = 0
+	l.done(c)
+	c.served++
+	if f.closeAfter {
+		l.drop(c)
+		l.dial(c)
+		return
+	}
+	l.idle.push(c)
+}
+
+// broken handles the end of c's connection (the server closed it, or a
+// read or write failed).
+func (l *evloop) broken(c *conn, err error) {
+	got := c.ev.rn
+	l.drop(c)
+	switch {
+	case !c.ev.busy:
+		// The server closed the idle connection: reconnect before use.
+		if c.idle {
+			l.idle.remove(c)
+		}
+	case got == 0 && c.served > 0 && !c.retried:
+		// Nothing came back on a connection that had served before: the
+		// server closed it while idle as the request went out. Send it
+		// again on a fresh connection (GET, PUT and DELETE are
+		// idempotent), as HTTP clients do.
+		c.retried = true
+		c.ev.waiting = true
+	default:
+		l.fail(c, err, l.e.now())
+	}
+	l.dial(c)
+}
+
+// fail records c's request as failed with err.
+func (l *evloop) fail(c *conn, err error, now int64) {
+	c.o.err, c.o.code, c.o.end = err, 0, now
+	l.done(c)
+}
+
+// done records c's request and counts it off those in flight.
+func (l *evloop) done(c *conn) {
+	c.record()
+	c.ev.busy, c.ev.waiting, c.retried = false, false, false
+	l.inFlight--
+}
+
+// drop closes c's connection (which also takes it off the epoll set).
+func (l *evloop) drop(c *conn) {
+	if c.ev.fd >= 0 {
+		unix.Close(c.ev.fd)
+		c.ev.fd = -1
+	}
+	c.ev.rn, c.ev.unwritten = 0, nil
+}
+
+// dial connects c in another goroutine, unless a dial is under way.
+func (l *evloop) dial(c *conn) {
+	if c.ev.dialing {
+		return
+	}
+	c.ev.dialing = true
+	l.dialing++
+	host, timeout, wake := l.e.t.host, l.e.cfg.Timeout, l.wakeFd
+	l.dialWG.Go(func() {
+		fd, err := dialRaw(host, timeout)
+		l.dials <- dialResult{c: c, fd: fd, err: err}
+		one := [8]byte{1}
+		_, _ = unix.Write(wake, one[:]) // close waits for this before it closes wake
+	})
+}
+
+// growIfLate dials another connection if the oldest unsent due request has
+// waited GrowAfter, the cap allows, and fewer dials for new connections
+// are under way than requests wait.
+func (l *evloop) growIfLate(now int64, oldest, due uint64) {
+	e := l.e
+	if len(e.conns)+e.dialing >= e.cfg.MaxConns || now < e.growHold ||
+		time.Duration(now-e.sched.At(oldest)) < e.cfg.GrowAfter || uint64(e.dialing) >= due-oldest {
+		return
+	}
+	c := e.newConn(len(e.conns) + e.dialing)
+	c.ev.slot, c.ev.fd = -1, -1
+	e.dialing++
+	l.dial(c)
+}
+
+// collectDials takes the sockets of finished dials.
+func (l *evloop) collectDials(now int64) {
+	var buf [8]byte
+	_, _ = unix.Read(l.wakeFd, buf[:])
+	for {
+		select {
+		case r := <-l.dials:
+			l.dialing--
+			l.dialed(r, now)
+		default:
+			return
+		}
+	}
+}
+
+// dialed puts the outcome of c's dial to use.
+func (l *evloop) dialed(r dialResult, now int64) {
+	e, c := l.e, r.c
+	c.ev.dialing = false
+	grown := c.ev.slot < 0
+	if grown {
+		e.dialing--
+	}
+	if r.err == nil && grown && l.stopped {
+		unix.Close(r.fd)
+		return
+	}
+	if r.err == nil {
+		r.err = l.attach(c, r.fd) // closes r.fd if it fails
+	}
+	if r.err != nil {
+		if grown {
+			e.growHold = now + int64(growRetryAfter)
+			return
+		}
+		c.dead = true
+		if c.ev.waiting {
+			c.o.sent = now
+			l.fail(c, r.err, now)
+		}
+		if !l.stopped {
+			l.idle.push(c) // dead: its next request dials again
+		}
+		return
+	}
+	if !grown {
+		e.reconnects.Add(1)
+	}
+	if c.ev.waiting {
+		c.ev.waiting = false
+		c.o.bytesOut = c.rt.prepare(c.o.op, c.o.key)
+		c.o.sent = e.now()
+		l.write(c, c.rt.req)
+		return
+	}
+	if l.stopped {
+		l.drop(c)
+		return
+	}
+	l.idle.push(c) // the loop sends on it what is due once it has handled its events
+}
+
+// watchdog fails the requests that have run longer than Config.Timeout
+// and replaces their connections.
+func (l *evloop) watchdog(now int64) {
+	e := l.e
+	for _, c := range e.conns {
+		if c.ev.busy && !c.ev.waiting && c.ev.fd >= 0 && time.Duration(now-c.o.sent) > e.cfg.Timeout {
+			l.drop(c)
+			l.fail(c, errTimeout, now)
+			l.dial(c)
+		}
+	}
+}
+
+// close releases every descriptor once the dial goroutines are done.
+func (l *evloop) close() {
+	l.dialWG.Wait()
+	for _, c := range l.e.conns {
+		l.drop(c)
+	}
+	if l.wakeFd >= 0 {
+		unix.Close(l.wakeFd)
+	}
+	if l.epfd >= 0 {
+		unix.Close(l.epfd)
+	}
+}
+
+// dialRaw opens a TCP connection to host (net.Dial: the Go netpoller
+// waits for it, no thread blocks) and returns a descriptor of its own for
+// the socket, outside the netpoller: a duplicate, taken before the
+// net.Conn is closed (which takes the original off the netpoller). The
+// socket stays non-blocking, with Nagle's algorithm off, as net.Dial
+// left it. Errors are net.Dial's (*net.OpError with Op "dial").
+func dialRaw(host string, timeout time.Duration) (int, error) {
+	conn, err := net.DialTimeout("tcp", host, timeout)
+	if err != nil {
+		return -1, err
+	}
+	defer conn.Close()
+	rc, err := conn.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd, dupErr := -1, error(nil)
+	if err := rc.Control(func(s uintptr) { fd, dupErr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return -1, err
+	}
+	if dupErr != nil {
+		return -1, os.NewSyscallError("fcntl", dupErr)
+	}
+	return fd, nil
+}

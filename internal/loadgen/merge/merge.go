@@ -1,0 +1,321 @@
+// Package merge combines runs made at the same time from several loader
+// machines against one server (vegeta's distributed recipe, done exactly):
+// the histograms and interval logs are merged with HdrHistogram's Merge,
+// never by averaging percentiles; rates, counts and status codes are
+// summed; results.bin files are concatenated.
+package merge
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/kvpool/kvpool/internal/latency"
+	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/report"
+	"github.com/kvpool/kvpool/internal/loadgen/workload"
+)
+
+// run is one loader's folder.
+type run struct {
+	dir string
+	sum report.Summary
+}
+
+// Merged is what Runs produced: the combined Result (for report.Print),
+// and the server settings the runs recorded.
+type Merged struct {
+	*loadgen.Result
+	Server map[string]string
+}
+
+// Runs merges the runs in dirs into out (created; it must not hold files
+// yet): summary.json, the .hgrm files, both interval logs and results.bin
+// (if every run has one). Runs with different workloads, interval lengths
+// or durations, or that did not overlap in time, are refused, saying what
+// differs.
+func Runs(dirs []string, out string) (*Merged, error) {
+	if len(dirs) < 2 {
+		return nil, fmt.Errorf("merge needs at least two run folders, got %d", len(dirs))
+	}
+	runs := make([]run, len(dirs))
+	for i, d := range dirs {
+		s, err := report.ReadSummary(d)
+		if err != nil {
+			return nil, err
+		}
+		runs[i] = run{d, s}
+	}
+	if err := compatible(runs); err != nil {
+		return nil, err
+	}
+	res, err := combine(runs)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, fmt.Errorf("cannot create -out %s: %w", out, err)
+	}
+	series, err := mergeLogs(runs, out, res)
+	if err != nil {
+		return nil, err
+	}
+	res.Intervals = series
+	if err := concatResults(runs, filepath.Join(out, loadgen.ResultsFile)); err != nil {
+		return nil, err
+	}
+	res.Config.KeepResults = hasResults(runs)
+	m := &Merged{Result: res, Server: runs[0].sum.Server}
+	for _, r := range runs[1:] {
+		if !sameLabels(r.sum.Server, m.Server) {
+			m.Server = nil // different servers: record none rather than one
+		}
+	}
+	if err := report.WriteFiles(out, res, m.Server); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// compatible refuses runs that do not describe one load on one server.
+func compatible(runs []run) error {
+	a := runs[0]
+	for _, b := range runs[1:] {
+		diff := func(what string, x, y any) error {
+			return fmt.Errorf("cannot merge: %s has %s %v, %s has %v; merge runs of one load made at the same time", a.dir, what, x, b.dir, y)
+		}
+		switch {
+		case a.sum.Workload != b.sum.Workload:
+			return diff("workload", a.sum.Workload, b.sum.Workload)
+		case a.sum.Keys != b.sum.Keys:
+			return diff("-keys", a.sum.Keys, b.sum.Keys)
+		case a.sum.Dist != b.sum.Dist:
+			return diff("-dist", a.sum.Dist, b.sum.Dist)
+		case a.sum.ValueSize != b.sum.ValueSize:
+			return diff("-value-size", a.sum.ValueSize, b.sum.ValueSize)
+		case a.sum.IntervalS != b.sum.IntervalS:
+			return diff("-interval", a.sum.IntervalS, b.sum.IntervalS)
+		case (a.sum.AskedRate == 0) != (b.sum.AskedRate == 0):
+			return diff("-rate", a.sum.AskedRate, b.sum.AskedRate)
+		}
+		aStart, bStart := a.sum.StartedAt, b.sum.StartedAt
+		aEnd := aStart.Add(seconds(a.sum.DurationS))
+		bEnd := bStart.Add(seconds(b.sum.DurationS))
+		overlap := aStart.Before(bEnd) && bStart.Before(aEnd)
+		switch {
+		case !overlap:
+			return fmt.Errorf("cannot merge: %s (%s to %s) and %s (%s to %s) did not run at the same time",
+				a.dir, aStart.Format(time.TimeOnly), aEnd.Format(time.TimeOnly), b.dir, bStart.Format(time.TimeOnly), bEnd.Format(time.TimeOnly))
+		case a.sum.DurationS != b.sum.DurationS:
+			return diff("-duration", seconds(a.sum.DurationS), seconds(b.sum.DurationS))
+		}
+	}
+	return nil
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// combine sums the runs' counts and merges their whole-run histograms.
+func combine(runs []run) (*loadgen.Result, error) {
+	s0 := runs[0].sum
+	mix, err := workload.ParseMix(s0.Workload)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", runs[0].dir, err)
+	}
+	cfg := loadgen.DefaultConfig()
+	cfg.Name, cfg.Target, cfg.Engine, cfg.Transport = "merge", s0.Target, s0.Engine, s0.Transport
+	cfg.Workload = loadgen.Workload{Mix: mix, Keys: s0.Keys, Dist: s0.Dist, ValueSize: s0.ValueSize, ZipfS: cfg.Workload.ZipfS}
+	cfg.Duration, cfg.Interval, cfg.VegetaLatency = seconds(s0.DurationS), seconds(s0.IntervalS), s0.VegetaLatency
+	cfg.Conns, cfg.MaxConns, cfg.Rate = 0, 0, 0
+	res := &loadgen.Result{
+		Uncorrected: latency.New(), Corrected: latency.New(), SendLag: latency.New(),
+		Codes: map[int]int64{}, Errors: map[string]int64{},
+	}
+	res.Start = s0.StartedAt
+	for _, r := range runs {
+		s := r.sum
+		for _, h := range []struct {
+			into *hdrhistogram.Histogram
+			enc  string
+			name string
+		}{{res.Corrected, s.HistCorrected, "hdr_corrected"}, {res.Uncorrected, s.HistUncorrected, "hdr_uncorrected"}, {res.SendLag, s.HistSendLag, "hdr_send_lag"}} {
+			from, err := report.DecodeHist(h.enc)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s in summary.json: %w", r.dir, h.name, err)
+			}
+			h.into.Merge(from)
+		}
+		cfg.Rate += s.AskedRate
+		cfg.Conns += s.Conns
+		cfg.MaxConns += s.MaxConns
+		if s.StartedAt.Before(res.Start) {
+			res.Start = s.StartedAt
+		}
+		res.Planned += s.Planned
+		res.Sent += s.Sent
+		res.Late += s.Late
+		res.ErrorCount += s.Errors
+		res.BytesIn += s.BytesIn
+		res.BytesOut += s.BytesOut
+		res.ConnsStart += s.ConnsStart
+		res.ConnsPeak += s.ConnsPeak
+		res.ConnsUsed += s.ConnsUsed
+		res.Reconnects += s.Reconnects
+		res.InFlightPeak += s.InFlightPeak // an upper bound: the peaks need not coincide
+		res.CPU.User += seconds(s.LoaderCPUUserS)
+		res.CPU.System += seconds(s.LoaderCPUSysS)
+		for code, n := range s.StatusCodes {
+			c, err := strconv.Atoi(code)
+			if err != nil {
+				return nil, fmt.Errorf("%s: status code %q in summary.json: %w", r.dir, code, err)
+			}
+			res.Codes[c] += n
+		}
+		for msg, n := range s.ErrorKinds {
+			res.Errors[msg] += n
+		}
+	}
+	// Elapsed and SendSpan run from the earliest start to the latest end.
+	for _, r := range runs {
+		off := r.sum.StartedAt.Sub(res.Start)
+		res.Elapsed = max(res.Elapsed, off+seconds(r.sum.ElapsedS))
+		res.SendSpan = max(res.SendSpan, off+seconds(r.sum.SendSpanS))
+	}
+	res.Config = cfg
+	return res, nil
+}
+
+// mergeLogs merges interval i of every run's logs into interval i of the
+// merged ones (the runs started within an interval or so of each other;
+// interval i is the i-th second of each), and returns the merged series.
+func mergeLogs(runs []run, out string, res *loadgen.Result) ([]loadgen.Interval, error) {
+	var merged [2][]*hdrhistogram.Histogram
+	for k, name := range []string{loadgen.CorrectedLogFile, loadgen.UncorrectedLogFile} {
+		for _, r := range runs {
+			hs, err := loadgen.ReadIntervalLog(filepath.Join(r.dir, name))
+			if err != nil {
+				return nil, err
+			}
+			for i, h := range hs {
+				if i == len(merged[k]) {
+					merged[k] = append(merged[k], loadgen.NewIntervalHistogram())
+				}
+				merged[k][i].Merge(h)
+			}
+		}
+	}
+	interval := int64(res.Config.Interval)
+	for k, name := range []string{loadgen.CorrectedLogFile, loadgen.UncorrectedLogFile} {
+		l, err := loadgen.CreateIntervalLog(filepath.Join(out, name), res.Start, []string{"corrected", "uncorrected"}[k]+" (merged)")
+		if err != nil {
+			return nil, err
+		}
+		for i, h := range merged[k] {
+			if err := l.Write(h, res.Start, int64(i)*interval, interval); err != nil {
+				l.Close()
+				return nil, err
+			}
+		}
+		if err := l.Close(); err != nil {
+			return nil, err
+		}
+	}
+	// The series: responses and errors summed per interval, percentiles
+	// from the merged corrected histograms.
+	series := make([]loadgen.Interval, len(merged[0]))
+	for i, h := range merged[0] {
+		p := &series[i]
+		p.StartS, p.LengthS = float64(int64(i)*interval)/1e9, float64(interval)/1e9
+		p.P50Us, p.P99Us, p.MaxUs = float64(h.ValueAtQuantile(50))/1e3, float64(h.ValueAtQuantile(99))/1e3, float64(h.Max())/1e3
+	}
+	for _, r := range runs {
+		for i, pt := range r.sum.Series {
+			if i < len(series) {
+				series[i].Responses += pt.Responses
+				series[i].Errors += pt.Errors
+				series[i].Rate += pt.Rate
+			}
+		}
+	}
+	return series, nil
+}
+
+func hasResults(runs []run) bool {
+	for _, r := range runs {
+		if _, err := os.Stat(filepath.Join(r.dir, loadgen.ResultsFile)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// concatResults writes every run's results.bin, one after the other, as
+// one vegeta stream. Each result's attack name gets its run's folder
+// ("NAME@FOLDER"), so that `vegeta plot` draws one series per loader (the
+// runs' sequence numbers overlap). No file is written unless every run
+// has one.
+func concatResults(runs []run, path string) error {
+	if !hasResults(runs) {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("cannot create %s: %w", path, err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	enc := vegeta.NewEncoder(w)
+	for _, r := range runs {
+		if err := copyResults(enc, filepath.Join(r.dir, loadgen.ResultsFile), filepath.Base(filepath.Clean(r.dir))); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+func copyResults(enc vegeta.Encoder, path, label string) error {
+	in, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	defer in.Close()
+	dec := vegeta.NewDecoder(bufio.NewReaderSize(in, 1<<20))
+	for {
+		var r vegeta.Result
+		if err := dec.Decode(&r); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("cannot read %s: %w", path, err)
+		}
+		r.Attack = strings.TrimSuffix(r.Attack+"@"+label, "@")
+		if err := enc.Encode(&r); err != nil {
+			return err
+		}
+	}
+}
+
+func sameLabels(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}

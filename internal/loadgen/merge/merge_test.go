@@ -1,0 +1,176 @@
+package merge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/kvpool/kvpool/internal/latency"
+	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
+	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/report"
+)
+
+// serviceTime is the bare server's mean service time here: long enough
+// that the server's latency, not each loader's own, is what the
+// percentiles show.
+const serviceTime = 2 * time.Millisecond
+
+// attack runs one loader at rate into dir and writes its summary.
+func attack(t *testing.T, url string, rate float64, dir string, seed uint64) *loadgen.Result {
+	t.Helper()
+	c := loadgen.DefaultConfig()
+	c.Target, c.Rate, c.Duration = url, rate, time.Second
+	c.Conns, c.MaxConns, c.Progress, c.Seed = 8, 8, 0, seed
+	c.Workload.Keys = 1000
+	c.Out, c.Interval = dir, 250*time.Millisecond
+	res, err := loadgen.Run(context.Background(), c, nil)
+	require.NoError(t, err)
+	require.NoError(t, res.OutputErr)
+	require.NoError(t, report.WriteFiles(dir, res, nil))
+	return res
+}
+
+// Two loaders at half the rate each, at the same time, merged, against
+// one loader at the full rate: the same number of requests, and
+// percentiles of the same server (within what two runs on a shared
+// machine can promise: the same order of magnitude at p50 and p90).
+func TestTwoHalfRateLoadersMatchOneAtFullRate(t *testing.T) {
+	url := loadgentest.Serve(t, bareserver.New(serviceTime))
+	base := t.TempDir()
+	a, b, merged, full := filepath.Join(base, "a"), filepath.Join(base, "b"), filepath.Join(base, "merged"), filepath.Join(base, "full")
+	var wg sync.WaitGroup
+	halves := make([]*loadgen.Result, 2)
+	for i, dir := range []string{a, b} {
+		wg.Go(func() { halves[i] = attack(t, url, 200, dir, uint64(i+1)) })
+	}
+	wg.Wait()
+	one := attack(t, url, 400, full, 3)
+
+	m, err := Runs([]string{a, b}, merged)
+	require.NoError(t, err)
+	assert.Equal(t, one.Sent, m.Sent, "the same request count")
+	assert.Equal(t, halves[0].Sent+halves[1].Sent, m.Sent)
+	assert.Equal(t, one.Planned, m.Planned)
+	assert.Equal(t, 400.0, m.Config.Rate, "rates are summed")
+	assert.Equal(t, m.Sent, m.Corrected.TotalCount(), "the histograms are merged, not averaged")
+	assert.Equal(t, max(halves[0].Corrected.Max(), halves[1].Corrected.Max()), m.Corrected.Max(), "the max is the larger max")
+	var codes int64
+	for _, n := range m.Codes {
+		codes += n
+	}
+	assert.Equal(t, m.Sent, codes, "status counts summed")
+	for _, p := range []float64{50, 90, 99} {
+		// A merged quantile lies between the quantiles of its parts: what
+		// merging histograms (not averaging percentiles) guarantees.
+		mv := latency.ValueAt(m.Corrected, p)
+		h0, h1 := latency.ValueAt(halves[0].Corrected, p), latency.ValueAt(halves[1].Corrected, p)
+		assert.GreaterOrEqual(t, mv, min(h0, h1)*999/1000, "p%v merged %v, halves %v and %v", p, mv, h0, h1)
+		assert.LessOrEqual(t, mv, max(h0, h1)*1001/1000, "p%v merged %v, halves %v and %v", p, mv, h0, h1)
+	}
+	for _, p := range []float64{50, 90} {
+		// And it describes the same server as one loader at the full rate:
+		// the same order of magnitude (two runs on a shared machine can
+		// promise no more).
+		mv, ov := latency.ValueAt(m.Corrected, p), latency.ValueAt(one.Corrected, p)
+		assert.Less(t, mv, 4*ov+10*time.Millisecond, "p%v merged %v vs one loader %v", p, mv, ov)
+		assert.Less(t, ov, 4*mv+10*time.Millisecond, "p%v one loader %v vs merged %v", p, ov, mv)
+	}
+
+	s, err := report.ReadSummary(merged)
+	require.NoError(t, err)
+	assert.Equal(t, m.Sent, s.Sent)
+	var seriesTotal int64
+	for _, p := range s.Series {
+		seriesTotal += p.Responses
+	}
+	assert.Equal(t, m.Sent, seriesTotal, "the merged series holds every response")
+
+	for _, name := range []string{loadgen.CorrectedLogFile, loadgen.UncorrectedLogFile} {
+		hs, err := loadgen.ReadIntervalLog(filepath.Join(merged, name))
+		require.NoError(t, err)
+		var total int64
+		for _, h := range hs {
+			total += h.TotalCount()
+		}
+		assert.Equal(t, m.Sent, total, "%s: the merged interval log holds every response", name)
+	}
+
+	f, err := os.Open(filepath.Join(merged, loadgen.ResultsFile))
+	require.NoError(t, err)
+	defer f.Close()
+	dec := vegeta.NewDecoder(f)
+	attacks := map[string]int64{}
+	for {
+		var r vegeta.Result
+		if err := dec.Decode(&r); err != nil {
+			require.True(t, errors.Is(err, io.EOF), err)
+			break
+		}
+		attacks[r.Attack]++
+	}
+	assert.Len(t, attacks, 2, "one attack name per loader, so vegeta plot draws each: %v", attacks)
+	var n int64
+	for _, c := range attacks {
+		n += c
+	}
+	assert.Equal(t, m.Sent, n, "results.bin holds both runs")
+}
+
+// Runs of different loads, of different lengths or not made at the same
+// time are refused, saying what differs.
+func TestMergeRefusesRunsThatDiffer(t *testing.T) {
+	url := loadgentest.Serve(t, bareserver.New(serviceTime))
+	base := t.TempDir()
+	a := filepath.Join(base, "a")
+	attack(t, url, 100, a, 1)
+	variant := func(name string, edit func(m map[string]any)) string {
+		dir := filepath.Join(base, name)
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		for _, f := range []string{loadgen.CorrectedLogFile, loadgen.UncorrectedLogFile} {
+			b, err := os.ReadFile(filepath.Join(a, f))
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
+		}
+		b, err := os.ReadFile(filepath.Join(a, report.SummaryFile))
+		require.NoError(t, err)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(b, &m))
+		edit(m)
+		b, err = json.Marshal(m)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, report.SummaryFile), b, 0o644))
+		return dir
+	}
+	f := func(dir string, want ...string) {
+		t.Helper()
+		_, err := Runs([]string{a, dir}, filepath.Join(base, "out-"+filepath.Base(dir)))
+		require.Error(t, err)
+		for _, w := range want {
+			assert.Contains(t, err.Error(), w)
+		}
+		assert.NoFileExists(t, filepath.Join(base, "out-"+filepath.Base(dir), report.SummaryFile), "nothing merged")
+	}
+	f(variant("put", func(m map[string]any) { m["workload"] = "put" }), "workload get", "has put")
+	f(variant("longer", func(m map[string]any) { m["duration_s"] = 1.5 }), "-duration 1s", "has 1.5s")
+	f(variant("later", func(m map[string]any) {
+		start, _ := time.Parse(time.RFC3339Nano, m["started_at"].(string))
+		m["started_at"] = start.Add(time.Hour).Format(time.RFC3339Nano)
+	}), "did not run at the same time")
+	f(variant("interval", func(m map[string]any) { m["interval_s"] = 2.0 }), "-interval")
+
+	_, err := Runs([]string{a}, filepath.Join(base, "one"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "at least two")
+}

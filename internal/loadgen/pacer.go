@@ -1,0 +1,52 @@
+package loadgen
+
+import "time"
+
+// pacerMaxSleep is the longest the pacer sleeps at once, so that it notices
+// cancellation and the end of the drain time promptly.
+const pacerMaxSleep = 50 * time.Millisecond
+
+// pacer decides when the open model's sender wakes up. It does not send:
+// at each wake-up it calls dispatch, which sends every request due by then
+// and returns the first request still unsent. The next wake-up is when that
+// request falls due, but no sooner than one quantum after this one, so one
+// wake-up sends every request that fell due within the quantum before it.
+// A request is thus sent at most a quantum (plus the sleeper's own
+// lateness) after it is due, and never before: dispatch sends only what
+// is due at the time it is given.
+//
+// Time is nanoseconds since the start of the run, read from now; sleep
+// blocks for a duration. Tests give both a fake clock.
+type pacer struct {
+	sched   schedule
+	planned uint64 // requests in the run
+	quantum time.Duration
+	now     func() int64
+	sleep   func(time.Duration)
+}
+
+// run wakes up until every request is sent or stop(now) says to end
+// early, calling dispatch(now) at each wake-up.
+func (p *pacer) run(stop func(now int64) bool, dispatch func(now int64) (next uint64)) {
+	for {
+		now := p.now()
+		if stop(now) {
+			return
+		}
+		next := dispatch(now)
+		if next >= p.planned {
+			return
+		}
+		if d := time.Duration(p.nextWake(now, next) - p.now()); d > 0 {
+			p.sleep(min(d, pacerMaxSleep))
+		}
+	}
+}
+
+// nextWake is when to wake up after one at now left request next the
+// first unsent: when it falls due, but a quantum after now at the
+// earliest. When next is already due (every connection busy), that is
+// one quantum on; senders that finish meanwhile send it themselves.
+func (p *pacer) nextWake(now int64, next uint64) int64 {
+	return max(p.sched.At(next), now+int64(p.quantum))
+}

@@ -1,0 +1,111 @@
+package loadgen
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeClock is the pacer's time in these tests: sleep advances it by the
+// duration asked plus late, the sleeper's own lateness.
+type fakeClock struct {
+	t    int64
+	late time.Duration
+}
+
+func (f *fakeClock) now() int64            { return f.t }
+func (f *fakeClock) sleep(d time.Duration) { f.t += int64(d + f.late) }
+
+// pacedSend is one request as a fake dispatch sent it.
+type pacedSend struct {
+	wake int   // index of the wake-up that sent it
+	at   int64 // the clock then
+}
+
+// runFakePacer runs a pacer over planned requests at rate with the given
+// quantum on clk, with a dispatch that sends everything due (or nothing,
+// if stuck: every connection busy), and returns each request's send.
+func runFakePacer(t *testing.T, clk *fakeClock, rate float64, planned uint64, quantum time.Duration, stuck bool, stopAt int64) ([]pacedSend, int) {
+	t.Helper()
+	p := pacer{sched: newSchedule(rate), planned: planned, quantum: quantum, now: clk.now, sleep: clk.sleep}
+	sends := make([]pacedSend, 0, planned)
+	wakes := 0
+	p.run(func(now int64) bool { return stopAt > 0 && now >= stopAt }, func(now int64) uint64 {
+		wakes++
+		require.Less(t, wakes, 1_000_000, "the pacer does not end")
+		if !stuck {
+			for n := uint64(len(sends)); n < min(p.sched.DueBy(now), planned); n++ {
+				sends = append(sends, pacedSend{wake: wakes, at: now})
+			}
+		}
+		return uint64(len(sends))
+	})
+	return sends, wakes
+}
+
+// At 20,000 req/s a request falls due every 50 µs: with a 250 µs quantum
+// each wake-up after the first sends the five that fell due since the
+// last, each at most a quantum late and none early.
+func TestPacerSendsWhatFellDueWithinAQuantumInOneWakeUp(t *testing.T) {
+	const quantum = 250 * time.Microsecond
+	clk := &fakeClock{}
+	s := newSchedule(20_000)
+	sends, wakes := runFakePacer(t, clk, 20_000, 1000, quantum, false, 0)
+	require.Len(t, sends, 1000)
+	perWake := map[int]int{}
+	for seq, snd := range sends {
+		due := s.At(uint64(seq))
+		assert.GreaterOrEqual(t, snd.at, due, "request %d was sent before it was due", seq)
+		assert.LessOrEqual(t, snd.at-due, int64(quantum), "request %d waited more than a quantum", seq)
+		perWake[snd.wake]++
+	}
+	assert.Equal(t, 1, perWake[1], "the first wake-up, at the start, sends request 0")
+	for w := 2; w < wakes; w++ {
+		assert.Equal(t, 5, perWake[w], "wake-up %d sends the five requests of its quantum", w)
+	}
+	assert.Equal(t, 4, perWake[wakes], "the last wake-up sends the four left")
+	assert.Equal(t, 201, wakes, "one wake-up per quantum: 50 ms of 250 µs quanta, and one at the start")
+}
+
+// Below one request per quantum the pacer sleeps until each request is
+// due and sends it on time.
+func TestPacerSendsSparseRequestsOnTime(t *testing.T) {
+	clk := &fakeClock{}
+	s := newSchedule(1000)
+	sends, wakes := runFakePacer(t, clk, 1000, 100, 250*time.Microsecond, false, 0)
+	require.Len(t, sends, 100)
+	assert.Equal(t, 100, wakes)
+	for seq, snd := range sends {
+		assert.Equal(t, s.At(uint64(seq)), snd.at, "request %d", seq)
+	}
+}
+
+// A sleeper that wakes late (a loaded machine) makes sends late, never
+// early, and whatever fell due meanwhile goes out in the late wake-up.
+func TestPacerCatchesUpAfterALateWakeUp(t *testing.T) {
+	clk := &fakeClock{late: 3 * time.Millisecond}
+	s := newSchedule(10_000)
+	sends, _ := runFakePacer(t, clk, 10_000, 500, 100*time.Microsecond, false, 0)
+	require.Len(t, sends, 500)
+	for seq, snd := range sends {
+		due := s.At(uint64(seq))
+		require.GreaterOrEqual(t, snd.at, due, "request %d was sent before it was due", seq)
+		require.LessOrEqual(t, snd.at-due, int64(100*time.Microsecond+3*time.Millisecond), "request %d", seq)
+		if seq > 0 && sends[seq-1].wake != snd.wake {
+			assert.Greater(t, s.At(uint64(seq)), sends[seq-1].at, "request %d was due at the previous wake-up and waited for the next", seq)
+		}
+	}
+}
+
+// With every connection busy nothing can be sent; the pacer then wakes
+// once a quantum (to grow), neither spinning nor sleeping past the run.
+func TestPacerWakesOncePerQuantumWhileStuck(t *testing.T) {
+	clk := &fakeClock{}
+	stopAt := int64(10 * time.Millisecond)
+	sends, wakes := runFakePacer(t, clk, 20_000, 1000, 250*time.Microsecond, true, stopAt)
+	assert.Empty(t, sends)
+	assert.Equal(t, 40, wakes, "10 ms of 250 µs quanta")
+	assert.Equal(t, stopAt, clk.t, "it stops at the first wake-up that stop says to")
+}

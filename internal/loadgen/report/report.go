@@ -1,0 +1,155 @@
+// Package report turns a loadgen.Result into what people and scripts
+// read: the wrk2-style table, progress lines, summary.json and the .hgrm
+// percentile distributions. It only consumes results; nothing here reaches
+// back into a run.
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kvpool/kvpool/internal/latency"
+	"github.com/kvpool/kvpool/internal/loadgen"
+)
+
+// Describe is the one-line description of what c runs.
+func Describe(c *loadgen.Config) string {
+	rate := "closed loop"
+	if c.Rate > 0 {
+		rate = fmt.Sprintf("%.0f req/s", c.Rate)
+	}
+	return DescribeLoad(c) + ", rate " + rate
+}
+
+// DescribeLoad is Describe without the rate, for runs that choose their
+// own (saturate). It names only the settings that apply: the transport
+// for the fast engine, the Zipf exponent for -dist zipf.
+func DescribeLoad(c *loadgen.Config) string {
+	eng := c.Engine
+	if c.Engine == loadgen.EngineFast {
+		eng += " (" + c.Transport + ")"
+	}
+	w := c.Workload
+	keys := fmt.Sprintf("%d keys %s", w.Keys, w.Dist)
+	if w.Dist == loadgen.DistZipf {
+		keys += fmt.Sprintf(" s=%.2f", w.ZipfS)
+	}
+	value := ""
+	if w.Mix.Put > 0 {
+		value = fmt.Sprintf(", value %d B", w.ValueSize)
+	}
+	return fmt.Sprintf("engine %s, %d connections (max %d), workload %s, %s%s",
+		eng, c.Conns, c.MaxConns, w, keys, value)
+}
+
+// Print writes r's report in wrk2's layout: both percentile tables, then
+// counts, rates, loader cost and any warnings.
+func Print(w io.Writer, r *loadgen.Result) {
+	c := &r.Config
+	fmt.Fprintf(w, "Running %v test @ %s%s\n", c.Duration, strings.TrimSuffix(c.Target, "/"), loadgen.APIPath)
+	fmt.Fprintf(w, "  %s\n\n", Describe(c))
+	latency.PrintTable(w, latency.TitleCorrected, r.Corrected)
+	fmt.Fprintln(w)
+	latency.PrintTable(w, latency.TitleUncorrected, r.Uncorrected)
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  Send lag (scheduled → actual send): p50 %s, p99 %s, max %s; %d sends more than %v late\n",
+		latency.FormatMicros(r.SendLag.ValueAtPercentile(50)), latency.FormatMicros(r.SendLag.ValueAtPercentile(99)),
+		latency.FormatMicros(r.SendLag.Max()), r.Late, loadgen.LateThreshold)
+	fmt.Fprintf(w, "  %d requests in %.2fs, %s read, %s written\n", r.Sent, r.Elapsed.Seconds(), BytesText(r.BytesIn), BytesText(r.BytesOut))
+	if c.Rate > 0 {
+		fmt.Fprintf(w, "Requests/sec: %10.2f  (asked %.0f: %.2f%%; sending %.2f/s)\n", r.AchievedRate(), c.Rate, 100*r.AchievedRate()/c.Rate, r.SendRate())
+	} else {
+		fmt.Fprintf(w, "Requests/sec: %10.2f  (closed loop)\n", r.AchievedRate())
+	}
+	fmt.Fprintf(w, "Status codes: %s\n", CodesText(r.Codes))
+	fmt.Fprintf(w, "Errors:       %d (%.3f%%)\n", r.ErrorCount, 100*r.ErrorRate())
+	PrintErrors(w, r.Errors)
+	fmt.Fprintf(w, "Connections:  %d at start, %d at peak (cap %d); %d carried requests, %d reconnects; at most %d requests in flight\n",
+		r.ConnsStart, r.ConnsPeak, c.MaxConns, r.ConnsUsed, r.Reconnects, r.InFlightPeak)
+	fmt.Fprintf(w, "Loader CPU:   %.2fs user + %.2fs sys = %.1f µs/request (%.0f%% of one core)\n",
+		r.CPU.User.Seconds(), r.CPU.System.Seconds(), Micros(r.CPUPerRequest()), 100*r.CPU.Total().Seconds()/max(r.Elapsed.Seconds(), 1e-9))
+	for _, warn := range r.Warnings() {
+		fmt.Fprintf(w, "\n*** WARNING: %s ***\n", warn)
+	}
+}
+
+// PrintErrors writes one line per kind of error, most frequent first.
+func PrintErrors(w io.Writer, errs map[string]int64) {
+	type errorCount struct {
+		msg string
+		n   int64
+	}
+	out := make([]errorCount, 0, len(errs))
+	for msg, n := range errs {
+		out = append(out, errorCount{msg, n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].n != out[j].n {
+			return out[i].n > out[j].n
+		}
+		return out[i].msg < out[j].msg
+	})
+	for _, e := range out {
+		fmt.Fprintf(w, "  %8d  %s\n", e.n, e.msg)
+	}
+}
+
+// CodesText is "200: 5, 404: 1", codes in order; 0 is "no response".
+func CodesText(codes map[int]int64) string {
+	keys := make([]int, 0, len(codes))
+	for k := range codes {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		name := fmt.Sprint(k)
+		if k == 0 {
+			name = "no response"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d", name, codes[k]))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// BytesText is n in B, KB, MB or GB.
+func BytesText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2fGB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2fMB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.2fKB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+// Micros is d in microseconds.
+func Micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// Progress returns a progress callback that writes one line per snapshot
+// to w, such as
+//
+//	[   5s] 10001 req/s (asked 10000)  done 50003  p99 1.23ms  errors 0  conns 64
+func Progress(w io.Writer) func(loadgen.Progress) {
+	return func(p loadgen.Progress) {
+		asked := "closed loop"
+		if p.Asked > 0 {
+			asked = fmt.Sprintf("asked %.0f", p.Asked)
+		}
+		done := fmt.Sprintf("%d", p.Completed)
+		if p.Planned != 0 && p.Planned != math.MaxUint64 {
+			done += fmt.Sprintf("/%d", p.Planned)
+		}
+		fmt.Fprintf(w, "[%5.0fs] %.0f req/s (%s)  done %s  p99 %s  errors %d  conns %d\n",
+			p.Elapsed.Seconds(), p.Rate, asked, done, latency.FormatDuration(p.P99), p.Errors, p.Conns)
+	}
+}

@@ -1,0 +1,192 @@
+package report
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/kvpool/kvpool/internal/latency"
+	"github.com/kvpool/kvpool/internal/loadgen"
+)
+
+// Files WriteFiles writes beside the ones the run streamed (the interval
+// logs and results.bin, see loadgen).
+const (
+	SummaryFile     = "summary.json"
+	CorrectedFile   = "latency-corrected.hgrm"
+	UncorrectedFile = "latency-uncorrected.hgrm"
+)
+
+// Summary is summary.json: a Result reduced to numbers, stable for scripts
+// and for `loadtest merge`. Durations are milliseconds or microseconds as
+// the field name says; rates are per second.
+type Summary struct {
+	Name      string    `json:"name"`
+	StartedAt time.Time `json:"started_at"`
+	Target    string    `json:"target"`
+	// Server is the target's kvserver_config_info labels (pool, workers,
+	// cap, ...); absent when the target is not a kvserver.
+	Server    map[string]string `json:"server,omitempty"`
+	Engine    string            `json:"engine"`
+	Transport string            `json:"transport,omitempty"`
+	Workload  string            `json:"workload"`
+	Keys      uint64            `json:"keys"`
+	Dist      string            `json:"dist"`
+	ValueSize int               `json:"value_size"`
+	Conns     int               `json:"conns"`
+
+	AskedRate    float64 `json:"asked_rate"` // 0 = closed loop
+	DurationS    float64 `json:"duration_s"`
+	ElapsedS     float64 `json:"elapsed_s"`
+	SendSpanS    float64 `json:"send_span_s"`
+	AchievedRate float64 `json:"achieved_rate"`
+	SendRate     float64 `json:"send_rate"`
+
+	Planned uint64 `json:"planned"`
+	Sent    int64  `json:"sent"`
+	Unsent  int64  `json:"unsent"`
+	Late    int64  `json:"late_sends"`
+
+	StatusCodes map[string]int64 `json:"status_codes"` // "0" = no response
+	Errors      int64            `json:"errors"`
+	ErrorRate   float64          `json:"error_rate"`
+	ErrorKinds  map[string]int64 `json:"error_kinds,omitempty"`
+
+	Corrected   latency.Summary `json:"latency_corrected"`
+	Uncorrected latency.Summary `json:"latency_uncorrected"`
+	SendLag     latency.Summary `json:"send_lag"`
+
+	// IntervalS is the length of each point of Series (and of each
+	// histogram of the .hlog files); Series is rate, errors and corrected
+	// latency over time.
+	IntervalS float64            `json:"interval_s"`
+	Series    []loadgen.Interval `json:"series"`
+	// VegetaLatency says what results.bin's latencies mean.
+	VegetaLatency string `json:"vegeta_latency"`
+
+	BytesIn    int64 `json:"bytes_in"`
+	BytesOut   int64 `json:"bytes_out"`
+	ConnsStart int   `json:"conns_start"`
+	ConnsPeak  int   `json:"conns_peak"`
+	MaxConns   int   `json:"max_conns"`
+	// ConnsUsed is how many connections carried at least one request;
+	// Reconnects how often a connection the server had closed was dialled
+	// again; InFlightPeak the most requests in flight at once.
+	ConnsUsed    int   `json:"conns_used"`
+	Reconnects   int64 `json:"reconnects"`
+	InFlightPeak int   `json:"in_flight_peak"`
+
+	LoaderCPUUserS    float64  `json:"loader_cpu_user_s"`
+	LoaderCPUSysS     float64  `json:"loader_cpu_sys_s"`
+	LoaderCPUPerReqUs float64  `json:"loader_cpu_per_request_us"`
+	Warnings          []string `json:"warnings"`
+
+	// The whole run's histograms (µs), compressed (HdrHistogram's V2
+	// encoding, base64), so that runs can be merged exactly.
+	HistCorrected   string `json:"hdr_corrected"`
+	HistUncorrected string `json:"hdr_uncorrected"`
+	HistSendLag     string `json:"hdr_send_lag"`
+}
+
+// Summarize reduces r to its summary.json form; server is the target's
+// kvserver_config_info (nil if it is not a kvserver).
+func Summarize(r *loadgen.Result, server map[string]string) Summary {
+	c := &r.Config
+	s := Summary{
+		Name: c.Name, StartedAt: r.Start, Target: c.Target, Server: server, Engine: c.Engine,
+		Workload: c.Workload.String(), Keys: c.Workload.Keys, Dist: c.Workload.Dist, ValueSize: c.Workload.ValueSize, Conns: c.Conns,
+		AskedRate: c.Rate, DurationS: c.Duration.Seconds(), ElapsedS: r.Elapsed.Seconds(), SendSpanS: r.SendSpan.Seconds(),
+		AchievedRate: r.AchievedRate(), SendRate: r.SendRate(),
+		Planned: r.Planned, Sent: r.Sent, Unsent: r.Unsent(), Late: r.Late,
+		StatusCodes: map[string]int64{}, Errors: r.ErrorCount, ErrorRate: r.ErrorRate(), ErrorKinds: r.Errors,
+		Corrected: latency.Summarize(r.Corrected), Uncorrected: latency.Summarize(r.Uncorrected), SendLag: latency.Summarize(r.SendLag),
+		IntervalS: c.Interval.Seconds(), Series: r.Intervals, VegetaLatency: c.VegetaLatency,
+		BytesIn: r.BytesIn, BytesOut: r.BytesOut, ConnsStart: r.ConnsStart, ConnsPeak: r.ConnsPeak, MaxConns: c.MaxConns,
+		ConnsUsed: r.ConnsUsed, Reconnects: r.Reconnects, InFlightPeak: r.InFlightPeak,
+		LoaderCPUUserS: r.CPU.User.Seconds(), LoaderCPUSysS: r.CPU.System.Seconds(), LoaderCPUPerReqUs: Micros(r.CPUPerRequest()),
+		Warnings:      r.Warnings(),
+		HistCorrected: encodeHist(r.Corrected), HistUncorrected: encodeHist(r.Uncorrected), HistSendLag: encodeHist(r.SendLag),
+	}
+	if c.Engine == loadgen.EngineFast {
+		s.Transport = c.Transport
+	}
+	for code, n := range r.Codes {
+		s.StatusCodes[strconv.Itoa(code)] = n
+	}
+	if s.Warnings == nil {
+		s.Warnings = []string{}
+	}
+	if s.Series == nil {
+		s.Series = []loadgen.Interval{}
+	}
+	return s
+}
+
+func encodeHist(h *hdrhistogram.Histogram) string {
+	if h == nil {
+		return ""
+	}
+	b, err := h.EncodeV2()
+	if err != nil {
+		return ""
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// DecodeHist reverses the encoding of Summary's Hist fields.
+func DecodeHist(s string) (*hdrhistogram.Histogram, error) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, err
+	}
+	return hdrhistogram.Decode(b)
+}
+
+// WriteFiles writes summary.json and the two .hgrm percentile
+// distributions of r into dir (created if missing).
+func WriteFiles(dir string, r *loadgen.Result, server map[string]string) error {
+	if err := WriteJSON(dir, SummaryFile, Summarize(r, server)); err != nil {
+		return err
+	}
+	for name, h := range map[string]*hdrhistogram.Histogram{CorrectedFile: r.Corrected, UncorrectedFile: r.Uncorrected} {
+		if err := loadgen.WriteFile(filepath.Join(dir, name), func(w *bufio.Writer) error { return latency.WriteHGRM(w, h) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteJSON writes v, indented, as dir/name, creating dir if needed.
+func WriteJSON(dir, name string, v any) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("cannot create output directory: %w", err)
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("cannot encode %s: %w", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("cannot write %s: %w", name, err)
+	}
+	return nil
+}
+
+// ReadSummary reads dir/summary.json.
+func ReadSummary(dir string) (Summary, error) {
+	var s Summary
+	b, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	if err != nil {
+		return s, fmt.Errorf("cannot read the run in %s: %w", dir, err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("cannot parse %s: %w", filepath.Join(dir, SummaryFile), err)
+	}
+	return s, nil
+}

@@ -1,0 +1,135 @@
+// Package vegeta is the "vegeta" engine of loadgen: vegeta's attacker
+// (net/http client, its own pacer and worker pool) with a Targeter that
+// draws requests from the same workload as the fast engine. It is the
+// independent loader the fast engine is checked against. Import it for its
+// side effect (it registers itself with loadgen) to make -engine vegeta
+// available.
+package vegeta
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/workload"
+)
+
+func init() { loadgen.RegisterEngine(loadgen.EngineVegeta, run) }
+
+// run is the engine. Vegeta measures latency from its actual send; the
+// corrected latency is taken from the schedule start + seq/rate as in the
+// fast engine. Vegeta does not report how many workers it grew to, so
+// Result.ConnsPeak is the starting count.
+func run(ctx context.Context, cfg *loadgen.Config, progress func(loadgen.Progress)) (*loadgen.Result, error) {
+	host := cfg.TargetHost()
+	conn, err := net.DialTimeout("tcp", host, cfg.Timeout)
+	if err != nil {
+		return nil, fmt.Errorf("cannot connect to %s: %w; is the server running (make run)?", host, err)
+	}
+	conn.Close()
+
+	entity := cfg.EntityURL()
+	var mu sync.Mutex // the Targeter is called from many workers
+	pick := workload.NewPicker(cfg.Workload, cfg.Seed)
+	var seq uint64
+	targeter := func(tgt *vegeta.Target) error {
+		mu.Lock()
+		op, key := pick.Next(seq)
+		seq++
+		mu.Unlock()
+		tgt.Method = op.Method()
+		tgt.URL = entity + strconv.FormatUint(key, 10)
+		tgt.Body = nil
+		if op == workload.OpPut {
+			tgt.Body = workload.Value(key, cfg.Workload.ValueSize)
+		}
+		return nil
+	}
+
+	maxWorkers := uint64(cfg.MaxConns)
+	pacer := vegeta.ConstantPacer{} // Freq 0: as fast as MaxWorkers allow
+	var sched loadgen.Schedule
+	if cfg.Rate > 0 {
+		pacer = vegeta.ConstantPacer{Freq: int(math.Round(cfg.Rate * 1000)), Per: 1000 * time.Second}
+		sched = loadgen.NewSchedule(cfg.Rate)
+	} else {
+		maxWorkers = uint64(cfg.Conns)
+	}
+	atk := vegeta.NewAttacker(
+		vegeta.Workers(uint64(cfg.Conns)),
+		vegeta.MaxWorkers(maxWorkers),
+		vegeta.Connections(cfg.MaxConns),
+		vegeta.MaxConnections(cfg.MaxConns),
+		vegeta.Timeout(cfg.Timeout),
+		vegeta.KeepAlive(true),
+	)
+	stopOnCancel := context.AfterFunc(ctx, func() { atk.Stop() })
+	defer stopOnCancel()
+
+	rec := loadgen.NewRecorder(cfg)
+	done := make(chan struct{})
+	var bg sync.WaitGroup
+	cpu0 := loadgen.ProcessCPU()
+	start := time.Now()
+	if progress != nil && cfg.Progress > 0 {
+		snapshot := func() loadgen.Progress {
+			p := loadgen.Progress{Elapsed: time.Since(start), Asked: cfg.Rate, Conns: cfg.Conns}
+			rec.AddTo(&p)
+			return p
+		}
+		bg.Go(func() { loadgen.ReportProgress(done, cfg.Progress, snapshot, progress) })
+	}
+	var n uint64
+	for r := range atk.Attack(targeter, pacer, cfg.Duration, cfg.Name) {
+		o := loadgen.Outcome{Seq: r.Seq, Key: keyOf(r.URL), Op: workload.OpGet, Code: int(r.Code),
+			BytesIn: int(r.BytesIn), BytesOut: int(r.BytesOut)}
+		switch r.Method {
+		case "PUT":
+			o.Op = workload.OpPut
+		case "DELETE":
+			o.Op = workload.OpDelete
+		}
+		o.Sent = r.Timestamp.Sub(start)
+		o.End = o.Sent + r.Latency
+		o.Intended = o.Sent
+		if cfg.Rate > 0 {
+			o.Intended = min(sched.At(r.Seq), o.Sent)
+		}
+		if r.Code == 0 && r.Error != "" {
+			o.Err = errors.New(r.Error)
+		}
+		rec.Add(&o)
+		if n++; cfg.Requests > 0 && n >= cfg.Requests {
+			atk.Stop()
+		}
+	}
+	cpu := loadgen.ProcessCPU().Sub(cpu0)
+	close(done)
+	bg.Wait()
+
+	res := &loadgen.Result{Config: *cfg, Start: start, CPU: cpu, ConnsStart: cfg.Conns, ConnsPeak: cfg.Conns}
+	if cfg.Rate > 0 {
+		res.Planned = sched.Count(cfg.Duration)
+	}
+	res.Merge(rec)
+	return res, nil
+}
+
+// keyOf extracts the id from a request URL ending in "?id=K".
+func keyOf(url string) uint64 {
+	i := strings.LastIndex(url, "id=")
+	if i < 0 {
+		return 0
+	}
+	k, _ := strconv.ParseUint(url[i+3:], 10, 64)
+	return k
+}

@@ -1,0 +1,68 @@
+package vegeta
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	vegetalib "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/workload"
+)
+
+// The vegeta engine records the same things through vegeta's attacker as
+// the fast engine does through its own: both distributions, every status,
+// the interval logs and results.bin.
+func TestVegetaEngineRecordsBothDistributions(t *testing.T) {
+	url := loadgentest.ServeHandler(t, loadgentest.MixedStatuses)
+
+	dir := t.TempDir()
+	cfg := loadgen.DefaultConfig()
+	cfg.Target = url
+	cfg.Engine, cfg.Rate, cfg.Duration = loadgen.EngineVegeta, 500, 400*time.Millisecond
+	cfg.Conns, cfg.MaxConns, cfg.Progress = 4, 4, 0
+	cfg.Workload.Keys, cfg.Workload.ValueSize = 1000, 64
+	cfg.Workload.Mix = workload.Mix{Get: 0.5, Put: 0.3, Delete: 0.2}
+	cfg.Out = dir
+	res, err := loadgen.Run(context.Background(), cfg, nil)
+	require.NoError(t, err)
+	require.NoError(t, res.OutputErr)
+	assert.Equal(t, int64(200), res.Sent)
+	assert.Zero(t, res.ErrorCount)
+	assert.Equal(t, int64(200), res.Corrected.TotalCount())
+	assert.Equal(t, int64(200), res.Uncorrected.TotalCount())
+	assert.Equal(t, int64(200), res.Codes[200]+res.Codes[404]+res.Codes[201]+res.Codes[202])
+	assert.Positive(t, res.Codes[202], "DELETEs go through vegeta too")
+	assert.GreaterOrEqual(t, res.Corrected.Max(), res.Uncorrected.Max(), "corrected latencies are never below the uncorrected ones")
+
+	f, err := os.Open(filepath.Join(dir, loadgen.ResultsFile))
+	require.NoError(t, err)
+	defer f.Close()
+	dec := vegetalib.NewDecoder(f)
+	n := 0
+	for {
+		var r vegetalib.Result
+		if err := dec.Decode(&r); err != nil {
+			require.True(t, errors.Is(err, io.EOF), err)
+			break
+		}
+		n++
+	}
+	assert.Equal(t, 200, n)
+	hs, err := loadgen.ReadIntervalLog(filepath.Join(dir, loadgen.CorrectedLogFile))
+	require.NoError(t, err)
+	assert.NotEmpty(t, hs)
+}
+
+func TestKeyOf(t *testing.T) {
+	assert.Equal(t, uint64(42), keyOf("http://127.0.0.1:1/v0/entity?id=42"))
+	assert.Zero(t, keyOf("http://127.0.0.1:1/v0/status"))
+}
