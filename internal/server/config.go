@@ -133,6 +133,7 @@ func (c Config) Validate() error {
 		return &ConfigError{Flag: flag, Value: fmt.Sprint(value), Want: fmt.Sprintf(want, args...)}
 	}
 	p := c.Pcfg
+	combination := pool.Validate(c.Pool, p) // -pool, -cap and -overflow together
 	switch {
 	case c.Addr == "":
 		return bad("addr", c.Addr, "must not be empty; e.g. 127.0.0.1:19234, or 127.0.0.1:0 for any free port")
@@ -154,9 +155,9 @@ func (c Config) Validate() error {
 		return bad("codel-interval", p.CoDelInterval, "must be more than 0s, up to %v", maxCoDelInterval)
 	case p.CoDelTarget <= 0 || p.CoDelTarget >= p.CoDelInterval:
 		return bad("codel-target", p.CoDelTarget, "must be more than 0s and less than -codel-interval %v", p.CoDelInterval)
-	case pool.Validate(c.Pool, p) != nil:
+	case combination != nil:
 		// What is left are -pool, -cap and -overflow combinations.
-		return bad("cap", p.Capacity, "%v", pool.Validate(c.Pool, p))
+		return bad("cap", p.Capacity, "%v", combination)
 	case c.CacheMiB < 1 || c.CacheMiB > maxCacheMiB:
 		return bad("cache-mb", c.CacheMiB, "must be between 1 and %d", maxCacheMiB)
 	case !slices.Contains(store.Compressions, c.Compression):
