@@ -9,7 +9,7 @@ ADDR ?=
 DATA ?=
 ARGS ?=
 
-.PHONY: all run build test test-stress vet fmt-check lint bench-http tools-wrk clean loadtest fill attack saturate bench-loader crashtest overload fuzz tools-jq bench-pools tools-oha wire-check compare pprof-diff tools-graphviz
+.PHONY: all run build test test-stress vet fmt-check lint bench-http tools-wrk clean loadtest fill attack saturate bench-loader crashtest overload fuzz tools-jq bench-pools tools-oha wire-check compare compare-publish pprof-diff tools-graphviz
 
 all: build
 
@@ -160,6 +160,19 @@ PROFILE ?= cpu
 pprof-diff:
 	@[ -n "$(RUN)" ] || { echo "pprof-diff: set RUN to a compare report's folder, e.g. RUN=$$(ls -d results/compare-* 2>/dev/null | tail -1)" >&2; exit 2; }
 	$(GO) tool pprof -top -diff_base=$(RUN)/profiles/$(A)/$(PROFILE).pb.gz $(RUN)/profiles/$(B)/$(PROFILE).pb.gz
+
+# A compare report made fit to commit: REPORT.md, its charts and the CPU
+# call graphs go to docs/report/<preset>/; the raw profiles (.pb.gz) stay
+# in RUN, and the report's links to them become plain names.
+# make compare-publish RUN=results/compare-...
+compare-publish:
+	@[ -n "$(RUN)" ] && [ -f "$(RUN)/REPORT.md" ] || { echo "compare-publish: set RUN to a compare report's folder, e.g. RUN=$$(ls -d results/compare-* 2>/dev/null | tail -1)" >&2; exit 2; }
+	@run=$(RUN); run=$${run%/}; preset=$$(basename $$run | sed 's/^compare-[0-9TZ]*-//'); dest=docs/report/$$preset; \
+	rm -rf $$dest && mkdir -p $$dest/charts && cp $$run/charts/*.svg $$dest/charts/ && \
+	for g in $$run/profiles/*/cpu.svg; do [ -f $$g ] || continue; pool=$$(basename $$(dirname $$g)); mkdir -p $$dest/profiles/$$pool && cp $$g $$dest/profiles/$$pool/; done; \
+	sed -e 's#\[\([a-z]*\)\](profiles/[^)]*\.pb\.gz)#\1#g' \
+	    -e "1a\\\n*Published from \`$$(basename $$run)\` by \`make compare-publish\`: the charts and CPU call graphs are here; the raw profiles (\`.pb.gz\`, for \`make pprof-diff\` and \`go tool pprof -http\`) stayed in that run's folder.*" \
+	    $$run/REPORT.md > $$dest/REPORT.md && echo "published $$run to $$dest"
 
 # graphviz draws the profiles' call graphs; without it the report says so.
 tools-graphviz:

@@ -184,7 +184,7 @@ func writeEnvironment(b *bytes.Buffer, c *Comparison) {
 			kept = "**no**"
 		}
 		w("| %s | %s | %s | %s | %s | %s | %s | %.2f | %s |\n", l.Workload, l.Variant, l.Step, thousands(l.Asked), thousands(l.SendRate),
-			latency.FormatDuration(l.LagP99), latency.FormatDuration(l.CPUPerRequest), l.CPUShare, kept)
+			latency.FormatDuration(l.LagP99), cpuMicros(l.CPUPerRequest), l.CPUShare, kept)
 	}
 	w("\n")
 }
@@ -222,7 +222,7 @@ func writeWorkload(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 			lat = []string{
 				durRatio(f.Corrected.P50, bf.Corrected.P50), durRatio(f.Corrected.P90, bf.Corrected.P90),
 				durRatio(f.Corrected.P99, bf.Corrected.P99), durRatio(f.Corrected.P999, bf.Corrected.P999),
-				durRatio(f.Corrected.Max, bf.Corrected.Max), durRatio(f.ServerCPUPerRequest, bf.ServerCPUPerRequest),
+				durRatio(f.Corrected.Max, bf.Corrected.Max), cpuMicros(f.ServerCPUPerRequest) + ratio(float64(f.ServerCPUPerRequest), float64(bf.ServerCPUPerRequest)),
 			}
 			peak = fmt.Sprintf("%d / %d", f.ConnsPeak, f.InFlightPeak)
 		}
@@ -370,6 +370,12 @@ func ratio(x, base float64) string {
 		return ""
 	}
 	return fmt.Sprintf(" (%.2f×)", x/base)
+}
+
+// cpuMicros formats a CPU time per request to a tenth of a µs: such
+// costs are a few µs, where whole µs would hide the differences.
+func cpuMicros(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Microsecond), 'f', 1, 64) + "us"
 }
 
 func durRatio(d, base time.Duration) string {

@@ -6,6 +6,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
+	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
 // testConfig is a small, quick configuration against url.
@@ -28,4 +32,17 @@ func run(t *testing.T, cfg Config) *Result {
 	res, err := Run(context.Background(), cfg, nil)
 	require.NoError(t, err)
 	return res
+}
+
+// newAllocEngine is a fast engine at rate against a bare server, with
+// every kind of request and no results kept: not running, not connected.
+func newAllocEngine(t *testing.T, rate float64) *fastEngine {
+	t.Helper()
+	cfg := testConfig(loadgentest.ServeHandler(t, bareserver.Handler), rate, time.Hour)
+	cfg.Workload.Mix = workload.Mix{Get: 0.5, Put: 0.3, Delete: 0.2}
+	cfg.KeepResults = false
+	require.NoError(t, cfg.Validate())
+	tg, err := parseTarget(cfg.Target, false)
+	require.NoError(t, err)
+	return newFastEngine(&cfg, tg)
 }

@@ -25,6 +25,14 @@ import (
 // wait; nothing is handed between goroutines and nothing goes through the
 // Go scheduler's netpoller.
 //
+// A response's end time is the kernel's receive time of its last bytes
+// (SO_TIMESTAMPNS), not the time the loop got round to reading it. That
+// lets the loop leave responses unread until its next wake-up when the
+// idle connections are enough for what falls due by then (see
+// deferReads): below saturation it then wakes once per quantum instead of
+// once per response as well, and on a VM a wake-up of an idle thread costs
+// more than the request's system calls.
+//
 // Dialing (growth, reconnects) runs in goroutines that hand the new socket
 // back through a channel and wake the loop with an eventfd, so that no
 // dial delays a send.
@@ -36,8 +44,11 @@ type evloop struct {
 	p      pacer
 	epfd   int
 	wakeFd int // eventfd: a dial finished
-	pwait2 bool
-	events []unix.EpollEvent
+	// sleepFd is an epoll set holding only wakeFd: a wait on it is a
+	// sleep that leaves the connections' responses for later.
+	sleepFd int
+	pwait2  bool
+	events  []unix.EpollEvent
 
 	dials    chan dialResult
 	dialing  int            // dial goroutines under way
@@ -48,6 +59,11 @@ type evloop struct {
 	checked  int64 // when the watchdog last looked (ns)
 	yielded  int64 // when the loop last let other goroutines run (ns)
 	soleP    bool  // GOMAXPROCS is 1
+	// stamping: the last response read came with its receive time, so
+	// reads may be deferred (see deferReads).
+	stamping bool
+	// deferred counts the sleeps that left responses unread.
+	deferred int
 }
 
 type dialResult struct {
@@ -61,7 +77,7 @@ const wakeSlot = -1
 
 func newEventLoop(e *fastEngine) (*evloop, error) {
 	var err error
-	l := &evloop{e: e, epfd: -1, wakeFd: -1, pwait2: true,
+	l := &evloop{e: e, epfd: -1, wakeFd: -1, sleepFd: -1, pwait2: true,
 		events: make([]unix.EpollEvent, 256),
 		dials:  make(chan dialResult, e.cfg.MaxConns+1),
 		p:      pacer{sched: e.sched, planned: e.planned, quantum: e.cfg.Quantum},
@@ -73,9 +89,16 @@ func newEventLoop(e *fastEngine) (*evloop, error) {
 		l.close()
 		return nil, os.NewSyscallError("eventfd", err)
 	}
-	if err := l.watch(l.wakeFd, wakeSlot, false); err != nil {
+	if l.sleepFd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		l.close()
-		return nil, err
+		return nil, os.NewSyscallError("epoll_create1", err)
+	}
+	for _, epfd := range []int{l.epfd, l.sleepFd} {
+		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: wakeSlot}
+		if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, l.wakeFd, &ev); err != nil {
+			l.close()
+			return nil, os.NewSyscallError("epoll_ctl", err)
+		}
 	}
 	return l, nil
 }
@@ -102,6 +125,11 @@ func (l *evloop) attach(c *conn, fd int) error {
 		unix.Close(fd)
 		return err
 	}
+	// A response that comes without its receive time (this failed, or
+	// the kernel has not started stamping: it does so only while some
+	// socket asks, and starts from a work queue a moment after the first
+	// one does) ends when the loop reads it; see deferReads.
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
 	c.ev.fd, c.dead, c.served = fd, false, 0
 	if c.ev.rbuf == nil {
 		c.ev.rbuf = make([]byte, 4096)
@@ -154,13 +182,13 @@ func (l *evloop) run(ctx context.Context) {
 		if l.stopped && l.inFlight == 0 && l.dialing == 0 {
 			return
 		}
-		wait := pacerMaxSleep
+		wait, wakeAt := pacerMaxSleep, int64(0)
 		if !l.stopped {
-			wakeAt := l.p.nextWake(lastTimer, next)
+			wakeAt = l.p.nextWake(lastTimer, next)
 			if now >= wakeAt {
 				l.dispatch(now)
-				lastTimer = now
-				wakeAt = l.p.nextWake(now, e.next.Load())
+				lastTimer = l.p.anchor(wakeAt, now)
+				wakeAt = l.p.nextWake(lastTimer, e.next.Load())
 			}
 			wait = min(wait, time.Duration(wakeAt-now))
 		}
@@ -173,6 +201,15 @@ func (l *evloop) run(ctx context.Context) {
 			// more Ps they run on the others, and a yield would wake one.)
 			runtime.Gosched()
 			l.yielded = now
+		}
+		if !l.stopped && l.deferReads(wait, now) {
+			// Read what has arrived (after this wake-up's sends, which
+			// thus go out first), then sleep through the responses that
+			// arrive meanwhile.
+			l.collect(now)
+			l.handle(l.waitOn(l.sleepFd, time.Duration(wakeAt-e.now())))
+			l.deferred++
+			continue
 		}
 		if l.handle(l.wait(wait)) == 0 {
 			continue
@@ -211,6 +248,44 @@ func (l *evloop) preciseTimers() func() {
 	}
 }
 
+// deferReads says whether the loop may sleep for wait (until its next
+// wake-up, at now+wait) without reading the responses that arrive
+// meanwhile: the wait is short (a quantum or so, not a gap between sparse
+// requests), the last response read came with its receive time (so the
+// next ones will end when they arrived, not when read), and more
+// connections are idle than requests fall due by one quantum after the
+// wake-up, so that no request will wait for a connection whose response
+// sits unread.
+func (l *evloop) deferReads(wait time.Duration, now int64) bool {
+	if wait <= 0 || wait > rawWaitMax || !l.stamping {
+		return false
+	}
+	e := l.e
+	next := e.next.Load()
+	due := min(e.sched.DueBy(now+int64(wait)+int64(l.p.quantum)), e.planned)
+	return due <= next || uint64(l.idle.n) > due-next
+}
+
+// collect reads the responses of the requests sent before before (ns),
+// and writes on what the socket could not take before, by trying each:
+// cheaper than asking epoll, which costs a system call per wake-up even
+// when it has nothing to say, whereas below saturation nearly every
+// request sent before this wake-up has its response waiting. (An idle
+// connection the server closed is not looked at; its next request finds
+// out, and is sent again on a new connection, see broken.)
+func (l *evloop) collect(before int64) {
+	now := l.e.now()
+	for _, c := range l.e.conns {
+		switch {
+		case c.ev.fd < 0 || !c.ev.busy || c.ev.waiting:
+		case c.ev.unwritten != nil:
+			l.onEvent(c, unix.EPOLLOUT, now)
+		case c.o.sent < before:
+			l.onEvent(c, unix.EPOLLIN, now)
+		}
+	}
+}
+
 // handle handles the first n events of the last wait and returns n.
 func (l *evloop) handle(n int) int {
 	now := l.e.now()
@@ -241,7 +316,10 @@ func watchdogEvery(timeout time.Duration) time.Duration {
 const rawWaitMax = time.Millisecond
 
 // wait blocks until an event or for d, and returns how many events it got.
-func (l *evloop) wait(d time.Duration) int {
+func (l *evloop) wait(d time.Duration) int { return l.waitOn(l.epfd, d) }
+
+// waitOn is wait on the epoll set epfd (l.epfd or l.sleepFd).
+func (l *evloop) waitOn(epfd int, d time.Duration) int {
 	d = max(d, 0)
 	for {
 		var n int
@@ -252,7 +330,7 @@ func (l *evloop) wait(d time.Duration) int {
 			if d <= rawWaitMax {
 				call = unix.RawSyscall6
 			}
-			r, _, errno := call(unix.SYS_EPOLL_PWAIT2, uintptr(l.epfd),
+			r, _, errno := call(unix.SYS_EPOLL_PWAIT2, uintptr(epfd),
 				uintptr(unsafe.Pointer(&l.events[0])), uintptr(len(l.events)), uintptr(unsafe.Pointer(&ts)), 0, 0)
 			n = int(r)
 			if errno != 0 {
@@ -263,7 +341,7 @@ func (l *evloop) wait(d time.Duration) int {
 				continue
 			}
 		} else {
-			n, err = unix.EpollWait(l.epfd, l.events, int((d+time.Millisecond-1)/time.Millisecond))
+			n, err = unix.EpollWait(epfd, l.events, int((d+time.Millisecond-1)/time.Millisecond))
 		}
 		if err == unix.EINTR {
 			return 0
@@ -368,7 +446,10 @@ func (l *evloop) onEvent(c *conn, events uint32, now int64) {
 	if c.ev.rn == len(c.ev.rbuf) {
 		c.ev.rbuf = append(c.ev.rbuf, make([]byte, len(c.ev.rbuf))...)
 	}
-	n, err := unix.Read(c.ev.fd, c.ev.rbuf[c.ev.rn:])
+	n, rx, err := l.recv(c)
+	if n > 0 {
+		l.stamping = rx != 0
+	}
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:
 		return
@@ -400,7 +481,7 @@ func (l *evloop) onEvent(c *conn, events uint32, now int64) {
 	if !ok || c.ev.rn < f.headerLen+f.bodyLen {
 		return // more to come
 	}
-	c.o.code, c.o.bytesIn, c.o.end = f.code, f.bodyLen, l.e.now()
+	c.o.code, c.o.bytesIn, c.o.end = f.code, f.bodyLen, l.endTime(rx, c.o.sent)
 	c.ev.rn = 0
 	l.done(c)
 	c.served++
@@ -410,6 +491,62 @@ func (l *evloop) onEvent(c *conn, events uint32, now int64) {
 		return
 	}
 	l.idle.push(c)
+}
+
+// recv reads what has arrived on c's socket into c.ev.rbuf[rn:] and
+// returns the kernel's receive time of it (wall clock, ns; 0 if none came
+// with it).
+func (l *evloop) recv(c *conn) (n int, rx int64, err error) {
+	b := c.ev.rbuf[c.ev.rn:]
+	var oob [rxControlLen]byte
+	iov := unix.Iovec{Base: &b[0]}
+	iov.SetLen(len(b))
+	msg := unix.Msghdr{Iov: &iov, Iovlen: 1, Control: &oob[0]}
+	msg.SetControllen(len(oob))
+	r, _, errno := unix.Syscall(unix.SYS_RECVMSG, uintptr(c.ev.fd), uintptr(unsafe.Pointer(&msg)), 0)
+	if errno != 0 {
+		return 0, 0, errno
+	}
+	return int(r), rxTimestamp(oob[:msg.Controllen]), nil
+}
+
+// rxControlLen is room for one SCM_TIMESTAMPNS message (32 bytes on
+// 64-bit Linux) and then some.
+const rxControlLen = 64
+
+// rxTimestamp returns the SCM_TIMESTAMPNS time (ns) in the control
+// messages oob, or 0.
+func rxTimestamp(oob []byte) int64 {
+	for len(oob) >= unix.SizeofCmsghdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		if h.Len < unix.SizeofCmsghdr || uint64(h.Len) > uint64(len(oob)) {
+			return 0
+		}
+		data := oob[unix.CmsgLen(0):h.Len]
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS && len(data) >= int(unsafe.Sizeof(unix.Timespec{})) {
+			return (*unix.Timespec)(unsafe.Pointer(&data[0])).Nano()
+		}
+		oob = oob[min(unix.CmsgSpace(len(data)), len(oob)):]
+	}
+	return 0
+}
+
+// endTime is when a response to a request sent at sent (ns since the
+// run's start) ended, whose last bytes the kernel received at rx (wall
+// clock, ns; 0: unknown): rx on the run's clock where that lies between
+// sent and now (a wall clock stepped during the run does not), else now.
+// The wall and monotonic clocks are read together at the start and run
+// at the same rate (NTP slews both), so the difference is the same on
+// both.
+func (l *evloop) endTime(rx, sent int64) int64 {
+	now := l.e.now()
+	if rx == 0 {
+		return now
+	}
+	if end := rx - l.e.start.UnixNano(); end >= sent && end <= now {
+		return end
+	}
+	return now
 }
 
 // broken handles the end of c's connection (the server closed it, or a
@@ -575,6 +712,9 @@ func (l *evloop) close() {
 	}
 	if l.epfd >= 0 {
 		unix.Close(l.epfd)
+	}
+	if l.sleepFd >= 0 {
+		unix.Close(l.sleepFd)
 	}
 }
 

@@ -28,6 +28,7 @@ type pacer struct {
 // run wakes up until every request is sent or stop(now) says to end
 // early, calling dispatch(now) at each wake-up.
 func (p *pacer) run(stop func(now int64) bool, dispatch func(now int64) (next uint64)) {
+	wakeAt := p.now()
 	for {
 		now := p.now()
 		if stop(now) {
@@ -37,10 +38,25 @@ func (p *pacer) run(stop func(now int64) bool, dispatch func(now int64) (next ui
 		if next >= p.planned {
 			return
 		}
-		if d := time.Duration(p.nextWake(now, next) - p.now()); d > 0 {
+		wakeAt = p.nextWake(p.anchor(wakeAt, now), next)
+		if d := time.Duration(wakeAt - p.now()); d > 0 {
 			p.sleep(min(d, pacerMaxSleep))
 		}
 	}
+}
+
+// anchor is where the quantum of a wake-up meant for wakeAt that came at
+// now starts: at wakeAt, so that the wake-up's lateness (tens of µs on a
+// VM) does not stretch this quantum and every one after it, which would
+// make each request wait longer than a quantum; but at now if the
+// wake-up came a whole quantum late (a stall: the quanta missed are not
+// made up back to back, as this wake-up sent their requests) or early
+// (a sleep cut short).
+func (p *pacer) anchor(wakeAt, now int64) int64 {
+	if now < wakeAt || now-wakeAt >= int64(p.quantum) {
+		return now
+	}
+	return wakeAt
 }
 
 // nextWake is when to wake up after one at now left request next the

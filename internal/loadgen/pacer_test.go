@@ -99,6 +99,23 @@ func TestPacerCatchesUpAfterALateWakeUp(t *testing.T) {
 	}
 }
 
+// A sleeper that is always a little late (as a VM's wake-ups are) does
+// not stretch the quanta: the pacer wakes once per quantum, in phase with
+// the first, and no request waits longer than a quantum and the lateness.
+func TestPacerKeepsQuantaInPhase(t *testing.T) {
+	const quantum, late = 250 * time.Microsecond, 40 * time.Microsecond
+	clk := &fakeClock{late: late}
+	s := newSchedule(20_000)
+	sends, wakes := runFakePacer(t, clk, 20_000, 1000, quantum, false, 0)
+	require.Len(t, sends, 1000)
+	for seq, snd := range sends {
+		due := s.At(uint64(seq))
+		require.GreaterOrEqual(t, snd.at, due, "request %d was sent before it was due", seq)
+		require.LessOrEqual(t, snd.at-due, int64(quantum+late), "request %d", seq)
+	}
+	assert.Equal(t, 201, wakes, "one wake-up per quantum, as with a punctual sleeper")
+}
+
 // With every connection busy nothing can be sent; the pacer then wakes
 // once a quantum (to grow), neither spinning nor sleeping past the run.
 func TestPacerWakesOncePerQuantumWhileStuck(t *testing.T) {

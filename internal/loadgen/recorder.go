@@ -46,7 +46,9 @@ type record struct {
 	op       Op
 }
 
-// end is when the response was read, ns since the start.
+// end is when the response ended, ns since the start: when its last bytes
+// reached the socket where the kernel stamped them (the event loop), else
+// when it was read.
 func (rc *record) end() int64 { return rc.sent + rc.latency }
 
 // recorder takes the outcomes of one connection (one goroutine calls add)
