@@ -189,6 +189,18 @@ func writeEnvironment(b *bytes.Buffer, c *Comparison) {
 	w("\n")
 }
 
+// validated counts the searches whose rate held in the longer validating
+// run as well.
+func validated(sat []SatRun) int {
+	n := 0
+	for _, s := range sat {
+		if s.Validated {
+			n++
+		}
+	}
+	return n
+}
+
 func writeWorkload(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	base := wr.baseline()
@@ -211,6 +223,9 @@ func writeWorkload(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 			if slices.ContainsFunc(v.Sat, func(s SatRun) bool { return s.HitMax }) {
 				sat += ", at the search's maximum rate"
 			}
+			if n := validated(v.Sat); n < len(v.Sat) {
+				sat += fmt.Sprintf(", %d of %d held in validation", n, len(v.Sat))
+			}
 		}
 		lat := []string{"-", "-", "-", "-", "-", "-"}
 		peak := "-"
@@ -228,7 +243,7 @@ func writeWorkload(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 		}
 		w("| %s | %s | %s | %s | %s |\n", poolLabel(v.Variant), v.Variant.PolicyLabel(), sat, strings.Join(lat, " | "), peak)
 	}
-	w("\nLatencies are corrected for coordinated omission (from each request's intended send time) at the fixed rate; spread is ± half the range.\n\n")
+	w("\nLatencies are corrected for coordinated omission (from each request's intended send time) at the fixed rate; spread is ± half the range. A saturation is the highest rate whose short step kept the SLO; \"k of n held in validation\" says how many of the searches also kept it over the longer validating run at that rate.\n\n")
 	if s := settingsLine(wr); s != "" {
 		w("kvserver's settings as it reported them (`kvserver_config_info`): %s.\n\n", s)
 	}
