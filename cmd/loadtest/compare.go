@@ -43,6 +43,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.StringVar(&o.IODelayDist, "io-delay-dist", o.IODelayDist, "slow-backend: fixed | exp")
 	fs.DurationVar(&o.QuietWait, "quiet-wait", o.QuietWait, "before a step, wait up to this while other processes keep over 1.5 cores busy (0: do not check; -quick: at most 10s)")
 	fs.StringVar(&o.Out, "out", o.Out, "the report goes to OUT/compare-<UTC time>-<preset>/")
+	render := fs.String("render", "", "measure nothing: write the report in this earlier comparison's folder again (REPORT.md, compare.json, charts/) with this build's report code, from its compare.json and run folders; takes no other flag")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: loadtest compare [flags]\n\n"+
 			"Starts -kvserver once per variant on a fresh copy of a filled store and compares the pools:\n"+
@@ -55,6 +56,17 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["render"] {
+		if len(given) > 1 || fs.NArg() > 0 {
+			return usageError(fmt.Errorf("-render takes no other flag or argument: the report is written with the options its run had"))
+		}
+		c, err := compare.Render(*render, stderr)
+		if err != nil {
+			return err
+		}
+		printFindings(stdout, c)
+		return nil
+	}
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		name := "LOADTEST_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -97,10 +109,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	for _, f := range c.Findings {
-		fmt.Fprintf(stdout, "- %s\n", f)
-	}
-	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(c.Dir, compare.ReportFile))
+	printFindings(stdout, c)
 	switch {
 	case c.Interrupted:
 		return fmt.Errorf("interrupted; the report of what finished is in %s", c.Dir)
@@ -110,6 +119,14 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("failed the overload checks: %s (see the report's Overload table)", strings.Join(c.OverloadFailed, ", "))
 	}
 	return nil
+}
+
+// printFindings prints c's findings and where its report is.
+func printFindings(w io.Writer, c *compare.Comparison) {
+	for _, f := range c.Findings {
+		fmt.Fprintf(w, "- %s\n", f)
+	}
+	fmt.Fprintf(w, "report: %s\n", filepath.Join(c.Dir, compare.ReportFile))
 }
 
 // listFlag is a comma- or space-separated list flag; repeating the flag

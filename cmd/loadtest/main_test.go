@@ -185,6 +185,14 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	f("-from (5)", "fill", "-from", "5", "-to", "4")
 	f("-out is required", "merge", "a", "b")
 	f("at least two run folders", "merge", "a", "-out", "c")
+	f("-render takes no other flag", "compare", "-render", "x", "-preset", "capacity")
+}
+
+// compare -render of a folder that holds no comparison says so and exits 1.
+func TestCompareRenderOfNoComparison(t *testing.T) {
+	code, _, errs := invoke(t, "compare", "-render", t.TempDir())
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "cannot read the comparison to render")
 }
 
 // Each subcommand has its own flag set with only its flags; a flag of

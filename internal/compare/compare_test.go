@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"math"
@@ -274,6 +275,70 @@ func TestFindingsUnderOverload(t *testing.T) {
 	text = strings.Join(findings(c), "\n")
 	assert.Contains(t, text, "the loader sent only part of what was planned (lifo 40 %)")
 	assert.Contains(t, text, "from the actual send, served p99 within the SLO (100ms): lifo (30.00ms)")
+}
+
+func TestGoodputFindingGroupsBySheddingNotByPolicy(t *testing.T) {
+	c := comparisonOf(nil, "direct", "fifo", "lifo", "adaptive")
+	vs := c.Workloads[0].Variants
+	vs[0].Overload = &OverloadRun{Served: 10, Goodput: 20000}
+	vs[1].Overload = &OverloadRun{Served: 10, Shed: 8, ShedPct: 40, Goodput: 18000}
+	vs[2].Overload = &OverloadRun{Served: 10, Goodput: 26000}
+	vs[3].Overload = &OverloadRun{Served: 10, Shed: 2, ShedPct: 17.5, Goodput: 15000}
+	assert.Equal(t, "`get` under overload, goodput (one run each: read differences of a few per cent as noise): "+
+		"the variants that shed nothing served 20,000–26,000 req/s (1.00–1.30× direct): direct, lifo; "+
+		"those that shed 503s (17.5–40.0 % of what they were sent) served 15,000–18,000 req/s (0.75–0.90× direct): fifo, adaptive.",
+		goodputFinding(c.Workloads[0]))
+
+	vs[1].Overload, vs[3].Overload = nil, nil
+	vs[0].Overload.Served = 0 // direct answered nothing: no ratios
+	assert.Equal(t, "", goodputFinding(c.Workloads[0]), "one variant is no comparison")
+	vs[1].Overload = &OverloadRun{Served: 10, Goodput: 21000}
+	assert.Equal(t, "`get` under overload, goodput (one run each: read differences of a few per cent as noise): "+
+		"the variants that shed nothing served 21,000–26,000 req/s: fifo, lifo.", goodputFinding(c.Workloads[0]))
+}
+
+func TestShedWaitFindingPerPolicy(t *testing.T) {
+	c := comparisonOf(nil, "direct", "fifo", "lifo", "adaptive")
+	vs := c.Workloads[0].Variants
+	vs[1].Variant.Policy, vs[2].Variant.Policy, vs[3].Variant.Policy = "reject", "reject", "drop-oldest"
+	vs[0].Overload = &OverloadRun{Served: 10}
+	vs[1].Overload = &OverloadRun{Served: 10, Shed: 5, ShedWaitP50: 50 * time.Millisecond, ServedWaitP50: 110 * time.Millisecond}
+	vs[2].Overload = &OverloadRun{Served: 10, Shed: 5, ShedWaitP50: 60 * time.Millisecond, ServedWaitP50: 80 * time.Millisecond}
+	vs[3].Overload = &OverloadRun{Served: 10, Shed: 5, ShedWaitP50: 105 * time.Millisecond, ServedWaitP50: 100 * time.Millisecond}
+	assert.Equal(t, "`get` under overload, which requests were shed: the 503s had waited (p50, from the send, per policy) "+
+		"reject 50.00ms–60.00ms (served: 80.00ms–110.00ms); drop-oldest 105.00ms (served: 100.00ms).", shedWaitFinding(c.Workloads[0]))
+	vs[3].Overload.Shed = 0 // one policy left: per variant
+	assert.Equal(t, "`get` under overload, which requests were shed: the 503s had waited (p50, from the send, per variant) "+
+		"fifo 50.00ms (served: 110.00ms); lifo 60.00ms (served: 80.00ms).", shedWaitFinding(c.Workloads[0]))
+	for _, v := range vs {
+		v.Overload.Shed = 0
+	}
+	assert.Equal(t, "", shedWaitFinding(c.Workloads[0]), "nothing shed, nothing to say")
+}
+
+// TestResultsTableOnlyWhereMeasured: a preset that measures the variants
+// only under overload gets direct's saturation in a sentence, not a table
+// of dashes; one with fixed steps keeps its table.
+func TestResultsTableOnlyWhereMeasured(t *testing.T) {
+	c := comparisonOf(map[string][]float64{"direct": {26000, 27000, 38000}}, "direct", "fifo")
+	c.Workloads[0].BaseRate = 27000
+	c.Workloads[0].Variants[0].Sat[2].Validated = true
+	c.Workloads[0].Variants[1].Overload = &OverloadRun{Asked: 54000}
+	var b bytes.Buffer
+	writeWorkload(&b, c, c.Workloads[0])
+	assert.Contains(t, b.String(), "Direct's saturation in req/s (median ± half the spread of its searches): 27,000 ± 6,000, 1 of 3 held in validation. This preset measures the variants only under overload (below).")
+	assert.NotContains(t, b.String(), "| pool | policy | saturation")
+
+	c.Workloads[0].Variants[0].Overload = &OverloadRun{Asked: 54000}
+	b.Reset()
+	writeWorkload(&b, c, c.Workloads[0])
+	assert.Contains(t, b.String(), "only under overload (below), asking 2× that.")
+
+	c.Workloads[0].Variants[1].Fixed = &FixedRun{}
+	b.Reset()
+	writeWorkload(&b, c, c.Workloads[0])
+	assert.Contains(t, b.String(), "| pool | policy | saturation")
+	assert.NotContains(t, b.String(), "This preset measures the variants only under overload")
 }
 
 func TestNumbers(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kvpool/kvpool/internal/compare/verdict"
 	"github.com/kvpool/kvpool/internal/latency"
@@ -132,6 +133,12 @@ func overloadFindings(c *Comparison, wr *WorkloadResult) []string {
 	default:
 		out = append(out, fmt.Sprintf("`%s` under overload: **corrected p99 of served within the SLO (%v)**: %s; above it: %s.", wr.Workload, slo, strings.Join(under, ", "), orNone(over)))
 	}
+	if f := goodputFinding(wr); f != "" {
+		out = append(out, f)
+	}
+	if f := shedWaitFinding(wr); f != "" {
+		out = append(out, f)
+	}
 	if len(failed) > 0 {
 		out = append(out, fmt.Sprintf("`%s` under overload: failed the degradation checks: %s.", wr.Workload, strings.Join(failed, "; ")))
 	}
@@ -142,6 +149,112 @@ func overloadFindings(c *Comparison, wr *WorkloadResult) []string {
 		out = append(out, fmt.Sprintf("`%s` under overload: every variant stayed alive, answered only 2xx/404/503 or timed out, and had its p99 back to normal within the recovery probes.", wr.Workload))
 	}
 	return out
+}
+
+// goodputFinding sets the variants that shed 503s under overload beside
+// those that shed nothing: each group's goodput range, with its ratio to
+// direct's. Each overload step ran once, so no finer order is claimed.
+func goodputFinding(wr *WorkloadResult) string {
+	type group struct {
+		names                              []string
+		minGood, maxGood, minShed, maxShed float64
+	}
+	var shedding, keeping group
+	add := func(g *group, name string, o *OverloadRun) {
+		if len(g.names) == 0 {
+			g.minGood, g.maxGood, g.minShed, g.maxShed = o.Goodput, o.Goodput, o.ShedPct, o.ShedPct
+		}
+		g.names = append(g.names, name)
+		g.minGood, g.maxGood = min(g.minGood, o.Goodput), max(g.maxGood, o.Goodput)
+		g.minShed, g.maxShed = min(g.minShed, o.ShedPct), max(g.maxShed, o.ShedPct)
+	}
+	for _, v := range wr.Variants {
+		switch o := v.Overload; {
+		case o == nil || o.Served == 0:
+		case o.Shed > 0:
+			add(&shedding, v.Name, o)
+		default:
+			add(&keeping, v.Name, o)
+		}
+	}
+	if len(shedding.names)+len(keeping.names) < 2 {
+		return ""
+	}
+	var base float64
+	if b := wr.baseline(); b != nil && b.Overload != nil && b.Overload.Served > 0 {
+		base = b.Overload.Goodput
+	}
+	served := func(g group) string {
+		s := fmt.Sprintf("served %s–%s req/s", thousands(g.minGood), thousands(g.maxGood))
+		if base > 0 {
+			s += fmt.Sprintf(" (%.2f–%.2f× direct)", g.minGood/base, g.maxGood/base)
+		}
+		return s + ": " + strings.Join(g.names, ", ")
+	}
+	var parts []string
+	if len(keeping.names) > 0 {
+		parts = append(parts, "the variants that shed nothing "+served(keeping))
+	}
+	if len(shedding.names) > 0 {
+		parts = append(parts, fmt.Sprintf("those that shed 503s (%.1f–%.1f %% of what they were sent) %s", shedding.minShed, shedding.maxShed, served(shedding)))
+	}
+	return fmt.Sprintf("`%s` under overload, goodput (one run each: read differences of a few per cent as noise): %s.", wr.Workload, strings.Join(parts, "; "))
+}
+
+// shedWaitFinding says which requests each policy shed under overload:
+// how long the shed ones had waited for their 503 (p50, from the send),
+// per policy, beside how long the served ones waited. A policy that
+// refuses newcomers (reject) sheds requests that waited least; one that
+// drops the oldest sheds requests that waited longest.
+func shedWaitFinding(wr *WorkloadResult) string {
+	type span struct{ lo, hi time.Duration }
+	widen := func(m map[string]span, k string, d time.Duration) {
+		if s, ok := m[k]; ok {
+			m[k] = span{min(s.lo, d), max(s.hi, d)}
+			return
+		}
+		m[k] = span{d, d}
+	}
+	// Per policy where the policies differ; per variant where they do not
+	// (the queues preset: each pool at its default).
+	policies := map[string]bool{}
+	for _, v := range wr.Variants {
+		if o := v.Overload; o != nil && o.Shed > 0 {
+			policies[v.Variant.PolicyLabel()] = true
+		}
+	}
+	key, per := func(v *VariantResult) string { return v.Variant.PolicyLabel() }, "policy"
+	if len(policies) == 1 {
+		key, per = func(v *VariantResult) string { return v.Name }, "variant"
+	}
+	shed, served := map[string]span{}, map[string]span{}
+	var order []string
+	for _, v := range wr.Variants {
+		o := v.Overload
+		if o == nil || o.Shed == 0 {
+			continue
+		}
+		k := key(v)
+		if _, ok := shed[k]; !ok {
+			order = append(order, k)
+		}
+		widen(shed, k, o.ShedWaitP50)
+		widen(served, k, o.ServedWaitP50)
+	}
+	if len(order) == 0 {
+		return ""
+	}
+	text := func(s span) string {
+		if s.lo == s.hi {
+			return latency.FormatDuration(s.lo)
+		}
+		return latency.FormatDuration(s.lo) + "–" + latency.FormatDuration(s.hi)
+	}
+	var parts []string
+	for _, k := range order {
+		parts = append(parts, fmt.Sprintf("%s %s (served: %s)", k, text(shed[k]), text(served[k])))
+	}
+	return fmt.Sprintf("`%s` under overload, which requests were shed: the 503s had waited (p50, from the send, per %s) %s.", wr.Workload, per, strings.Join(parts, "; "))
 }
 
 // profileFindings: for the pool of the first workload that saturates

@@ -57,7 +57,7 @@ type Options struct {
 	// down (0: do not check).
 	QuietWait time.Duration
 	// Log receives progress lines (nil: discarded).
-	Log io.Writer
+	Log io.Writer `json:"-"`
 
 	// onStart, for tests, sees every kvserver a step starts.
 	onStart func(step string, v Variant, srv *harness.Server)
@@ -165,9 +165,6 @@ func (o *Options) Validate() error {
 	}
 	if err := checkNames("policy (-policies)", o.Policies, Policies); err != nil {
 		return err
-	}
-	if o.Policies == nil {
-		o.Policies = Policies
 	}
 	if o.Workload != "" {
 		if _, err := workload.ParseMix(o.Workload); err != nil {

@@ -153,7 +153,10 @@ func withPolicy(pool, policy string) Variant { return Variant{Pool: pool, Policy
 // newPlan builds the plan of o.Preset from o (already validated).
 func newPlan(o *Options) (*plan, error) {
 	base := Variant{Pool: baselinePool}
-	pools := o.Pools
+	pools, policies := o.Pools, o.Policies
+	if policies == nil {
+		policies = Policies
+	}
 	p := &plan{Preset: o.Preset, OverloadFactor: 2}
 	if o.Factor > 0 {
 		p.OverloadFactor = o.Factor
@@ -186,7 +189,7 @@ func newPlan(o *Options) (*plan, error) {
 		}
 		p.Workloads = []string{"mixed:0.5"}
 		p.Overload = true
-		p.Variants = append([]Variant{base}, perPool(pools, o.Policies, withPolicy)...)
+		p.Variants = append([]Variant{base}, perPool(pools, policies, withPolicy)...)
 	case "slow-backend":
 		if pools == nil {
 			pools = Pools
@@ -206,7 +209,7 @@ func newPlan(o *Options) (*plan, error) {
 		if o.Factor == 0 {
 			p.OverloadFactor = 10
 		}
-		p.Variants = append([]Variant{base}, perPool(pools, o.Policies, withPolicy)...)
+		p.Variants = append([]Variant{base}, perPool(pools, policies, withPolicy)...)
 		for _, pl := range unboundedPools {
 			if slices.Contains(pools, pl) {
 				p.Variants = append(p.Variants, Variant{Pool: pl, Cap: -1, CapSet: true})

@@ -205,6 +205,61 @@ func writeWorkload(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	base := wr.baseline()
 	w("%s: `%s`\n\n", headResults, wr.Workload)
+	if onlyBaseRate(wr) {
+		// Nothing but direct's saturation was measured outside the
+		// overload step (the policies and overload presets): a table of
+		// dashes would say nothing.
+		w("Direct's saturation in req/s (median ± half the spread of its searches): %s. This preset measures the variants only under overload (below)", satCell(base, 0))
+		if base != nil && base.Overload != nil && wr.BaseRate > 0 {
+			w(", asking %g× that", base.Overload.Asked/wr.BaseRate)
+		}
+		w(".\n\n")
+	} else {
+		writeResultsTable(b, c, wr)
+	}
+	if s := settingsLine(wr); s != "" {
+		w("kvserver's settings as it reported them (`kvserver_config_info`): %s.\n\n", s)
+	}
+	if !hasOverload(c) {
+		return
+	}
+	writeOverloadTable(b, c, wr)
+}
+
+// onlyBaseRate: no variant ran a fixed-rate step and none but direct a
+// saturation search.
+func onlyBaseRate(wr *WorkloadResult) bool {
+	for _, v := range wr.Variants {
+		if v.Fixed != nil || (!v.Variant.IsBaseline() && len(v.Sat) > 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// satCell is v's saturation: median ± half the spread of its searches,
+// its ratio to baseSat (none if 0), and whether the searches hit the
+// maximum or failed validation; "-" if v ran none.
+func satCell(v *VariantResult, baseSat float64) string {
+	if v == nil || len(v.Sat) == 0 {
+		return "-"
+	}
+	rates := v.SatRates()
+	m := median(rates)
+	sat := fmt.Sprintf("%s ± %s%s", thousands(m), thousands(spread(rates)/2), ratio(m, baseSat))
+	if slices.ContainsFunc(v.Sat, func(s SatRun) bool { return s.HitMax }) {
+		sat += ", at the search's maximum rate"
+	}
+	if n := validated(v.Sat); n < len(v.Sat) {
+		sat += fmt.Sprintf(", %d of %d held in validation", n, len(v.Sat))
+	}
+	return sat
+}
+
+// writeResultsTable is the table of saturation and fixed-rate numbers.
+func writeResultsTable(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	base := wr.baseline()
 	w("Direct's saturation: %s req/s; fixed-rate step at %s req/s. Each cell's ratio is to `direct` in this run.\n\n",
 		thousands(wr.BaseRate), thousands(fixedShare*wr.BaseRate))
 	w("| pool | policy | saturation req/s (median, spread over %d) | p50 | p90 | p99 | p99.9 | max | server CPU/request | peak conns / in flight |\n", c.Options.Repeat)
@@ -216,17 +271,7 @@ func writeWorkload(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 		baseFixed = base.Fixed
 	}
 	for _, v := range wr.Variants {
-		sat := "-"
-		if rates := v.SatRates(); len(rates) > 0 {
-			m := median(rates)
-			sat = fmt.Sprintf("%s ± %s%s", thousands(m), thousands(spread(rates)/2), ratio(m, baseSat))
-			if slices.ContainsFunc(v.Sat, func(s SatRun) bool { return s.HitMax }) {
-				sat += ", at the search's maximum rate"
-			}
-			if n := validated(v.Sat); n < len(v.Sat) {
-				sat += fmt.Sprintf(", %d of %d held in validation", n, len(v.Sat))
-			}
-		}
+		sat := satCell(v, baseSat)
 		lat := []string{"-", "-", "-", "-", "-", "-"}
 		peak := "-"
 		if f := v.Fixed; f != nil {
@@ -244,12 +289,12 @@ func writeWorkload(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 		w("| %s | %s | %s | %s | %s |\n", poolLabel(v.Variant), v.Variant.PolicyLabel(), sat, strings.Join(lat, " | "), peak)
 	}
 	w("\nLatencies are corrected for coordinated omission (from each request's intended send time) at the fixed rate; spread is ± half the range. A saturation is the highest rate whose short step kept the SLO; \"k of n held in validation\" says how many of the searches also kept it over the longer validating run at that rate.\n\n")
-	if s := settingsLine(wr); s != "" {
-		w("kvserver's settings as it reported them (`kvserver_config_info`): %s.\n\n", s)
-	}
-	if !hasOverload(c) {
-		return
-	}
+}
+
+// writeOverloadTable is the table of the overload steps.
+func writeOverloadTable(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	base := wr.baseline()
 	w("%s: `%s`\n\n", headOverload, wr.Workload)
 	w("The loader could open connections as requests fell due, up to %d, so that an excess over what the server serves waits in, and is shed by, the server's queue rather than the loader's; the peak columns say how many it needed.\n\n", c.Options.MaxConns)
 	w("| pool | policy | asked req/s | sent | goodput req/s | p99 of served: corrected / from the send | shed %% | shed after (p50 wait) | served after (p50 wait) | timeouts | peak conns / in flight | p99 before → after | RSS steady / peak MiB (growth MiB/s) | verdict |\n")

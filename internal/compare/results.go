@@ -10,8 +10,10 @@ import (
 // Comparison is everything one `loadtest compare` measured: what the
 // report, the charts and compare.json are written from.
 type Comparison struct {
-	Preset  string
-	Options Options `json:"-"`
+	Preset string
+	// Options are those it ran with (compare.json keeps them, so that
+	// Render can write the report again).
+	Options Options
 	plan    *plan
 	Env     Environment
 	// Dir is the report's folder.

@@ -122,6 +122,52 @@ func TestQueuesEndToEnd(t *testing.T) {
 	require.Len(t, back.Workloads, 1)
 	assert.Equal(t, c.Workloads[0].BaseRate, back.Workloads[0].BaseRate)
 	assert.FileExists(t, filepath.Join(c.Dir, "runs", "get", "lifo", "fixed", "summary.json"))
+
+	// Rendering the run again from what it left on disk gives the same
+	// report and the same charts, the latency chart's distributions read
+	// back from the fixed steps' interval logs.
+	again, err := Render(c.Dir, nil)
+	require.NoError(t, err)
+	rendered, err := os.ReadFile(filepath.Join(c.Dir, ReportFile))
+	require.NoError(t, err)
+	assert.Equal(t, report, string(rendered), "the rendered report differs from the run's own")
+	require.Equal(t, c.Charts, again.Charts)
+	for _, ch := range again.Charts {
+		assertSVG(t, filepath.Join(c.Dir, ch.Path))
+	}
+	for _, v := range again.Workloads[0].Variants {
+		require.NotNil(t, v.Fixed.CorrectedHist, "%s: no distribution read back", v.Name)
+		want := c.Workloads[0].Variants[0].Fixed
+		if v.Name == "lifo" {
+			want = c.Workloads[0].Variants[1].Fixed
+		}
+		assert.Equal(t, want.CorrectedHist.TotalCount(), v.Fixed.CorrectedHist.TotalCount(), "%s: every request read back", v.Name)
+		assert.InEpsilon(t, want.CorrectedHist.ValueAtPercentile(99), v.Fixed.CorrectedHist.ValueAtPercentile(99), 0.01, "%s: p99 read back", v.Name)
+	}
+
+	// A compare.json from before the options were kept in it renders with
+	// its preset's defaults.
+	var raw map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(b, &raw))
+	delete(raw, "Options")
+	b, err = json.Marshal(raw)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(c.Dir, ComparisonFile), b, 0o644))
+	old, err := Render(c.Dir, nil)
+	require.NoError(t, err)
+	assert.Equal(t, DefaultOptions().Repeat, old.Options.Repeat)
+	assert.Equal(t, "queues", old.Options.Preset)
+}
+
+// TestRenderRefusesAFolderWithoutAComparison: a clear error, nothing
+// written.
+func TestRenderRefusesAFolderWithoutAComparison(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Render(dir, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), ComparisonFile)
+	entries, _ := os.ReadDir(dir)
+	assert.Empty(t, entries)
 }
 
 // TestInterruptedRunStillWritesReport cancels the comparison during its
