@@ -9,7 +9,7 @@ ADDR ?=
 DATA ?=
 ARGS ?=
 
-.PHONY: all run build test test-stress vet fmt-check lint bench-http tools-wrk clean loadtest fill attack saturate bench-loader crashtest overload fuzz tools-jq bench-pools tools-oha wire-check compare compare-publish pprof-diff tools-graphviz
+.PHONY: all run build test test-stress vet fmt-check lint bench-http tools-wrk clean loadtest fill attack saturate bench-loader crashtest overload fuzz bench-pools tools-oha wire-check compare compare-publish pprof-diff tools-graphviz
 
 all: build
 
@@ -177,9 +177,6 @@ compare-publish:
 # graphviz draws the profiles' call graphs; without it the report says so.
 tools-graphviz:
 	@command -v dot >/dev/null || { apt-get update -qq && apt-get install -y -qq graphviz; } || echo "graphviz could not be installed: the compare report will say it has no call graphs" >&2
-
-tools-jq:
-	@command -v jq >/dev/null || { apt-get update -qq && apt-get install -y -qq jq; }
 
 FUZZTIME ?= 60s
 # Coverage-guided fuzzing of the request path (the seeds run in make test).
