@@ -9,20 +9,27 @@
 # Two servers, `loadtest bare-server` on 127.0.0.1:PORT (answers at once)
 # and one with -service-time $SERVICE_TIME on PORT+1 (an exponential sleep
 # per request: p50 0.69×, p99 4.6× the mean). Against each, ROUNDS times,
-# in alternating order: `oha -q RATE -c 64` and `loadtest attack -rate RATE
-# -conns 64`, each under its own tcpdump. Per run it records what the loader
-# reported (uncorrected: from its actual send, as oha without
-# --latency-correction) and what the wire showed for that same traffic, and
-# how evenly the loader spaced its sends (gap_cv: 0 even, 1 Poisson, >1
-# bursts; burst_pct: sent within 10 us of the previous request).
+# in rotating order, three loaders: `oha -q RATE -c 64`, `loadtest attack
+# -rate RATE -conns 64` at its default -quantum ("fast") and the same at
+# -quantum $FINE_QUANTUM ("fine": a wake-up per request), each under its
+# own tcpdump. Per run it records what the loader reported (uncorrected:
+# from its actual send, as oha without --latency-correction; for ours also
+# corrected, from the intended send time, and the send lag between the
+# two) and what the wire showed for that same traffic, and how evenly the
+# loader spaced its sends (gap_cv: 0 even, 1 Poisson, >1 bursts;
+# burst_pct: sent within 10 us of the previous request).
 #
-# Reading it: "loader - wire" is the loader's own overhead on a request;
-# "wire under oha / wire under fast" is how differently the server behaved
-# under the two loaders' traffic. Two loaders can only agree on p50/p99 if
-# both are small.
+# Reading it: "reported - wire" is the loader's own overhead on a request;
+# "corrected - wire" adds the wait between a request's intended time and
+# its send: the quantum's batching, and the machine's timer wake-up
+# latency, which the fine loader's send lag shows on its own (a wake-up
+# per request, so every µs of it is the sleeper's lateness). "wire under
+# oha / wire under fast" is how differently the server behaved under the
+# two loaders' traffic. Two loaders can only agree on p50/p99 if both are
+# small.
 #
 # Environment: PORT=19296 RATE=10000 DURATION=10s ROUNDS=3 SERVICE_TIME=1ms
-#   OHA=bin/oha/bin/oha OUT=<tmp>
+#   FINE_QUANTUM=1us OHA=bin/oha/bin/oha OUT=<tmp>
 # Needs tcpdump (root, for the capture), python3, jq, go, oha (make tools-oha).
 set -euo pipefail
 
@@ -31,6 +38,7 @@ RATE=${RATE:-10000}
 DURATION=${DURATION:-10s}
 ROUNDS=${ROUNDS:-3}
 SERVICE_TIME=${SERVICE_TIME:-1ms}
+FINE_QUANTUM=${FINE_QUANTUM:-1us}
 root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/loadtest/lib.sh"
 OHA=${OHA:-$root/bin/oha/bin/oha}
@@ -76,9 +84,17 @@ run() {
 		p50=$(jq '.latencyPercentiles.p50 * 1e6' "$OUT/$tag.json")
 		p99=$(jq '.latencyPercentiles.p99 * 1e6' "$OUT/$tag.json")
 	else
-		"$bin" attack -target "http://127.0.0.1:$port" -rate "$RATE" -duration "$DURATION" -conns 64 -max-conns 64 -q -out "$OUT/$tag" >"$OUT/$tag.txt" 2>&1
-		p50=$(jq '.latency_uncorrected.percentiles_ms.p50 * 1000' "$OUT/$tag/summary.json")
-		p99=$(jq '.latency_uncorrected.percentiles_ms.p99 * 1000' "$OUT/$tag/summary.json")
+		local quantum=()
+		[ "$loader" = fine ] && quantum=(-quantum "$FINE_QUANTUM")
+		"$bin" attack -target "http://127.0.0.1:$port" -rate "$RATE" -duration "$DURATION" -conns 64 -max-conns 64 "${quantum[@]}" -q -out "$OUT/$tag" >"$OUT/$tag.txt" 2>&1
+		local summary=$OUT/$tag/summary.json
+		p50=$(jq '.latency_uncorrected.percentiles_ms.p50 * 1000' "$summary")
+		p99=$(jq '.latency_uncorrected.percentiles_ms.p99 * 1000' "$summary")
+		record "${name}_corr_p50" "$(jq '.latency_corrected.percentiles_ms.p50 * 1000' "$summary")"
+		record "${name}_corr_p99" "$(jq '.latency_corrected.percentiles_ms.p99 * 1000' "$summary")"
+		record "${name}_lag_p50" "$(jq '.send_lag.percentiles_ms.p50 * 1000' "$summary")"
+		record "${name}_lag_p99" "$(jq '.send_lag.percentiles_ms.p99 * 1000' "$summary")"
+		record "${name}_cpu_us" "$(jq '.loader_cpu_per_request_us' "$summary")"
 	fi
 	sleep 0.5
 	kill -INT "$capture"; wait "$capture" || true; capture=
@@ -95,7 +111,12 @@ run() {
 for r in $(seq "$ROUNDS"); do
 	echo "round $r/$ROUNDS ..." >&2
 	for server in bare slow; do
-		if ((r % 2)); then run oha "$server" "$r"; run fast "$server" "$r"; else run fast "$server" "$r"; run oha "$server" "$r"; fi
+		case $((r % 3)) in # each loader first, second and last in turn
+		1) order="oha fast fine" ;;
+		2) order="fast fine oha" ;;
+		0) order="fine oha fast" ;;
+		esac
+		for loader in $order; do run "$loader" "$server" "$r"; done
 	done
 done
 
@@ -108,8 +129,9 @@ stats_awk -v rounds="$ROUNDS" -v rate="$RATE" -v service="$SERVICE_TIME" -v labe
 		for (s = 1; s <= 2; s++) {
 			sv = servers[s]
 			print "-- " (sv == "bare" ? "bare handler (answers at once)" : "service time: exponential, mean " service)
-			for (l = 1; l <= 2; l++) {
-				ld = (l == 1 ? "fast" : "oha"); k = ld "-" sv
+			split("fast fine oha", loaders, " ")
+			for (l = 1; l <= 3; l++) {
+				ld = loaders[l]; k = ld "-" sv
 				stat(k "_gap_cv", ld ": send gaps, coefficient of variation", "%10.2f")
 				stat(k "_burst_pct", ld ": % sent within 10 us of the previous", "%10.1f")
 				for (p = 1; p <= 2; p++) {
@@ -118,7 +140,13 @@ stats_awk -v rounds="$ROUNDS" -v rate="$RATE" -v service="$SERVICE_TIME" -v labe
 					stat(k "_" q, ld ": " q " reported us", "%10.1f")
 					stat(k "_wire_" q "_us", ld ": " q " on the wire us", "%10.1f")
 					stat(k "_over_" q, ld ":   reported - wire us", "%10.1f")
+					if (ld == "oha") continue
+					diff(k "_corr_over_" q, k "_corr_" q, k "_wire_" q "_us")
+					stat(k "_corr_" q, ld ": " q " corrected us", "%10.1f")
+					stat(k "_corr_over_" q, ld ":   corrected - wire us", "%10.1f")
+					stat(k "_lag_" q, ld ": " q " send lag us", "%10.1f")
 				}
+				if (ld != "oha") stat(k "_cpu_us", ld ": loader CPU us/request", "%10.1f")
 			}
 			for (p = 1; p <= 2; p++) {
 				q = (p == 1 ? "p50" : "p99")
