@@ -199,6 +199,7 @@ func (r *runner) start(ctx context.Context, wl string, v *VariantResult, step, s
 		}
 	}
 	go func() { <-srv.Exited(); logf.Close() }()
+	r.settle(ctx, srv, fmt.Sprintf("%s %s %s", wl, v.Name, step), settleStart)
 	if r.o.onStart != nil {
 		r.o.onStart(step, v.Variant, srv)
 	}

@@ -32,6 +32,9 @@ func (r *runner) store(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("cannot start kvserver to fill the store: %w", err)
 	}
 	elapsed, rate, err := fillStore(ctx, srv.URL, r.o.Keys, r.o.ValueSize)
+	if err == nil {
+		r.settle(ctx, srv, "the filled store", settleFill)
+	}
 	stopErr := srv.Stop(stopTimeout)
 	switch {
 	case err != nil:
@@ -40,8 +43,40 @@ func (r *runner) store(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("kvserver did not stop cleanly after the fill: %w", stopErr)
 	}
 	r.logf("filled in %.1fs (%.0f PUT/s)", elapsed.Seconds(), rate)
+	// Once more, so that what the first server left in its log (the last
+	// memtable, which Pebble does not flush at close) is flushed and
+	// compacted here rather than by every server started on a copy.
+	if srv, err = harness.Start(ctx, o); err != nil {
+		return "", fmt.Errorf("cannot restart kvserver on the filled store: %w", err)
+	}
+	r.settle(ctx, srv, "the filled store, reopened", settleFill)
+	if err := srv.Stop(stopTimeout); err != nil {
+		return "", fmt.Errorf("kvserver did not stop cleanly on the filled store: %w", err)
+	}
 	r.stores[key] = dir
 	return dir, nil
+}
+
+// settleFill and settleStart bound the wait for an idle kvserver: after the
+// fill (Pebble compacts a gigabyte) and after each start on a copy (a
+// settled store needs seconds at most).
+const (
+	settleFill  = 10 * time.Minute
+	settleStart = time.Minute
+)
+
+// settle waits until srv is idle, so that nothing measured on it pays for
+// its compactions or log replay; the report notes a server that never
+// idled.
+func (r *runner) settle(ctx context.Context, srv *harness.Server, what string, within time.Duration) {
+	waited, err := srv.WaitIdle(ctx, within)
+	switch {
+	case ctx.Err() != nil:
+	case err != nil:
+		r.note("%s: %v; measured anyway", what, err)
+	case waited > 5*time.Second:
+		r.logf("%s: kvserver idle after %v", what, waited.Round(time.Second))
+	}
 }
 
 // saturation runs the saturation searches of wl: every variant (or only

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -86,4 +87,70 @@ func parseStatmRSS(statm string, pageSize int64) (int64, error) {
 		return 0, fmt.Errorf("cannot parse /proc/PID/statm resident pages %q: %w", fields[1], err)
 	}
 	return pages * pageSize, nil
+}
+
+// Idle is what WaitIdle calls idle: the server used under IdleShare of one
+// core in each of IdleWindows consecutive windows of IdleWindow. A server
+// just started on a copy of a filled store may spend its first seconds
+// replaying its log and compacting; measured then, it would be measured
+// under its own background work.
+const (
+	IdleWindow  = 500 * time.Millisecond
+	IdleWindows = 4
+	IdleShare   = 0.05
+)
+
+// WaitIdle waits until the server is idle (see IdleWindow) and returns how
+// long that took; an error if it was not idle within, exited, or ctx ended.
+func (s *Server) WaitIdle(ctx context.Context, within time.Duration) (time.Duration, error) {
+	read := func() (time.Duration, error) {
+		p, err := s.Sample()
+		return p.CPU, err
+	}
+	tick := func() error {
+		t := time.NewTimer(IdleWindow)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.exited:
+			return fmt.Errorf("kvserver (pid %d) exited while waiting for it to idle", s.PID)
+		case <-t.C:
+			return nil
+		}
+	}
+	return waitIdle(read, tick, within)
+}
+
+// waitIdle is WaitIdle over cpu (the process's CPU time so far) and tick
+// (blocks for one IdleWindow, or fails): it counts windows, not the clock.
+func waitIdle(cpu func() (time.Duration, error), tick func() error, within time.Duration) (time.Duration, error) {
+	busy := time.Duration(IdleShare * float64(IdleWindow))
+	last, err := cpu()
+	if err != nil {
+		return 0, err
+	}
+	quiet := 0
+	for n := 1; ; n++ {
+		if err := tick(); err != nil {
+			return time.Duration(n-1) * IdleWindow, err
+		}
+		now, err := cpu()
+		if err != nil {
+			return time.Duration(n) * IdleWindow, err
+		}
+		if now-last < busy {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		last = now
+		waited := time.Duration(n) * IdleWindow
+		if quiet >= IdleWindows {
+			return waited, nil
+		}
+		if waited >= within {
+			return waited, fmt.Errorf("kvserver still busy after %v (more than %.0f %% of a core in one of the last %d windows of %v)", within, 100*IdleShare, IdleWindows, IdleWindow)
+		}
+	}
 }

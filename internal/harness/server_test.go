@@ -106,6 +106,12 @@ func TestStartServeStop(t *testing.T) {
 	assert.GreaterOrEqual(t, second.CPU, first.CPU, "CPU time never goes back")
 	assert.True(t, second.At.After(first.At))
 
+	// Unloaded, with a near-empty store, it idles (at once, on a quiet
+	// machine).
+	waited, err := s.WaitIdle(context.Background(), time.Minute)
+	require.NoError(t, err, s.LogTail(20))
+	assert.GreaterOrEqual(t, waited, IdleWindows*IdleWindow)
+
 	require.NoError(t, s.Stop(stopWait))
 	assert.Equal(t, 0, s.ExitCode())
 	assert.False(t, s.Running())
@@ -113,6 +119,8 @@ func TestStartServeStop(t *testing.T) {
 	assert.Contains(t, s.LogTail(5), "stopped cleanly")
 	_, err = s.Sample()
 	assert.Error(t, err, "no sample of an ended process")
+	_, err = s.WaitIdle(context.Background(), time.Minute)
+	assert.Error(t, err, "an ended process is not waited for")
 }
 
 // assertProfile: the file is a profile that pprof's parser reads, with a

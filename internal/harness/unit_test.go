@@ -142,3 +142,45 @@ func TestLineTailConcurrent(t *testing.T) {
 	<-done
 	assert.Equal(t, "999", tail.last(1)[0])
 }
+
+// TestWaitIdleCountsQuietWindowsInARow: idle is IdleWindows quiet windows
+// in a row; a busy one starts the count again; a server busy past within
+// is an error that says so; a failed tick or sample ends the wait.
+func TestWaitIdleCountsQuietWindowsInARow(t *testing.T) {
+	quiet := time.Duration(IdleShare*float64(IdleWindow)) - time.Millisecond
+	busy := IdleWindow / 2
+	f := func(use []time.Duration, within time.Duration) (time.Duration, error, int) {
+		t.Helper()
+		var total time.Duration
+		i := 0
+		cpu := func() (time.Duration, error) { return total, nil }
+		tick := func() error {
+			if i >= len(use) {
+				t.Fatalf("waitIdle looked at window %d of %d", i+1, len(use))
+			}
+			total += use[i]
+			i++
+			return nil
+		}
+		waited, err := waitIdle(cpu, tick, within)
+		return waited, err, i
+	}
+	waited, err, n := f([]time.Duration{busy, busy, quiet, quiet, quiet, quiet}, time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, 6, n)
+	assert.Equal(t, 6*IdleWindow, waited)
+
+	_, err, n = f([]time.Duration{quiet, quiet, quiet, busy, quiet, quiet, quiet, quiet}, time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, 8, n, "a busy window starts the count again")
+
+	waited, err, n = f([]time.Duration{busy, busy, busy, busy}, 2*time.Second)
+	assert.ErrorContains(t, err, "still busy after 2s")
+	assert.Equal(t, 4, n)
+	assert.Equal(t, 2*time.Second, waited)
+
+	_, err = waitIdle(func() (time.Duration, error) { return 0, nil }, func() error { return context.Canceled }, time.Minute)
+	assert.ErrorIs(t, err, context.Canceled)
+	_, err = waitIdle(func() (time.Duration, error) { return 0, fmt.Errorf("gone") }, func() error { return nil }, time.Minute)
+	assert.ErrorContains(t, err, "gone")
+}
