@@ -69,7 +69,7 @@ func runSaturate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fmt.Fprintf(stderr, "loadtest saturate: %s, target %s%s\n", report.DescribeLoad(&o.cfg), o.cfg.Target, serverText(server))
 	fmt.Fprintf(stderr, "  search: ramp from %.0f req/s ×%g up to %.0f, steps of %v (+%v cooldown), bisect to %g%%, validate %v\n",
 		sc.StartRate, sc.Factor, sc.MaxRate, sc.Step, sc.Cooldown, 100*sc.Precision, sc.ValidateFor)
-	fmt.Fprintf(stderr, "  criteria: corrected p99 ≤ %v, errors < %g%%, achieved ≥ 99%% of asked\n", sc.SLO, 100*sc.MaxErrorRate)
+	fmt.Fprintf(stderr, "  criteria: corrected p99 ≤ %v, errors < %g%%, every request sent at ≥ 99%% of the asked rate\n", sc.SLO, 100*sc.MaxErrorRate)
 	saturate.PrintStepHeader(stdout)
 	start := time.Now()
 	var sat *saturate.Saturation

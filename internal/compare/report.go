@@ -117,7 +117,7 @@ func runSummary(c *Comparison) string {
 		steps = append(steps, fmt.Sprintf("direct's saturation taken as %s req/s (-rate)", thousands(o.Rate)))
 	}
 	if p.SaturateAll || o.Rate <= 0 {
-		steps = append(steps, fmt.Sprintf("a search for %s saturation, %d× (steps of %v; sustained: corrected p99 ≤ %v, < 0.1 %% errors, ≥ 99 %% of the asked rate achieved)",
+		steps = append(steps, fmt.Sprintf("a search for %s saturation, %d× (steps of %v; sustained: corrected p99 ≤ %v, < 0.1 %% errors, every request sent, ≥ 99 %% of the asked rate)",
 			who, o.Repeat, t.SatStep, o.SLO))
 	}
 	if p.Fixed {
@@ -134,7 +134,7 @@ func runSummary(c *Comparison) string {
 	if o.Quick {
 		mode = "quick (short steps, one repeat: the numbers are indicative)"
 	}
-	return fmt.Sprintf("Variants %s; workloads %s over %s ids with %d B values. Per workload: %s. Mode: %s. Every kvserver started on a fresh copy of one filled store.",
+	return fmt.Sprintf("Variants %s; workloads %s over %s ids with %d B values. Per workload: %s. Mode: %s. Every kvserver started on a fresh copy (on disk before the start) of one filled store, which was left to compact until its server idled, and was measured only once idle itself.",
 		strings.Join(variants, ", "), strings.Join(wls, ", "), thousands(float64(o.Keys)), o.ValueSize, strings.Join(steps, "; "), mode)
 }
 
