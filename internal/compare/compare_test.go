@@ -292,6 +292,14 @@ func TestGoodputFindingGroupsBySheddingNotByPolicy(t *testing.T) {
 	vs[1].Overload, vs[3].Overload = nil, nil
 	vs[0].Overload.Served = 0 // direct answered nothing: no ratios
 	assert.Equal(t, "", goodputFinding(c.Workloads[0]), "one variant is no comparison")
+	vs[0].Overload.Served = 10
+	vs[2].Overload.Shed, vs[2].Overload.ShedPct = 3, 12
+	assert.Equal(t, "`get` under overload, goodput (one run each: read differences of a few per cent as noise): "+
+		"the variants that shed nothing served 20,000 req/s (1.00× direct): direct; "+
+		"those that shed 503s (12.0 % of what they were sent) served 26,000 req/s (1.30× direct): lifo.",
+		goodputFinding(c.Workloads[0]), "a group of one has a value, not a range")
+	vs[0].Overload.Served = 0
+	vs[2].Overload.Shed, vs[2].Overload.ShedPct = 0, 0
 	vs[1].Overload = &OverloadRun{Served: 10, Goodput: 21000}
 	assert.Equal(t, "`get` under overload, goodput (one run each: read differences of a few per cent as noise): "+
 		"the variants that shed nothing served 21,000–26,000 req/s: fifo, lifo.", goodputFinding(c.Workloads[0]))

@@ -185,9 +185,9 @@ func goodputFinding(wr *WorkloadResult) string {
 		base = b.Overload.Goodput
 	}
 	served := func(g group) string {
-		s := fmt.Sprintf("served %s–%s req/s", thousands(g.minGood), thousands(g.maxGood))
+		s := fmt.Sprintf("served %s req/s", span(g.minGood, g.maxGood, thousands))
 		if base > 0 {
-			s += fmt.Sprintf(" (%.2f–%.2f× direct)", g.minGood/base, g.maxGood/base)
+			s += fmt.Sprintf(" (%s× direct)", span(g.minGood/base, g.maxGood/base, func(x float64) string { return fmt.Sprintf("%.2f", x) }))
 		}
 		return s + ": " + strings.Join(g.names, ", ")
 	}
@@ -196,9 +196,19 @@ func goodputFinding(wr *WorkloadResult) string {
 		parts = append(parts, "the variants that shed nothing "+served(keeping))
 	}
 	if len(shedding.names) > 0 {
-		parts = append(parts, fmt.Sprintf("those that shed 503s (%.1f–%.1f %% of what they were sent) %s", shedding.minShed, shedding.maxShed, served(shedding)))
+		pct := func(x float64) string { return fmt.Sprintf("%.1f", x) }
+		parts = append(parts, fmt.Sprintf("those that shed 503s (%s %% of what they were sent) %s", span(shedding.minShed, shedding.maxShed, pct), served(shedding)))
 	}
 	return fmt.Sprintf("`%s` under overload, goodput (one run each: read differences of a few per cent as noise): %s.", wr.Workload, strings.Join(parts, "; "))
+}
+
+// span is "lo–hi", or one value where they are equal, each as format
+// writes it.
+func span(lo, hi float64, format func(float64) string) string {
+	if format(lo) == format(hi) {
+		return format(lo)
+	}
+	return format(lo) + "–" + format(hi)
 }
 
 // shedWaitFinding says which requests each policy shed under overload:
@@ -207,13 +217,13 @@ func goodputFinding(wr *WorkloadResult) string {
 // refuses newcomers (reject) sheds requests that waited least; one that
 // drops the oldest sheds requests that waited longest.
 func shedWaitFinding(wr *WorkloadResult) string {
-	type span struct{ lo, hi time.Duration }
-	widen := func(m map[string]span, k string, d time.Duration) {
+	type waits struct{ lo, hi time.Duration }
+	widen := func(m map[string]waits, k string, d time.Duration) {
 		if s, ok := m[k]; ok {
-			m[k] = span{min(s.lo, d), max(s.hi, d)}
+			m[k] = waits{min(s.lo, d), max(s.hi, d)}
 			return
 		}
-		m[k] = span{d, d}
+		m[k] = waits{d, d}
 	}
 	// Per policy where the policies differ; per variant where they do not
 	// (the queues preset: each pool at its default).
@@ -227,7 +237,7 @@ func shedWaitFinding(wr *WorkloadResult) string {
 	if len(policies) == 1 {
 		key, per = func(v *VariantResult) string { return v.Name }, "variant"
 	}
-	shed, served := map[string]span{}, map[string]span{}
+	shed, served := map[string]waits{}, map[string]waits{}
 	var order []string
 	for _, v := range wr.Variants {
 		o := v.Overload
@@ -244,7 +254,7 @@ func shedWaitFinding(wr *WorkloadResult) string {
 	if len(order) == 0 {
 		return ""
 	}
-	text := func(s span) string {
+	text := func(s waits) string {
 		if s.lo == s.hi {
 			return latency.FormatDuration(s.lo)
 		}
