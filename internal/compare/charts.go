@@ -39,6 +39,9 @@ func (r *runner) drawCharts() {
 		wl := slug(wr.Workload)
 		if lines := percentileLines(wr); len(lines) > 0 {
 			title := fmt.Sprintf("Latency by percentile at %s req/s (70 %% of direct's saturation), %s", thousands(fixedShare*wr.BaseRate), wr.Workload)
+			if r.p.OwnRates {
+				title = fmt.Sprintf("Latency by percentile at 70 %% of each pool's own saturation, %s", wr.Workload)
+			}
 			ch, err := chart.LatencyByPercentile(chart.Spec{Title: title}, lines)
 			save(wl+"-latency.svg", ch, err, title)
 		}
@@ -69,7 +72,7 @@ func (r *runner) drawCharts() {
 				save(wl+"-sweep-saturation.svg", ch, err, title)
 			}
 			if len(p99) > 0 {
-				title := fmt.Sprintf("p99 at 70 %% of direct's saturation against %s, %s", r.p.Sweep, wr.Workload)
+				title := fmt.Sprintf("p99 at 70 %% of %s against %s, %s", refName(r.p), r.p.Sweep, wr.Workload)
 				ch, err := chart.Sweep(chart.Spec{Title: title, XLabel: xl, YLabel: "corrected p99 (ms)"}, p99)
 				save(wl+"-sweep-p99.svg", ch, err, title)
 			}

@@ -349,6 +349,51 @@ func TestResultsTableOnlyWhereMeasured(t *testing.T) {
 	assert.NotContains(t, b.String(), "This preset measures the variants only under overload")
 }
 
+// TestOwnRatesForSlowBackend: in the slow-backend preset a 2-worker pool
+// serves a fraction of what direct does, so its fixed step runs at 70 %
+// of its own saturation, and the table says at which rate.
+func TestOwnRatesForSlowBackend(t *testing.T) {
+	plans := map[string]*plan{}
+	for _, preset := range []string{"queues", "slow-backend"} {
+		o := DefaultOptions()
+		o.Preset = preset
+		p, err := newPlan(&o)
+		require.NoError(t, err)
+		plans[preset] = p
+	}
+	require.True(t, plans["slow-backend"].OwnRates)
+	require.False(t, plans["queues"].OwnRates)
+
+	c := comparisonOf(map[string][]float64{"direct": {60000, 64000, 62000}, "fifo": {1700, 1750, 1800}}, "direct", "fifo")
+	wr := c.Workloads[0]
+	wr.BaseRate = 62000
+	c.Workloads[0].Variants = append(c.Workloads[0].Variants, &VariantResult{Variant: Variant{Pool: "lifo"}, Name: "lifo"})
+	direct, fifo, unsearched := wr.Variants[0], wr.Variants[1], wr.Variants[2]
+	assert.Equal(t, 62000.0, refRate(plans["queues"], wr, fifo), "queues: every variant at direct's")
+	assert.Equal(t, 1750.0, refRate(plans["slow-backend"], wr, fifo), "slow-backend: its own median")
+	assert.Equal(t, 62000.0, refRate(plans["slow-backend"], wr, direct))
+	assert.Equal(t, 62000.0, refRate(plans["slow-backend"], wr, unsearched), "no search of its own: direct's")
+
+	c.plan = plans["slow-backend"]
+	direct.Fixed = &FixedRun{Asked: fixedShare * 62000}
+	fifo.Fixed = &FixedRun{Asked: fixedShare * 1750}
+	var b bytes.Buffer
+	writeWorkload(&b, c, wr)
+	text := b.String()
+	assert.Contains(t, text, "at 70 % of its own saturation (the fixed rate column)")
+	assert.Contains(t, text, "| fixed rate req/s | p50 |")
+	assert.Contains(t, text, "|---|---|---|---|---|---|---|---|---|---|---|\n", "one rule cell per column")
+	assert.Contains(t, text, "| 1,225 | ", "fifo's own rate")
+	assert.Contains(t, text, "| 43,400 | ", "direct's")
+	assert.Contains(t, runSummary(c), "a fixed-rate step of 20s at 70 % of each variant's own saturation")
+
+	c.plan = plans["queues"]
+	b.Reset()
+	writeWorkload(&b, c, wr)
+	assert.NotContains(t, b.String(), "fixed rate req/s")
+	assert.Contains(t, b.String(), "fixed-rate step at 43,400 req/s")
+}
+
 func TestNumbers(t *testing.T) {
 	assert.Equal(t, "41,200", thousands(41200))
 	assert.Equal(t, "999", thousands(999.4))

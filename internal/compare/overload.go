@@ -21,7 +21,7 @@ import (
 func (r *runner) overload(ctx context.Context, wr *WorkloadResult, v *VariantResult, srv *harness.Server) {
 	wl := wr.Workload
 	dir, rel := r.runDir(wl, v, "overload")
-	o := &OverloadRun{Asked: r.p.OverloadFactor * wr.BaseRate, ProbeRate: probeShare * wr.BaseRate, Dir: rel}
+	o := &OverloadRun{Asked: r.p.OverloadFactor * wr.BaseRate, ProbeRate: probeShare * refRate(r.p, wr, v), Dir: rel}
 	cfg, err := r.loadConfig(srv.URL, wl)
 	if err != nil {
 		r.fail(wl, v.Name, "overload", err.Error(), "")

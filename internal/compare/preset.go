@@ -118,6 +118,15 @@ type plan struct {
 	OverloadFactor float64
 	// Sweep names the swept parameter ("cap", "workers") for its chart.
 	Sweep string
+	// OwnRates: the fixed-rate step, the profile run and the probes around
+	// the overload run at their share of each variant's own median
+	// saturation, not of direct's. For variants whose capacities differ
+	// by orders of magnitude (slow-backend: W workers over a store that
+	// sleeps serve about W/delay), 70 % of direct's would overload a
+	// 2-worker pool 25×, and its latencies would measure nothing but the
+	// queue growing. The overload step still asks every variant for the
+	// same multiple of direct's.
+	OwnRates bool
 }
 
 // queuedPools is Pools without the baseline.
@@ -196,6 +205,7 @@ func newPlan(o *Options) (*plan, error) {
 		}
 		p.Workloads = []string{"get"}
 		p.SaturateAll, p.Fixed, p.Overload, p.Profiles, p.Sweep = true, true, true, true, "workers"
+		p.OwnRates = true
 		delay := func(v Variant) Variant { v.IODelay, v.IODelayDist = o.IODelay, o.IODelayDist; return v }
 		p.Variants = append([]Variant{delay(base)}, perPool(pools, o.Workers, func(pl string, w int) Variant {
 			return delay(Variant{Pool: pl, Workers: w})

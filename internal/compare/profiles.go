@@ -68,9 +68,15 @@ func captureProfiles(ctx context.Context, srv *harness.Server, dir, relDir strin
 }
 
 // pprofTop runs `go tool pprof -top -diff_base=base prof` and returns its
-// table.
-func pprofTop(ctx context.Context, base, prof string) (string, error) {
-	cmd := exec.CommandContext(ctx, goCommand, "tool", "pprof", "-top", "-nodecount="+strconv.Itoa(diffNodes), "-diff_base="+base, prof)
+// table; with normalize, prof is first scaled to base's total
+// (`-normalize`), so that profiles taken at different rates compare by
+// where the time goes rather than by how much there was.
+func pprofTop(ctx context.Context, base, prof string, normalize bool) (string, error) {
+	args := []string{"tool", "pprof", "-top", "-nodecount=" + strconv.Itoa(diffNodes), "-diff_base=" + base}
+	if normalize {
+		args = append(args, "-normalize")
+	}
+	cmd := exec.CommandContext(ctx, goCommand, append(args, prof)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {

@@ -121,11 +121,11 @@ func runSummary(c *Comparison) string {
 			who, o.Repeat, t.SatStep, o.SLO))
 	}
 	if p.Fixed {
-		steps = append(steps, fmt.Sprintf("a fixed-rate step of %v at %.0f %% of direct's saturation", t.Fixed, 100*fixedShare))
+		steps = append(steps, fmt.Sprintf("a fixed-rate step of %v at %.0f %% of %s", t.Fixed, 100*fixedShare, refName(p)))
 	}
 	if p.Overload {
-		steps = append(steps, fmt.Sprintf("an overload step of %v at %g× direct's saturation over up to %d connections, between probes at %.0f %% (%v before, %d × %v after)",
-			t.Overload, p.OverloadFactor, o.MaxConns, 100*probeShare, t.ProbeBaseline, t.RecoverProbes, t.ProbeLength))
+		steps = append(steps, fmt.Sprintf("an overload step of %v at %g× direct's saturation over up to %d connections, between probes at %.0f %% of %s (%v before, %d × %v after)",
+			t.Overload, p.OverloadFactor, o.MaxConns, 100*probeShare, refName(p), t.ProbeBaseline, t.RecoverProbes, t.ProbeLength))
 	}
 	if p.Profiles {
 		steps = append(steps, fmt.Sprintf("a separate profile run per variant (%d s captures)", t.ProfileSeconds))
@@ -260,10 +260,20 @@ func satCell(v *VariantResult, baseSat float64) string {
 func writeResultsTable(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	base := wr.baseline()
-	w("Direct's saturation: %s req/s; fixed-rate step at %s req/s. Each cell's ratio is to `direct` in this run.\n\n",
-		thousands(wr.BaseRate), thousands(fixedShare*wr.BaseRate))
-	w("| pool | policy | saturation req/s (median, spread over %d) | p50 | p90 | p99 | p99.9 | max | server CPU/request | peak conns / in flight |\n", c.Options.Repeat)
-	w("|---|---|---|---|---|---|---|---|---|---|\n")
+	own := c.plan != nil && c.plan.OwnRates
+	if own {
+		w("Direct's saturation: %s req/s. Each variant's fixed-rate step ran at %.0f %% of its own saturation (the fixed rate column), so the latencies compare the variants each at the same share of what it can serve, not at the same load. Each cell's ratio is to `direct` in this run.\n\n",
+			thousands(wr.BaseRate), 100*fixedShare)
+	} else {
+		w("Direct's saturation: %s req/s; fixed-rate step at %s req/s. Each cell's ratio is to `direct` in this run.\n\n",
+			thousands(wr.BaseRate), thousands(fixedShare*wr.BaseRate))
+	}
+	head, rule := "| pool | policy | saturation req/s (median, spread over %d) |", "|---|---|---|"
+	if own {
+		head, rule = head+" fixed rate req/s |", rule+"---|"
+	}
+	w(head+" p50 | p90 | p99 | p99.9 | max | server CPU/request | peak conns / in flight |\n", c.Options.Repeat)
+	w("%s---|---|---|---|---|---|---|\n", rule)
 	baseSat := 0.0
 	var baseFixed *FixedRun
 	if base != nil {
@@ -285,6 +295,13 @@ func writeResultsTable(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 				durRatio(f.Corrected.Max, bf.Corrected.Max), cpuMicros(f.ServerCPUPerRequest) + ratio(float64(f.ServerCPUPerRequest), float64(bf.ServerCPUPerRequest)),
 			}
 			peak = fmt.Sprintf("%d / %d", f.ConnsPeak, f.InFlightPeak)
+		}
+		if own {
+			rate := "-"
+			if v.Fixed != nil {
+				rate = thousands(v.Fixed.Asked)
+			}
+			sat += " | " + rate
 		}
 		w("| %s | %s | %s | %s | %s |\n", poolLabel(v.Variant), v.Variant.PolicyLabel(), sat, strings.Join(lat, " | "), peak)
 	}
@@ -323,7 +340,7 @@ func writeOverloadTable(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 			waitText(o.ShedWaitP50, o.Shed), waitText(o.ServedWaitP50, o.Served), o.Timeouts,
 			o.ConnsPeak, o.InFlightPeak, latency.FormatDuration(o.BaselineP99), strings.Join(rec, ", "), o.RSSSteadyMiB, mib(peakRSS(o.RSS)), o.RSSGrowthMiBPerS, o.Verdict)
 	}
-	w("\nGoodput counts served answers (2xx, 404) per second; shed are 503s. p99 of served leaves the 503s out; corrected, it runs from the intended send and so includes any wait in the loader (all connections busy), from the send it does not. Probes before and after run at %.0f %% of direct's saturation.\n\n", 100*probeShare)
+	w("\nGoodput counts served answers (2xx, 404) per second; shed are 503s. p99 of served leaves the 503s out; corrected, it runs from the intended send and so includes any wait in the loader (all connections busy), from the send it does not. Probes before and after run at %.0f %% of %s.\n\n", 100*probeShare, refName(c.plan))
 }
 
 // settingKeys are the config_info labels that tell the variants apart.
@@ -377,10 +394,14 @@ func writeProfiles(b *bytes.Buffer, c *Comparison) {
 		w("No profiles in this preset or run.\n\n")
 		return
 	}
-	w("Taken during a fixed-rate step at %.0f %% of direct's saturation (workload `%s`) of a separate profile run per pool, kvserver started with `%s`. "+
-		"Each pool's CPU and mutex profiles are diffed against direct's: positive rows are what the pool costs beyond running in the handler. "+
+	diffs := "Each pool's CPU and mutex profiles are diffed against direct's: positive rows are what the pool costs beyond running in the handler. "
+	if c.plan != nil && c.plan.OwnRates {
+		diffs = "Each pool's CPU and mutex profiles are diffed against direct's, scaled first to direct's total (`-normalize`, as each ran at its own rate): positive rows are where the pool spends a larger share of its time than direct does. "
+	}
+	w("Taken during a fixed-rate step at %.0f %% of %s (workload `%s`) of a separate profile run per pool, kvserver started with `%s`. "+
+		diffs+
 		"Dig further with `go tool pprof -http=: -diff_base=<direct's> <pool's>` or `make pprof-diff RUN=%s A=direct B=<pool> PROFILE=cpu`.\n\n",
-		100*fixedShare, c.ProfileWorkload, strings.Join(profileArgs, " "), c.Dir)
+		100*fixedShare, refName(c.plan), c.ProfileWorkload, strings.Join(profileArgs, " "), c.Dir)
 	for _, ps := range c.Profiles {
 		w("### %s\n\n", ps.Variant)
 		var files []string

@@ -89,7 +89,8 @@ func latenciesOf(h *hdrhistogram.Histogram) Latencies {
 	return Latencies{P50: at(50), P90: at(90), P99: at(99), P999: at(99.9), Max: time.Duration(h.Max()) * time.Microsecond}
 }
 
-// FixedRun is the fixed-rate step at 70 % of direct's saturation.
+// FixedRun is the fixed-rate step at 70 % of direct's saturation (or of
+// the variant's own, see plan.OwnRates).
 type FixedRun struct {
 	Asked, Achieved        float64
 	Corrected, Uncorrected Latencies

@@ -31,6 +31,26 @@ const fixedShare = 0.7
 // overload step: below saturation, so that "normal" is stable.
 const probeShare = 0.5
 
+// refRate is the saturation v's fixed-rate step, profile run and probes
+// take their share of: direct's (wr.BaseRate), or under plan.OwnRates v's
+// own median saturation where its searches found one.
+func refRate(p *plan, wr *WorkloadResult, v *VariantResult) float64 {
+	if p != nil && p.OwnRates {
+		if own := median(v.SatRates()); own > 0 {
+			return own
+		}
+	}
+	return wr.BaseRate
+}
+
+// refName names the rate refRate takes shares of, for the report.
+func refName(p *plan) string {
+	if p != nil && p.OwnRates {
+		return "each variant's own saturation"
+	}
+	return "direct's saturation"
+}
+
 // stopTimeout bounds kvserver's graceful stop.
 const stopTimeout = 30 * time.Second
 

@@ -150,7 +150,8 @@ func (r *runner) saturateOne(ctx context.Context, wl string, v *VariantResult, r
 }
 
 // steps runs, per variant on one server, the fixed-rate step at 70 % of
-// direct's saturation and then the overload step.
+// direct's saturation (or its own, see plan.OwnRates) and then the
+// overload step.
 func (r *runner) steps(ctx context.Context, wr *WorkloadResult, seed string) {
 	for _, v := range wr.Variants {
 		if ctx.Err() != nil {
@@ -182,7 +183,7 @@ func (r *runner) fixed(ctx context.Context, wr *WorkloadResult, v *VariantResult
 		r.fail(wr.Workload, v.Name, "fixed", err.Error(), "")
 		return false
 	}
-	cfg.Rate, cfg.Duration = fixedShare*wr.BaseRate, r.t.Fixed
+	cfg.Rate, cfg.Duration = fixedShare*refRate(r.p, wr, v), r.t.Fixed
 	r.logf("%s %s: fixed rate %.0f req/s for %v", wr.Workload, v.Name, cfg.Rate, cfg.Duration)
 	before, _ := srv.Sample()
 	res, note, err := runInto(ctx, cfg, dir, v.Config)
@@ -215,8 +216,8 @@ func (r *runner) fixed(ctx context.Context, wr *WorkloadResult, v *VariantResult
 }
 
 // profiles runs, per variant, a separate kvserver with mutex and block
-// sampling on, a fixed-rate step at 70 % of direct's saturation, and
-// captures every profile kind during it.
+// sampling on, a fixed-rate step at 70 % of direct's saturation (or its
+// own, see plan.OwnRates), and captures every profile kind during it.
 func (r *runner) profiles(ctx context.Context, wr *WorkloadResult, seed string) {
 	r.c.ProfileWorkload = wr.Workload
 	secs := r.t.ProfileSeconds
@@ -238,7 +239,7 @@ func (r *runner) profiles(ctx context.Context, wr *WorkloadResult, seed string) 
 			continue
 		}
 		// The load starts with the captures and outlasts them by a second.
-		cfg.Rate, cfg.Duration = fixedShare*wr.BaseRate, time.Duration(secs+1)*time.Second
+		cfg.Rate, cfg.Duration = fixedShare*refRate(r.p, wr, v), time.Duration(secs+1)*time.Second
 		r.logf("%s %s: profiles over %ds at %.0f req/s", wr.Workload, v.Name, secs, cfg.Rate)
 		loadDone := make(chan error, 1)
 		go func() {
@@ -292,7 +293,7 @@ func (r *runner) diffProfiles(ctx context.Context) {
 				ps.DiffErrs[kind] = "not captured for both this pool and direct"
 				continue
 			}
-			top, err := pprofTop(ctx, filepath.Join(r.c.Dir, b), filepath.Join(r.c.Dir, p))
+			top, err := pprofTop(ctx, filepath.Join(r.c.Dir, b), filepath.Join(r.c.Dir, p), r.p.OwnRates)
 			if err != nil {
 				ps.DiffErrs[kind] = err.Error()
 				continue
