@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/kvpool/kvpool/internal/api"
 )
 
 // An Engine runs a whole run for Run, recording through NewRecorder and
@@ -41,7 +43,7 @@ func runVegeta(ctx context.Context, cfg *Config, _ target, progress func(Progres
 // reports it to a Recorder. Times are since the run's start.
 type Outcome struct {
 	Seq, Key uint64
-	Op       Op
+	Op       api.Method
 	Intended time.Duration // when it was due (== Sent if unpaced)
 	Sent     time.Duration // when its first byte was written
 	End      time.Duration // when its response was read

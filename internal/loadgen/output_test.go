@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
@@ -168,7 +169,7 @@ func TestCollectorMemoryIsBounded(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.Out, cfg.KeepResults = t.TempDir(), false
 		rec := newRecorder(&cfg)
-		o := outcome{op: OpGet, code: 200, bytesIn: 10}
+		o := outcome{op: api.Get, code: 200, bytesIn: 10}
 		for i := 0; i < n; i++ {
 			o.seq, o.key = uint64(i), uint64(i)
 			o.intended = int64(i) * 10_000 // 100k req/s

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/latency"
 )
 
@@ -20,7 +21,7 @@ const maxCode = 600
 type outcome struct {
 	seq      uint64
 	key      uint64
-	op       Op
+	op       api.Method
 	intended int64 // when it was due, ns since the start (== sent if unpaced)
 	sent     int64 // when its first byte was written, ns since the start
 	end      int64 // when its response was read, ns since the start
@@ -43,7 +44,7 @@ type record struct {
 	bytesIn  uint32
 	code     uint16
 	errIdx   uint16 // 0: none; otherwise 1 + index into the run's error table
-	op       Op
+	op       api.Method
 }
 
 // end is when the response ended, ns since the start: when its last bytes
@@ -172,7 +173,7 @@ func failure(o *outcome) string {
 	if o.err != nil {
 		return describeError(o.err)
 	}
-	if o.code >= 200 && o.code < 300 || o.code == 404 && o.op == OpGet {
+	if o.code >= 200 && o.code < 300 || o.code == 404 && o.op == api.Get {
 		return ""
 	}
 	return statusText(o.code)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/kvpool/kvpool/internal/api"
 )
 
 // spoolFile holds the run's records in their fixed binary form while the
@@ -81,7 +83,7 @@ func decodeRecord(b []byte) record {
 		bytesIn:  binary.LittleEndian.Uint32(b[44:]),
 		code:     binary.LittleEndian.Uint16(b[48:]),
 		errIdx:   binary.LittleEndian.Uint16(b[50:]),
-		op:       Op(b[52]),
+		op:       api.Method(b[52]),
 	}
 }
 
@@ -121,7 +123,7 @@ func writeResultsBin(path, spoolPath string, res *Result) error {
 				Latency:   time.Duration(rc.latency),
 				BytesOut:  uint64(rc.bytesOut),
 				BytesIn:   uint64(rc.bytesIn),
-				Method:    rc.op.Method(),
+				Method:    rc.op.String(),
 				URL:       t.url(rc.key),
 			}
 			if corrected {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/kvpool/kvpool/internal/api"
 )
 
 // rawConn is one keep-alive HTTP/1.1 connection driven directly, one
@@ -58,8 +60,8 @@ func (c *rawConn) dial() error {
 }
 
 // prepare builds the request of op on id key and returns its body size.
-func (c *rawConn) prepare(op Op, key uint64) int {
-	b := append(c.req[:0], op.Method()...)
+func (c *rawConn) prepare(op api.Method, key uint64) int {
+	b := append(c.req[:0], op.String()...)
 	b = append(b, ' ')
 	b = append(b, c.path...)
 	b = append(b, "?id="...)
@@ -67,7 +69,7 @@ func (c *rawConn) prepare(op Op, key uint64) int {
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	b = append(b, c.host...)
 	out := 0
-	if op == OpPut {
+	if op == api.Put {
 		b = append(b, "\r\nContent-Length: "...)
 		b = strconv.AppendInt(b, int64(c.valueSize), 10)
 		b = append(b, "\r\n\r\n"...)

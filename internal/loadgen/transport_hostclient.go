@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/kvpool/kvpool/internal/api"
 )
 
 // hostClientConn sends through a fasthttp.HostClient shared by all conns
@@ -42,15 +44,15 @@ func newHostClientConn(hc *fasthttp.HostClient, t target, valueSize int, timeout
 	return &hostClientConn{hc: hc, host: t.host, path: t.path, valueSize: valueSize, timeout: timeout}
 }
 
-func (c *hostClientConn) prepare(op Op, key uint64) int {
+func (c *hostClientConn) prepare(op api.Method, key uint64) int {
 	c.uri = append(append(c.uri[:0], c.path...), "?id="...)
 	c.uri = strconv.AppendUint(c.uri, key, 10)
 	// Reset: a GET after a PUT must not keep the PUT's Content-Length.
 	c.req.Reset()
 	c.req.Header.SetHost(c.host)
 	c.req.SetRequestURIBytes(c.uri)
-	c.req.Header.SetMethod(op.Method())
-	if op == OpPut {
+	c.req.Header.SetMethod(op.String())
+	if op == api.Put {
 		c.body = AppendValue(c.body[:0], key, c.valueSize)
 		c.req.SetBodyRaw(c.body)
 		return c.valueSize

@@ -1,19 +1,17 @@
 package loadgen
 
-import "github.com/kvpool/kvpool/internal/loadgen/workload"
-
-// The core speaks workload's types under its own names, so that the engine
-// reads as before; the definitions live in package workload.
-type (
-	Op       = workload.Op
-	Workload = workload.Workload
+import (
+	"github.com/kvpool/kvpool/internal/api"
+	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
-// Operations and key distributions, as in package workload.
+// The core speaks workload's types under its own names, so that the engine
+// reads as before; the definitions live in package workload. A request's
+// operation is the API's own method (api.Get, api.Put, api.Delete).
+type Workload = workload.Workload
+
+// Key distributions, as in package workload.
 const (
-	OpGet       = workload.OpGet
-	OpPut       = workload.OpPut
-	OpDelete    = workload.OpDelete
 	DistUniform = workload.DistUniform
 	DistZipf    = workload.DistZipf
 )
@@ -26,7 +24,7 @@ func newPicker(w Workload, seed uint64) *picker {
 }
 
 // next returns the operation and id of request seq.
-func (p *picker) next(seq uint64) (Op, uint64) { return p.p.Next(seq) }
+func (p *picker) next(seq uint64) (api.Method, uint64) { return p.p.Next(seq) }
 
 // AppendValue is workload.AppendValue: the value a PUT of id key carries.
 func AppendValue(dst []byte, key uint64, size int) []byte {

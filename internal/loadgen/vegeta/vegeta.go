@@ -19,6 +19,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
@@ -46,10 +47,10 @@ func run(ctx context.Context, cfg *loadgen.Config, progress func(loadgen.Progres
 		op, key := pick.Next(seq)
 		seq++
 		mu.Unlock()
-		tgt.Method = op.Method()
+		tgt.Method = op.String()
 		tgt.URL = entity + strconv.FormatUint(key, 10)
 		tgt.Body = nil
-		if op == workload.OpPut {
+		if op == api.Put {
 			tgt.Body = workload.Value(key, cfg.Workload.ValueSize)
 		}
 		return nil
@@ -90,13 +91,13 @@ func run(ctx context.Context, cfg *loadgen.Config, progress func(loadgen.Progres
 	}
 	var n uint64
 	for r := range atk.Attack(targeter, pacer, cfg.Duration, cfg.Name) {
-		o := loadgen.Outcome{Seq: r.Seq, Key: keyOf(r.URL), Op: workload.OpGet, Code: int(r.Code),
+		o := loadgen.Outcome{Seq: r.Seq, Key: keyOf(r.URL), Op: api.Get, Code: int(r.Code),
 			BytesIn: int(r.BytesIn), BytesOut: int(r.BytesOut)}
 		switch r.Method {
 		case "PUT":
-			o.Op = workload.OpPut
+			o.Op = api.Put
 		case "DELETE":
-			o.Op = workload.OpDelete
+			o.Op = api.Delete
 		}
 		o.Sent = r.Timestamp.Sub(start)
 		o.End = o.Sent + r.Latency

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	vegetalib "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
@@ -51,7 +52,7 @@ func TestVegetaEngineRecordsBothDistributions(t *testing.T) {
 	pick := workload.NewPicker(cfg.Workload, cfg.Seed)
 	var deletes int64
 	for seq := range uint64(sent) {
-		if op, _ := pick.Next(seq); op == workload.OpDelete {
+		if op, _ := pick.Next(seq); op == api.Delete {
 			deletes++
 		}
 	}

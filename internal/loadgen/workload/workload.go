@@ -11,28 +11,9 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"github.com/kvpool/kvpool/internal/api"
 )
-
-// Op is the kind of one request.
-type Op uint8
-
-// The operations of the /v0/entity API that a workload issues.
-const (
-	OpGet Op = iota
-	OpPut
-	OpDelete
-)
-
-// Method is the HTTP method of op.
-func (op Op) Method() string {
-	switch op {
-	case OpPut:
-		return "PUT"
-	case OpDelete:
-		return "DELETE"
-	}
-	return "GET"
-}
 
 // Key distributions (-dist).
 const (
@@ -209,18 +190,18 @@ func NewPicker(w Workload, seed uint64) *Picker {
 }
 
 // Next returns the operation and id of request seq.
-func (p *Picker) Next(seq uint64) (Op, uint64) {
+func (p *Picker) Next(seq uint64) (api.Method, uint64) {
 	if p.w.Sequential {
-		return OpPut, p.w.First + seq
+		return api.Put, p.w.First + seq
 	}
-	op := OpGet
+	op := api.Get
 	if p.getCut < 1 {
 		switch x := p.rng.Float64(); {
 		case x < p.getCut:
 		case x < p.putCut:
-			op = OpPut
+			op = api.Put
 		default:
-			op = OpDelete
+			op = api.Delete
 		}
 	}
 	if p.zipf != nil {

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvpool/kvpool/internal/api"
 )
 
 func TestParseMix(t *testing.T) {
@@ -46,7 +48,7 @@ func TestParseMix(t *testing.T) {
 }
 
 func TestPickerDrawsTheMix(t *testing.T) {
-	count := func(w Workload) (ops [3]int, keys map[uint64]int) {
+	count := func(w Workload) (ops [api.NumMethods]int, keys map[uint64]int) {
 		p := NewPicker(w, 7)
 		keys = map[uint64]int{}
 		for i := uint64(0); i < 20_000; i++ {
@@ -60,18 +62,18 @@ func TestPickerDrawsTheMix(t *testing.T) {
 	}
 	w := Workload{Mix: Mix{Get: 0.8, Put: 0.15, Delete: 0.05}, Keys: 100, Dist: DistUniform, ZipfS: 1.1, ValueSize: 10}
 	ops, keys := count(w)
-	assert.InDelta(t, 16_000, ops[OpGet], 600, "80%% GETs")
-	assert.InDelta(t, 3_000, ops[OpPut], 400, "15%% PUTs")
-	assert.InDelta(t, 1_000, ops[OpDelete], 250, "5%% DELETEs")
+	assert.InDelta(t, 16_000, ops[api.Get], 600, "80%% GETs")
+	assert.InDelta(t, 3_000, ops[api.Put], 400, "15%% PUTs")
+	assert.InDelta(t, 1_000, ops[api.Delete], 250, "5%% DELETEs")
 	assert.Len(t, keys, 100, "uniform reaches every id")
 
 	w.Mix = Delete
 	ops, _ = count(w)
-	assert.Equal(t, 20_000, ops[OpDelete])
+	assert.Equal(t, 20_000, ops[api.Delete])
 
 	w.Dist, w.Mix = DistZipf, Put
 	ops, keys = count(w)
-	assert.Equal(t, 20_000, ops[OpPut])
+	assert.Equal(t, 20_000, ops[api.Put])
 	for k := uint64(2); k <= 100; k++ {
 		assert.GreaterOrEqual(t, keys[1], keys[k], "zipf: id 1 is the hottest")
 	}
@@ -85,14 +87,8 @@ func TestPickerDrawsTheMix(t *testing.T) {
 
 	seq := NewPicker(Workload{Sequential: true, First: 500, Keys: 1}, 1)
 	op, k := seq.Next(10)
-	assert.Equal(t, OpPut, op)
+	assert.Equal(t, api.Put, op)
 	assert.Equal(t, uint64(510), k)
-}
-
-func TestMethods(t *testing.T) {
-	assert.Equal(t, "GET", OpGet.Method())
-	assert.Equal(t, "PUT", OpPut.Method())
-	assert.Equal(t, "DELETE", OpDelete.Method())
 }
 
 func TestWorkloadValidate(t *testing.T) {
