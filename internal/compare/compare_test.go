@@ -394,6 +394,31 @@ func TestOwnRatesForSlowBackend(t *testing.T) {
 	assert.Contains(t, b.String(), "fixed-rate step at 43,400 req/s")
 }
 
+// TestConcurrencyBoundFinding: a 2-worker pool over a 1 ms store serves
+// about 2,000 req/s whatever its CPU; the finding says so instead of
+// blaming what its CPU profile grows in. A 64-worker pool, whose bound
+// lies above what direct reached, keeps the profile's finding.
+func TestConcurrencyBoundFinding(t *testing.T) {
+	c := comparisonOf(map[string][]float64{
+		"direct": {60000, 61000, 59000}, "fifo workers=2": {1690, 1700, 1710}, "fifo workers=64": {50000, 50500, 49500},
+	}, "direct", "fifo workers=2", "fifo workers=64")
+	wr := c.Workloads[0]
+	for _, v := range wr.Variants {
+		v.Variant.IODelay = time.Millisecond
+	}
+	wr.Variants[1].Variant.Workers, wr.Variants[2].Variant.Workers = 2, 64
+	c.ProfileWorkload = "get"
+	diff := "      flat  flat%   sum%        cum   cum%\n     250ms  2.10%  2.10%      250ms  2.10%  runtime.futex\n"
+	for _, name := range []string{"direct", "fifo workers=2", "fifo workers=64"} {
+		c.Profiles = append(c.Profiles, &ProfileSet{Variant: name, Diffs: map[string]string{"cpu": diff}})
+	}
+	text := strings.Join(findings(c), "\n")
+	assert.Contains(t, text, "fifo workers=2 saturates at 1,700 req/s, 85 % of its concurrency bound (2 workers, each holding a request for at least the store's 1ms: 2,000 req/s)")
+	assert.NotContains(t, text, "fifo workers=2 saturates 97 % below direct (`get`); its CPU profile", "no CPU blame for a pool bound by its workers")
+	assert.Contains(t, text, "fifo workers=64 saturates 17 % below direct (`get`); its CPU profile beyond direct's grows most in `runtime.futex`")
+	assert.NotContains(t, text, "fifo workers=64 saturates at", "64 workers could serve 64,000 req/s, more than direct reached")
+}
+
 func TestNumbers(t *testing.T) {
 	assert.Equal(t, "41,200", thousands(41200))
 	assert.Equal(t, "999", thousands(999.4))

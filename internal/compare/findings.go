@@ -13,7 +13,8 @@ import (
 // findings states what c's own numbers support, one sentence each: which
 // variant saturates highest and whether its lead exceeds the spread (a
 // tie otherwise), which keep the served p99 under the SLO under overload,
-// and what the CPU profile diff attributes the weakest pool's loss to.
+// which were held back by their workers waiting on a slow store, and what
+// the CPU profile diff attributes the other pools' losses to.
 // Where the numbers are missing or do not decide, nothing is claimed.
 func findings(c *Comparison) []string {
 	var out []string
@@ -21,7 +22,52 @@ func findings(c *Comparison) []string {
 		out = append(out, saturationFindings(c, wr)...)
 		out = append(out, overloadFindings(c, wr)...)
 	}
+	for _, wr := range c.Workloads {
+		out = append(out, concurrencyFindings(wr)...)
+	}
 	out = append(out, profileFindings(c)...)
+	return out
+}
+
+// concurrencyBound is what v can serve at most when every request holds
+// one of its Workers for at least the store's IODelay: Workers/IODelay
+// req/s. It is 0 where v has no fixed worker count or no delay.
+func concurrencyBound(v Variant) float64 {
+	if v.Workers <= 0 || v.IODelay <= 0 {
+		return 0
+	}
+	return float64(v.Workers) / v.IODelay.Seconds()
+}
+
+// boundByWorkers tells whether v's saturation is explained by its
+// concurrency bound rather than by CPU: the bound lies well below what
+// direct reached (so CPU did not stop v first) and v got at least half
+// of it.
+func boundByWorkers(v, base *VariantResult) bool {
+	bound := concurrencyBound(v.Variant)
+	if bound == 0 || base == nil || len(v.SatRates()) == 0 || len(base.SatRates()) == 0 {
+		return false
+	}
+	return bound < 0.9*median(base.SatRates()) && median(v.SatRates()) >= 0.5*bound
+}
+
+// concurrencyFindings: where a pool's workers each wait on a slow store
+// (the slow-backend preset), its saturation is set by how many requests
+// its workers can hold at once, not by CPU; direct runs each request on
+// its connection's own goroutine and is bounded by the connections.
+func concurrencyFindings(wr *WorkloadResult) []string {
+	base := wr.baseline()
+	var out []string
+	for _, v := range wr.Variants {
+		if v == base || !boundByWorkers(v, base) {
+			continue
+		}
+		bound := concurrencyBound(v.Variant)
+		sat := median(v.SatRates())
+		out = append(out, fmt.Sprintf("`%s`: %s saturates at %s req/s, %.0f %% of its concurrency bound (%d workers, each holding a request for at least the store's %v: %s req/s) and %.0f %% below direct's %s: its workers waiting on the store set the limit, not the CPU; direct runs every request on its connection's own goroutine, as many at once as there are connections.",
+			wr.Workload, v.Name, thousands(sat), 100*sat/bound, v.Variant.Workers, v.Variant.IODelay, thousands(bound),
+			100*(1-sat/median(base.SatRates())), thousands(median(base.SatRates()))))
+	}
 	return out
 }
 
@@ -267,9 +313,10 @@ func shedWaitFinding(wr *WorkloadResult) string {
 	return fmt.Sprintf("`%s` under overload, which requests were shed: the 503s had waited (p50, from the send, per %s) %s.", wr.Workload, per, strings.Join(parts, "; "))
 }
 
-// profileFindings: for the pool of the first workload that saturates
-// lowest against direct, beyond the spread, the function its CPU diff
-// grows most.
+// profileFindings: for each pool of the profiled workload that saturates
+// below direct beyond the spread, and not because its workers were all
+// waiting on the store (see concurrencyFindings), the function its CPU
+// diff grows most.
 func profileFindings(c *Comparison) []string {
 	if len(c.Profiles) == 0 || len(c.Workloads) == 0 {
 		return nil
@@ -286,8 +333,8 @@ func profileFindings(c *Comparison) []string {
 	base := wr.baseline()
 	var out []string
 	for _, v := range wr.Variants {
-		if v == base || len(v.SatRates()) == 0 || len(base.SatRates()) == 0 {
-			continue
+		if v == base || len(v.SatRates()) == 0 || len(base.SatRates()) == 0 || boundByWorkers(v, base) {
+			continue // a pool bound by its workers lost nothing to CPU: its profile explains nothing
 		}
 		pair, err := verdict.FindLead(map[string][]float64{v.Name: v.SatRates(), base.Name: base.SatRates()}, true)
 		if err != nil || !pair.Clear || pair.Best != base.Name {
