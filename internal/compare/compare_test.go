@@ -342,10 +342,16 @@ func TestResultsTableOnlyWhereMeasured(t *testing.T) {
 	writeWorkload(&b, c, c.Workloads[0])
 	assert.Contains(t, b.String(), "only under overload (below), asking 2× that.")
 
-	c.Workloads[0].Variants[1].Fixed = &FixedRun{}
+	c.Workloads[0].Variants[1].Fixed = &FixedRun{ErrorRate: 0.0065}
 	b.Reset()
 	writeWorkload(&b, c, c.Workloads[0])
 	assert.Contains(t, b.String(), "| pool | policy | saturation")
+	assert.Contains(t, b.String(), "| max | errors | server CPU/request |")
+	assert.Contains(t, b.String(), "| 0.65 % | ", "a fixed step's 503s are beside its latencies, which include them")
+	assert.Equal(t, []string{"`get` at the fixed rate, failed requests (503s or time-outs) of what was sent: fifo 0.65 %; their percentiles include those answers, so read a lower p99 there as shed load, not as faster service."},
+		fixedErrorFindings(c.Workloads[0]))
+	c.Workloads[0].Variants[1].Fixed.ErrorRate = fixedErrorShare / 2
+	assert.Empty(t, fixedErrorFindings(c.Workloads[0]), "under the search's own limit: no finding")
 	assert.NotContains(t, b.String(), "This preset measures the variants only under overload")
 }
 
@@ -382,7 +388,7 @@ func TestOwnRatesForSlowBackend(t *testing.T) {
 	text := b.String()
 	assert.Contains(t, text, "at 70 % of its own saturation (the fixed rate column)")
 	assert.Contains(t, text, "| fixed rate req/s | p50 |")
-	assert.Contains(t, text, "|---|---|---|---|---|---|---|---|---|---|---|\n", "one rule cell per column")
+	assert.Contains(t, text, "|---|---|---|---|---|---|---|---|---|---|---|---|\n", "one rule cell per column")
 	assert.Contains(t, text, "| 1,225 | ", "fifo's own rate")
 	assert.Contains(t, text, "| 43,400 | ", "direct's")
 	assert.Contains(t, runSummary(c), "a fixed-rate step of 20s at 70 % of each variant's own saturation")

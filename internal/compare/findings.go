@@ -13,13 +13,15 @@ import (
 // findings states what c's own numbers support, one sentence each: which
 // variant saturates highest and whether its lead exceeds the spread (a
 // tie otherwise), which keep the served p99 under the SLO under overload,
-// which were held back by their workers waiting on a slow store, and what
+// which failed requests at the fixed rate (their tail then includes
+// 503s answered at once), which were held back by their workers waiting on a slow store, and what
 // the CPU profile diff attributes the other pools' losses to.
 // Where the numbers are missing or do not decide, nothing is claimed.
 func findings(c *Comparison) []string {
 	var out []string
 	for _, wr := range c.Workloads {
 		out = append(out, saturationFindings(c, wr)...)
+		out = append(out, fixedErrorFindings(wr)...)
 		out = append(out, overloadFindings(c, wr)...)
 	}
 	for _, wr := range c.Workloads {
@@ -27,6 +29,29 @@ func findings(c *Comparison) []string {
 	}
 	out = append(out, profileFindings(c)...)
 	return out
+}
+
+// fixedErrorShare is the share of failed requests above which a fixed
+// step's latencies are not comparable with an error-free one's: the
+// saturation search's own limit (0.1 %).
+const fixedErrorShare = 0.001
+
+// fixedErrorFindings names the variants whose fixed-rate step failed
+// more than fixedErrorShare of its requests (a small -cap answering 503
+// below saturation): their percentiles include those quick answers, so a
+// lower p99 there is not a better-served request.
+func fixedErrorFindings(wr *WorkloadResult) []string {
+	var parts []string
+	for _, v := range wr.Variants {
+		if f := v.Fixed; f != nil && f.ErrorRate > fixedErrorShare {
+			parts = append(parts, fmt.Sprintf("%s %.2f %%", v.Name, 100*f.ErrorRate))
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("`%s` at the fixed rate, failed requests (503s or time-outs) of what was sent: %s; their percentiles include those answers, so read a lower p99 there as shed load, not as faster service.",
+		wr.Workload, strings.Join(parts, ", "))}
 }
 
 // concurrencyBound is what v can serve at most when every request holds

@@ -272,8 +272,8 @@ func writeResultsTable(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 	if own {
 		head, rule = head+" fixed rate req/s |", rule+"---|"
 	}
-	w(head+" p50 | p90 | p99 | p99.9 | max | server CPU/request | peak conns / in flight |\n", c.Options.Repeat)
-	w("%s---|---|---|---|---|---|---|\n", rule)
+	w(head+" p50 | p90 | p99 | p99.9 | max | errors | server CPU/request | peak conns / in flight |\n", c.Options.Repeat)
+	w("%s---|---|---|---|---|---|---|---|\n", rule)
 	baseSat := 0.0
 	var baseFixed *FixedRun
 	if base != nil {
@@ -282,7 +282,7 @@ func writeResultsTable(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 	}
 	for _, v := range wr.Variants {
 		sat := satCell(v, baseSat)
-		lat := []string{"-", "-", "-", "-", "-", "-"}
+		lat := []string{"-", "-", "-", "-", "-", "-", "-"}
 		peak := "-"
 		if f := v.Fixed; f != nil {
 			bf := baseFixed
@@ -292,7 +292,7 @@ func writeResultsTable(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 			lat = []string{
 				durRatio(f.Corrected.P50, bf.Corrected.P50), durRatio(f.Corrected.P90, bf.Corrected.P90),
 				durRatio(f.Corrected.P99, bf.Corrected.P99), durRatio(f.Corrected.P999, bf.Corrected.P999),
-				durRatio(f.Corrected.Max, bf.Corrected.Max), cpuMicros(f.ServerCPUPerRequest) + ratio(float64(f.ServerCPUPerRequest), float64(bf.ServerCPUPerRequest)),
+				durRatio(f.Corrected.Max, bf.Corrected.Max), errorShare(f.ErrorRate), cpuMicros(f.ServerCPUPerRequest) + ratio(float64(f.ServerCPUPerRequest), float64(bf.ServerCPUPerRequest)),
 			}
 			peak = fmt.Sprintf("%d / %d", f.ConnsPeak, f.InFlightPeak)
 		}
@@ -305,7 +305,16 @@ func writeResultsTable(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 		}
 		w("| %s | %s | %s | %s | %s |\n", poolLabel(v.Variant), v.Variant.PolicyLabel(), sat, strings.Join(lat, " | "), peak)
 	}
-	w("\nLatencies are corrected for coordinated omission (from each request's intended send time) at the fixed rate; spread is ± half the range. A saturation is the highest rate whose short step kept the SLO; \"k of n held in validation\" says how many of the searches also kept it over the longer validating run at that rate.\n\n")
+	w("\nLatencies are corrected for coordinated omission (from each request's intended send time) at the fixed rate, over every answer as wrk2's are, errors included: a pool that answered some requests 503 at once (a small -cap) shows a lower tail for it, so read the errors column beside them. Spread is ± half the range. A saturation is the highest rate whose short step kept the SLO; \"k of n held in validation\" says how many of the searches also kept it over the longer validating run at that rate.\n\n")
+}
+
+// errorShare is a fixed step's share of failed requests (503s, time-outs,
+// transport errors), "0" when none failed.
+func errorShare(rate float64) string {
+	if rate == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%.2f %%", 100*rate)
 }
 
 // writeOverloadTable is the table of the overload steps.
