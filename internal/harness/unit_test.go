@@ -149,7 +149,7 @@ func TestLineTailConcurrent(t *testing.T) {
 func TestWaitIdleCountsQuietWindowsInARow(t *testing.T) {
 	quiet := time.Duration(IdleShare*float64(IdleWindow)) - time.Millisecond
 	busy := IdleWindow / 2
-	f := func(use []time.Duration, within time.Duration) (time.Duration, error, int) {
+	f := func(use []time.Duration, within time.Duration) (time.Duration, int, error) {
 		t.Helper()
 		var total time.Duration
 		i := 0
@@ -163,18 +163,18 @@ func TestWaitIdleCountsQuietWindowsInARow(t *testing.T) {
 			return nil
 		}
 		waited, err := waitIdle(cpu, tick, within)
-		return waited, err, i
+		return waited, i, err
 	}
-	waited, err, n := f([]time.Duration{busy, busy, quiet, quiet, quiet, quiet}, time.Minute)
+	waited, n, err := f([]time.Duration{busy, busy, quiet, quiet, quiet, quiet}, time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, 6, n)
 	assert.Equal(t, 6*IdleWindow, waited)
 
-	_, err, n = f([]time.Duration{quiet, quiet, quiet, busy, quiet, quiet, quiet, quiet}, time.Minute)
+	_, n, err = f([]time.Duration{quiet, quiet, quiet, busy, quiet, quiet, quiet, quiet}, time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, 8, n, "a busy window starts the count again")
 
-	waited, err, n = f([]time.Duration{busy, busy, busy, busy}, 2*time.Second)
+	waited, n, err = f([]time.Duration{busy, busy, busy, busy}, 2*time.Second)
 	assert.ErrorContains(t, err, "still busy after 2s")
 	assert.Equal(t, 4, n)
 	assert.Equal(t, 2*time.Second, waited)

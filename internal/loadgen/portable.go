@@ -188,7 +188,8 @@ func (e *fastEngine) serve(c *conn) {
 			// on a connection that the server had closed: once the write
 			// is over, send it again on a fresh connection.
 			c.wmu.Lock()
-			c.wmu.Unlock() //nolint:staticcheck // an empty critical section waits for the writer
+			//lint:ignore SA2001 an empty critical section waits for the writer
+			c.wmu.Unlock()
 			err = errClosedIdle
 		}
 		e.complete(c, err)
