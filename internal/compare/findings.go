@@ -8,14 +8,16 @@ import (
 
 	"github.com/kvpool/kvpool/internal/compare/verdict"
 	"github.com/kvpool/kvpool/internal/latency"
+	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
 
 // findings states what c's own numbers support, one sentence each: which
 // variant saturates highest and whether its lead exceeds the spread (a
-// tie otherwise), which keep the served p99 under the SLO under overload,
-// which failed requests at the fixed rate (their tail then includes
-// 503s answered at once), which were held back by their workers waiting on a slow store, and what
-// the CPU profile diff attributes the other pools' losses to.
+// tie otherwise), which failed requests at the fixed rate (their tail
+// then includes 503s answered at once), which keep the served p99 under
+// the SLO under overload, which were held back by their workers waiting
+// on a slow store, and what the CPU profile diff attributes the other
+// pools' losses to.
 // Where the numbers are missing or do not decide, nothing is claimed.
 func findings(c *Comparison) []string {
 	var out []string
@@ -33,8 +35,8 @@ func findings(c *Comparison) []string {
 
 // fixedErrorShare is the share of failed requests above which a fixed
 // step's latencies are not comparable with an error-free one's: the
-// saturation search's own limit (0.1 %).
-const fixedErrorShare = 0.001
+// saturation search's own limit, which compare runs at its default.
+var fixedErrorShare = saturate.DefaultConfig().MaxErrorRate
 
 // fixedErrorFindings names the variants whose fixed-rate step failed
 // more than fixedErrorShare of its requests (a small -cap answering 503
@@ -44,7 +46,7 @@ func fixedErrorFindings(wr *WorkloadResult) []string {
 	var parts []string
 	for _, v := range wr.Variants {
 		if f := v.Fixed; f != nil && f.ErrorRate > fixedErrorShare {
-			parts = append(parts, fmt.Sprintf("%s %.2f %%", v.Name, 100*f.ErrorRate))
+			parts = append(parts, v.Name+" "+errorShare(f.ErrorRate))
 		}
 	}
 	if len(parts) == 0 {
@@ -65,15 +67,15 @@ func concurrencyBound(v Variant) float64 {
 }
 
 // boundByWorkers tells whether v's saturation is explained by its
-// concurrency bound rather than by CPU: the bound lies well below what
-// direct reached (so CPU did not stop v first) and v got at least half
-// of it.
-func boundByWorkers(v, base *VariantResult) bool {
+// concurrency bound rather than by CPU: the bound lies well below baseSat,
+// what direct reached (so CPU did not stop v first), and v got at least
+// half of it.
+func boundByWorkers(v *VariantResult, baseSat float64) bool {
 	bound := concurrencyBound(v.Variant)
-	if bound == 0 || base == nil || len(v.SatRates()) == 0 || len(base.SatRates()) == 0 {
+	if bound == 0 || baseSat == 0 || len(v.SatRates()) == 0 {
 		return false
 	}
-	return bound < 0.9*median(base.SatRates()) && median(v.SatRates()) >= 0.5*bound
+	return bound < 0.9*baseSat && median(v.SatRates()) >= 0.5*bound
 }
 
 // concurrencyFindings: where a pool's workers each wait on a slow store
@@ -82,16 +84,20 @@ func boundByWorkers(v, base *VariantResult) bool {
 // its connection's own goroutine and is bounded by the connections.
 func concurrencyFindings(wr *WorkloadResult) []string {
 	base := wr.baseline()
+	if base == nil || len(base.SatRates()) == 0 {
+		return nil
+	}
+	baseSat := median(base.SatRates())
 	var out []string
 	for _, v := range wr.Variants {
-		if v == base || !boundByWorkers(v, base) {
+		if v == base || !boundByWorkers(v, baseSat) {
 			continue
 		}
 		bound := concurrencyBound(v.Variant)
 		sat := median(v.SatRates())
 		out = append(out, fmt.Sprintf("`%s`: %s saturates at %s req/s, %.0f %% of its concurrency bound (%d workers, each holding a request for at least the store's %v: %s req/s) and %.0f %% below direct's %s: its workers waiting on the store set the limit, not the CPU; direct runs every request on its connection's own goroutine, as many at once as there are connections.",
 			wr.Workload, v.Name, thousands(sat), 100*sat/bound, v.Variant.Workers, v.Variant.IODelay, thousands(bound),
-			100*(1-sat/median(base.SatRates())), thousands(median(base.SatRates()))))
+			100*(1-sat/baseSat), thousands(baseSat)))
 	}
 	return out
 }
@@ -358,7 +364,7 @@ func profileFindings(c *Comparison) []string {
 	base := wr.baseline()
 	var out []string
 	for _, v := range wr.Variants {
-		if v == base || len(v.SatRates()) == 0 || len(base.SatRates()) == 0 || boundByWorkers(v, base) {
+		if v == base || len(v.SatRates()) == 0 || len(base.SatRates()) == 0 || boundByWorkers(v, median(base.SatRates())) {
 			continue // a pool bound by its workers lost nothing to CPU: its profile explains nothing
 		}
 		pair, err := verdict.FindLead(map[string][]float64{v.Name: v.SatRates(), base.Name: base.SatRates()}, true)
