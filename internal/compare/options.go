@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -198,11 +197,6 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("-io-delay-dist %q: valid: fixed, exp", o.IODelayDist)
 	case o.Pin && runtime.NumCPU() < 2:
 		return fmt.Errorf("-pin needs at least 2 cores; this machine has %d", runtime.NumCPU())
-	}
-	if o.Pin {
-		if _, err := exec.LookPath("taskset"); err != nil {
-			return errors.New("-pin runs kvserver under taskset, which is not installed (apt-get install util-linux)")
-		}
 	}
 	for _, c := range o.Caps {
 		if c < -1 {

@@ -1,43 +1,28 @@
 package compare
 
 import (
-	"fmt"
-	"os"
 	"runtime"
-	"strconv"
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/kvpool/kvpool/internal/cpuset"
 )
 
-// Cores of -pin: kvserver on serverCore, the loader on loaderCore.
-const (
-	serverCore = "0"
-	loaderCore = 1
+// CPUs of -pin: kvserver on serverCPUs, the loader on loaderCPUs.
+var (
+	serverCPUs = cpuset.Of(0)
+	loaderCPUs = cpuset.Of(1)
 )
 
-// pinLoader binds every thread of this process to loaderCore and sizes
-// the scheduler to that one core (the runtime read the affinity only at
-// start). Threads the runtime starts later are cloned from a bound one
-// and inherit the mask.
+// pinLoader binds every thread of this process to loaderCPUs and sizes
+// the scheduler to them: the runtime read the affinity at start and would
+// follow the new mask only at a later periodic check. Threads the runtime
+// starts later are cloned from a bound one and inherit the mask.
 func pinLoader() error {
-	runtime.GOMAXPROCS(1)
-	var set unix.CPUSet
-	set.Set(loaderCore)
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return fmt.Errorf("cannot list this process's threads to pin them: %w", err)
+	if err := cpuset.PinProcess(loaderCPUs); err != nil {
+		return err
 	}
-	for _, t := range tasks {
-		tid, err := strconv.Atoi(t.Name())
-		if err != nil {
-			continue
-		}
-		if err := unix.SchedSetaffinity(tid, &set); err != nil && err != unix.ESRCH {
-			return fmt.Errorf("cannot pin the loader to core %d: %w", loaderCore, err)
-		}
-	}
+	runtime.GOMAXPROCS(loaderCPUs.Len())
 	return nil
 }
 

@@ -146,7 +146,7 @@ func writeEnvironment(b *bytes.Buffer, c *Comparison) {
 	w("| Go | %s |\n", e.GoVersion)
 	w("| kvserver | version %s (from `kvserver_config_info`) |\n", orUnknown(e.KvserverVersion))
 	if e.Pinned {
-		w("| pinning | kvserver on core %s, the loader on core %d (`taskset`, `sched_setaffinity`) |\n", serverCore, 1)
+		w("| pinning | kvserver on core %s, the loader on core %d (`sched_setaffinity`) |\n", serverCPUs, 1)
 	} else {
 		w("| pinning | none: kvserver and the loader share the cores |\n")
 	}

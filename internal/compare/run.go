@@ -195,7 +195,7 @@ func (r *runner) start(ctx context.Context, wl string, v *VariantResult, step, s
 		SeedDir: seed, Log: logf,
 	}
 	if r.o.Pin {
-		o.Taskset = serverCore
+		o.CPUs = serverCPUs
 	}
 	srv, err := harness.Start(ctx, o)
 	if err != nil {

@@ -25,7 +25,7 @@ func (r *runner) store(ctx context.Context) (string, error) {
 	r.logf("filling a store: %d ids × %d B", r.o.Keys, r.o.ValueSize)
 	o := harness.Options{Binary: r.o.Kvserver, Args: []string{"-pool", baselinePool}, DataDir: dir}
 	if r.o.Pin {
-		o.Taskset = serverCore
+		o.CPUs = serverCPUs
 	}
 	srv, err := harness.Start(ctx, o)
 	if err != nil {

@@ -11,12 +11,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"regexp"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/kvpool/kvpool/internal/cpuset"
 )
 
 // Options say how to start a kvserver.
@@ -31,7 +34,10 @@ type Options struct {
 	SeedDir string
 	TempDir string   // parent of a fresh DataDir; "" is os.TempDir()
 	Env     []string // added to this process's environment
-	Taskset string   // if set, the server runs under `taskset -c Taskset` (a CPU list such as "0")
+	// CPUs, if not empty, binds the server to these CPUs from its first
+	// instruction (cpuset.Start), so its GOMAXPROCS is CPUs.Len(); Start
+	// refuses CPUs the machine lacks. Empty: the server is not pinned.
+	CPUs cpuset.Set
 	// Log also receives the server's stdout and stderr, line by line, after
 	// a first line with the command; nil keeps them only in the tail.
 	Log          io.Writer
@@ -52,7 +58,8 @@ type Server struct {
 	Addr    string // 127.0.0.1:PORT
 	PID     int
 	DataDir string
-	Args    []string // the whole command line, taskset included
+	Args    []string   // the whole command line, the binary first
+	CPUs    cpuset.Set // the CPUs it is bound to (Options.CPUs); empty if not pinned
 
 	cmd       *exec.Cmd
 	ownsData  bool // DataDir was made by Start: remove it once the process ends
@@ -87,6 +94,11 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if o.Binary == "" {
 		return nil, errors.New("harness: no kvserver binary given (Options.Binary); build one with make build")
 	}
+	if !o.CPUs.IsEmpty() {
+		if err := o.CPUs.Check(); err != nil {
+			return nil, fmt.Errorf("harness: Options.CPUs %s: %w", o.CPUs, err)
+		}
+	}
 	timeout := o.StartTimeout
 	if timeout <= 0 {
 		timeout = defaultStartTimeout
@@ -95,7 +107,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	s := &Server{DataDir: o.DataDir, exited: make(chan struct{}), exitCode: -1, tail: newLineTail(tailLines)}
+	s := &Server{DataDir: o.DataDir, CPUs: o.CPUs, exited: make(chan struct{}), exitCode: -1, tail: newLineTail(tailLines)}
 	if s.DataDir == "" {
 		dir, err := os.MkdirTemp(o.TempDir, "kvserver-data-")
 		if err != nil {
@@ -114,12 +126,13 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 
 	argv := append([]string{o.Binary, "-addr", "127.0.0.1:0", "-data", s.DataDir}, o.Args...)
-	if o.Taskset != "" {
-		argv = append([]string{"taskset", "-c", o.Taskset}, argv...)
-	}
 	s.Args = argv
 	if o.Log != nil {
-		fmt.Fprintf(o.Log, "--- %q\n", argv)
+		if o.CPUs.IsEmpty() {
+			fmt.Fprintf(o.Log, "--- %q\n", argv)
+		} else {
+			fmt.Fprintf(o.Log, "--- %q on CPUs %s\n", argv, o.CPUs)
+		}
 	}
 	s.cmd = exec.Command(argv[0], argv[1:]...)
 	s.cmd.Env = append(os.Environ(), o.Env...)
@@ -131,10 +144,16 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return fail(fmt.Errorf("harness: %w", err))
 	}
 	s.cmd.Stdout, s.cmd.Stderr = pw, pw
-	if err := s.cmd.Start(); err != nil {
+	if err := cpuset.Start(s.cmd, o.CPUs); err != nil {
 		pr.Close()
 		pw.Close()
-		return fail(&StartError{Reason: fmt.Sprintf("cannot run %s: %v; build it with make build", argv[0], err), ExitCode: -1})
+		reason := fmt.Sprintf("cannot run %s: %v; build it with make build", argv[0], err)
+		var pathErr *fs.PathError
+		var execErr *exec.Error
+		if !errors.As(err, &pathErr) && !errors.As(err, &execErr) {
+			reason = err.Error() // binding to Options.CPUs failed, not the exec
+		}
+		return fail(&StartError{Reason: reason, ExitCode: -1})
 	}
 	pw.Close()
 	s.PID = s.cmd.Process.Pid

@@ -4,18 +4,21 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -290,27 +293,57 @@ func TestCopyDir(t *testing.T) {
 	assert.ErrorContains(t, CopyDir(filepath.Join(src, "top"), t.TempDir()), "not a directory")
 }
 
-// TestEnvLogAndTaskset: Env reaches the server (kvserver reads KVPOOL_*),
-// Log receives its output after the command line, and Taskset pins it.
-func TestEnvLogAndTaskset(t *testing.T) {
+// TestEnvLogAndCPUs: Env reaches the server (kvserver reads KVPOOL_*),
+// Log receives its output after the command line, and CPUs binds it to
+// one CPU from its first instruction (its GOMAXPROCS, hence its default
+// workers, is 1) with no wrapper on its command line.
+func TestEnvLogAndCPUs(t *testing.T) {
 	var log bytes.Buffer
 	o := Options{TempDir: t.TempDir(), Args: []string{"-cache-mb", "16"}, Env: []string{"KVPOOL_POOL=lifo"}, Log: &log}
-	if _, err := os.Stat("/usr/bin/taskset"); err == nil {
-		o.Taskset = "0"
+	if runtime.GOOS == "linux" {
+		may, err := cpuset.Affinity()
+		require.NoError(t, err)
+		o.CPUs = cpuset.Of(may.CPUs()[may.Len()-1]) // the highest: not CPU 0 where there are two
 	}
 	s := start(t, o)
-	status, err := os.ReadFile("/proc/" + strconv.Itoa(s.PID) + "/status")
-	require.NoError(t, err)
-	if o.Taskset != "" {
-		assert.Contains(t, string(status), "Cpus_allowed_list:\t0\n")
-		assert.Equal(t, "taskset", s.Args[0])
+	assert.Equal(t, kvserverBin, s.Args[0], "the command line starts with the binary")
+	assert.Equal(t, o.CPUs, s.CPUs)
+	if !o.CPUs.IsEmpty() {
+		status, err := os.ReadFile("/proc/" + strconv.Itoa(s.PID) + "/status")
+		require.NoError(t, err)
+		assert.Contains(t, string(status), "Cpus_allowed_list:\t"+o.CPUs.String()+"\n")
+		info, err := s.ConfigInfo(context.Background())
+		require.NoError(t, err, s.LogTail(20))
+		assert.Equal(t, "1", info["workers"], "GOMAXPROCS of a server on one CPU")
 	}
 	require.NoError(t, s.Stop(stopWait))
 	out := log.String()
 	assert.True(t, strings.HasPrefix(out, "--- "), "the command line comes first: %q", out)
+	if !o.CPUs.IsEmpty() {
+		first, _, _ := strings.Cut(out, "\n")
+		assert.True(t, strings.HasSuffix(first, " on CPUs "+o.CPUs.String()), "the first line names the CPUs: %q", first)
+	}
 	assert.Contains(t, out, "msg=serving")
 	assert.Contains(t, out, "pool=lifo", "KVPOOL_POOL from Env")
 	assert.Contains(t, out, "stopped cleanly")
+}
+
+// TestStartRefusesMissingCPUs: CPUs the machine lacks are refused before
+// anything runs, naming them.
+func TestStartRefusesMissingCPUs(t *testing.T) {
+	online, err := cpuset.Online()
+	require.NoError(t, err)
+	cpus := online.CPUs()
+	missing := cpus[len(cpus)-1] + 1
+	if missing > cpuset.MaxCPU {
+		t.Skip("every CPU a set can name is online")
+	}
+	parent := t.TempDir()
+	_, err = Start(context.Background(), Options{Binary: kvserverBin, TempDir: parent, CPUs: cpuset.Of(missing)})
+	assert.EqualError(t, err, fmt.Sprintf("harness: Options.CPUs %d: CPU %d is not on this machine (it has %s)", missing, missing, online))
+	left, err := os.ReadDir(parent)
+	require.NoError(t, err)
+	assert.Empty(t, left, "a data directory left behind")
 }
 
 // TestStopFailures: a server that ignores SIGTERM is killed after the
