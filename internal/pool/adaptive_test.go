@@ -101,7 +101,9 @@ func TestAdaptiveQueueOrder(t *testing.T) {
 func TestAdaptiveUnderStandingQueue(t *testing.T) {
 	const n, service, arrivalsPerService = 500, 500 * time.Microsecond, 3
 	clk := newFakeClock()
-	p, err := New("adaptive", Config{Workers: 1, Capacity: 1024,
+	// ExecWorker: each task submits the next arrivals from inside its Run,
+	// which under ExecHandler would wait for the slot that Run holds.
+	p, err := New("adaptive", Config{Exec: ExecWorker, Workers: 1, Capacity: 1024,
 		CoDelTarget: time.Millisecond, CoDelInterval: 5 * time.Millisecond, clock: clk})
 	require.NoError(t, err)
 	var order []int // appended only on the worker's goroutine
@@ -146,8 +148,14 @@ func TestAdaptiveUnderStandingQueue(t *testing.T) {
 // A detector that judged by the latest or the largest wait, not an
 // interval's minimum, would turn LIFO here.
 func TestAdaptiveFIFOWhileQueueDrains(t *testing.T) {
+	for _, exec := range execModes {
+		t.Run(exec.String(), func(t *testing.T) { testAdaptiveFIFOWhileQueueDrains(t, exec) })
+	}
+}
+
+func testAdaptiveFIFOWhileQueueDrains(t *testing.T, exec Exec) {
 	clk := newFakeClock()
-	p, err := New("adaptive", Config{Workers: 1, Capacity: 64,
+	p, err := New("adaptive", Config{Exec: exec, Workers: 1, Capacity: 64,
 		CoDelTarget: 5 * time.Millisecond, CoDelInterval: 20 * time.Millisecond, clock: clk})
 	require.NoError(t, err)
 	serve := func() { clk.advance(500 * time.Microsecond) }

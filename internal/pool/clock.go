@@ -70,7 +70,9 @@ func (c *counters) shed(it item, cfg *Config, at int64) {
 
 // waited records how long it was queued, in Stats.WaitTotal and OnWait.
 func (c *counters) waited(it item, cfg *Config, at int64) time.Duration {
-	wait := time.Duration(at - it.enqueued)
+	// A clock read before a lock that the item's push then beat to can
+	// be a little older than the item; that item did not wait.
+	wait := time.Duration(max(at-it.enqueued, 0))
 	c.waitNanos.Add(int64(wait))
 	if cfg.OnWait != nil {
 		cfg.OnWait(wait)

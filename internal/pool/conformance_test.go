@@ -50,17 +50,32 @@ type conformanceCase struct {
 }
 
 func (c conformanceCase) String() string {
-	return fmt.Sprintf("%s/w%d/cap%d/%s", c.variant, c.cfg.Workers, c.cfg.Capacity, c.cfg.Overflow)
+	if c.variant == "direct" {
+		return c.variant
+	}
+	return fmt.Sprintf("%s/%s/w%d/cap%d/%s", c.variant, c.cfg.Exec, c.cfg.Workers, c.cfg.Capacity, c.cfg.Overflow)
 }
+
+// execModes are the exec modes every queueing variant runs in.
+var execModes = []Exec{ExecWorker, ExecHandler}
 
 // queuedVariants are the variants built on queuePool.
 var queuedVariants = []string{"lifo", "msqueue", "multiqueue", "adaptive"}
 
-// conformanceCases lists every variant x policy x shape the promise of
-// Pool must hold for. A new variant adds its rows here; the rows are the
-// combinations New accepts (see TestNewRejectsBadConfig for the others).
+// conformanceCases lists every variant x exec mode x policy x shape the
+// promise of Pool must hold for. A new variant adds its rows here; the
+// rows are the combinations New accepts (see TestNewRejectsBadConfig for
+// the others).
 func conformanceCases() []conformanceCase {
 	cases := []conformanceCase{{variant: "direct"}}
+	for _, exec := range execModes {
+		cases = append(cases, execCases(exec)...)
+	}
+	return cases
+}
+
+func execCases(exec Exec) []conformanceCase {
+	var cases []conformanceCase
 	for _, variant := range append([]string{"fifo"}, queuedVariants...) {
 		for _, workers := range []int{1, 4, 16} {
 			for _, capacity := range []int{Unbounded, 0, 8, 256} {
@@ -68,7 +83,7 @@ func conformanceCases() []conformanceCase {
 					if !validCombination(variant, capacity, o) {
 						continue
 					}
-					cfg := Config{Workers: workers, Capacity: capacity, Overflow: o}
+					cfg := Config{Exec: exec, Workers: workers, Capacity: capacity, Overflow: o}
 					if o == OverflowBlock {
 						cfg.QueueTimeout = 50 * time.Millisecond
 					}
@@ -156,11 +171,11 @@ func TestCloseAnswersQueued(t *testing.T) {
 		t.Run(c.String(), func(t *testing.T) {
 			p, err := New(c.variant, c.cfg)
 			require.NoError(t, err)
-			release := holdWorkers(p, c.cfg.Workers)
+			release := holdWorkers(t, p, c.cfg.Workers)
 			// Every worker is busy now; what follows stays queued.
 			queued := make([]probe, c.cfg.Capacity)
 			for i := range queued {
-				p.Submit(&queued[i])
+				place(t, p, &queued[i])
 			}
 			s := p.Stats()
 			assert.Equal(t, len(queued), s.Queued)
@@ -192,15 +207,15 @@ func TestCloseAnswersQueued(t *testing.T) {
 	}
 }
 
-// holdWorkers makes every one of p's workers busy with a task that returns
-// once release is closed, and returns release.
-func holdWorkers(p Pool, workers int) (release chan struct{}) {
+// holdWorkers makes every one of p's workers (or slots) busy with a task
+// that returns once release is closed, and returns release.
+func holdWorkers(t *testing.T, p Pool, workers int) (release chan struct{}) {
 	release = make(chan struct{})
 	for range workers {
 		// One at a time, so a burst cannot overflow a small queue; again
 		// if rejected (a fifo hand-off finds no worker ready yet).
 		h := &holder{started: make(chan bool, 1), release: release}
-		for p.Submit(h); !<-h.started; p.Submit(h) {
+		for submit(t, p, h); !<-h.started; submit(t, p, h) {
 			time.Sleep(time.Millisecond)
 		}
 	}
@@ -228,7 +243,7 @@ func TestCapacityBound(t *testing.T) {
 		t.Run(c.String(), func(t *testing.T) {
 			p, err := New(c.variant, c.cfg)
 			require.NoError(t, err)
-			release := holdWorkers(p, c.cfg.Workers)
+			release := holdWorkers(t, p, c.cfg.Workers)
 			fullBefore := p.Stats().Rejected[ReasonFull] // holders a hand-off refused
 
 			var most atomic.Int64
@@ -248,7 +263,20 @@ func TestCapacityBound(t *testing.T) {
 			})
 			const producers, perProducer = 64, 20
 			tasks := make([]probe, producers*perProducer)
-			submitConcurrently(p, tasks, producers)
+			if inHandler(p) {
+				// A queued submitter sleeps until it is answered: every
+				// task from a goroutine of its own, then wait until each
+				// is queued or refused.
+				for i := range tasks {
+					async(t, func() { p.Submit(&tasks[i]) })
+				}
+				require.Eventually(t, func() bool {
+					s := p.Stats()
+					return uint64(s.Queued)+s.Rejected[ReasonFull]-fullBefore == uint64(len(tasks))
+				}, hangGuard, 100*time.Microsecond, "every task queued or refused")
+			} else {
+				submitConcurrently(p, tasks, producers)
+			}
 			close(stop)
 			sampler.Wait()
 
@@ -278,10 +306,10 @@ func (q *msQueue) linked() int {
 // is called once for every task a worker takes off the queue, run or
 // expired.
 func TestOnWaitSeesEveryDequeue(t *testing.T) {
-	for _, variant := range append([]string{"fifo"}, queuedVariants...) {
-		t.Run(variant, func(t *testing.T) {
+	for _, c := range variantModes() {
+		t.Run(c.String(), func(t *testing.T) {
 			var waits atomic.Int64
-			p, err := New(variant, Config{Workers: 2, Capacity: 64, Overflow: OverflowBlock,
+			p, err := New(c.variant, Config{Exec: c.cfg.Exec, Workers: 2, Capacity: 64, Overflow: OverflowBlock,
 				OnWait: func(time.Duration) { waits.Add(1) }})
 			require.NoError(t, err)
 			tasks := make([]probe, 500)
@@ -334,7 +362,7 @@ func runOrder(t *testing.T, p Pool, n int, release chan struct{}, each func()) [
 	t.Helper()
 	if release != nil {
 		started := make(chan struct{})
-		p.Submit(&probe{work: func() { close(started); <-release }})
+		submit(t, p, &probe{work: func() { close(started); <-release }})
 		await(t, started, "the task holding the worker to start")
 	}
 	var mu sync.Mutex
@@ -349,7 +377,11 @@ func runOrder(t *testing.T, p Pool, n int, release chan struct{}, each func()) [
 				each()
 			}
 		}
-		p.Submit(&tasks[i])
+		if release != nil {
+			place(t, p, &tasks[i]) // queued in submission order
+		} else {
+			p.Submit(&tasks[i])
+		}
 	}
 	if release != nil {
 		close(release)
@@ -383,28 +415,30 @@ func TestLIFONewestFirst(t *testing.T) {
 // pool runs on a fake clock: queue waits and QueueTimeout see only the
 // time the test advances, never how fast its goroutines start.
 func TestOverflowPolicies(t *testing.T) {
-	for _, variant := range append([]string{"fifo"}, queuedVariants...) {
-		t.Run(variant, func(t *testing.T) { testOverflowPolicies(t, variant) })
+	for _, exec := range execModes {
+		for _, variant := range append([]string{"fifo"}, queuedVariants...) {
+			t.Run(variant+"/"+exec.String(), func(t *testing.T) { testOverflowPolicies(t, variant, exec) })
+		}
 	}
 }
 
-func testOverflowPolicies(t *testing.T, variant string) {
+func testOverflowPolicies(t *testing.T, variant string, exec Exec) {
 	f := func(o Overflow, want func(t *testing.T, newcomer, oldest *probe, ranOnCaller bool)) {
 		t.Helper()
 		clk := newFakeClock()
-		cfg := Config{Workers: 1, Capacity: 2, Overflow: o, QueueTimeout: 10 * time.Millisecond, clock: clk}
+		cfg := Config{Exec: exec, Workers: 1, Capacity: 2, Overflow: o, QueueTimeout: 10 * time.Millisecond, clock: clk}
 		p, err := New(variant, cfg)
 		require.NoError(t, err)
 		release := make(chan struct{})
 		started := make(chan struct{})
-		p.Submit(&probe{work: func() { close(started); <-release }})
+		submit(t, p, &probe{work: func() { close(started); <-release }})
 		await(t, started, "the task holding the worker to start")
 		// Time passes between submissions, as it does on a real clock:
 		// multiqueue tells the oldest task by its enqueue stamp.
 		oldest, second := &probe{}, &probe{}
-		p.Submit(oldest)
+		place(t, p, oldest)
 		clk.advance(time.Microsecond)
-		p.Submit(second)
+		place(t, p, second)
 		clk.advance(time.Microsecond)
 		caller := make(chan bool, 1)
 		newcomer := &probe{}
@@ -425,6 +459,8 @@ func testOverflowPolicies(t *testing.T, variant string) {
 			require.Equal(t, cfg.QueueTimeout, clk.waitTimer(t), "a blocked Submit waits QueueTimeout")
 			clk.advance(cfg.QueueTimeout)
 			await(t, submitted, "a blocked Submit to give up at QueueTimeout")
+		} else if o == OverflowDropOldest {
+			place(t, p, newcomer) // queued in the oldest's place
 		} else {
 			p.Submit(newcomer)
 		}
@@ -470,23 +506,25 @@ func testOverflowPolicies(t *testing.T, variant string) {
 // worker is dequeued with no time passed however late its goroutine runs,
 // and the stale one has waited exactly what the test advanced.
 func TestQueueTimeoutExpires(t *testing.T) {
-	for _, variant := range append([]string{"fifo"}, queuedVariants...) {
-		t.Run(variant, func(t *testing.T) { testQueueTimeoutExpires(t, variant) })
+	for _, exec := range execModes {
+		for _, variant := range append([]string{"fifo"}, queuedVariants...) {
+			t.Run(variant+"/"+exec.String(), func(t *testing.T) { testQueueTimeoutExpires(t, variant, exec) })
+		}
 	}
 }
 
-func testQueueTimeoutExpires(t *testing.T, variant string) {
+func testQueueTimeoutExpires(t *testing.T, variant string, exec Exec) {
 	clk := newFakeClock()
-	p, err := New(variant, Config{Workers: 1, Capacity: 4, QueueTimeout: time.Millisecond, clock: clk})
+	p, err := New(variant, Config{Exec: exec, Workers: 1, Capacity: 4, QueueTimeout: time.Millisecond, clock: clk})
 	require.NoError(t, err)
 	started, release := make(chan struct{}), make(chan struct{})
-	p.Submit(&probe{work: func() { close(started); <-release }})
+	submit(t, p, &probe{work: func() { close(started); <-release }})
 	await(t, started, "the task holding the worker to start")
 	stale := &probe{}
-	p.Submit(stale)
+	place(t, p, stale)
 	clk.advance(5 * time.Millisecond)
 	fresh := &probe{}
-	p.Submit(fresh)
+	place(t, p, fresh)
 	close(release)
 	waitIdle(t, p)
 	p.Close()
@@ -507,6 +545,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		assert.Equal(t, err, Validate(name, cfg.WithDefaults()), "Validate refuses what New refuses, saying the same")
 	}
 	f("nope", Config{})
+	f("fifo", Config{Exec: Exec(9)})
 	f("fifo", Config{Capacity: Unbounded})
 	f("fifo", Config{Capacity: -2})
 	f("fifo", Config{Capacity: 0, Overflow: OverflowDropOldest})

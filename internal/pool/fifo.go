@@ -120,3 +120,25 @@ func (p *FIFO) Stats() Stats { return p.stats(len(p.queue), &p.cfg) }
 
 // Name implements Pool.
 func (p *FIFO) Name() string { return "fifo" }
+
+// fifoQueue is fifo's queue under ExecHandler: a mutex-guarded ring popped
+// at the front. A channel cannot serve there: a holder giving its slot
+// back must see a waiter queued meanwhile through an atomic the pusher
+// wrote (see slotPool), and a channel's length is not one. Capacity 0
+// queues nothing (push always fails): every newcomer that finds the slots
+// taken overflows, as under ExecWorker.
+type fifoQueue struct{ lockedRing }
+
+func newFIFOQueue(cfg Config) queue { return &fifoQueue{newLockedRing(cfg.Capacity)} }
+
+func (q *fifoQueue) pop() popped {
+	if q.size.Load() == 0 {
+		return popped{}
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.r.len() == 0 {
+		return popped{}
+	}
+	return popped{it: q.take(true), v: serve}
+}

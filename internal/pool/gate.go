@@ -63,10 +63,27 @@ func (g *gate) submitted() uint64 { return uint64(g.entered.Load()) }
 // close shuts the gate and waits until every admitted submitter has left.
 // It reports false if the gate was already closed.
 func (g *gate) close() bool {
+	if !g.shut() {
+		return false
+	}
+	g.wait()
+	return true
+}
+
+// shut closes the gate to later submitters and wakes those blocked for
+// room. It reports false if the gate was already shut.
+func (g *gate) shut() bool {
 	if !g.closed.CompareAndSwap(false, true) {
 		return false
 	}
 	close(g.done)
+	return true
+}
+
+// wait returns once every admitted submitter has left. Under ExecHandler a
+// submitter stays inside until its task has run or been rejected, so the
+// caller must first reject what is queued (see slotPool.Close).
+func (g *gate) wait() {
 	for spins := 0; g.inside(); spins++ {
 		if spins < 100 {
 			runtime.Gosched()
@@ -74,7 +91,6 @@ func (g *gate) close() bool {
 			time.Sleep(100 * time.Microsecond)
 		}
 	}
-	return true
 }
 
 // admit is how a queueing variant's Submit starts: it enters the gate,

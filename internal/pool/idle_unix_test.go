@@ -21,7 +21,7 @@ import (
 func TestIdleUsesNoCPU(t *testing.T) {
 	for _, variant := range append([]string{"fifo"}, queuedVariants...) {
 		t.Run(variant, func(t *testing.T) {
-			p, err := New(variant, Config{Workers: 16, Capacity: 256, Overflow: OverflowCallerRuns})
+			p, err := New(variant, Config{Exec: ExecWorker, Workers: 16, Capacity: 256, Overflow: OverflowCallerRuns})
 			require.NoError(t, err)
 			defer p.Close()
 			var wg sync.WaitGroup

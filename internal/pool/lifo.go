@@ -3,9 +3,10 @@ package pool
 // LIFO serves the newest task first, from a mutex-guarded ring used as a
 // stack: the Java seeds' LinkedBlockingDeque with takeLast. Under overload
 // the newest requests, whose clients are most likely still waiting, are
-// answered first; old ones wait (or expire with QueueTimeout). The stack's
-// bottom is the ring's front, so drop-oldest evicts in O(1). Idle workers
-// park on channels of their own (see idlers).
+// answered first; old ones wait, or, with QueueTimeout, are shed by age
+// from the bottom (see lifoQueue.pop). The stack's bottom is the ring's
+// front, so drop-oldest evicts in O(1). Idle workers park on channels of
+// their own (see idlers).
 type LIFO struct{ queuePool }
 
 // NewLIFO starts cfg.Workers workers over a stack of cfg.Capacity tasks.
@@ -18,10 +19,20 @@ func NewLIFO(cfg Config) (*LIFO, error) {
 }
 
 // lifoQueue pushes at the ring's back and pops from the back: a stack.
-type lifoQueue struct{ lockedRing }
+type lifoQueue struct {
+	lockedRing
+	cfg *Config // QueueTimeout and the clock
+}
 
-func newLIFOQueue(cfg Config) queue { return &lifoQueue{newLockedRing(cfg.Capacity)} }
+func newLIFOQueue(cfg Config) queue { return &lifoQueue{newLockedRing(cfg.Capacity), &cfg} }
 
+// pop takes the newest task. With a QueueTimeout it first looks at the
+// oldest: one that has waited past the timeout is taken instead, to be
+// shed (ReasonExpired) unrun. A stack serves its top under sustained
+// load and never reaches its bottom, so without this the oldest tasks
+// would wait for as long as the overload lasts, long after their clients
+// gave up, holding their connections and their place in the bound; with
+// it every pop sheds at most one, oldest first, as adaptive does.
 func (q *lifoQueue) pop() popped {
 	if q.size.Load() == 0 {
 		return popped{}
@@ -31,5 +42,14 @@ func (q *lifoQueue) pop() popped {
 	if q.r.len() == 0 {
 		return popped{}
 	}
-	return popped{it: q.take(false), v: serve}
+	if q.cfg.QueueTimeout <= 0 {
+		return popped{it: q.take(false), v: serve}
+	}
+	// Read under the lock, so that no item pushed after it is newer than
+	// it: every wait measured from it is >= 0.
+	at := q.cfg.now()
+	if at-q.r.front().enqueued > int64(q.cfg.QueueTimeout) {
+		return popped{it: q.take(true), v: shed, at: at}
+	}
+	return popped{it: q.take(false), v: serve, at: at}
 }

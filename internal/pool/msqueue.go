@@ -110,3 +110,6 @@ func (q *msQueue) evictOldest() (item, bool) {
 
 // len counts reserved slots: items linked plus pushes in flight.
 func (q *msQueue) len() int { return q.bound.len() }
+
+// empty reports whether no node is linked after the dummy.
+func (q *msQueue) empty() bool { return q.head.Load().next.Load() == nil }

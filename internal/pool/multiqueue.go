@@ -166,3 +166,15 @@ func (q *multiQueue) evictOldest() (item, bool) {
 
 // len counts reserved slots: items in shards plus pushes in flight.
 func (q *multiQueue) len() int { return q.bound.len() }
+
+// empty reports whether every shard's head stamp says empty. It stops at
+// the first shard that is not; an idle queue's stamps are read-only, so
+// the scan reads lines every core holds shared.
+func (q *multiQueue) empty() bool {
+	for i := range q.shards {
+		if q.shards[i].head.Load() != emptyStamp {
+			return false
+		}
+	}
+	return true
+}

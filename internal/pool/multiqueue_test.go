@@ -14,8 +14,14 @@ import (
 // that) and an order of magnitude below what a LIFO or a random order gives
 // (~n/2, ~n/3), so the test tells "relaxed" from "wrong".
 func TestMultiQueueRoughlyFIFO(t *testing.T) {
+	for _, exec := range execModes {
+		t.Run(exec.String(), func(t *testing.T) { testMultiQueueRoughlyFIFO(t, exec) })
+	}
+}
+
+func testMultiQueueRoughlyFIFO(t *testing.T, exec Exec) {
 	const n, shardsPerWorker = 2000, 8
-	p, err := New("multiqueue", Config{Workers: 1, Capacity: 4096, ShardsPerWorker: shardsPerWorker})
+	p, err := New("multiqueue", Config{Exec: exec, Workers: 1, Capacity: 4096, ShardsPerWorker: shardsPerWorker})
 	require.NoError(t, err)
 	order := runOrder(t, p, n, make(chan struct{}), nil)
 	require.Equal(t, n, len(order))

@@ -42,7 +42,7 @@ func TestNoLostWakeup(t *testing.T) {
 		for _, workers := range []int{1, 2, 4, 70} { // 70: two bitmap words
 			for _, producers := range []int{1, 8} {
 				t.Run(fmt.Sprintf("%s/w%d/producers%d", variant, workers, producers), func(t *testing.T) {
-					p, err := New(variant, Config{Workers: workers, Capacity: 64})
+					p, err := New(variant, Config{Exec: ExecWorker, Workers: workers, Capacity: 64})
 					require.NoError(t, err)
 					defer p.Close()
 					var wg sync.WaitGroup
@@ -145,7 +145,7 @@ func TestHandOffSkipsTheQueue(t *testing.T) {
 			var waits []time.Duration
 			var mu sync.Mutex
 			clk := newFakeClock()
-			p, err := New(variant, Config{Workers: 1, Capacity: 8, clock: clk, OnWait: func(d time.Duration) {
+			p, err := New(variant, Config{Exec: ExecWorker, Workers: 1, Capacity: 8, clock: clk, OnWait: func(d time.Duration) {
 				mu.Lock()
 				waits = append(waits, d)
 				mu.Unlock()
@@ -159,7 +159,7 @@ func TestHandOffSkipsTheQueue(t *testing.T) {
 			waitIdle(t, p)
 			assert.Zero(t, p.Stats().WaitTotal, "a hand-off never queued")
 
-			release := holdWorkers(p, 1)
+			release := holdWorkers(t, p, 1)
 			p.Submit(&probe{})
 			assert.Equal(t, 1, p.Stats().Queued, "a task behind a busy worker queues")
 			clk.advance(2 * time.Millisecond)

@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"slices"
 	"time"
+
+	"github.com/kvpool/kvpool/internal/limit"
 )
 
 // Task is one unit of work. The pool calls exactly one of Run or Reject,
@@ -101,6 +103,45 @@ func ParseOverflow(s string) (Overflow, error) {
 	return 0, fmt.Errorf("unknown overflow policy %q; want one of %v", s, overflowNames)
 }
 
+// Exec is where a queueing variant runs a task it admits.
+type Exec uint8
+
+const (
+	// ExecHandler runs an admitted task on the goroutine that submitted it
+	// (the HTTP handler), once it holds one of the pool's slots: the queue
+	// orders the waiting submitters, and a freed slot passes to the next
+	// (see slotPool). Submit returns once the task has run or been
+	// rejected.
+	ExecHandler Exec = iota + 1
+	// ExecWorker hands an admitted task to one of Workers worker
+	// goroutines, through the queue or directly to an idle one (see
+	// queuePool and FIFO); the submitter waits for its answer elsewhere.
+	ExecWorker
+)
+
+// DefaultExec is what Config.Exec's zero value stands for, chosen by
+// measurement (README, Performance).
+const DefaultExec = ExecHandler
+
+var execNames = map[Exec]string{ExecHandler: "handler", ExecWorker: "worker"}
+
+func (e Exec) String() string {
+	if n, ok := execNames[e]; ok {
+		return n
+	}
+	return fmt.Sprintf("Exec(%d)", e)
+}
+
+// ParseExec parses an exec mode name as printed by Exec.String.
+func ParseExec(s string) (Exec, error) {
+	for e, name := range execNames {
+		if s == name {
+			return e, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown exec mode %q; want handler or worker", s)
+}
+
 // Unbounded as Config.Capacity asks for a queue without a bound, where the
 // variant supports one.
 const Unbounded = -1
@@ -113,7 +154,11 @@ const DefaultCapacity = 1024
 
 // Config is what every variant is built from. Zero values mean defaults.
 type Config struct {
-	// Workers is the number of worker goroutines; 0 means GOMAXPROCS.
+	// Exec is where admitted tasks run; 0 means DefaultExec. direct
+	// always runs them in the handler.
+	Exec Exec
+	// Workers is the number of worker goroutines (ExecWorker) or of slots,
+	// tasks running at once (ExecHandler, fixed limit); 0 means GOMAXPROCS.
 	Workers int
 	// Capacity bounds the queue; 0 means a direct hand-off to an idle
 	// worker where the variant supports it, Unbounded means no bound.
@@ -131,6 +176,11 @@ type Config struct {
 	// DefaultCoDelTarget and DefaultCoDelInterval.
 	CoDelTarget   time.Duration
 	CoDelInterval time.Duration
+	// Limit makes the slots of an ExecHandler pool adapt to latency (see
+	// package limit); its zero value, or Algorithm "fixed", is a fixed
+	// limit of Workers. Only ExecHandler pools other than direct take an
+	// adaptive one.
+	Limit limit.Config
 	// OnWait, if set, is called by a worker with the time each task spent
 	// queued, before the task runs or expires. It must be cheap and safe
 	// for concurrent use (a Prometheus histogram's Observe is).
@@ -139,6 +189,9 @@ type Config struct {
 	// clock, if set, replaces the monotonic clock and the runtime's timers
 	// (tests only; see clock).
 	clock clock
+	// limiter, if set, replaces the limit an ExecHandler pool would build
+	// (tests only).
+	limiter limiter
 }
 
 // The defaults Config's zero values stand for.
@@ -152,6 +205,9 @@ const (
 // default replaced by it, Workers by GOMAXPROCS: the settings a pool built
 // from c runs with.
 func (c Config) WithDefaults() Config {
+	if c.Exec == 0 {
+		c.Exec = DefaultExec
+	}
 	if c.Workers <= 0 {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -176,9 +232,17 @@ func New(name string, cfg Config) (Pool, error) {
 	if err := Validate(name, cfg); err != nil {
 		return nil, err
 	}
-	switch name {
-	case "direct":
+	if name == "direct" {
 		return NewDirect(), nil
+	}
+	if cfg.Exec == ExecHandler {
+		p := &slotPool{}
+		if err := p.startSlots(name, cfg, handlerQueues[name]); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+	switch name {
 	case "fifo":
 		return NewFIFO(cfg)
 	case "lifo":
@@ -192,19 +256,43 @@ func New(name string, cfg Config) (Pool, error) {
 	}
 }
 
+// handlerQueues builds each queueing variant's queue under ExecHandler.
+var handlerQueues = map[string]func(Config) queue{
+	"fifo":       newFIFOQueue,
+	"lifo":       newLIFOQueue,
+	"msqueue":    newMSQueue,
+	"multiqueue": newMultiQueue,
+	"adaptive":   newAdaptiveQueue,
+}
+
 // Validate reports why New(name, cfg) would refuse cfg, or nil, without
 // starting anything: configuration checks run it before a server opens
 // its store.
 func Validate(name string, cfg Config) error {
 	switch {
+	case cfg.Exec != 0 && cfg.Exec != ExecHandler && cfg.Exec != ExecWorker:
+		return fmt.Errorf("unknown exec mode %v; want handler or worker", cfg.Exec)
+	case adaptiveLimit(cfg) && name == "direct":
+		return fmt.Errorf("direct has no slots to limit: -limit %s needs a queueing pool (-pool fifo, lifo, msqueue, multiqueue or adaptive)", cfg.Limit.Algorithm)
+	case adaptiveLimit(cfg) && cfg.Exec == ExecWorker:
+		return fmt.Errorf("-limit %s adapts the slots of -exec handler; -exec worker runs a fixed set of -workers goroutines", cfg.Limit.Algorithm)
 	case cfg.Capacity < Unbounded:
 		return fmt.Errorf("pool capacity %d is invalid; want -1 (unbounded), 0 (hand-off) or more", cfg.Capacity)
 	case name == "direct":
 		return nil
-	case name == "fifo":
-		return checkFIFO(cfg)
-	case slices.Contains(Variants, name):
-		return checkQueued(name, cfg)
+	case !slices.Contains(Variants, name):
+		return fmt.Errorf("unknown pool %q; want one of %v", name, Variants)
 	}
-	return fmt.Errorf("unknown pool %q; want one of %v", name, Variants)
+	if _, err := limit.New(limitConfig(&cfg)); err != nil {
+		return err
+	}
+	if name == "fifo" {
+		return checkFIFO(cfg)
+	}
+	return checkQueued(name, cfg)
+}
+
+// adaptiveLimit tells whether cfg asks for a limit other than a fixed one.
+func adaptiveLimit(cfg Config) bool {
+	return cfg.Limit.Algorithm != "" && cfg.Limit.Algorithm != "fixed"
 }

@@ -38,14 +38,23 @@ type contestant struct {
 
 func contestants() []contestant {
 	var cs []contestant
-	for _, name := range Variants {
-		cs = append(cs, contestant{name, func(b *testing.B, workers int) (func(*rtJob), func()) {
-			p, err := New(name, Config{Workers: workers, Capacity: DefaultCapacity})
+	variant := func(name, label string, exec Exec) contestant {
+		return contestant{label, func(b *testing.B, workers int) (func(*rtJob), func()) {
+			p, err := New(name, Config{Exec: exec, Workers: workers, Capacity: DefaultCapacity})
 			if err != nil {
 				b.Fatal(err)
 			}
 			return func(j *rtJob) { p.Submit(j) }, p.Close
-		}})
+		}}
+	}
+	// Each queueing variant twice: handing the job to a worker goroutine
+	// (its name) and running it on the producer once admitted to one of
+	// GOMAXPROCS slots (its name with -h).
+	for _, name := range Variants {
+		cs = append(cs, variant(name, name, ExecWorker))
+	}
+	for _, name := range Variants[1:] {
+		cs = append(cs, variant(name, name+"-h", ExecHandler))
 	}
 	return append(cs,
 		// chan: the floor for a queue hand-off, a buffered channel of

@@ -44,8 +44,13 @@ type queue interface {
 	pop() popped
 	// evictOldest removes the oldest item, for OverflowDropOldest.
 	evictOldest() (item, bool)
-	// len is the number of items queued now, for Stats.
+	// len is the number of items queued now, for Stats (msqueue and
+	// multiqueue count pushes still in flight).
 	len() int
+	// empty reports whether no pushed item is there to pop, reading the
+	// atomics the visibility rule names: pushes still in flight do not
+	// count (their pushers look for a slot once they land, see slotPool).
+	empty() bool
 }
 
 // checkQueued validates cfg for a variant built on queuePool. These hand a
@@ -121,6 +126,8 @@ func (q *lockedRing) evictOldest() (item, bool) {
 }
 
 func (q *lockedRing) len() int { return int(q.size.Load()) }
+
+func (q *lockedRing) empty() bool { return q.size.Load() == 0 }
 
 // bound is an exact capacity kept in an atomic counter, for the queues that
 // have no single lock to count under (msqueue, multiqueue). A slot is

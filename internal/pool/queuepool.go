@@ -132,7 +132,7 @@ func (p *queuePool) work(me *sleeper) {
 			p.reject(got.it.task, ReasonClosed)
 		case got.v == handed:
 			p.handedOver(got.it, &p.cfg)
-		case got.v == shed: // only adaptive sheds, having read the clock
+		case got.v == shed: // adaptive and lifo shed, having read the clock
 			p.shed(got.it, &p.cfg, got.at)
 		default:
 			if got.at == 0 {

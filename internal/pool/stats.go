@@ -12,9 +12,13 @@ type Stats struct {
 	Completed uint64 // tasks whose Run returned
 	Rejected  [NumReasons]uint64
 	Queued    int // tasks waiting now
-	Busy      int // workers running a task now
-	Workers   int
-	Capacity  int // the queue bound; Unbounded for none
+	Busy      int // tasks running now
+	// Workers is the worker goroutines (ExecWorker), or the slots: the
+	// limit of tasks running at once now (ExecHandler).
+	Workers  int
+	Capacity int // the queue bound; Unbounded for none
+	// LimitChanges counts the changes of an adaptive limit (ExecHandler).
+	LimitChanges uint64
 	// WaitTotal is the summed queue wait of every task taken off the queue.
 	WaitTotal time.Duration
 }

@@ -1,0 +1,78 @@
+package pool
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// inHandler tells whether p runs tasks on their submitters (ExecHandler):
+// its Submit returns only once the task has been answered.
+func inHandler(p Pool) bool {
+	if nc, ok := p.(nopCloser); ok {
+		p = nc.Pool
+	}
+	_, ok := p.(*slotPool)
+	return ok
+}
+
+// variantModes is one case per queueing variant and exec mode, with only
+// those set: for tests that choose the rest themselves.
+func variantModes() []conformanceCase {
+	var cs []conformanceCase
+	for _, exec := range execModes {
+		for _, variant := range append([]string{"fifo"}, queuedVariants...) {
+			cs = append(cs, conformanceCase{variant: variant, cfg: Config{Exec: exec}})
+		}
+	}
+	return cs
+}
+
+// async runs f on a goroutine of its own; the test's cleanup waits for it
+// to return (a submitter under ExecHandler returns once answered).
+func async(t *testing.T, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-done:
+		case <-time.After(hangGuard):
+			t.Errorf("a submitter never returned: its task was never answered")
+		}
+	})
+}
+
+// submit hands task to p without waiting for it to be answered: Submit
+// itself under ExecWorker, Submit on a goroutine of its own under
+// ExecHandler.
+func submit(t *testing.T, p Pool, task Task) {
+	t.Helper()
+	if !inHandler(p) {
+		p.Submit(task)
+		return
+	}
+	async(t, func() { p.Submit(task) })
+}
+
+// place is submit, returning once p holds task: queued, running or
+// answered. Under ExecWorker that is when Submit returns; under
+// ExecHandler it is when the pool's counters account for every task
+// submitted, task included.
+func place(t *testing.T, p Pool, task Task) {
+	t.Helper()
+	if !inHandler(p) {
+		p.Submit(task)
+		return
+	}
+	before := p.Stats().Submitted
+	async(t, func() { p.Submit(task) })
+	require.Eventually(t, func() bool {
+		s := p.Stats()
+		return s.Submitted > before && uint64(s.Queued+s.Busy)+s.Completed+s.RejectedTotal() == s.Submitted
+	}, hangGuard, 50*time.Microsecond, "the task to be queued, running or answered")
+}

@@ -1,0 +1,308 @@
+package pool
+
+import (
+	"sync"
+	"time"
+)
+
+// slotPool is the handler exec mode (ExecHandler) of every queueing
+// variant: there are no worker goroutines. A task runs on the goroutine
+// that submitted it, once that goroutine holds one of the pool's slots;
+// the number of slots is the limit (Workers, fixed, or an adaptive limit).
+// A submitter that finds every slot taken queues a waiter in the variant's
+// queue (FIFO, LIFO, Michael–Scott, multiqueue, adaptive) and sleeps on it;
+// a goroutine done with its slot hands it straight to the next waiter in
+// that order, or gives it back. That is the shape of Netflix
+// concurrency-limits' BlockingLimiter and LifoBlockingLimiter: no hand-off
+// of the work to another goroutine and back, only of the slot, and only
+// when somebody waits.
+//
+// So Submit blocks until its task has run or been rejected: Task.Run and
+// Task.Reject are both called on the submitting goroutine, before Submit
+// returns. A caller can lend the task buffers it owns only for the call
+// (the HTTP handler lends its request's key and body).
+//
+// What must hold:
+//   - inflight counts the slots held: taken by acquire (a compare-and-swap
+//     below the limit, never add-then-check), handed from holder to waiter
+//     unchanged, and given back by exactly one decrement.
+//   - No waiter is stranded: a holder done with its slot pops the queue
+//     before giving the slot back, and after giving it back looks again
+//     (empty); a pusher, after its push, tries to acquire a slot and, if it
+//     gets one, passes it on. Both the push and the decrement are
+//     sequentially consistent atomics read by the other side afterwards
+//     (queue's visibility rule), so of "push; acquire" and "give back;
+//     empty?" one sees the other: either the pusher finds the slot free or
+//     the holder finds the item. A failed acquire means every slot is held,
+//     and each holder will pop when it is done.
+//   - Every waiter is answered exactly once: admitted (it then holds a
+//     slot) or rejected, by whoever popped or evicted it.
+//   - Close shuts the gate, then rejects what is queued; a waiter queued
+//     after that by a submitter already inside the gate is rejected by the
+//     next pop, which every push is followed by (see above), because every
+//     pop checks the gate.
+type slotPool struct {
+	counters
+	cfg      Config
+	name     string
+	q        queue
+	lim      limiter
+	adaptive bool // lim samples latency: Run is timed
+	inflight paddedInt64
+	room     signal // OverflowBlock's submitters wait here for room or a slot
+	waiters  sync.Pool
+}
+
+// startSlots initialises p as the handler-mode pool of variant name over
+// the queue newQueue builds.
+func (p *slotPool) startSlots(name string, cfg Config, newQueue func(Config) queue) error {
+	cfg = cfg.WithDefaults()
+	if err := Validate(name, cfg); err != nil {
+		return err
+	}
+	p.cfg, p.name, p.q = cfg, name, newQueue(cfg)
+	lim, err := newLimiter(&p.cfg) // on p.cfg's clock
+	if err != nil {
+		return err
+	}
+	p.lim = lim
+	p.adaptive = !isFixed(lim)
+	p.gate = newGate()
+	p.room = newSignal()
+	p.waiters.New = func() any { return &waiter{ch: make(chan Reason, 1)} }
+	return nil
+}
+
+// admitted is what a waiter's channel carries when it is handed a slot;
+// any other value is the Reason it was rejected for.
+const admitted Reason = 255
+
+// waiter stands in the queue for a submitter sleeping on ch. As a Task it
+// is answered by whoever pops or evicts it: Run hands it a slot, Reject
+// the reason it will not get one. The submitter then runs or rejects its
+// own task on its own goroutine.
+type waiter struct {
+	ch chan Reason // one slot: the single answer
+}
+
+func (w *waiter) Run()            { w.ch <- admitted }
+func (w *waiter) Reject(r Reason) { w.ch <- r }
+
+// Submit implements Pool: it returns once t has run or been rejected, on
+// this goroutine.
+func (p *slotPool) Submit(t Task) {
+	if !p.gate.enter() {
+		p.reject(t, ReasonClosed)
+		return
+	}
+	if p.q.empty() {
+		if inflight, ok := p.acquire(); ok {
+			// A free slot and nobody waiting: no queue, no clock, no
+			// other goroutine.
+			if p.cfg.OnWait != nil {
+				p.cfg.OnWait(0)
+			}
+			p.runHolding(t, inflight)
+			p.gate.leave()
+			return
+		}
+	}
+	w := p.waiters.Get().(*waiter)
+	it := item{task: w, enqueued: p.cfg.now()}
+	switch {
+	case p.q.push(it):
+		p.pushed()
+	case p.cfg.Overflow == OverflowCallerRuns:
+		// Over the limit, on the caller: there is no other place to run it.
+		p.waiters.Put(w)
+		p.run(t)
+		p.gate.leave()
+		return
+	case p.cfg.Overflow == OverflowBlock:
+		if !p.block(t, it) {
+			p.waiters.Put(w)
+			p.gate.leave()
+			return
+		}
+	case p.cfg.Overflow == OverflowDropOldest:
+		p.spill(&p.cfg, p.q, it)
+		p.pushed()
+	default:
+		p.waiters.Put(w)
+		p.reject(t, ReasonFull)
+		p.gate.leave()
+		return
+	}
+	if r := <-w.ch; r == admitted {
+		p.waiters.Put(w)
+		p.runHolding(t, int(p.inflight.Load()))
+	} else {
+		p.waiters.Put(w)
+		t.Reject(r) // counted by whoever rejected the waiter
+	}
+	p.gate.leave()
+}
+
+// pushed follows every push: if a slot is free (every holder may have
+// looked at the queue before the push), take it and pass it on, to the
+// oldest or newest waiter as the queue orders them, maybe the pusher.
+func (p *slotPool) pushed() {
+	if _, ok := p.acquire(); ok {
+		p.pass()
+	}
+}
+
+// block waits for room in the queue or a free slot, at most QueueTimeout
+// (OverflowBlock). It reports whether it queued it; otherwise t has run
+// here (a slot came free) or was rejected. Workers' pops and slots given
+// back poke room; it looks once more after announcing itself, so a poke
+// between its failed push and its announcement is not lost, and one that
+// finds room pokes again on its way, as queuePool.block does.
+func (p *slotPool) block(t Task, it item) (queued bool) {
+	timeout, stopTimer := p.cfg.queueTimer()
+	defer stopTimer()
+	p.room.waiters.Add(1)
+	defer p.room.waiters.Add(-1)
+	for {
+		if p.q.empty() {
+			if inflight, ok := p.acquire(); ok {
+				p.room.poke()
+				if p.cfg.OnWait != nil {
+					p.cfg.OnWait(time.Duration(max(p.cfg.now()-it.enqueued, 0)))
+				}
+				p.runHolding(t, inflight)
+				return false
+			}
+		}
+		if p.q.push(it) {
+			p.room.poke()
+			p.pushed()
+			return true
+		}
+		select {
+		case <-p.room.ch:
+		case <-timeout:
+			p.reject(t, ReasonFull)
+			return false
+		case <-p.gate.done:
+			p.reject(t, ReasonClosed)
+			return false
+		}
+	}
+}
+
+// acquire takes a slot if fewer than the limit are held, and returns how
+// many are held with it.
+func (p *slotPool) acquire() (int, bool) {
+	limit := int64(p.lim.Current())
+	for {
+		n := p.inflight.Load()
+		if n >= limit {
+			return 0, false
+		}
+		if p.inflight.CompareAndSwap(n, n+1) {
+			return int(n + 1), true
+		}
+	}
+}
+
+// runHolding runs t, which holds a slot taken when inflight slots were
+// held, then passes the slot on.
+func (p *slotPool) runHolding(t Task, inflight int) {
+	if !p.adaptive {
+		p.run(t)
+		p.pass()
+		return
+	}
+	start := p.cfg.now()
+	p.run(t)
+	p.lim.Sample(start, time.Duration(p.cfg.now()-start), inflight, false)
+	p.pass()
+	// The sample may have raised the limit: slots it added go to waiters
+	// now, not at the next push.
+	for !p.q.empty() {
+		if _, ok := p.acquire(); !ok {
+			return
+		}
+		p.pass()
+	}
+}
+
+// pass is called by a slot's holder that no longer needs it: the slot goes
+// to the next waiter the queue gives up, unless more slots are held than
+// the limit allows now (it shrank), or goes back.
+func (p *slotPool) pass() {
+	for {
+		if p.inflight.Load() <= int64(p.lim.Current()) && p.handOver() {
+			return
+		}
+		p.inflight.Add(-1)
+		if p.cfg.Overflow == OverflowBlock {
+			p.room.poke()
+		}
+		// A pusher that found every slot held before the decrement
+		// counts on this look (see slotPool).
+		if p.q.empty() {
+			return
+		}
+		if _, ok := p.acquire(); !ok {
+			return // every slot is held again: their holders will look
+		}
+	}
+}
+
+// handOver pops waiters until one gets the caller's slot, and reports
+// whether one did. A waiter the queue sheds (adaptive's CoDel, lifo's
+// expired bottom), one that waited past QueueTimeout, and every waiter
+// once the pool is closed are rejected on the way, unrun.
+func (p *slotPool) handOver() bool {
+	for {
+		got := p.q.pop()
+		if got.v == none {
+			return false
+		}
+		if p.cfg.Overflow == OverflowBlock {
+			p.room.poke()
+		}
+		at := got.at
+		if at == 0 {
+			at = p.cfg.now()
+		}
+		wait := p.waited(got.it, &p.cfg, at)
+		switch {
+		case p.gate.isClosed():
+			p.reject(got.it.task, ReasonClosed)
+		case got.v == shed, p.cfg.QueueTimeout > 0 && wait > p.cfg.QueueTimeout:
+			p.reject(got.it.task, ReasonExpired)
+		default:
+			got.it.task.Run() // the waiter: it holds the slot now
+			return true
+		}
+	}
+}
+
+// Close implements Pool: queued tasks are rejected with ReasonClosed, and
+// Close returns once every task running has finished.
+func (p *slotPool) Close() {
+	if p.gate.shut() {
+		for {
+			got := p.q.pop()
+			if got.v == none {
+				break
+			}
+			p.reject(got.it.task, ReasonClosed)
+		}
+	}
+	p.gate.wait()
+}
+
+// Stats implements Pool. Workers is the limit now.
+func (p *slotPool) Stats() Stats {
+	s := p.stats(p.q.len(), &p.cfg)
+	s.Workers = p.lim.Current()
+	s.LimitChanges = p.lim.Changes()
+	return s
+}
+
+// Name implements Pool.
+func (p *slotPool) Name() string { return p.name }
