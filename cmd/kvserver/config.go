@@ -7,10 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/limit"
 	"github.com/kvpool/kvpool/internal/pool"
 	"github.com/kvpool/kvpool/internal/server"
 	"github.com/kvpool/kvpool/internal/store"
@@ -84,10 +86,23 @@ func defineFlags(fs *flag.FlagSet, c *server.Config) {
 	fs.StringVar(&c.Addr, "addr", c.Addr, "listen `address` (host:port; port 0: any free port)")
 	fs.StringVar(&c.DataDir, "data", c.DataDir, "Pebble data `directory` (created if missing)")
 	fs.StringVar(&c.Pool, "pool", c.Pool, "worker `pool`: "+strings.Join(pool.Variants, "|"))
-	intVar(fs, &p.Workers, "workers", "pool workers, `n` >= 0 (0: GOMAXPROCS)")
-	intVar(fs, &p.Capacity, "cap", "queue bound, `n` >= -1 (0: direct hand-off, fifo only; -1: unbounded, not fifo)")
+	fs.Var(choice(&p.Exec, pool.ParseExec, pool.Exec.String), "exec",
+		"where an admitted job runs, `mode`: handler (in its HTTP handler, once one of -workers slots is free)|worker (handed to one of -workers goroutines)")
+	intVar(fs, &p.Workers, "workers", "pool workers (-exec worker) or slots (-exec handler), `n` >= 0 (0: GOMAXPROCS)")
+	fs.Var(choice(&p.Capacity, parseCap, capString), "cap",
+		"queue bound, `n` >= -1 or auto (auto: -max-conns, one per connection; 0: no queue, fifo only; -1: unbounded, not fifo)")
 	fs.Var(choice(&p.Overflow, pool.ParseOverflow, pool.Overflow.String), "overflow", "full-queue `policy`: reject|drop-oldest|caller-runs|block")
-	durationVar(fs, &p.QueueTimeout, "queue-timeout", "answer 503 for a job that waited longer than this `duration` (0: no limit)")
+	fs.Var(choice(&p.QueueTimeout, parseQueueTimeout, queueTimeoutString), "queue-timeout",
+		"answer 503 for a job that waited longer than this `duration` (0: no limit; auto: "+server.DefaultQueueTimeout.String()+", none for adaptive, which CoDel sheds)")
+	fs.Var(choice(&p.Limit.Algorithm, parseLimit, limitString), "limit",
+		"-exec handler: how many jobs run at once, `algorithm`: "+strings.Join(limit.Algorithms, "|")+" (fixed: -workers; the others adapt to latency)")
+	intVar(fs, &p.Limit.Min, "limit-min", "adaptive -limit: the lowest it goes, `n` >= 0 (0: -workers)")
+	intVar(fs, &p.Limit.Max, "limit-max", "adaptive -limit: the highest it goes, `n` >= 0 (0: "+strconv.Itoa(limit.DefaultMax)+")")
+	intVar(fs, &p.Limit.Initial, "limit-initial", "adaptive -limit: where it starts, `n` >= 0 (0: 4 per worker, within the bounds)")
+	fs.Var(choice(&p.Limit.Smoothing, parseSmoothing, floatString), "limit-smoothing",
+		"gradient2, vegas: the `share` of each window's estimate the limit takes, in (0, 1] (0: unset, 0.2 for gradient2, 1 for vegas)")
+	fs.Var(choice(&p.Limit.Backoff, parseBackoff, floatString), "limit-backoff",
+		"aimd: the `factor` the limit is multiplied by when latency passes its timeout, in [0.5, 1) (0: unset, "+floatString(limit.DefaultBackoff)+")")
 	intVar(fs, &p.ShardsPerWorker, "shards-per-worker", "multiqueue shards per worker, `n` in 1..64")
 	durationVar(fs, &p.CoDelTarget, "codel-target", "adaptive: acceptable standing queue `delay`, > 0 and < -codel-interval")
 	durationVar(fs, &p.CoDelInterval, "codel-interval", "adaptive: CoDel `interval`, > 0 and <= 1m")
@@ -200,6 +215,76 @@ func durationVar(fs *flag.FlagSet, p *time.Duration, name, usage string) {
 func boolVar(fs *flag.FlagSet, p *bool, name, usage string) {
 	fs.Var(boolValue{choice(p, parseBool, strconv.FormatBool)}, name, usage)
 }
+
+func parseCap(s string) (int, error) {
+	if s == "auto" {
+		return server.AutoCapacity, nil
+	}
+	n, err := strconv.ParseInt(s, 0, strconv.IntSize)
+	if err != nil || n < int64(pool.Unbounded) {
+		return 0, errors.New("must be auto (-max-conns), -1 (unbounded), 0 (no queue) or more")
+	}
+	return int(n), nil
+}
+
+func capString(n int) string {
+	if n == server.AutoCapacity {
+		return "auto"
+	}
+	return strconv.Itoa(n)
+}
+
+func parseQueueTimeout(s string) (time.Duration, error) {
+	if s == "auto" {
+		return server.AutoQueueTimeout, nil
+	}
+	d, err := parseDuration(s)
+	if err == nil && d < 0 {
+		return 0, errors.New("must be auto, 0 (no limit) or more")
+	}
+	return d, err
+}
+
+func queueTimeoutString(d time.Duration) string {
+	if d == server.AutoQueueTimeout {
+		return "auto"
+	}
+	return d.String()
+}
+
+func parseLimit(s string) (string, error) {
+	if !slices.Contains(limit.Algorithms, s) {
+		return "", fmt.Errorf("must be one of %s", strings.Join(limit.Algorithms, ", "))
+	}
+	return s, nil
+}
+
+func limitString(s string) string {
+	if s == "" {
+		return "fixed"
+	}
+	return s
+}
+
+// parseSmoothing refuses 0 given explicitly: the field's zero value means
+// "the algorithm's default", which only leaving the flag out asks for.
+func parseSmoothing(s string) (float64, error) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(f > 0 && f <= 1) {
+		return 0, errors.New("must lie in (0, 1]")
+	}
+	return f, nil
+}
+
+func parseBackoff(s string) (float64, error) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(f >= 0.5 && f < 1) {
+		return 0, errors.New("must lie in [0.5, 1)")
+	}
+	return f, nil
+}
+
+func floatString(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 func parseInt(s string) (int, error) {
 	n, err := strconv.ParseInt(s, 0, strconv.IntSize)

@@ -15,6 +15,7 @@ type Pool struct {
 
 	submitted, completed, rejected *prometheus.Desc
 	queued, busy, workers, capcty  *prometheus.Desc
+	limit, limitChanges            *prometheus.Desc
 }
 
 // NewPool registers the collectors of the pool named name; stats is called
@@ -36,9 +37,12 @@ func NewPool(reg prometheus.Registerer, name string, stats func() pool.Stats) *P
 		completed: desc("completed_total", "Tasks the pool ran to completion."),
 		rejected:  desc("rejected_total", "Tasks answered 503 without running, by reason.", "reason"),
 		queued:    desc("queue_depth", "Tasks waiting in the queue now."),
-		busy:      desc("busy_workers", "Workers running a task now."),
-		workers:   desc("workers", "Worker goroutines."),
+		busy:      desc("busy_workers", "Tasks running now."),
+		workers:   desc("workers", "Worker goroutines (-exec worker), or slots: tasks allowed to run at once (-exec handler)."),
 		capcty:    desc("queue_capacity", "The queue bound; -1 for unbounded."),
+		limit: desc("limit", "Tasks allowed to run at once now: -workers, or under -exec handler with -limit "+
+			"gradient2, vegas or aimd the adaptive limit."),
+		limitChanges: desc("limit_changes_total", "Changes of the adaptive limit (-limit)."),
 	}
 	reg.MustRegister(p, p.wait)
 	return p
@@ -49,7 +53,7 @@ func (p *Pool) ObserveWait(d time.Duration) { p.wait.Observe(d.Seconds()) }
 
 // Describe implements prometheus.Collector.
 func (p *Pool) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{p.submitted, p.completed, p.rejected, p.queued, p.busy, p.workers, p.capcty} {
+	for _, d := range []*prometheus.Desc{p.submitted, p.completed, p.rejected, p.queued, p.busy, p.workers, p.capcty, p.limit, p.limitChanges} {
 		ch <- d
 	}
 }
@@ -72,4 +76,6 @@ func (p *Pool) Collect(ch chan<- prometheus.Metric) {
 	gauge(p.busy, s.Busy)
 	gauge(p.workers, s.Workers)
 	gauge(p.capcty, s.Capacity)
+	gauge(p.limit, s.Workers)
+	counter(p.limitChanges, s.LimitChanges)
 }

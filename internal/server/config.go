@@ -3,14 +3,24 @@ package server
 import (
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/limit"
 	"github.com/kvpool/kvpool/internal/pool"
 	"github.com/kvpool/kvpool/internal/store"
 )
+
+// limitName is -limit as in effect: "fixed" for the zero value.
+func limitName(l limit.Config) string {
+	if l.Algorithm == "" {
+		return "fixed"
+	}
+	return l.Algorithm
+}
 
 // Config is everything kvserver can be told. cmd/kvserver fills it from
 // flags with KVPOOL_* environment fallbacks; tests fill it directly.
@@ -19,7 +29,9 @@ type Config struct {
 	DataDir string // Pebble's directory
 
 	Pool string      // pool variant, one of pool.Variants
-	Pcfg pool.Config // workers, capacity, overflow, queue timeout, ...
+	Pcfg pool.Config // workers, capacity, overflow, queue timeout, exec, limit, ...
+	// Pcfg.Capacity may be AutoCapacity and Pcfg.QueueTimeout
+	// AutoQueueTimeout: PoolConfig resolves them.
 
 	Sync     bool // fsync the WAL before acknowledging each write
 	CacheMiB int  // Pebble block cache
@@ -65,7 +77,9 @@ func DefaultConfig() Config {
 		DataDir: "./data",
 		Pool:    "direct",
 		Pcfg: pool.Config{
-			Capacity:        pool.DefaultCapacity,
+			Exec:            pool.DefaultExec,
+			Capacity:        AutoCapacity,
+			QueueTimeout:    AutoQueueTimeout,
 			ShardsPerWorker: pool.DefaultShardsPerWorker,
 			CoDelTarget:     pool.DefaultCoDelTarget,
 			CoDelInterval:   pool.DefaultCoDelInterval,
@@ -86,6 +100,43 @@ func DefaultConfig() Config {
 		ShutdownTimeout:       10 * time.Second,
 		LogLevel:              slog.LevelInfo,
 	}
+}
+
+// AutoCapacity as Pcfg.Capacity (-cap auto, the default) bounds the queue
+// at -max-conns. Each connection has at most one request in the handler
+// (fasthttp reads the next only after answering), so a queue that deep can
+// hold every request the server has taken and never refuses one at once
+// for want of room. A 503 answered at once frees its connection for the
+// client's next request, which is refused again: with 4,096 connections
+// before a queue of 1,024 the CPU went to refusing (issue 20's refusal
+// storm). Requests are shed by age instead: AutoQueueTimeout, CoDel.
+const AutoCapacity = -2
+
+// AutoQueueTimeout as Pcfg.QueueTimeout (-queue-timeout auto, the
+// default) is DefaultQueueTimeout for fifo, lifo, msqueue and multiqueue,
+// and none for adaptive, whose CoDel already sheds what waited past twice
+// its target, and for direct, which queues nothing.
+const AutoQueueTimeout time.Duration = -1
+
+// DefaultQueueTimeout is what AutoQueueTimeout gives the queueing pools
+// but adaptive: how long a request may wait for a slot before it is
+// answered 503, chosen by measurement (README, Overload).
+const DefaultQueueTimeout = 50 * time.Millisecond
+
+// PoolConfig is Pcfg with AutoCapacity and AutoQueueTimeout resolved: the
+// pool.Config kvserver builds its pool from.
+func (c Config) PoolConfig() pool.Config {
+	p := c.Pcfg
+	if p.Capacity == AutoCapacity {
+		p.Capacity = c.MaxConns
+	}
+	if p.QueueTimeout == AutoQueueTimeout {
+		p.QueueTimeout = 0
+		if c.Pool != "direct" && c.Pool != "adaptive" {
+			p.QueueTimeout = DefaultQueueTimeout
+		}
+	}
+	return p
 }
 
 // The bounds Validate enforces beyond "makes sense": values past them are
@@ -132,32 +183,57 @@ func (c Config) Validate() error {
 	bad := func(flag string, value any, want string, args ...any) error {
 		return &ConfigError{Flag: flag, Value: fmt.Sprint(value), Want: fmt.Sprintf(want, args...)}
 	}
-	p := c.Pcfg
-	combination := pool.Validate(c.Pool, p) // -pool, -cap and -overflow together
+	p := c.PoolConfig()
+	raw := c.Pcfg
+	lim := p.Limit
+	combination := pool.Validate(c.Pool, p) // -pool, -cap, -overflow, -exec and -limit together
 	switch {
 	case c.Addr == "":
 		return bad("addr", c.Addr, "must not be empty; e.g. 127.0.0.1:19234, or 127.0.0.1:0 for any free port")
 	case c.DataDir == "":
 		return bad("data", c.DataDir, "must not be empty; name a directory (created if missing)")
+	case c.MaxConns < 1 || c.MaxConns > maxConns:
+		// Before the pool's settings: -cap auto is -max-conns.
+		return bad("max-conns", c.MaxConns, "must be between 1 and %d", maxConns)
 	case !slices.Contains(pool.Variants, c.Pool):
 		return bad("pool", c.Pool, "must be one of %s", strings.Join(pool.Variants, ", "))
+	case p.Exec != pool.ExecHandler && p.Exec != pool.ExecWorker:
+		return bad("exec", p.Exec, "must be handler or worker")
 	case p.Workers < 0 || p.Workers > maxWorkers:
 		return bad("workers", p.Workers, "must be 0 (GOMAXPROCS) or more, up to %d", maxWorkers)
-	case p.Capacity < pool.Unbounded || p.Capacity > maxCapacity:
-		return bad("cap", p.Capacity, "must be -1 (unbounded), 0 (hand-off) or more, up to %d", maxCapacity)
+	case raw.Capacity != AutoCapacity && (raw.Capacity < pool.Unbounded || raw.Capacity > maxCapacity):
+		return bad("cap", raw.Capacity, "must be auto (-max-conns), -1 (unbounded), 0 (hand-off) or more, up to %d", maxCapacity)
 	case p.Overflow > pool.OverflowBlock:
 		return bad("overflow", p.Overflow, "must be reject, drop-oldest, caller-runs or block")
-	case p.QueueTimeout < 0:
-		return bad("queue-timeout", p.QueueTimeout, "must be 0 (no limit) or more")
+	case raw.QueueTimeout != AutoQueueTimeout && raw.QueueTimeout < 0:
+		return bad("queue-timeout", raw.QueueTimeout, "must be auto, 0 (no limit) or more")
+	case !slices.Contains(limit.Algorithms, lim.Algorithm) && lim.Algorithm != "":
+		return bad("limit", lim.Algorithm, "must be one of %s", strings.Join(limit.Algorithms, ", "))
+	case lim.Min < 0 || lim.Min > maxWorkers:
+		return bad("limit-min", lim.Min, "must be 0 (the pool's workers) or more, up to %d", maxWorkers)
+	case lim.Max < 0 || lim.Max > maxWorkers:
+		return bad("limit-max", lim.Max, "must be 0 (%d) or more, up to %d", limit.DefaultMax, maxWorkers)
+	case lim.Min > 0 && lim.Max > 0 && lim.Min > lim.Max:
+		return bad("limit-min", lim.Min, "must not be above -limit-max %d", lim.Max)
+	case lim.Initial < 0 || lim.Initial > maxWorkers:
+		return bad("limit-initial", lim.Initial, "must be 0 (4 per worker, within the bounds) or more, up to %d", maxWorkers)
+	case lim.Initial > 0 && (lim.Min > 0 && lim.Initial < lim.Min || lim.Max > 0 && lim.Initial > lim.Max):
+		return bad("limit-initial", lim.Initial, "must lie within -limit-min %d and -limit-max %d", lim.Min, lim.Max)
+	case lim.Smoothing < 0 || lim.Smoothing > 1 || math.IsNaN(lim.Smoothing):
+		return bad("limit-smoothing", lim.Smoothing, "must lie in (0, 1]")
+	case lim.Backoff != 0 && (lim.Backoff < 0.5 || lim.Backoff >= 1 || math.IsNaN(lim.Backoff)):
+		return bad("limit-backoff", lim.Backoff, "must lie in [0.5, 1)")
 	case p.ShardsPerWorker < 1 || p.ShardsPerWorker > maxShardsPerWorker:
 		return bad("shards-per-worker", p.ShardsPerWorker, "must be between 1 and %d", maxShardsPerWorker)
 	case p.CoDelInterval <= 0 || p.CoDelInterval > maxCoDelInterval:
 		return bad("codel-interval", p.CoDelInterval, "must be more than 0s, up to %v", maxCoDelInterval)
 	case p.CoDelTarget <= 0 || p.CoDelTarget >= p.CoDelInterval:
 		return bad("codel-target", p.CoDelTarget, "must be more than 0s and less than -codel-interval %v", p.CoDelInterval)
+	case combination != nil && strings.Contains(combination.Error(), "-limit"):
+		return bad("limit", lim.Algorithm, "%v", combination)
 	case combination != nil:
 		// What is left are -pool, -cap and -overflow combinations.
-		return bad("cap", p.Capacity, "%v", combination)
+		return bad("cap", capText(raw.Capacity, p.Capacity), "%v", combination)
 	case c.CacheMiB < 1 || c.CacheMiB > maxCacheMiB:
 		return bad("cache-mb", c.CacheMiB, "must be between 1 and %d", maxCacheMiB)
 	case !slices.Contains(store.Compressions, c.Compression):
@@ -189,8 +265,6 @@ func (c Config) Validate() error {
 		return bad("write-timeout", c.WriteTimeout, "must be 0 (none) or more")
 	case c.IdleTimeout < 0:
 		return bad("idle-timeout", c.IdleTimeout, "must be 0 (none) or more")
-	case c.MaxConns < 1 || c.MaxConns > maxConns:
-		return bad("max-conns", c.MaxConns, "must be between 1 and %d", maxConns)
 	case c.MaxConnsPerIP < 0 || c.MaxConnsPerIP > maxConns:
 		return bad("max-conns-per-ip", c.MaxConnsPerIP, "must be 0 (no limit) or more, up to %d", maxConns)
 	case c.ShutdownTimeout <= 0:
@@ -201,6 +275,14 @@ func (c Config) Validate() error {
 		return bad("block-profile-rate", c.BlockProfileRate, "must be 0 (off) or more")
 	}
 	return nil
+}
+
+// capText is -cap as given, with what auto stands for.
+func capText(raw, resolved int) string {
+	if raw == AutoCapacity {
+		return fmt.Sprintf("auto (-max-conns %d)", resolved)
+	}
+	return strconv.Itoa(raw)
 }
 
 // minHeaderBytes is the smallest -max-header under which every id the key
@@ -233,11 +315,14 @@ func (c Config) StoreOptions(log *slog.Logger) store.Options {
 // GOMAXPROCS's value when 0 was asked for), for the one line kvserver logs
 // at start. Keys are the flags' names with underscores.
 func (c Config) LogAttrs() []any {
-	p := c.Pcfg.WithDefaults()
+	p := c.PoolConfig().WithDefaults()
 	return []any{
 		"addr", c.Addr, "data", c.DataDir,
-		"pool", c.Pool, "workers", p.Workers, "cap", p.Capacity, "overflow", p.Overflow.String(),
-		"queue_timeout", p.QueueTimeout, "shards_per_worker", p.ShardsPerWorker,
+		"pool", c.Pool, "exec", p.Exec.String(), "workers", p.Workers, "cap", p.Capacity, "overflow", p.Overflow.String(),
+		"queue_timeout", p.QueueTimeout, "limit", limitName(p.Limit),
+		"limit_min", p.Limit.Min, "limit_max", p.Limit.Max, "limit_initial", p.Limit.Initial,
+		"limit_smoothing", p.Limit.Smoothing, "limit_backoff", p.Limit.Backoff,
+		"shards_per_worker", p.ShardsPerWorker,
 		"codel_target", p.CoDelTarget, "codel_interval", p.CoDelInterval,
 		"sync", c.Sync, "cache_mb", c.CacheMiB,
 		"compression", string(c.Compression), "memtable_mb", c.MemTableMiB,

@@ -35,7 +35,16 @@ func TestConfigValidateNamesTheFlag(t *testing.T) {
 	f(func(c *Config) { c.DataDir = "" }, "data", "")
 	f(func(c *Config) { c.Pool = "stack" }, "pool", "stack")
 	f(func(c *Config) { c.Pcfg.Workers = -3 }, "workers", "-3")
-	f(func(c *Config) { c.Pcfg.Capacity = -2 }, "cap", "-2")
+	f(func(c *Config) { c.Pcfg.Capacity = -3 }, "cap", "-3")
+	f(func(c *Config) { c.Pcfg.Exec = pool.Exec(7) }, "exec", "Exec(7)")
+	f(func(c *Config) { c.Pool, c.Pcfg.Limit.Algorithm = "lifo", "magic" }, "limit", "magic")
+	f(func(c *Config) { c.Pcfg.Limit.Algorithm = "vegas" }, "limit", "vegas") // direct
+	f(func(c *Config) { c.Pool, c.Pcfg.Exec, c.Pcfg.Limit.Algorithm = "lifo", pool.ExecWorker, "aimd" }, "limit", "aimd")
+	f(func(c *Config) { c.Pool, c.Pcfg.Limit.Min, c.Pcfg.Limit.Max = "lifo", 9, 3 }, "limit-min", "9")
+	f(func(c *Config) { c.Pool, c.Pcfg.Limit.Initial, c.Pcfg.Limit.Max = "lifo", 9, 3 }, "limit-initial", "9")
+	f(func(c *Config) { c.Pcfg.Limit.Smoothing = 2 }, "limit-smoothing", "2")
+	f(func(c *Config) { c.Pcfg.Limit.Backoff = 0.2 }, "limit-backoff", "0.2")
+	f(func(c *Config) { c.Pool, c.MaxConns, c.Pcfg.Capacity = "lifo", 0, AutoCapacity }, "max-conns", "0")
 	f(func(c *Config) { c.Pool, c.Pcfg.Capacity = "msqueue", 0 }, "cap", "0")
 	f(func(c *Config) { c.Pool, c.Pcfg.Capacity = "fifo", pool.Unbounded }, "cap", "-1")
 	f(func(c *Config) { c.Pcfg.Overflow = pool.Overflow(9) }, "overflow", "Overflow(9)")
@@ -104,15 +113,28 @@ func TestLogAttrsEverySetting(t *testing.T) {
 		"log_level":         "debug",
 		"compression":       "snappy",
 		"memtable_mb":       "64",
-		"cap":               "1024",
-		"queue_timeout":     "0s",
+		"cap":               "10000", // auto: -max-conns
+		"queue_timeout":     "0s",    // auto: none for direct
+		"exec":              "handler",
+		"limit":             "fixed",
 	}
 	for k, v := range want {
 		assert.Equal(t, v, got[k], "%s", k)
 	}
-	// One attribute per Config field (Pcfg's OnWait, a hook, is not a setting).
-	settings := exportedFields(Config{}) - 1 + exportedFields(pool.Config{}) - 1 // Pcfg, OnWait
+	// One attribute per Config field (Pcfg's OnWait, a hook, is not a
+	// setting); the limit's six settings for Pcfg.Limit.
+	// limit, limit_min, limit_max, limit_initial, limit_smoothing, limit_backoff:
+	const limitSettings = 6
+	// Config's fields but Pcfg, pool.Config's but OnWait and Limit:
+	settings := exportedFields(Config{}) - 1 + exportedFields(pool.Config{}) - 2 + limitSettings
 	assert.Equal(t, settings, len(got), "attributes %v", got)
+
+	c.Pool = "lifo"
+	attrs = c.LogAttrs()
+	for i := 0; i < len(attrs); i += 2 {
+		got[attrs[i].(string)] = fmt.Sprint(attrs[i+1])
+	}
+	assert.Equal(t, DefaultQueueTimeout.String(), got["queue_timeout"], "auto: a queueing pool sheds by age")
 }
 
 func exportedFields(v any) int {

@@ -94,12 +94,13 @@ func (s *Server) entity(ctx *fasthttp.RequestCtx) {
 		return
 	}
 
-	j := s.jobs.get(m, key)
+	var body []byte
 	if m == api.Put {
-		j.value = append(j.value, ctx.PostBody()...)
+		body = ctx.PostBody()
 	}
+	j := s.jobs.get(m, key, body)
 	s.pool.Submit(j)
-	<-j.done
+	j.wait()
 	s.respond(ctx, j)
 	s.jobs.put(j)
 }
@@ -108,11 +109,9 @@ func (s *Server) respond(ctx *fasthttp.RequestCtx, j *job) {
 	switch j.status {
 	case fasthttp.StatusOK:
 		ctx.SetContentType("application/octet-stream")
-		ctx.SetBody(j.value) // copies: j goes back to the pool
+		ctx.SetBody(j.out) // copies: j goes back to the pool
 	case fasthttp.StatusServiceUnavailable:
-		fail(ctx, "overloaded ("+j.reason.String()+"); retry later", fasthttp.StatusServiceUnavailable)
-		ctx.Response.Header.Set("Retry-After", "1")
-		ctx.Response.Header.Set("X-Shed-Reason", j.reason.String())
+		shed(ctx, j.reason)
 	case fasthttp.StatusInternalServerError:
 		s.log.Error("store operation failed", "err", j.err)
 		fail(ctx, "store error", fasthttp.StatusInternalServerError)

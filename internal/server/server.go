@@ -86,15 +86,20 @@ func New(cfg Config, st store.Store, o Options) (*Server, error) {
 		metrics.NewPebble(reg, o.PebbleMetrics)
 	}
 
+	// Under ExecHandler (and direct) a job runs or is refused on its
+	// handler's goroutine before Submit returns: it may borrow the
+	// request's key and body instead of copying them, and needs no
+	// signal back.
+	inHandler := cfg.Pool == "direct" || cfg.PoolConfig().WithDefaults().Exec == pool.ExecHandler
 	s := &Server{
-		cfg: cfg, log: log, jobs: newJobPool(st), reqs: metrics.NewHTTP(reg),
+		cfg: cfg, log: log, jobs: newJobPool(st, inHandler), reqs: metrics.NewHTTP(reg),
 		connErrs: newConnErrorLog(log, metrics.NewConnErrors(reg)),
 		stopping: make(chan struct{}),
 	}
 	// The pool collector reads Stats at scrape time; the pool reports
 	// queue waits to it. Neither needs the other to exist first.
 	pm := metrics.NewPool(reg, cfg.Pool, func() pool.Stats { return s.pool.Stats() })
-	pcfg := cfg.Pcfg
+	pcfg := cfg.PoolConfig()
 	pcfg.OnWait = pm.ObserveWait
 	var err error
 	if s.pool, err = pool.New(cfg.Pool, pcfg); err != nil {
@@ -148,9 +153,15 @@ func New(cfg Config, st store.Store, o Options) (*Server, error) {
 // configLabels are kvserver_config_info's labels: the settings a
 // comparison of runs needs, as they are in effect.
 func configLabels(cfg Config) prometheus.Labels {
-	p := cfg.Pcfg.WithDefaults() // workers 0 is GOMAXPROCS, as pool.New resolves it
+	p := cfg.PoolConfig().WithDefaults() // workers 0 is GOMAXPROCS, as pool.New resolves it
+	exec := p.Exec.String()
+	if cfg.Pool == "direct" {
+		exec = "handler" // direct runs every job in its handler, whatever -exec says
+	}
 	return prometheus.Labels{
 		"pool":          cfg.Pool,
+		"exec":          exec,
+		"limit":         limitName(p.Limit),
 		"workers":       strconv.Itoa(p.Workers),
 		"cap":           strconv.Itoa(p.Capacity),
 		"overflow":      p.Overflow.String(),

@@ -51,7 +51,7 @@ func start(t *testing.T, cfg Config) *testServer {
 	t.Helper()
 	st, err := store.Open(store.Options{Dir: cfg.DataDir, Sync: cfg.Sync, CacheBytes: int64(cfg.CacheMiB) << 20})
 	require.NoError(t, err)
-	srv, err := New(cfg, st, Options{PebbleMetrics: st.Metrics})
+	srv, err := New(cfg, store.WithDelay(st, cfg.IODelay, cfg.IODelayDist), Options{PebbleMetrics: st.Metrics})
 	if err != nil {
 		st.Close()
 		require.NoError(t, err)
@@ -203,22 +203,43 @@ func TestLimits(t *testing.T) {
 }
 
 // TestShedIs503: a job the pool sheds is answered 503 with Retry-After and
-// touches nothing. A 1 ns queue timeout makes every queued job expire.
+// touches nothing, in both exec modes. A 1 ns queue timeout makes every
+// queued job expire. Under -exec worker fifo queues every job in its
+// channel; under -exec handler a job queues only when it finds the slots
+// taken, so one PUT holds the only slot (the store sleeps 100 ms) while
+// the one shed waits behind it.
 func TestShedIs503(t *testing.T) {
-	cfg := testConfig(t, "fifo")
-	cfg.Pcfg.QueueTimeout = time.Nanosecond
-	ts := start(t, cfg)
-	code, _, h := ts.do("PUT", entity("shed"), []byte("v"))
-	require.Equal(t, 503, code)
-	assert.Equal(t, "1", h.Get("Retry-After"))
-	assert.Equal(t, "expired", h.Get("X-Shed-Reason"))
-	assert.EqualValues(t, 1, ts.srv.PoolStats().Rejected[pool.ReasonExpired])
-	ts.stop()
+	for _, exec := range []pool.Exec{pool.ExecWorker, pool.ExecHandler} {
+		t.Run(exec.String(), func(t *testing.T) {
+			cfg := testConfig(t, "fifo")
+			cfg.Pcfg.Exec, cfg.Pcfg.QueueTimeout, cfg.Pcfg.Workers = exec, time.Nanosecond, 1
+			if exec == pool.ExecHandler {
+				cfg.IODelay = 100 * time.Millisecond
+			}
+			ts := start(t, cfg)
+			held := make(chan int, 1)
+			if exec == pool.ExecHandler {
+				go func() { code, _, _ := ts.do("PUT", entity("holder"), []byte("v")); held <- code }()
+				require.Eventually(t, func() bool { return ts.srv.PoolStats().Busy == 1 }, 10*time.Second, time.Millisecond)
+			}
+			code, body, h := ts.do("PUT", entity("shed"), []byte("v"))
+			require.Equal(t, 503, code)
+			assert.Equal(t, "1", h.Get("Retry-After"))
+			assert.Equal(t, "expired", h.Get("X-Shed-Reason"))
+			assert.Equal(t, "text/plain; charset=utf-8", h.Get("Content-Type"))
+			assert.Equal(t, "overloaded (expired); retry later", string(body))
+			assert.EqualValues(t, 1, ts.srv.PoolStats().Rejected[pool.ReasonExpired])
+			if exec == pool.ExecHandler {
+				assert.Equal(t, 201, <-held)
+			}
+			ts.stop()
 
-	cfg.Pcfg.QueueTimeout = 0
-	ts = start(t, cfg)
-	code, _, _ = ts.do("GET", entity("shed"), nil)
-	assert.Equal(t, 404, code, "a shed PUT must not have been stored")
+			cfg.Pcfg.QueueTimeout, cfg.IODelay = 0, 0
+			ts = start(t, cfg)
+			code, _, _ = ts.do("GET", entity("shed"), nil)
+			assert.Equal(t, 404, code, "a shed PUT must not have been stored")
+		})
+	}
 }
 
 func TestPersistsAcrossRestart(t *testing.T) {
@@ -300,7 +321,9 @@ func TestMetricsAndPprof(t *testing.T) {
 		`kvserver_pebble_block_cache_bytes`,
 		`kvserver_pebble_wal_bytes_written_total`,
 		`kvserver_http_connection_errors_total{kind="other"} 0`,
-		`kvserver_config_info{cache_mb="8",cap="1024",io_delay="0s",io_delay_dist="fixed",overflow="reject",pool="fifo",queue_timeout="0s",sync="false",version="`,
+		`kvserver_config_info{cache_mb="8",cap="10000",exec="handler",io_delay="0s",io_delay_dist="fixed",limit="fixed",overflow="reject",pool="fifo",queue_timeout="50ms",sync="false",version="`,
+		`kvserver_pool_limit{pool="fifo"} 4`,
+		`kvserver_pool_limit_changes_total{pool="fifo"} 0`,
 		`go_goroutines`,
 	} {
 		assert.Contains(t, string(body), want)
