@@ -56,8 +56,9 @@ func goVersion() string {
 	return runtime.Version() + " (loadtest's build; `go` not found)"
 }
 
-// goCommand runs `go tool pprof` and `go version`: the profile diffs need
-// a Go toolchain on PATH (where there is none, the report says so).
+// goCommand runs `go tool pprof -svg` and `go version`: the CPU call
+// graphs need a Go toolchain on PATH (where there is none, the report says
+// so); the diff tables do not (pproftop.go).
 const goCommand = "go"
 
 // loadAvgText is /proc/loadavg's 1, 5 and 15 minute averages.

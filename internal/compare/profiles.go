@@ -3,6 +3,7 @@ package compare
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +25,7 @@ var profileKinds = []struct{ Kind, Endpoint string }{
 // in profile runs, since sampling costs time the timing runs must not pay.
 var profileArgs = []string{"-mutex-profile-fraction", "100", "-block-profile-rate", "10000"}
 
-// diffNodes is how many rows of `go tool pprof -top` the report shows.
+// diffNodes is how many rows of a diff's -top table the report shows.
 const diffNodes = 12
 
 // ProfileSet is one pool's profiles and what the report shows of them.
@@ -35,7 +36,8 @@ type ProfileSet struct {
 	Files map[string]string
 	// Errors maps a kind to why it was not captured.
 	Errors map[string]string
-	// Diffs maps cpu and mutex to `go tool pprof -top -diff_base=<direct's>`.
+	// Diffs maps cpu and mutex to the table `go tool pprof -top
+	// -diff_base=<direct's>` prints (pprofTop).
 	Diffs    map[string]string
 	DiffErrs map[string]string
 	// SVG is the CPU call graph, relative to the report's folder ("" with
@@ -67,38 +69,56 @@ func captureProfiles(ctx context.Context, srv *harness.Server, dir, relDir strin
 	return ps
 }
 
-// pprofTop runs `go tool pprof -top -diff_base=base prof` and returns its
-// table; with normalize, prof is first scaled to base's total
-// (`-normalize`), so that profiles taken at different rates compare by
-// where the time goes rather than by how much there was.
+// pprofTop returns the table `go tool pprof -top -nodecount=12
+// -diff_base=base prof` prints (with normalize, `-normalize`: prof is
+// first scaled to base's total, so that profiles taken at different rates
+// compare by where the time goes rather than by how much there was), less
+// its File, Build ID and Time lines. It is computed here rather than by
+// running pprof, so that a report needs no Go toolchain on the machine
+// that takes it.
 func pprofTop(ctx context.Context, base, prof string, normalize bool) (string, error) {
-	args := []string{"tool", "pprof", "-top", "-nodecount=" + strconv.Itoa(diffNodes), "-diff_base=" + base}
-	if normalize {
-		args = append(args, "-normalize")
+	if err := ctx.Err(); err != nil {
+		return "", err
 	}
-	cmd := exec.CommandContext(ctx, goCommand, append(args, prof)...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("go tool pprof -top -diff_base=%s %s: %v: %s", base, prof, err, strings.TrimSpace(errb.String()))
+	b, err := readProfile(base)
+	if err != nil {
+		return "", err
 	}
-	// File, Build ID and Time say nothing the report does not.
-	var keep []string
-	for _, line := range strings.Split(strings.TrimRight(out.String(), "\n"), "\n") {
-		if !strings.HasPrefix(line, "File:") && !strings.HasPrefix(line, "Build ID:") && !strings.HasPrefix(line, "Time:") {
-			keep = append(keep, line)
-		}
+	p, err := readProfile(prof)
+	if err != nil {
+		return "", err
 	}
-	return strings.Join(keep, "\n"), nil
+	d, err := diffProfile(b, p, normalize)
+	if err != nil {
+		return "", fmt.Errorf("cannot diff %s against %s: %w", prof, base, err)
+	}
+	top, err := topTable(d, diffNodes)
+	if err != nil {
+		return "", fmt.Errorf("cannot tabulate %s against %s: %w", prof, base, err)
+	}
+	return top, nil
 }
 
 // dotMissing is the report's note where graphviz is not installed.
 const dotMissing = "no call graph: graphviz's `dot` is not installed (`apt-get install graphviz`, or `make compare`, which installs it)"
 
-// pprofSVG writes prof's call graph as SVG to out.
+// goMissing is the report's note where graphviz is installed but no Go
+// toolchain is: `go tool pprof` draws the call graph (the diff tables
+// need no toolchain).
+const goMissing = "no call graph: `go tool pprof` draws it, and `go` is not on PATH (install the Go toolchain, or open the profile where one is)"
+
+// pprofSVG writes prof's call graph as SVG to out with `go tool pprof
+// -svg`, which needs graphviz's dot.
 func pprofSVG(ctx context.Context, prof, out string) error {
-	if _, err := exec.LookPath("dot"); err != nil {
-		return fmt.Errorf("%s", dotMissing)
+	_, errDot := exec.LookPath("dot")
+	_, errGo := exec.LookPath(goCommand)
+	switch {
+	case errDot != nil && errGo != nil:
+		return errors.New(dotMissing + "; nor is the Go toolchain, whose `go tool pprof` draws it")
+	case errDot != nil:
+		return errors.New(dotMissing)
+	case errGo != nil:
+		return errors.New(goMissing)
 	}
 	cmd := exec.CommandContext(ctx, goCommand, "tool", "pprof", "-svg", "-output="+out, prof)
 	var errb bytes.Buffer
@@ -109,14 +129,15 @@ func pprofSVG(ctx context.Context, prof, out string) error {
 	return nil
 }
 
-// TopRow is one row of `go tool pprof -top`.
+// TopRow is one row of a -top table (pprofTop's, or `go tool pprof -top`'s).
 type TopRow struct {
 	Flat     string  // as printed, e.g. "120ms" or "-0.05s"
 	FlatPct  float64 // of the profile's total; negative where the pool spent less
 	Function string
 }
 
-// parseTop reads the rows of a `go tool pprof -top` table.
+// parseTop reads the rows of a -top table, pprofTop's or `go tool pprof
+// -top`'s: they are the same.
 func parseTop(top string) []TopRow {
 	var rows []TopRow
 	header := false
