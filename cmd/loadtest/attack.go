@@ -24,6 +24,7 @@ func attackFlags(o *options, maxErrors *float64, stderr io.Writer) *flag.FlagSet
 	o.addEngine(fs)
 	fs.Float64Var(&o.cfg.Rate, "rate", o.cfg.Rate, "requests per second (open model); 0 = closed loop, as fast as -conns go")
 	fs.DurationVar(&o.cfg.Duration, "duration", o.cfg.Duration, "length of the run")
+	o.addShard(fs)
 	o.addRun(fs)
 	o.addOutput(fs, "summary.json, the .hgrm and .hlog files and results.bin")
 	fs.Float64Var(maxErrors, "max-errors", defaultMaxErrors, "share of failed requests above which attack exits 1, after writing its results")
@@ -45,13 +46,16 @@ func runAttack(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	server := serverConfig(ctx, o.cfg.Target)
 	if o.out == "" {
-		o.out = defaultOutDir(time.Now(), server, o.cfg.Workload.String(), rateName(o.cfg.Rate))
+		o.out = defaultOutDir(time.Now(), server, o.cfg.Workload.String(), rateName(o.cfg.Rate)+shardName(o.cfg.Shard))
 	}
 	if err := prepareOutDir(o.out); err != nil {
 		return err
 	}
 	o.cfg.Out = o.out
 	fmt.Fprintf(stderr, "loadtest attack: %s, %v, target %s%s\n", report.Describe(&o.cfg), o.cfg.Duration, o.cfg.Target, serverText(server))
+	if line := report.ShardText(&o.cfg); line != "" {
+		fmt.Fprintf(stderr, "  %s: this loader asks %.0f req/s; waiting %v to start\n", line, o.cfg.AskedRate(), max(time.Until(o.cfg.StartAt), 0).Round(time.Millisecond))
+	}
 	var res *loadgen.Result
 	err := withProfile(o.cpuProfile, func() error {
 		var err error

@@ -21,6 +21,7 @@ func fillFlags(o *options, ids *fill.Range, stderr io.Writer) *flag.FlagSet {
 	o.addTarget(fs)
 	o.addKeys(fs)
 	fs.IntVar(&o.cfg.Conns, "conns", o.cfg.Conns, "connections the PUTs go over, each as fast as the server answers")
+	o.addLoader(fs)
 	o.addRun(fs)
 	fs.StringVar(&o.out, "out", "", "new or empty directory for fill.json (default results/<UTC time>-<pool or server>-fill-<keys>/)")
 	ids.From = 1

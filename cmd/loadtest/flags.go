@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
@@ -89,6 +90,36 @@ func (o *options) addEngine(fs *flag.FlagSet) {
 	fs.StringVar(&c.Transport, "transport", c.Transport, "fast engine connections: raw | hostclient (fasthttp.HostClient)")
 	fs.DurationVar(&c.Quantum, "quantum", c.Quantum, "fast engine: one wake-up sends every request due within this; the send lag shows it")
 	fs.DurationVar(&c.GrowAfter, "grow-after", c.GrowAfter, "open another connection when a due request waited this long with all busy")
+	o.addLoader(fs)
+}
+
+// addLoader: how many loops the loader runs and on which CPUs (attack,
+// saturate, fill).
+func (o *options) addLoader(fs *flag.FlagSet) {
+	c := &o.cfg
+	fs.IntVar(&c.Loops, "loops", c.Loops, "`N` event loops, each on a thread of its own with its share of -conns and of the schedule (wrk's -t); "+
+		"0 = one per CPU of -cpus, else of the CPUs this process may run on, at most -conns; -engine vegeta: 1")
+	fs.Var(cpusFlag{&c.CPUs}, "cpus", "pin the loader to these CPUs, a `LIST` in Linux cpu-list syntax (0-3 or 0,2,4-5): loop i to the i-th, GOMAXPROCS sized to them; "+
+		"where pinning fails the run goes on unpinned and says why (default: unpinned)")
+}
+
+// cpusFlag is -cpus: a cpu list, read into a cpuset.Set.
+type cpusFlag struct{ set *cpuset.Set }
+
+func (f cpusFlag) String() string {
+	if f.set == nil {
+		return ""
+	}
+	return f.set.String()
+}
+
+func (f cpusFlag) Set(s string) error {
+	set, err := cpuset.Parse(s)
+	if err != nil {
+		return err
+	}
+	*f.set = set
+	return nil
 }
 
 // addRun: per-request timeout and what is printed while the run goes.

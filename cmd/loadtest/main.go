@@ -4,6 +4,8 @@
 // made from several loader machines at once.
 //
 //	loadtest attack   -rate 10000 -duration 30s -workload get
+//	loadtest attack   -rate 200000 -loops 8 -cpus 8-15
+//	loadtest attack   -rate 400000 -shard 2/4 -start-at 2026-11-24T12:00:00Z
 //	loadtest saturate -workload put -slo 100ms
 //	loadtest fill     -keys 2000000 -value-size 500
 //	loadtest merge    results/host1 results/host2 -out results/merged

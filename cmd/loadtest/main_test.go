@@ -208,16 +208,16 @@ func TestFlagSets(t *testing.T) {
 		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 		return names // VisitAll visits in lexical order
 	}
-	common := []string{"allow-remote", "conns", "cpuprofile", "dist", "engine", "grow-after", "interval", "keys", "max-conns",
+	common := []string{"allow-remote", "conns", "cpuprofile", "cpus", "dist", "engine", "grow-after", "interval", "keys", "loops", "max-conns",
 		"out", "progress", "q", "quantum", "results", "seed", "target", "timeout", "transport", "value-size",
 		"vegeta-latency", "workload", "zipf-s"}
-	attack := append(append([]string{}, common...), "duration", "max-errors", "rate")
+	attack := append(append([]string{}, common...), "duration", "max-errors", "rate", "shard", "start-at")
 	sort.Strings(attack)
 	assert.Equal(t, attack, list(attackFlags(&o, &maxErrors, &bytes.Buffer{})))
 	sat := append(append([]string{}, common...), "cooldown", "factor", "max-error-rate", "max-rate", "precision", "slo", "start-rate", "step", "validate")
 	sort.Strings(sat)
 	assert.Equal(t, sat, list(saturateFlags(&o, &sc, &bytes.Buffer{})))
-	assert.Equal(t, []string{"allow-remote", "conns", "cpuprofile", "from", "keys", "out", "progress", "q", "target", "timeout", "to", "value-size"},
+	assert.Equal(t, []string{"allow-remote", "conns", "cpuprofile", "cpus", "from", "keys", "loops", "out", "progress", "q", "target", "timeout", "to", "value-size"},
 		list(fillFlags(&o, &ids, &bytes.Buffer{})))
 	assert.Equal(t, []string{"out"}, list(mergeFlags(&out, &bytes.Buffer{})))
 
@@ -236,6 +236,8 @@ func TestFlagSets(t *testing.T) {
 	refused("attack", "-slo", "1s")
 	refused("attack", "-from", "3")
 	refused("merge", "-rate", "1")
+	refused("saturate", "-shard", "1/2")
+	refused("fill", "-start-at", "1795003200")
 
 	code, _, errs := invoke(t, "saturate", "-h")
 	assert.Equal(t, 2, code)

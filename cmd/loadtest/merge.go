@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/kvpool/kvpool/internal/loadgen/merge"
@@ -20,10 +21,20 @@ func mergeFlags(out *string, stderr io.Writer) *flag.FlagSet {
 		fmt.Fprintf(fs.Output(), "usage: loadtest merge DIR DIR... -out DIR\n\n"+
 			"Combines runs of one load made at the same time from several loader machines:\n"+
 			"histograms and interval logs merged exactly, rates and counts summed,\n"+
-			"results.bin concatenated, and the wrk2-style table of the whole.\n\nFlags:\n")
+			"results.bin concatenated, and the wrk2-style table of the whole. The shards of\n"+
+			"one schedule (attack -shard K/N -start-at TIME) must agree on N, -rate and\n"+
+			"-start-at, each K once; shards missing from 1..N are named.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	return fs
+}
+
+func intList(ks []int) string {
+	parts := make([]string, len(ks))
+	for i, k := range ks {
+		parts[i] = strconv.Itoa(k)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -59,6 +70,12 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	report.Print(stdout, m.Result)
+	if m.Shards != nil {
+		fmt.Fprintf(stdout, "Merged %s\n", m.Shards)
+		if len(m.Shards.Missing) > 0 {
+			fmt.Fprintf(stdout, "\n*** WARNING: shards %s of %d are missing: this is not the whole schedule's load ***\n", intList(m.Shards.Missing), m.Shards.N)
+		}
+	}
 	fmt.Fprintf(stderr, "merged %d runs into %s/\n", len(dirs), out)
 	return nil
 }

@@ -51,14 +51,14 @@ func (e *fastEngine) closedLoop(c *conn) {
 	}
 }
 
-// claim returns the next request of the closed loop, or false when the
-// run is over.
+// claim returns the run's seq of the engine's next request in the closed
+// loop, or false when the run is over.
 func (e *fastEngine) claim() (uint64, bool) {
 	if e.stop.Load() || e.deadline > 0 && e.now() >= e.deadline {
 		return 0, false
 	}
 	n := e.next.Add(1) - 1
-	return n, n < e.planned
+	return e.part.seq(n), n < e.planned
 }
 
 // exchange sends c's prepared request and reads the response into c.o,

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
@@ -112,6 +113,33 @@ type Config struct {
 	// 0 opens one as each request falls due with none idle.
 	GrowAfter time.Duration
 
+	// Loops is how many event loops send the run, as wrk's threads: each
+	// on an OS thread of its own, with its share of the connections
+	// (Conns and MaxConns split as evenly as possible, the first loops
+	// taking one more) and of the schedule (loop l of L sends the run's
+	// requests l, l+L, l+2L, …, each at its time in the whole schedule).
+	// 0 = one per CPU the loader may run on (CPUs if set, else this
+	// process's affinity, as taskset leaves it), at most one per
+	// connection. The vegeta engine is always one. With the portable
+	// engine and the closed loop a loop is its share of the connections
+	// and of the requests, with a counter of its own.
+	Loops int
+	// CPUs, if not empty, is where the loader runs: the process is pinned
+	// to the set for the run, loop l's thread to its l-th CPU (wrapping),
+	// and GOMAXPROCS sized to it. A loader that cannot pin itself runs
+	// unpinned and its Result says why.
+	CPUs cpuset.Set
+	// Shard makes this loader one of Shard.N sending one schedule
+	// together (see Shard); the zero Shard sends all of it. Rate stays
+	// the whole schedule's rate.
+	Shard Shard
+	// StartAt, if set, is the wall-clock instant the schedule starts: the
+	// run connects, waits for it and sends request seq at StartAt +
+	// seq/Rate (those due before it actually started are sent at once,
+	// late, and the send lag shows it). The shards of one schedule agree
+	// on it.
+	StartAt time.Time
+
 	// keepRecords keeps every record in Result.records as well (tests of
 	// the engine read them; unbounded, so never for real runs).
 	keepRecords bool
@@ -120,6 +148,9 @@ type Config struct {
 	noEventLoop bool
 	// col is the run's collector, made with its first recorder.
 	col *collector
+	// onLoop, if not nil, is called by each loop on its own thread (after
+	// pinning it) before it starts (tests).
+	onLoop func(loop int)
 }
 
 // What results.bin's latencies mean (Config.VegetaLatency).
@@ -192,6 +223,46 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("-quantum %v is outside (0, %v]", c.Quantum, MaxQuantum)
 	case c.Retries > 0 && c.Rate > 0:
 		return fmt.Errorf("retries apply to closed-loop runs (-rate 0) only, as fill uses them")
+	}
+	return c.validateLoader(time.Now())
+}
+
+// startAtSlack is how far in the past -start-at may be: the instant the
+// shards agreed on may pass while a loader starts up, but a start long
+// past would send its backlog all at once.
+const startAtSlack = time.Second
+
+// validateLoader checks the loops, CPUs, shard and start instant, at
+// now.
+func (c *Config) validateLoader(now time.Time) error {
+	switch {
+	case c.Loops < 0:
+		return fmt.Errorf("-loops %d is negative; give a count of event loops, or 0 for one per CPU", c.Loops)
+	case c.Loops > c.Conns:
+		return fmt.Errorf("-loops %d is above -conns %d: each loop needs a connection of its own; lower -loops or raise -conns", c.Loops, c.Conns)
+	case c.Engine == EngineVegeta && c.Loops > 1:
+		return fmt.Errorf("-loops %d needs -engine %s: vegeta's attacker is one loop", c.Loops, EngineFast)
+	}
+	if !c.CPUs.IsEmpty() {
+		if err := c.CPUs.Check(); err != nil {
+			return fmt.Errorf("-cpus %s: %w", c.CPUs, err)
+		}
+	}
+	if err := c.Shard.validate(); err != nil {
+		return err
+	}
+	sharded := c.Shard != Shard{}
+	switch {
+	case (sharded || !c.StartAt.IsZero()) && c.Engine == EngineVegeta:
+		return fmt.Errorf("-shard and -start-at need -engine %s", EngineFast)
+	case !c.Shard.IsWhole() && c.StartAt.IsZero():
+		return fmt.Errorf("-shard %s needs -start-at: the %d shards of one schedule must agree on the instant it starts (e.g. -start-at %s)",
+			c.Shard, c.Shard.N, now.Add(time.Minute).UTC().Truncate(time.Second).Format(time.RFC3339))
+	case !c.StartAt.IsZero() && c.Rate == 0 && !sharded:
+		return fmt.Errorf("-start-at on a closed loop (-rate 0) needs -shard K/N: a closed loop has no schedule to start at an instant")
+	case !c.StartAt.IsZero() && now.Sub(c.StartAt) > startAtSlack:
+		return fmt.Errorf("-start-at %s is %v in the past; give an instant ahead (RFC 3339 such as %s, or Unix seconds)",
+			c.StartAt.Format(time.RFC3339Nano), now.Sub(c.StartAt).Round(time.Millisecond), now.Add(time.Minute).UTC().Truncate(time.Second).Format(time.RFC3339))
 	}
 	return nil
 }

@@ -9,7 +9,11 @@ import (
 // returns early, with what was measured so far, when ctx is cancelled.
 // progress, if not nil, is called every cfg.Progress from another
 // goroutine. An error means the run could not start (bad configuration,
-// nothing listening); failures of single requests are counted in Result.
+// nothing listening, interrupted before Config.StartAt); failures of
+// single requests are counted in Result.
+//
+// While it runs, the run may pin the process to Config.CPUs and raise
+// GOMAXPROCS (see place); both are restored when it returns.
 func Run(ctx context.Context, cfg Config, progress func(Progress)) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -18,10 +22,21 @@ func Run(ctx context.Context, cfg Config, progress func(Progress)) (*Result, err
 	if cfg.Name == "" {
 		cfg.Name = fmt.Sprintf("%s-%s", cfg.Engine, cfg.Workload)
 	}
+	where, release := place(&cfg)
+	defer release()
+	var res *Result
+	var err error
+	var pinErrs []error
 	switch cfg.Engine {
 	case EngineVegeta:
-		return runVegeta(ctx, &cfg, t, progress)
+		res, err = runVegeta(ctx, &cfg, t, progress)
 	default:
-		return newFastEngine(&cfg, t).run(ctx, progress)
+		g := newLoopGroup(&cfg, t, where)
+		res, err = g.run(ctx, progress)
+		pinErrs = g.pinErrs
 	}
+	if res != nil {
+		where.record(res, pinErrs)
+	}
+	return res, err
 }

@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -11,11 +10,13 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// fastEngine is the default engine, over keep-alive connections.
+// fastEngine is one loop of the default engine, over keep-alive
+// connections: it sends its share of the run's requests over its share of
+// the connections (see loopGroup, which runs one per loop).
 //
-// Open model (Rate > 0): request seq is due at sched.At(seq), and is sent
-// no sooner. On Linux the event loop (evloop) runs the whole schedule from
-// one goroutine. Elsewhere, and with the hostclient transport, the
+// Open model (Rate > 0): request k of its share is due at sched.At(k),
+// and is sent no sooner. On Linux the event loop (evloop) runs the share
+// from one goroutine. Elsewhere, and with the hostclient transport, the
 // portable engine below does: each conn has a goroutine that reads its
 // responses, and whichever goroutine is awake sends what is due: the
 // pacer when it wakes (at most once a quantum, see pacer), and a conn's
@@ -26,8 +27,9 @@ import (
 // lack of a connection: they wait, and the wait shows in the corrected
 // latencies and in SendLag. If a request is due, no conn is idle and the
 // oldest due request has waited GrowAfter, a goroutine dials one more conn
-// (up to MaxConns), off the sender's path. A connection the server closes
-// is re-dialled before it carries another request.
+// (up to the engine's share of MaxConns), off the sender's path. A
+// connection the server closes is re-dialled before it carries another
+// request.
 //
 // Closed loop (Rate == 0): each conn's goroutine sends its next request as
 // soon as it has read the response to the previous one.
@@ -35,21 +37,29 @@ import (
 // Lock order (portable engine): mu, then a conn's wmu (a sender takes wmu
 // under mu); no other lock is held with them.
 type fastEngine struct {
-	cfg      *Config
-	t        target
-	paced    bool
+	cfg   *Config
+	t     target
+	paced bool
+	// part is this engine's share of the run's requests (see loopGroup):
+	// its own requests k = 0, 1, … are the run's seq part.seq(k). next,
+	// planned, and the open model's sched speak of its own requests.
+	part     share
 	sched    schedule
 	planned  uint64 // requests to send; MaxUint64 if unbounded
 	deadline int64  // closed loop: no send at or after this (ns); 0 = none
-	hc       *fasthttp.HostClient
+	// conns0 and maxConns are its share of Config.Conns and MaxConns.
+	conns0, maxConns int
+	hc               *fasthttp.HostClient
 	// loop, if not nil, runs the open model (see evloop); otherwise a
 	// goroutine per connection does (the portable engine, and the one
 	// for hostclient).
 	loop *evloop
 
+	// start is the run's start, common to every engine of the run; set
+	// before the engine starts sending and not changed after.
 	start time.Time
-	// next is the next seq to send; in the open model it changes only
-	// under mu.
+	// next is the next request (of its own) to send; in the open model
+	// it changes only under mu.
 	next       atomic.Uint64
 	stop       atomic.Bool // no new sends
 	closing    atomic.Bool // the run is over: conns' goroutines exit
@@ -72,20 +82,31 @@ type fastEngine struct {
 // growRetryAfter is how long growth waits after a failed dial.
 const growRetryAfter = 10 * time.Millisecond
 
+// newFastEngine is the engine of a run with one loop: every connection
+// and every request of this loader's shard.
 func newFastEngine(cfg *Config, t target) *fastEngine {
+	return newLoopEngine(cfg, t, 0, 1)
+}
+
+// newLoopEngine is the engine of loop l of n: the l-th share of the
+// connections and of this loader's requests.
+func newLoopEngine(cfg *Config, t target, l, n int) *fastEngine {
 	e := &fastEngine{cfg: cfg, t: t, paced: cfg.Rate > 0, planned: math.MaxUint64,
+		part:    cfg.Shard.share().split(l, n),
+		conns0:  evenShare(cfg.Conns, l, n),
 		drained: make(chan struct{}, 1), done: make(chan struct{})}
+	e.maxConns = evenShare(cfg.MaxConns, l, n)
 	if e.paced {
-		e.sched = newSchedule(cfg.Rate)
+		e.sched = newSchedule(cfg.Rate).of(e.part)
 		e.planned = e.sched.Count(cfg.Duration)
 	} else {
 		if cfg.Requests > 0 {
-			e.planned = cfg.Requests
+			e.planned = e.part.count(cfg.Requests)
 		}
 		e.deadline = int64(cfg.Duration)
 	}
 	if cfg.Transport == TransportHostClient {
-		e.hc = newHostClient(t, cfg.MaxConns, cfg.Timeout)
+		e.hc = newHostClient(t, e.maxConns, cfg.Timeout)
 	}
 	if e.paced && e.hc == nil && !cfg.noEventLoop {
 		// Where it cannot start, the portable engine runs instead.
@@ -94,33 +115,43 @@ func newFastEngine(cfg *Config, t target) *fastEngine {
 	return e
 }
 
+// evenShare is the l-th of n shares of total: total/n each, and one more
+// for each of the first total%n.
+func evenShare(total, l, n int) int {
+	s := total / n
+	if l < total%n {
+		s++
+	}
+	return s
+}
+
 func (e *fastEngine) now() int64 { return int64(time.Since(e.start)) }
 
-// run sends the whole schedule and returns when every conn's goroutine
-// has exited.
-func (e *fastEngine) run(ctx context.Context, progress func(Progress)) (*Result, error) {
-	e.start = time.Now() // provisional, for the timestamps of dialing
-	for i := 0; i < e.cfg.Conns; i++ {
+// connect opens the engine's connections before the start, so that
+// dialing is not timed as part of a request.
+func (e *fastEngine) connect() error {
+	for i := 0; i < e.conns0; i++ {
 		c := e.newConn(i)
-		var err error
 		if e.loop != nil {
-			err = e.loop.connect(c)
-		} else {
-			e.conns = append(e.conns, c)
-			err = c.connect()
-		}
-		if err != nil {
-			if e.loop != nil {
-				e.loop.close()
+			if err := e.loop.connect(c); err != nil {
+				return err
 			}
-			e.closeAll()
-			return nil, fmt.Errorf("cannot connect to %s: %w; is the server running (make run)?", e.t.host, err)
+			continue
+		}
+		e.conns = append(e.conns, c)
+		if err := c.connect(); err != nil {
+			return err
 		}
 	}
-	cpu0 := processCPU()
-	e.start = time.Now()
+	return nil
+}
+
+// sendShare sends the engine's share of the run from e.start on, and
+// returns when every goroutine of its connections has exited.
+func (e *fastEngine) sendShare(ctx context.Context) {
 	if e.loop != nil {
-		return e.runLoop(ctx, progress, cpu0)
+		e.loop.run(ctx)
+		return
 	}
 	e.mu.Lock()
 	for _, c := range e.conns {
@@ -136,9 +167,6 @@ func (e *fastEngine) run(ctx context.Context, progress func(Progress)) (*Result,
 	if e.hc == nil {
 		bg.Go(func() { e.watchdog(done) })
 	}
-	if progress != nil && e.cfg.Progress > 0 {
-		bg.Go(func() { reportProgress(done, e.cfg.Progress, e.snapshot, progress) })
-	}
 	if e.paced {
 		e.pace(ctx)
 	} else {
@@ -146,32 +174,25 @@ func (e *fastEngine) run(ctx context.Context, progress func(Progress)) (*Result,
 		defer stopOnCancel()
 	}
 	e.finish()
-	cpu := processCPU().Sub(cpu0)
 	close(done)
 	bg.Wait()
-	e.closeAll()
-	return e.result(cpu), nil
 }
 
-// runLoop runs the open model on the event loop.
-func (e *fastEngine) runLoop(ctx context.Context, progress func(Progress), cpu0 CPUTime) (*Result, error) {
-	done := make(chan struct{})
-	var bg sync.WaitGroup
-	if progress != nil && e.cfg.Progress > 0 {
-		bg.Go(func() { reportProgress(done, e.cfg.Progress, e.snapshot, progress) })
+// close releases the engine's descriptors and connections once its
+// goroutines have exited.
+func (e *fastEngine) close() {
+	if e.loop != nil {
+		e.loop.close()
 	}
-	e.loop.run(ctx)
-	cpu := processCPU().Sub(cpu0)
-	close(done)
-	bg.Wait()
-	e.loop.close()
 	e.closeAll()
-	return e.result(cpu), nil
 }
 
+// newConn makes the engine's i-th connection. Its key choices are seeded
+// by a number no other connection of the run, or of another shard of
+// its schedule, has: the run's seq of the engine's i-th request.
 func (e *fastEngine) newConn(i int) *conn {
 	c := &conn{
-		pick: newPicker(e.cfg.Workload, e.cfg.Seed*1_000_003+uint64(i)),
+		pick: newPicker(e.cfg.Workload, e.cfg.Seed*1_000_003+e.part.seq(uint64(i))),
 		rec:  newRecorder(e.cfg),
 		kick: make(chan struct{}, 1),
 	}
@@ -248,16 +269,15 @@ func (e *fastEngine) watchdog(done <-chan struct{}) {
 	})
 }
 
-// snapshot is the run's progress so far, read from the conns' live
-// counters while they run.
-func (e *fastEngine) snapshot() Progress {
+// addProgress adds the engine's progress so far to p, read from the
+// conns' live counters while they run.
+func (e *fastEngine) addProgress(p *Progress) {
 	cs := e.snapshotConns()
-	p := Progress{Elapsed: time.Duration(e.now()), Asked: e.cfg.Rate, Conns: len(cs), Planned: e.planned}
+	p.Conns += len(cs)
 	for _, c := range cs {
 		c.rec.live.AddTo(&p.live)
 		p.Errors += c.rec.errCount.Load()
 	}
-	return p
 }
 
 // snapshotConns returns the conns opened so far.
@@ -279,27 +299,12 @@ func (e *fastEngine) closeAll() {
 	}
 }
 
-// result folds the conns' recorders into the run's Result.
-func (e *fastEngine) result(cpu CPUTime) *Result {
-	res := &Result{Config: *e.cfg, Start: e.start, CPU: cpu, ConnsStart: e.cfg.Conns, ConnsPeak: len(e.conns),
-		Reconnects: e.reconnects.Load(), InFlightPeak: int(e.peak.Load())}
-	if e.planned != math.MaxUint64 {
-		res.Planned = e.planned
-	}
-	recs := make([]*recorder, len(e.conns))
-	for i, c := range e.conns {
-		recs[i] = c.rec
-		if c.carried > 0 {
-			res.ConnsUsed++
-		}
-	}
-	res.merge(recs)
-	res.Resume = min(e.next.Load(), e.planned)
+// resume is the lowest of the run's seq that the engine does not know to
+// be done: every request of its share below it succeeded.
+func (e *fastEngine) resume() uint64 {
+	r := e.part.seq(min(e.next.Load(), e.planned))
 	for _, c := range e.conns {
-		res.Resume = min(res.Resume, c.pending.Load())
+		r = min(r, c.pending.Load())
 	}
-	if !e.paced {
-		res.InFlightPeak = len(e.conns) // one request per connection, all busy
-	}
-	return res
+	return r
 }

@@ -15,8 +15,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// evloop runs an open-model run over raw connections from one goroutine,
-// as wrk does per thread: one epoll set holds every connection, and each
+// evloop runs one loop's share of an open-model run (see loopGroup) over
+// raw connections from one goroutine, as wrk does per thread: one epoll
+// set holds every connection of the loop, and each
 // wait returns whatever responses have arrived or ends at the pacer's next
 // wake-up, with nanosecond precision (epoll_pwait2). Whatever the wake-up,
 // the loop reads the responses that arrived, records them, and writes the
@@ -79,7 +80,7 @@ func newEventLoop(e *fastEngine) (*evloop, error) {
 	var err error
 	l := &evloop{e: e, epfd: -1, wakeFd: -1, sleepFd: -1, pwait2: true,
 		events: make([]unix.EpollEvent, 256),
-		dials:  make(chan dialResult, e.cfg.MaxConns+1),
+		dials:  make(chan dialResult, e.maxConns+1),
 		p:      pacer{sched: e.sched, planned: e.planned, quantum: e.cfg.Quantum},
 		soleP:  runtime.GOMAXPROCS(0) == 1}
 	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
@@ -381,12 +382,13 @@ func (l *evloop) dispatch(now int64) {
 	}
 }
 
-// send writes request seq on idle conn c (or, if c is not connected,
-// dials and sends it when connected).
-func (l *evloop) send(c *conn, seq uint64) {
+// send writes the engine's request k on idle conn c (or, if c is not
+// connected, dials and sends it when connected).
+func (l *evloop) send(c *conn, k uint64) {
 	e := l.e
+	seq := e.sched.Seq(k)
 	op, key := c.pick.next(seq)
-	c.o = outcome{seq: seq, key: key, op: op, intended: e.sched.At(seq)}
+	c.o = outcome{seq: seq, key: key, op: op, intended: e.sched.At(k)}
 	c.ev.busy = true
 	l.inFlight++
 	if int64(l.inFlight) > e.peak.Load() {
@@ -616,7 +618,7 @@ func (l *evloop) dial(c *conn) {
 // are under way than requests wait.
 func (l *evloop) growIfLate(now int64, oldest, due uint64) {
 	e := l.e
-	if len(e.conns)+e.dialing >= e.cfg.MaxConns || now < e.growHold ||
+	if len(e.conns)+e.dialing >= e.maxConns || now < e.growHold ||
 		time.Duration(now-e.sched.At(oldest)) < e.cfg.GrowAfter || uint64(e.dialing) >= due-oldest {
 		return
 	}

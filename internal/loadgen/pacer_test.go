@@ -126,3 +126,55 @@ func TestPacerWakesOncePerQuantumWhileStuck(t *testing.T) {
 	assert.Equal(t, 40, wakes, "10 ms of 250 µs quanta")
 	assert.Equal(t, stopAt, clk.t, "it stops at the first wake-up that stop says to")
 }
+
+// One schedule split over shards and loops, each share paced by a pacer
+// of its own on a fake clock from the common start (some sleepers late):
+// every request is sent exactly once, by exactly one loop of one shard,
+// never before its time, and its intended time is the whole run's.
+func TestPacedSharesSendTheWholeScheduleOnce(t *testing.T) {
+	const rate, quantum = 20_000.0, 250 * time.Microsecond
+	whole := newSchedule(rate)
+	d := 50 * time.Millisecond
+	total := whole.Count(d)
+	require.Equal(t, uint64(1000), total)
+	f := func(n, loops int) {
+		t.Helper()
+		sender := make([]int, total)
+		for i := range sender {
+			sender[i] = -1
+		}
+		var planned uint64
+		for k := 1; k <= n; k++ {
+			for l := range loops {
+				id := (k-1)*loops + l
+				s := whole.of(Shard{K: k, N: n}.share().split(l, loops))
+				clk := &fakeClock{late: time.Duration(id%3) * 30 * time.Microsecond}
+				p := pacer{sched: s, planned: s.Count(d), quantum: quantum, now: clk.now, sleep: clk.sleep}
+				planned += p.planned
+				var next uint64
+				p.run(func(int64) bool { return false }, func(now int64) uint64 {
+					for ; next < min(s.DueBy(now), p.planned); next++ {
+						seq, intended := s.Seq(next), s.At(next)
+						require.Less(t, seq, total)
+						require.Equal(t, -1, sender[seq], "request %d sent by shard/loop %d and again by %d", seq, sender[seq], id)
+						sender[seq] = id
+						require.Equal(t, whole.At(seq), intended, "request %d: intended time", seq)
+						require.GreaterOrEqual(t, now, intended, "request %d was sent before it was due", seq)
+						require.LessOrEqual(t, now-intended, int64(quantum+clk.late), "request %d waited more than a quantum", seq)
+					}
+					return next
+				})
+				require.Equal(t, p.planned, next, "shard %d loop %d sent its share", k, l)
+			}
+		}
+		assert.Equal(t, total, planned, "%d shards × %d loops plan the whole run", n, loops)
+		for seq, id := range sender {
+			require.NotEqual(t, -1, id, "%d shards × %d loops: request %d was never sent", n, loops, seq)
+		}
+	}
+	f(1, 1)
+	f(1, 4)
+	f(3, 1)
+	f(3, 2)
+	f(4, 3)
+}

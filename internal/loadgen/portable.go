@@ -97,12 +97,13 @@ func (e *fastEngine) countDone() {
 	}
 }
 
-// send writes request seq on c, which the caller took off the idle list
-// and whose wmu it holds; send releases wmu. A dead conn or a hostclient
-// conn gets the request handed to its goroutine instead.
-func (e *fastEngine) send(c *conn, seq uint64) {
+// send writes the engine's request k on c, which the caller took off the
+// idle list and whose wmu it holds; send releases wmu. A dead conn or a
+// hostclient conn gets the request handed to its goroutine instead.
+func (e *fastEngine) send(c *conn, k uint64) {
+	seq := e.sched.Seq(k)
 	op, key := c.pick.next(seq)
-	c.o = outcome{seq: seq, key: key, op: op, intended: e.sched.At(seq)}
+	c.o = outcome{seq: seq, key: key, op: op, intended: e.sched.At(k)}
 	if c.dead || c.rt == nil {
 		c.wmu.Unlock()
 		c.kick <- struct{}{}
@@ -121,7 +122,7 @@ func (e *fastEngine) send(c *conn, seq uint64) {
 // has waited GrowAfter, the cap allows, and fewer dials are under way
 // than requests wait. The caller holds mu.
 func (e *fastEngine) growIfLate(now int64, oldest, due uint64) {
-	if len(e.conns)+e.dialing >= e.cfg.MaxConns || now < e.growHold ||
+	if len(e.conns)+e.dialing >= e.maxConns || now < e.growHold ||
 		time.Duration(now-e.sched.At(oldest)) < e.cfg.GrowAfter || uint64(e.dialing) >= due-oldest {
 		return
 	}

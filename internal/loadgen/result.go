@@ -6,6 +6,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/latency"
 )
 
@@ -17,14 +18,15 @@ type Result struct {
 	Elapsed time.Duration
 	// SendSpan runs from the start to the last send.
 	SendSpan time.Duration
-	// Planned is the number of requests the schedule asked for (Rate ×
-	// Duration, or Config.Requests); 0 for a closed loop bounded by time.
+	// Planned is the number of requests the schedule asked of this loader
+	// (Rate × Duration, or Config.Requests; a shard's share of them); 0
+	// for a closed loop bounded by time.
 	Planned uint64
 	// Sent counts requests sent; each was answered or failed.
 	Sent int64
-	// Resume is the lowest seq not known to be done (fast engine): every
-	// request below it succeeded. With Config.Retries it is where an
-	// interrupted or failed fill resumes.
+	// Resume is the lowest seq not known to be done (fast engine), over
+	// every loop: every request below it succeeded. With Config.Retries
+	// it is where an interrupted or failed fill resumes.
 	Resume uint64
 
 	Uncorrected *hdrhistogram.Histogram // from the actual send
@@ -48,10 +50,26 @@ type Result struct {
 	// them (idle, Connection: close) or a request on them failed; a
 	// request the server's close caught before any answer was sent again.
 	Reconnects int64
-	// InFlightPeak is the most requests in flight at once.
+	// InFlightPeak is the most requests in flight at once; with several
+	// loops, the sum of the loops' peaks, an upper bound (the peaks need
+	// not coincide).
 	InFlightPeak int
 	// CPU is the loader process's CPU time during the run.
 	CPU CPUTime
+
+	// Loops is how many event loops sent the run (Config.Loops resolved).
+	Loops int
+	// LoaderCPUs is how many CPUs the loader ran on, LoaderCPUSet which:
+	// Config.CPUs where it pinned itself to them, else the CPUs its
+	// affinity allowed. The loader's share of them is
+	// CPU.Total() / (Elapsed × LoaderCPUs).
+	LoaderCPUs   int
+	LoaderCPUSet cpuset.Set
+	// Pinned tells whether the process ran bound to Config.CPUs (and each
+	// event loop's thread to one of them); Unpinned says why not: "no
+	// -cpus", or what pinning answered.
+	Pinned   bool
+	Unpinned string
 
 	// Intervals is the run cut into Config.Interval slices: rate, errors
 	// and corrected latency over time.
@@ -113,7 +131,7 @@ const keptUp = 0.99
 // loudest first. Empty means the loader kept up.
 func (r *Result) Warnings() []string {
 	var w []string
-	asked := r.Config.Rate
+	asked := r.Config.AskedRate()
 	if asked > 0 {
 		if ach := r.AchievedRate(); ach < keptUp*asked {
 			w = append(w, fmt.Sprintf("achieved %.0f req/s, %.1f%% of the asked %.0f req/s: the server or the loader could not keep up (loader CPU %.1f µs/request; sends late: %d)",

@@ -95,6 +95,9 @@ func (fr *Result) Print(w io.Writer) {
 	fmt.Fprintf(w, "fill: %d PUTs of %d B (ids %d..%d) in %.1fs: %.0f/s, %s written, %d errors\n",
 		r.Sent, r.Config.Workload.ValueSize, fr.From, fr.To, r.Elapsed.Seconds(), r.AchievedRate(), report.BytesText(r.BytesOut), r.ErrorCount)
 	fmt.Fprintf(w, "status codes: %s\n", report.CodesText(r.Codes))
+	if line := report.LoaderText(r); line != "" {
+		fmt.Fprintf(w, "%s\n", line)
+	}
 	report.PrintErrors(w, r.Errors)
 	if fr.Complete {
 		fmt.Fprintf(w, "all ids %d..%d stored\n", fr.From, fr.To)

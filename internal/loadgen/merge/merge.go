@@ -32,10 +32,40 @@ type run struct {
 }
 
 // Merged is what Runs produced: the combined Result (for report.Print),
-// and the server settings the runs recorded.
+// the server settings the runs recorded, and, for the shards of one
+// schedule, which they were.
 type Merged struct {
 	*loadgen.Result
 	Server map[string]string
+	Shards *Shards
+}
+
+// Shards is which shards of one schedule (-shard K/N -start-at) a merge
+// combined.
+type Shards struct {
+	N         int
+	WholeRate float64
+	StartAt   time.Time
+	Have      []int // the shards merged, ascending
+	Missing   []int // the shards of 1..N not among them
+}
+
+// String is "shards 1-4 of 4 of a 40000 req/s schedule starting …: the
+// whole schedule", or names the missing ones.
+func (s *Shards) String() string {
+	head := fmt.Sprintf("shards %s of %d of a %.0f req/s schedule starting %s", intList(s.Have), s.N, s.WholeRate, s.StartAt.UTC().Format(time.RFC3339Nano))
+	if len(s.Missing) == 0 {
+		return head + ": the whole schedule"
+	}
+	return fmt.Sprintf("%s: shards %s missing, %.0f%% of the schedule merged", head, intList(s.Missing), 100*float64(len(s.Have))/float64(s.N))
+}
+
+func intList(ks []int) string {
+	parts := make([]string, len(ks))
+	for i, k := range ks {
+		parts[i] = strconv.Itoa(k)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Runs merges the runs in dirs into out (created; it must not hold files
@@ -58,6 +88,10 @@ func Runs(dirs []string, out string) (*Merged, error) {
 	if err := compatible(runs); err != nil {
 		return nil, err
 	}
+	shards, err := shardsOf(runs)
+	if err != nil {
+		return nil, err
+	}
 	res, err := combine(runs)
 	if err != nil {
 		return nil, err
@@ -74,7 +108,10 @@ func Runs(dirs []string, out string) (*Merged, error) {
 		return nil, err
 	}
 	res.Config.KeepResults = hasResults(runs)
-	m := &Merged{Result: res, Server: runs[0].sum.Server}
+	if shards != nil {
+		res.Config.StartAt = shards.StartAt
+	}
+	m := &Merged{Result: res, Server: runs[0].sum.Server, Shards: shards}
 	for _, r := range runs[1:] {
 		if !sameLabels(r.sum.Server, m.Server) {
 			m.Server = nil // different servers: record none rather than one
@@ -122,6 +159,65 @@ func compatible(runs []run) error {
 	return nil
 }
 
+// shardsOf checks that runs recorded as shards (-shard K/N) are shards of
+// one schedule: every run a shard, of the same N, the same whole rate and
+// the same start instant, no K twice. It returns which shards they are
+// (nil if none is a shard); shards missing from 1..N are not an error
+// (a loader host may have failed): Shards names them.
+func shardsOf(runs []run) (*Shards, error) {
+	var first *run
+	for i := range runs {
+		if runs[i].sum.Shard != nil {
+			first = &runs[i]
+			break
+		}
+	}
+	if first == nil {
+		return nil, nil
+	}
+	a := first.sum
+	out := &Shards{N: a.Shard.N, WholeRate: a.WholeRate}
+	if a.StartAt != nil {
+		out.StartAt = *a.StartAt
+	}
+	byK := map[int]string{}
+	for _, r := range runs {
+		b := r.sum
+		differ := func(what string, x, y any) error {
+			return fmt.Errorf("cannot merge: %s has %s %v, %s has %v; shards of one schedule agree on -shard's N, -rate and -start-at", first.dir, what, x, r.dir, y)
+		}
+		switch {
+		case b.Shard == nil:
+			return nil, fmt.Errorf("cannot merge: %s is shard %s of a schedule, %s is no shard; merge the shards of one schedule, or runs of their own", first.dir, a.Shard, r.dir)
+		case b.Shard.N != a.Shard.N:
+			return nil, differ("-shard", a.Shard, b.Shard)
+		case b.WholeRate != a.WholeRate:
+			return nil, differ("-rate", a.WholeRate, b.WholeRate)
+		case (b.StartAt == nil) != (a.StartAt == nil) || b.StartAt != nil && !b.StartAt.Equal(*a.StartAt):
+			return nil, differ("-start-at", timeText(a.StartAt), timeText(b.StartAt))
+		}
+		if dir, dup := byK[b.Shard.K]; dup {
+			return nil, fmt.Errorf("cannot merge: %s and %s are both shard %s; each shard of a schedule once", dir, r.dir, b.Shard)
+		}
+		byK[b.Shard.K] = r.dir
+	}
+	for k := 1; k <= out.N; k++ {
+		if _, ok := byK[k]; ok {
+			out.Have = append(out.Have, k)
+		} else {
+			out.Missing = append(out.Missing, k)
+		}
+	}
+	return out, nil
+}
+
+func timeText(t *time.Time) string {
+	if t == nil {
+		return "none"
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // combine sums the runs' counts and merges their whole-run histograms.
@@ -141,6 +237,7 @@ func combine(runs []run) (*loadgen.Result, error) {
 		Codes: map[int]int64{}, Errors: map[string]int64{},
 	}
 	res.Start = s0.StartedAt
+	pinned := true
 	for _, r := range runs {
 		s := r.sum
 		for _, h := range []struct {
@@ -171,6 +268,16 @@ func combine(runs []run) (*loadgen.Result, error) {
 		res.ConnsUsed += s.ConnsUsed
 		res.Reconnects += s.Reconnects
 		res.InFlightPeak += s.InFlightPeak // an upper bound: the peaks need not coincide
+		res.Loops += s.Loops
+		res.LoaderCPUs += s.LoaderCPUs // over every loader host
+		pinned = pinned && s.Pinned
+		switch {
+		case s.Unpinned == "" || res.Unpinned != "" && res.Unpinned != "no -cpus":
+		case s.Unpinned == "no -cpus":
+			res.Unpinned = s.Unpinned
+		default:
+			res.Unpinned = fmt.Sprintf("%s (%s)", s.Unpinned, r.dir)
+		}
 		res.CPU.User += seconds(s.LoaderCPUUserS)
 		res.CPU.System += seconds(s.LoaderCPUSysS)
 		for code, n := range s.StatusCodes {
@@ -184,6 +291,7 @@ func combine(runs []run) (*loadgen.Result, error) {
 			res.Errors[msg] += n
 		}
 	}
+	res.Pinned = pinned
 	// Elapsed and SendSpan run from the earliest start to the latest end.
 	for _, r := range runs {
 		off := r.sum.StartedAt.Sub(res.Start)

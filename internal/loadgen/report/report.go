@@ -60,8 +60,8 @@ func Print(w io.Writer, r *loadgen.Result) {
 		latency.FormatMicros(r.SendLag.ValueAtPercentile(50)), latency.FormatMicros(r.SendLag.ValueAtPercentile(99)),
 		latency.FormatMicros(r.SendLag.Max()), r.Late, loadgen.LateThreshold)
 	fmt.Fprintf(w, "  %d requests in %.2fs, %s read, %s written\n", r.Sent, r.Elapsed.Seconds(), BytesText(r.BytesIn), BytesText(r.BytesOut))
-	if c.Rate > 0 {
-		fmt.Fprintf(w, "Requests/sec: %10.2f  (asked %.0f: %.2f%%; sending %.2f/s)\n", r.AchievedRate(), c.Rate, 100*r.AchievedRate()/c.Rate, r.SendRate())
+	if asked := c.AskedRate(); asked > 0 {
+		fmt.Fprintf(w, "Requests/sec: %10.2f  (asked %.0f: %.2f%%; sending %.2f/s)\n", r.AchievedRate(), asked, 100*r.AchievedRate()/asked, r.SendRate())
 	} else {
 		fmt.Fprintf(w, "Requests/sec: %10.2f  (closed loop)\n", r.AchievedRate())
 	}
@@ -72,9 +72,55 @@ func Print(w io.Writer, r *loadgen.Result) {
 		r.ConnsStart, r.ConnsPeak, c.MaxConns, r.ConnsUsed, r.Reconnects, r.InFlightPeak)
 	fmt.Fprintf(w, "Loader CPU:   %.2fs user + %.2fs sys = %.1f µs/request (%.0f%% of one core)\n",
 		r.CPU.User.Seconds(), r.CPU.System.Seconds(), Micros(r.CPUPerRequest()), 100*r.CPU.Total().Seconds()/max(r.Elapsed.Seconds(), 1e-9))
+	if line := LoaderText(r); line != "" {
+		fmt.Fprintf(w, "%s\n", line)
+	}
+	if line := ShardText(c); line != "" {
+		fmt.Fprintf(w, "%s\n", line)
+	}
 	for _, warn := range r.Warnings() {
 		fmt.Fprintf(w, "\n*** WARNING: %s ***\n", warn)
 	}
+}
+
+// LoaderText describes where the loader ran: "loader: 2 loops on CPUs
+// 0-1 (pinned)", "loader: 4 loops, unpinned (no -cpus; CPUs 0-15
+// allowed)", or "loader: 2 loops, unpinned: <why pinning failed>"; ""
+// for a result that does not say (merged from older runs).
+func LoaderText(r *loadgen.Result) string {
+	if r.Loops == 0 {
+		return ""
+	}
+	loops := fmt.Sprintf("%d loops", r.Loops)
+	if r.Loops == 1 {
+		loops = "1 loop"
+	}
+	switch {
+	case r.Pinned && !r.LoaderCPUSet.IsEmpty():
+		return fmt.Sprintf("loader: %s on CPUs %s (pinned)", loops, r.LoaderCPUSet)
+	case r.Pinned:
+		return fmt.Sprintf("loader: %s on %d CPUs (pinned)", loops, r.LoaderCPUs)
+	case r.Unpinned == "no -cpus" && !r.LoaderCPUSet.IsEmpty():
+		return fmt.Sprintf("loader: %s, unpinned (no -cpus; CPUs %s allowed)", loops, r.LoaderCPUSet)
+	case r.Unpinned == "no -cpus":
+		return fmt.Sprintf("loader: %s, unpinned (no -cpus)", loops)
+	}
+	return fmt.Sprintf("loader: %s, unpinned: %s", loops, r.Unpinned)
+}
+
+// ShardText describes the schedule of a run that was one shard of it, or
+// started at an agreed instant: "shard 2/4 of a 40000 req/s schedule
+// starting 2026-11-24T12:00:00Z"; "" for a run of its own.
+func ShardText(c *loadgen.Config) string {
+	switch {
+	case !c.Shard.IsWhole():
+		return fmt.Sprintf("shard %s of a %.0f req/s schedule starting %s", c.Shard, c.Rate, c.StartAt.UTC().Format(time.RFC3339Nano))
+	case !c.StartAt.IsZero() && c.Rate > 0:
+		return fmt.Sprintf("a %.0f req/s schedule starting %s", c.Rate, c.StartAt.UTC().Format(time.RFC3339Nano))
+	case !c.StartAt.IsZero():
+		return fmt.Sprintf("closed loop starting %s", c.StartAt.UTC().Format(time.RFC3339Nano))
+	}
+	return ""
 }
 
 // PrintErrors writes one line per kind of error, most frequent first.

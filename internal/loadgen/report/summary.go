@@ -83,6 +83,23 @@ type Summary struct {
 	Reconnects   int64 `json:"reconnects"`
 	InFlightPeak int   `json:"in_flight_peak"`
 
+	// The loader: its event loops, how many CPUs and which it ran on
+	// (its -cpus where it pinned itself to them, else those its affinity
+	// allowed: its CPU share is (user + sys) / (elapsed × loader_cpus)),
+	// and whether it was pinned, or why not ("no -cpus", or the error).
+	Loops         int    `json:"loops"`
+	LoaderCPUs    int    `json:"loader_cpus"`
+	LoaderCPUList string `json:"loader_cpu_list"`
+	Pinned        bool   `json:"pinned"`
+	Unpinned      string `json:"unpinned,omitempty"`
+	// Shard is this run's part of a schedule that several loaders sent
+	// (-shard K/N), WholeRate that schedule's rate and StartAt the instant
+	// they agreed it starts (-start-at). AskedRate and Planned are then
+	// this shard's share; merge sums them back to the whole.
+	Shard     *loadgen.Shard `json:"shard,omitempty"`
+	WholeRate float64        `json:"whole_rate,omitempty"`
+	StartAt   *time.Time     `json:"start_at,omitempty"`
+
 	LoaderCPUUserS    float64  `json:"loader_cpu_user_s"`
 	LoaderCPUSysS     float64  `json:"loader_cpu_sys_s"`
 	LoaderCPUPerReqUs float64  `json:"loader_cpu_per_request_us"`
@@ -102,7 +119,7 @@ func Summarize(r *loadgen.Result, server map[string]string) Summary {
 	s := Summary{
 		Name: c.Name, StartedAt: r.Start, Target: c.Target, Server: server, Engine: c.Engine,
 		Workload: c.Workload.String(), Keys: c.Workload.Keys, Dist: c.Workload.Dist, ValueSize: c.Workload.ValueSize, Conns: c.Conns,
-		AskedRate: c.Rate, DurationS: c.Duration.Seconds(), ElapsedS: r.Elapsed.Seconds(), SendSpanS: r.SendSpan.Seconds(),
+		AskedRate: c.AskedRate(), DurationS: c.Duration.Seconds(), ElapsedS: r.Elapsed.Seconds(), SendSpanS: r.SendSpan.Seconds(),
 		AchievedRate: r.AchievedRate(), SendRate: r.SendRate(),
 		Planned: r.Planned, Sent: r.Sent, Unsent: r.Unsent(), Late: r.Late,
 		StatusCodes: map[string]int64{}, Errors: r.ErrorCount, ErrorRate: r.ErrorRate(), ErrorKinds: r.Errors,
@@ -111,11 +128,20 @@ func Summarize(r *loadgen.Result, server map[string]string) Summary {
 		BytesIn: r.BytesIn, BytesOut: r.BytesOut, ConnsStart: r.ConnsStart, ConnsPeak: r.ConnsPeak, MaxConns: c.MaxConns,
 		ConnsUsed: r.ConnsUsed, Reconnects: r.Reconnects, InFlightPeak: r.InFlightPeak,
 		LoaderCPUUserS: r.CPU.User.Seconds(), LoaderCPUSysS: r.CPU.System.Seconds(), LoaderCPUPerReqUs: Micros(r.CPUPerRequest()),
+		Loops: r.Loops, LoaderCPUs: r.LoaderCPUs, LoaderCPUList: r.LoaderCPUSet.String(), Pinned: r.Pinned, Unpinned: r.Unpinned,
 		Warnings:      r.Warnings(),
 		HistCorrected: encodeHist(r.Corrected), HistUncorrected: encodeHist(r.Uncorrected), HistSendLag: encodeHist(r.SendLag),
 	}
 	if c.Engine == loadgen.EngineFast {
 		s.Transport = c.Transport
+	}
+	if c.Shard != (loadgen.Shard{}) {
+		sh := c.Shard
+		s.Shard, s.WholeRate = &sh, c.Rate
+	}
+	if !c.StartAt.IsZero() {
+		at := c.StartAt.UTC()
+		s.StartAt = &at
 	}
 	for code, n := range r.Codes {
 		s.StatusCodes[strconv.Itoa(code)] = n
