@@ -10,14 +10,21 @@ import (
 
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
+	"github.com/kvpool/kvpool/internal/loadgen/serverstat"
 )
 
 // SaturateFile is where the run's folder gets the curve and the verdict.
 const SaturateFile = "saturate.json"
 
-// exitNotValidated is saturate's exit status when the search found a rate
-// but the validating run at it failed.
-const exitNotValidated = 3
+// Saturate's own exit statuses.
+const (
+	// exitNotValidated: the search found the server's limit, but the
+	// validating run at it failed (server-bound).
+	exitNotValidated = 3
+	// exitLoaderBound: the result is a lower bound: the loader, not the
+	// server, could not offer more (saturate.Saturation.LoaderBound).
+	exitLoaderBound = 4
+)
 
 func saturateFlags(o *options, sc *saturate.Config, stderr io.Writer) *flag.FlagSet {
 	fs := newFlagSet("saturate", o, stderr)
@@ -39,7 +46,10 @@ func saturateFlags(o *options, sc *saturate.Config, stderr io.Writer) *flag.Flag
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: loadtest saturate [flags]\n\n"+
 			"Exit status: 0 a validated result; 1 no rate passed, or the run failed;\n"+
-			"2 bad usage; %d a rate was found but the validating run at it failed.\n\nFlags:\n", exitNotValidated)
+			"2 bad usage; %d a rate was found but the validating run at it failed;\n"+
+			"%d a lower bound: the loader could not offer more (a loader-bound step:\n"+
+			"the loader at 90%% or more of its CPUs, or falling behind while the server\n"+
+			"stayed under 90%% of its own, as read from its /metrics).\n\nFlags:\n", exitNotValidated, exitLoaderBound)
 		fs.PrintDefaults()
 	}
 	return fs
@@ -70,6 +80,7 @@ func runSaturate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fmt.Fprintf(stderr, "  search: ramp from %.0f req/s ×%g up to %.0f, steps of %v (+%v cooldown), bisect to %g%%, validate %v\n",
 		sc.StartRate, sc.Factor, sc.MaxRate, sc.Step, sc.Cooldown, 100*sc.Precision, sc.ValidateFor)
 	fmt.Fprintf(stderr, "  criteria: corrected p99 ≤ %v, errors < %g%%, every request sent at ≥ 99%% of the asked rate\n", sc.SLO, 100*sc.MaxErrorRate)
+	fmt.Fprintf(stderr, "  %s\n", installServerCPU(ctx, &sc, o.cfg.Target))
 	saturate.PrintStepHeader(stdout)
 	start := time.Now()
 	var sat *saturate.Saturation
@@ -103,14 +114,49 @@ func runSaturate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := report.WriteJSON(o.out, SaturateFile, sat); err != nil {
 		return err
 	}
+	return saturateOutcome(stdout, &sc, sat)
+}
+
+// installServerCPU sets sc.ServerCPU to read target's /metrics if a first
+// reading works, and says what the steps will know of the server's CPU.
+func installServerCPU(ctx context.Context, sc *saturate.Config, target string) string {
+	_, cpus, err := serverstat.CPU(ctx, target)
+	if err != nil {
+		return fmt.Sprintf("server CPU: unknown (%v); only the loader's own CPU can show a step loader-bound", err)
+	}
+	sc.ServerCPU = func(ctx context.Context) (time.Duration, int, error) { return serverstat.CPU(ctx, target) }
+	return fmt.Sprintf("server CPU: read from its /metrics around each step (%d CPUs); a step is loader-bound when the loader used ≥ 90%% of its CPUs, or fell behind with the server under 90%% of its own",
+		cpus)
+}
+
+// saturateOutcome prints the verdict line of a finished search and
+// returns what decides the exit status: nil (0), an error (1), or an
+// exitError with exitNotValidated or exitLoaderBound.
+func saturateOutcome(stdout io.Writer, sc *saturate.Config, sat *saturate.Saturation) error {
+	var last saturate.Step
+	if len(sat.Steps) > 0 {
+		last = sat.Steps[len(sat.Steps)-1]
+	}
+	const more = "give it more CPUs (-cpus) or more hosts (-shard, merge)"
 	switch {
+	case sat.Rate == 0 && sat.LoaderBound:
+		fmt.Fprintf(stdout, "\nno rate passed, not even -start-rate %.0f, and the loader was the limit: %s\n", sc.StartRate, sat.Why)
+		return fmt.Errorf("no rate passed, not even -start-rate %.0f, and the loader was the limit (%s): %s, or lower -start-rate", sc.StartRate, sat.Why, more)
 	case sat.Rate == 0:
 		fmt.Fprintf(stdout, "\nno rate passed, not even -start-rate %.0f\n", sc.StartRate)
 		return fmt.Errorf("no rate passed, not even -start-rate %.0f: lower -start-rate, or raise -slo if the server is slow by design", sc.StartRate)
-	case !sat.Validated:
-		fmt.Fprintf(stdout, "\nsaturation: %.0f req/s NOT VALIDATED: the %v validating run at it failed (%s)\n", sat.Rate, sc.ValidateFor, sat.Steps[len(sat.Steps)-1].Verdict)
+	case !sat.Validated && !last.LoaderBound:
+		fmt.Fprintf(stdout, "\nsaturation: %.0f req/s NOT VALIDATED: the %v validating run at it failed (%s)\n", sat.Rate, sc.ValidateFor, last.Verdict)
 		return exitError{exitNotValidated, fmt.Errorf("the validating run at %.0f req/s failed: capacity is noisy here; rerun with a longer -step (e.g. %v) so the steps see what the validation sees, on a quieter machine, or with the loader and server pinned to separate cores",
 			sat.Rate, 2*sc.Step)}
+	case sat.LoaderBound:
+		validated := "not validated"
+		if sat.Validated {
+			validated = fmt.Sprintf("validated over %v", sc.ValidateFor)
+		}
+		fmt.Fprintf(stdout, "\nsaturation: ≥ %.0f req/s (%s), loader-bound with %d loader CPUs: %s\n  %s\n",
+			sat.Rate, validated, sat.LoaderCPUs, more, sat.Why)
+		return exitError{exitLoaderBound, fmt.Errorf("%.0f req/s is only a lower bound: the loader could not offer more (%s); %s", sat.Rate, sat.Why, more)}
 	}
 	fmt.Fprintf(stdout, "\nsaturation: %.0f req/s (validated over %v)\n", sat.Rate, sc.ValidateFor)
 	return nil
