@@ -9,7 +9,7 @@ ADDR ?=
 DATA ?=
 ARGS ?=
 
-.PHONY: all run build test test-stress vet fmt-check lint bench-http tools-wrk clean loadtest fill attack saturate bench-loader crashtest overload fuzz bench-pools tools-oha wire-check compare compare-publish pprof-diff tools-graphviz
+.PHONY: bench-loops tools-time all run build test test-stress vet fmt-check lint bench-http tools-wrk clean loadtest fill attack saturate bench-loader crashtest overload fuzz bench-pools tools-oha wire-check compare compare-publish pprof-diff tools-graphviz
 
 all: build
 
@@ -51,16 +51,23 @@ test-stress:
 	echo "test-stress: go test exited $$status"; exit $$status
 
 # The pool family against a raw channel, a goroutine per job, ants and pond:
-# the submit->result round trip with 1, 8 and 64 producers at -cpu 1,2,4,8,
+# the submit->result round trip with 1, 8 and 64 producers at -cpu CPUS
+# (default 1,2,4,... up to this machine's CPUs, and its count itself),
 # COUNT runs of BENCHTIME each, then benchstat tables, each column against
-# the raw channel (docs/pools.md reads them). About 5 minutes.
+# the raw channel (docs/pools.md reads them); each pool twice, handing the
+# job to a worker (-exec worker: its name) and running it on the producer
+# once admitted (-exec handler: its name with -h). About 7 minutes at 4
+# counts.
 COUNT     ?= 6
 BENCHTIME ?= 500000x
+CPUS      ?= $(shell n=$$(nproc); l=1; c=2; while [ $$c -le $$n ]; do l=$$l,$$c; c=$$((c * 2)); done; [ $$((c / 2)) -eq $$n ] || l=$$l,$$n; echo $$l)
 BENCHSTAT := $(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 bench-pools:
 	@mkdir -p results
-	$(GO) test -run '^$$' -bench BenchmarkPool -benchmem -cpu 1,2,4,8 -count $(COUNT) -benchtime $(BENCHTIME) ./internal/pool/ | tee results/bench-pools.txt
-	{ for cols in 'chan fifo lifo msqueue' 'chan multiqueue adaptive direct' 'chan goroutine ants pond'; do \
+	@echo "bench-pools on $$(nproc) CPUs ($$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), -cpu $(CPUS)" | tee results/bench-pools-machine.txt
+	$(GO) test -run '^$$' -bench BenchmarkPool -benchmem -cpu $(CPUS) -count $(COUNT) -benchtime $(BENCHTIME) ./internal/pool/ | tee results/bench-pools.txt
+	{ cat results/bench-pools-machine.txt; echo; \
+	  for cols in 'chan fifo lifo msqueue' 'chan multiqueue adaptive direct' 'chan fifo-h lifo-h msqueue-h' 'chan multiqueue-h adaptive-h direct' 'chan goroutine ants pond'; do \
 	    $(BENCHSTAT) -filter ".unit:sec/op /impl:($$(echo $$cols | sed 's/ / OR /g'))" -col "/impl@($$cols)" results/bench-pools.txt; echo; \
 	  done; \
 	  $(BENCHSTAT) -filter '.unit:allocs/op' -row /impl -col /producers results/bench-pools.txt; } | tee results/bench-pools-stat.txt
@@ -102,6 +109,18 @@ saturate: loadtest
 bench-loader: tools-wrk tools-oha
 	@command -v jq >/dev/null && [ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq jq time; }
 	bash loadtest/bench-loader.sh
+
+# One loader of L event loops (-loops L) against L one-loop processes on
+# one schedule merged (-shard, -start-at, merge) and wrk2 -tL, at fixed
+# rates against the bare handler (loadtest/bench-loops.sh; ~4 minutes at
+# its defaults). LOADER_CPUS= and SERVER_CPUS= pin each side; WRK2= names
+# a wrk2 binary (not packaged in Debian; without one its columns are left
+# out).
+bench-loops: tools-time
+	bash loadtest/bench-loops.sh
+
+tools-time:
+	@command -v jq >/dev/null && [ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq jq time; }
 
 # Our fixed-rate latencies and oha's against tcpdump's view of the same
 # traffic on loopback (loadtest/wire-check.sh), ~3 minutes.

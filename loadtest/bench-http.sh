@@ -14,7 +14,12 @@
 #
 # The pseudo-pool "bare" is the load lab's bare fasthttp handler (no store,
 # no pool): the floor this machine puts under every request, measured in
-# the same run.
+# the same run. The pseudo-pool "shed" is kvserver refusing every request:
+# fifo with no queue (-cap 0) and one slot, held by a GET that sleeps in
+# the store (-io-delay 1m) through each run, so every other request is
+# answered 503 at once: its CPU per request is what a refusal costs, to
+# set beside a served request's in the same run. A pool written NAME@EXEC
+# (lifo@worker) runs with -exec EXEC.
 #
 # Settings (environment): POOLS="bare direct fifo" KEYS=2000000 VALUE_SIZE=500
 # DURATION=15 WARMUP=10 WARMUP_MAX=15 REPS=3 CONNS=64 CACHE_MB=2048
@@ -45,13 +50,22 @@ go build -o bin/loadtest ./cmd/loadtest
 export KEYS VALUE_SIZE
 
 SERVER_PID=
+# pool_args POOL: kvserver's flags for a POOL of $POOLS.
+pool_args() {
+  case $1 in
+  shed) echo "-pool fifo -cap 0 -workers 1 -io-delay 1m" ;;
+  *@*) echo "-pool ${1%@*} -exec ${1#*@}" ;;
+  *) echo "-pool $1" ;;
+  esac
+}
 start_server() { # pool
   local log=$OUT/kvserver-$1.log
   if [[ $1 == bare ]]; then
     log=$OUT/bare.log
     ./bin/loadtest bare-server -addr "$ADDR" >"$log" 2>&1 &
   else
-    ./bin/kvserver -addr "$ADDR" -data "$DATA" -pool "$1" -cache-mb "$CACHE_MB" $KVSERVER_ARGS \
+    # shellcheck disable=SC2046 # pool_args is a list of flags
+    ./bin/kvserver -addr "$ADDR" -data "$DATA" $(pool_args "$1") -cache-mb "$CACHE_MB" $KVSERVER_ARGS \
       >"$log" 2>&1 &
   fi
   SERVER_PID=$!
@@ -62,7 +76,7 @@ stop_server() {
   wait "$SERVER_PID" 2>/dev/null || true
   SERVER_PID=
 }
-trap 'stop_server' EXIT
+trap 'release_slot; stop_server' EXIT
 
 # puts_acknowledged: the server's own count of PUTs answered 201.
 puts_acknowledged() {
@@ -96,6 +110,26 @@ warm_cache() {
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }
 
+# hold_slot: for "shed", a GET that holds the only slot (it sleeps in the
+# store for -io-delay), started before a run; returns once it holds it.
+HOLDER_PID=
+hold_slot() {
+  curl -s -o /dev/null --max-time 70 "http://$ADDR/v0/entity?id=1" &
+  HOLDER_PID=$!
+  for _ in $(seq 500); do
+    [[ $(curl -sf "http://$ADDR/metrics" | awk '/^kvserver_pool_busy_workers/ {print $2 + 0}') == 1 ]] && return 0
+    sleep 0.01
+  done
+  echo "the slot was never taken; see $OUT/kvserver-shed.log" >&2
+  exit 1
+}
+release_slot() {
+  [[ -n $HOLDER_PID ]] || return 0
+  kill "$HOLDER_PID" 2>/dev/null || true
+  wait "$HOLDER_PID" 2>/dev/null || true
+  HOLDER_PID=
+}
+
 marker="$DATA/.filled-random-$KEYS-$VALUE_SIZE"
 if [[ ! -e $marker ]]; then
   rm -rf "$DATA"
@@ -126,17 +160,23 @@ printf 'rep\tpool\tmethod\trequests\tnon2xx\trps\tcpu_us_per_req\tcache_miss_pct
 measure() {
   local pool=$1 method=$2
   start_server "$pool"
-  if [[ $pool != bare && $method == GET ]]; then
+  if [[ $pool == shed ]] && ((DURATION >= 55)); then
+    echo "shed: DURATION must stay under the 1m -io-delay that holds the slot" >&2
+    exit 2
+  fi
+  if [[ $pool != bare && $pool != shed && $method == GET ]]; then
     echo "$pool: warming the block cache"
     warm_cache
   fi
   for rep in $(seq "$REPS"); do
+    [[ $pool == shed ]] && hold_slot
     cache_before=$(cache_counts || true)
     before=$(cpu_ticks)
     report=$(METHOD=$method wrk -t1 -c"$CONNS" -d"${DURATION}s" -s loadtest/wrk/random.lua "http://$ADDR")
     after=$(cpu_ticks)
+    release_slot
     miss=$(miss_pct "$cache_before" "$(cache_counts)")
-    [[ $method == PUT || $pool == bare ]] && miss=n/a # PUTs read no blocks; bare has no store
+    [[ $method == PUT || $pool == bare || $pool == shed ]] && miss=n/a # PUTs read no blocks; bare has no store; shed reads nothing
     requests=$(awk '/requests in/ {print $1}' <<<"$report")
     rps=$(awk '/Requests\/sec/ {print $2}' <<<"$report")
     non2xx=$(awk '/Non-2xx/ {print $NF}' <<<"$report")
@@ -165,7 +205,7 @@ stats_awk -F'\t' 'NR > 1 {
     for (k in keys) {
       split(k, p, "\t")
       printf "%-8s %-6s %-26s %-32s %-22s %d\n", p[1], p[2], spread(us[k], "%.2f"), spread(rps[k], "%.2f"),
-        (p[2] == "PUT" || p[1] == "bare" ? "n/a" : spread(miss[k], "%.2f")), bad[k]
+        (p[2] == "PUT" || p[1] == "bare" || p[1] == "shed" ? "n/a" : spread(miss[k], "%.2f")), bad[k]
     }
   }' "$results" | sort >"$OUT/summary.body"
 {

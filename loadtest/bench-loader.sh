@@ -55,7 +55,9 @@
 #   OHA=bin/oha/bin/oha KV_PORT=19298 KV_RATES="5000 20000 40000"
 #   KV_KEYS=200000 (KV_RATES="" skips the kvserver phase)
 # Needs wrk (apt-get install wrk), jq, GNU time (/usr/bin/time), go, oha.
-# CPU pinning: none; loader and server share the machine's cores.
+# CPU pinning: none; loader and server share the machine's cores. Our
+# engine runs one event loop (-loops 1), as wrk -t1 runs one thread;
+# loadtest/bench-loops.sh measures several.
 set -euo pipefail
 
 PORT=${PORT:-19299}
@@ -116,7 +118,7 @@ run_ours() {
 	local name=$1 round=$2
 	shift 2
 	local dir=$OUT/$name-$round
-	"$bin" attack -target "$target" -duration "$DURATION" -q -out "$dir" "$@" >"$dir.txt" 2>&1
+	"$bin" attack -target "$target" -duration "$DURATION" -loops 1 -q -out "$dir" "$@" >"$dir.txt" 2>&1
 	local s=$dir/summary.json
 	record "${name}_rps" "$(jq .achieved_rate "$s")"
 	record "${name}_asked" "$(jq .asked_rate "$s")"

@@ -86,7 +86,7 @@ run() {
 	else
 		local quantum=()
 		[ "$loader" = fine ] && quantum=(-quantum "$FINE_QUANTUM")
-		"$bin" attack -target "http://127.0.0.1:$port" -rate "$RATE" -duration "$DURATION" -conns 64 -max-conns 64 "${quantum[@]}" -q -out "$OUT/$tag" >"$OUT/$tag.txt" 2>&1
+		"$bin" attack -target "http://127.0.0.1:$port" -rate "$RATE" -duration "$DURATION" -conns 64 -max-conns 64 -loops 1 "${quantum[@]}" -q -out "$OUT/$tag" >"$OUT/$tag.txt" 2>&1
 		local summary=$OUT/$tag/summary.json
 		p50=$(jq '.latency_uncorrected.percentiles_ms.p50 * 1000' "$summary")
 		p99=$(jq '.latency_uncorrected.percentiles_ms.p99 * 1000' "$summary")
