@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,13 +13,14 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/compare"
+	"github.com/kvpool/kvpool/internal/cpuset"
 )
 
 // runCompare is `loadtest compare`: the presets of internal/compare, with
 // a flag set of their own (no load flags: each step sets its own).
 func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o := compare.DefaultOptions()
-	var pools, policies, caps, workers listFlag
+	var pools, policies, caps, workers, execs, limits listFlag
 	var overloadFor time.Duration
 	fs := flag.NewFlagSet("loadtest compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -26,6 +28,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.StringVar(&o.Kvserver, "kvserver", o.Kvserver, "kvserver binary to start (make build)")
 	fs.Var(&pools, "pools", "pools to compare, comma-separated (default: the preset's; direct, the baseline, always runs); valid: "+strings.Join(compare.Pools, ","))
 	fs.Var(&policies, "policies", "overflow policies (policies and overload presets); valid: "+strings.Join(compare.Policies, ","))
+	fs.Var(&execs, "execs", "run each queueing variant once per kvserver -exec mode given, comma-separated (default: kvserver's own, no -exec flag); valid: "+strings.Join(compare.Execs, ","))
+	fs.Var(&limits, "limits", "adaptive -limit variants on fifo and lifo at their defaults (policies, overload, slow-backend presets), comma-separated, or none (default: all); valid: "+strings.Join(compare.Limits, ","))
 	fs.Var(&caps, "cap", "queue capacities of the capacity preset (default 32,64,128,256,512,1024)")
 	fs.Var(&workers, "workers", "worker counts of the slow-backend preset (default 2,8,64)")
 	fs.StringVar(&o.Workload, "workload", "", "one workload instead of the preset's, as attack's -workload: get | put | mixed:R | get=G,put=P,delete=D")
@@ -34,7 +38,9 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.IntVar(&o.Repeat, "repeat", o.Repeat, "saturation searches per variant, for median and spread (-quick and -preset overload: 1)")
 	fs.DurationVar(&o.SLO, "slo", o.SLO, "a sustained rate keeps its corrected p99 at or below this")
 	fs.BoolVar(&o.Quick, "quick", false, "every step short, 100k ids, one repeat, one workload: minutes, numbers indicative")
-	fs.BoolVar(&o.Pin, "pin", false, "kvserver on core 0, the loader on core 1")
+	fs.Var(cpuListFlag{&o.ServerCPUs}, "server-cpus", "CPUs kvserver runs on, a list such as 0-7 or 0,2,4-5 (default: the lower half of this process's CPUs where it has 4 or more, 2 or more for -preset scaling; else shared with the loader); with only this list, the loader gets the rest of the CPUs")
+	fs.Var(cpuListFlag{&o.LoaderCPUs}, "loader-cpus", "CPUs the loader runs on, one event loop each, a list such as 8-15 (default: the upper half, as -server-cpus); with only this list, kvserver gets the rest")
+	fs.BoolVar(&o.Pin, "pin", false, "shorthand for -server-cpus 0 -loader-cpus 1 (not with either)")
 	fs.IntVar(&o.MaxConns, "max-conns", o.MaxConns, "connections the loader may open in an overload step (needs ulimit -n above it)")
 	fs.Float64Var(&o.Factor, "factor", 0, "overload step rate as a multiple of direct's saturation (default 2; 10 for -preset overload)")
 	fs.Float64Var(&o.Rate, "rate", 0, "take this as direct's saturation (req/s) instead of searching; saturation searches of other variants still run")
@@ -52,7 +58,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError(err)
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -83,7 +92,13 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if fs.NArg() > 0 {
 		return usageError(fmt.Errorf("unexpected arguments %q", fs.Args()))
 	}
-	o.Pools, o.Policies = pools.strings(), policies.strings()
+	o.Pools, o.Policies, o.Execs = pools.strings(), policies.strings(), execs.strings()
+	if given["limits"] {
+		o.Limits = limits.strings()
+		if len(o.Limits) == 1 && o.Limits[0] == "none" {
+			o.Limits = []string{} // none: not nil, which is the default
+		}
+	}
 	var err error
 	if given["cap"] {
 		if o.Caps, err = caps.ints("-cap", -1); err != nil {
@@ -127,6 +142,25 @@ func printFindings(w io.Writer, c *compare.Comparison) {
 		fmt.Fprintf(w, "- %s\n", f)
 	}
 	fmt.Fprintf(w, "report: %s\n", filepath.Join(c.Dir, compare.ReportFile))
+}
+
+// cpuListFlag is a CPU list flag: refused at once unless cpuset reads
+// it (an empty list included), kept as given for compare to resolve.
+type cpuListFlag struct{ s *string }
+
+func (f cpuListFlag) String() string {
+	if f.s == nil {
+		return ""
+	}
+	return *f.s
+}
+
+func (f cpuListFlag) Set(v string) error {
+	if _, err := cpuset.Parse(v); err != nil {
+		return err
+	}
+	*f.s = v
+	return nil
 }
 
 // listFlag is a comma- or space-separated list flag; repeating the flag

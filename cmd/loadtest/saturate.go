@@ -5,9 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 	"github.com/kvpool/kvpool/internal/loadgen/serverstat"
@@ -80,7 +83,7 @@ func runSaturate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fmt.Fprintf(stderr, "  search: ramp from %.0f req/s ×%g up to %.0f, steps of %v (+%v cooldown), bisect to %g%%, validate %v\n",
 		sc.StartRate, sc.Factor, sc.MaxRate, sc.Step, sc.Cooldown, 100*sc.Precision, sc.ValidateFor)
 	fmt.Fprintf(stderr, "  criteria: corrected p99 ≤ %v, errors < %g%%, every request sent at ≥ 99%% of the asked rate\n", sc.SLO, 100*sc.MaxErrorRate)
-	fmt.Fprintf(stderr, "  %s\n", installServerCPU(ctx, &sc, o.cfg.Target))
+	fmt.Fprintf(stderr, "  %s\n", installServerCPU(ctx, &sc, o.cfg.Target, o.cfg.CPUs))
 	saturate.PrintStepHeader(stdout)
 	start := time.Now()
 	var sat *saturate.Saturation
@@ -119,14 +122,37 @@ func runSaturate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 
 // installServerCPU sets sc.ServerCPU to read target's /metrics if a first
 // reading works, and says what the steps will know of the server's CPU.
-func installServerCPU(ctx context.Context, sc *saturate.Config, target string) string {
+func installServerCPU(ctx context.Context, sc *saturate.Config, target string, loaderCPUs cpuset.Set) string {
 	_, cpus, err := serverstat.CPU(ctx, target)
 	if err != nil {
 		return fmt.Sprintf("server CPU: unknown (%v); only the loader's own CPU can show a step loader-bound", err)
 	}
 	sc.ServerCPU = func(ctx context.Context) (time.Duration, int, error) { return serverstat.CPU(ctx, target) }
+	if sc.Shared = sharesCPUs(target, loaderCPUs, cpus); sc.Shared {
+		return fmt.Sprintf("server CPU: read from its /metrics around each step (%d CPUs, which this loader shares: it runs on the same machine, neither pinned apart); a step is loader-bound when the loader used ≥ 90%% of its CPUs, or fell behind with the CPUs the two share under 90%% busy",
+			cpus)
+	}
 	return fmt.Sprintf("server CPU: read from its /metrics around each step (%d CPUs); a step is loader-bound when the loader used ≥ 90%% of its CPUs, or fell behind with the server under 90%% of its own",
 		cpus)
+}
+
+// sharesCPUs guesses whether a server on target shares the loader's
+// CPUs: it is on this machine (a loopback target), the loader is not
+// pinned (-cpus) and may use every CPU, and the server's GOMAXPROCS is
+// the machine's count, as a server not pinned to a subset has it. A server
+// pinned apart (taskset, or -cpus for the loader) reads as not sharing.
+func sharesCPUs(target string, loaderCPUs cpuset.Set, serverCPUs int) bool {
+	u, err := url.Parse(target)
+	if err != nil || !loaderCPUs.IsEmpty() {
+		return false
+	}
+	ip := net.ParseIP(u.Hostname())
+	if !(u.Hostname() == "localhost" || ip != nil && ip.IsLoopback()) {
+		return false
+	}
+	online, err := cpuset.Online()
+	affinity, aerr := cpuset.Affinity()
+	return err == nil && aerr == nil && affinity == online && serverCPUs == online.Len()
 }
 
 // saturateOutcome prints the verdict line of a finished search and

@@ -47,8 +47,29 @@ func (r *runner) drawCharts() {
 		}
 		if lines := curveLines(wr); len(lines) > 0 {
 			title := "Saturation search, " + wr.Workload
-			ch, err := chart.Curves(chart.Spec{Title: title}, lines, ms(c.Options.SLO))
+			if g := gridOf(wr); len(g.counts) > 0 {
+				title += fmt.Sprintf(", kvserver on %s", cpusText(g.counts[len(g.counts)-1], "CPU"))
+			}
+			spec := chart.Spec{Title: title}
+			if curvesLoaderBound(lines) {
+				spec.Caption = "Above: answered rate against offered rate; below: corrected p99 against the red SLO line. A cross marks a loader-bound step: it failed because the loader ran out, so it says nothing of the server, and the saturation found below it is only a lower bound."
+			}
+			ch, err := chart.Curves(spec, lines, ms(c.Options.SLO))
 			save(wl+"-saturation.svg", ch, err, title)
+		}
+		if sat, cpu := scalingLines(wr); len(sat) > 0 || len(cpu) > 0 {
+			if len(sat) > 0 {
+				title := fmt.Sprintf("Saturation against kvserver's CPUs, %s", wr.Workload)
+				ch, err := chart.Scaling(chart.Spec{Title: title, XLabel: "kvserver's CPUs", YLabel: "saturation, median (req/s)",
+					Caption: "Each pool's median saturation against the CPUs kvserver ran on; its dashed line is linear scaling from its figure at the fewest CPUs. Loader-bound saturations (lower bounds) are left out."}, sat)
+				save(wl+"-scaling.svg", ch, err, title)
+			}
+			if len(cpu) > 0 {
+				title := fmt.Sprintf("Server CPU per request against kvserver's CPUs, %s", wr.Workload)
+				ch, err := chart.Sweep(chart.Spec{Title: title, XLabel: "kvserver's CPUs", YLabel: "kvserver CPU per request (µs)",
+					Caption: "kvserver's CPU time per request in the closed loop (where it ran; else the saturation's validating run), one line per pool: what each pool costs beyond direct at each count, and how that grows with CPUs."}, cpu)
+				save(wl+"-scaling-cpu.svg", ch, err, title)
+			}
 		}
 		if groups, series, good, p99 := overloadBars(wr); len(groups) > 0 {
 			title := fmt.Sprintf("Goodput under overload, %s", wr.Workload)
@@ -59,6 +80,9 @@ func (r *runner) drawCharts() {
 			save(wl+"-overload-p99.svg", ch, err, title)
 		}
 		if lines, marks := perSecondLines(wr, r.t, r.p.OverloadFactor); len(lines) > 0 {
+			if wr.BaseLowerBound {
+				marks[0].Label = fmt.Sprintf("overload, at most %g×", r.p.OverloadFactor)
+			}
 			title := fmt.Sprintf("Corrected p99 per second through the overload and after, %s", wr.Workload)
 			ch, err := chart.TimeSeries(chart.Spec{Title: title, YLabel: "corrected p99 (ms)"}, lines, marks)
 			save(wl+"-overload-timeline.svg", ch, err, title)
@@ -101,11 +125,14 @@ func percentileLines(wr *WorkloadResult) []chart.PercentileLine {
 }
 
 // curveLines: each variant's first saturation search, the validating run
-// left out (it repeats a rate already on the curve).
+// left out (it repeats a rate already on the curve), its loader-bound
+// steps marked. Of a scaling comparison, the variants at the most CPUs
+// only (one line per pool).
 func curveLines(wr *WorkloadResult) []chart.CurveLine {
 	var lines []chart.CurveLine
+	g := gridOf(wr)
 	for _, v := range wr.Variants {
-		if len(v.Sat) == 0 {
+		if len(v.Sat) == 0 || len(g.counts) > 0 && v.Variant.CPUs != g.counts[len(g.counts)-1] {
 			continue
 		}
 		l := chart.CurveLine{Name: v.Name}
@@ -116,6 +143,7 @@ func curveLines(wr *WorkloadResult) []chart.CurveLine {
 			l.OfferedRate = append(l.OfferedRate, s.Asked)
 			l.AchievedRate = append(l.AchievedRate, s.Achieved)
 			l.P99Ms = append(l.P99Ms, ms(s.P99))
+			l.LoaderBound = append(l.LoaderBound, s.LoaderBound)
 		}
 		if len(l.OfferedRate) > 0 {
 			lines = append(lines, l)
@@ -124,30 +152,46 @@ func curveLines(wr *WorkloadResult) []chart.CurveLine {
 	return lines
 }
 
-// overloadBars: groups are pools, series policies; NaN where a pool has
-// no such policy (direct).
-func overloadBars(wr *WorkloadResult) (groups, series []string, goodput, p99 [][]float64) {
-	policies := map[string]bool{}
-	for _, v := range wr.Variants {
-		if v.Overload != nil && !v.Variant.IsBaseline() {
-			policies[v.Variant.PolicyLabel()] = true
+// curvesLoaderBound tells whether a line has a loader-bound step.
+func curvesLoaderBound(lines []chart.CurveLine) bool {
+	for _, l := range lines {
+		if slices.Contains(l.LoaderBound, true) {
+			return true
 		}
 	}
-	// One policy (or none besides direct): one series, no policy legend.
+	return false
+}
+
+// overloadBars: groups are pools (with their workers or exec mode),
+// series their configurations: the policy (of the policy variants, at
+// -cap 1024), kvserver's defaults, an adaptive limit, unbounded; NaN
+// where a pool has no such series (direct).
+func overloadBars(wr *WorkloadResult) (groups, series []string, goodput, p99 [][]float64) {
+	kinds := map[string]bool{}
+	for _, v := range wr.Variants {
+		if v.Overload != nil && !v.Variant.IsBaseline() {
+			kinds[barSeries(v.Variant)] = true
+		}
+	}
+	// One configuration (or none besides direct): one series, no legend
+	// of configurations.
 	seriesOf := func(v Variant) string {
 		switch {
-		case len(policies) <= 1:
+		case len(kinds) <= 1:
 			return "at each pool's default policy"
 		case v.IsBaseline():
 			return "direct (no queue)"
 		}
-		return v.PolicyLabel()
+		return barSeries(v)
+	}
+	groupOf := func(v Variant) string {
+		return Variant{Pool: v.Pool, Workers: v.Workers, Exec: v.Exec, CPUs: v.CPUs}.Name()
 	}
 	for _, v := range wr.Variants {
 		if v.Overload == nil {
 			continue
 		}
-		if g := poolLabel(v.Variant); !slices.Contains(groups, g) {
+		if g := groupOf(v.Variant); !slices.Contains(groups, g) {
 			groups = append(groups, g)
 		}
 		if s := seriesOf(v.Variant); !slices.Contains(series, s) {
@@ -160,11 +204,25 @@ func overloadBars(wr *WorkloadResult) (groups, series []string, goodput, p99 [][
 	goodput, p99 = nanGrid(len(series), len(groups)), nanGrid(len(series), len(groups))
 	for _, v := range wr.Variants {
 		if o := v.Overload; o != nil {
-			s, g := slices.Index(series, seriesOf(v.Variant)), slices.Index(groups, poolLabel(v.Variant))
+			s, g := slices.Index(series, seriesOf(v.Variant)), slices.Index(groups, groupOf(v.Variant))
 			goodput[s][g], p99[s][g] = o.Goodput, ms(o.ServedP99)
 		}
 	}
 	return groups, series, goodput, p99
+}
+
+// barSeries is v's configuration as an overload chart's series: its
+// policy, "unbounded", "limit=vegas", or "defaults".
+func barSeries(v Variant) string {
+	switch {
+	case v.CapSet && v.Cap < 0:
+		return "unbounded"
+	case v.Limit != "":
+		return "limit=" + v.Limit
+	case v.Policy != "":
+		return v.Policy
+	}
+	return "defaults"
 }
 
 func nanGrid(rows, cols int) [][]float64 {

@@ -25,7 +25,7 @@ func TestPresetPlans(t *testing.T) {
 		o := DefaultOptions()
 		o.Preset = preset
 		require.NoError(t, o.Validate())
-		p, err := newPlan(&o)
+		p, err := newPlan(&o, 8)
 		require.NoError(t, err)
 		require.Len(t, p.Variants, wantVariants, "%s: variants", preset)
 		assert.True(t, p.Variants[0].IsBaseline(), "%s: direct must come first, it sets the rates", preset)
@@ -40,29 +40,105 @@ func TestPresetPlans(t *testing.T) {
 	}
 	f("queues", 6, []string{"direct", "fifo", "lifo", "msqueue", "multiqueue", "adaptive"})
 	f("capacity", 13, []string{"direct", "fifo cap=32", "fifo cap=64"})
-	f("policies", 21, []string{"direct", "fifo/reject", "fifo/drop-oldest", "fifo/caller-runs", "fifo/block", "lifo/reject"})
-	f("slow-backend", 16, []string{"direct", "fifo workers=2", "fifo workers=8", "fifo workers=64"})
-	// overload.sh's matrix: 5 queued pools × 4 policies, direct, and
-	// msqueue unbounded.
-	f("overload", 22, []string{"direct", "fifo/reject"})
+	// direct, the 5 queued pools at kvserver's defaults, 5 × 4 policies
+	// at the seeds' bound, fifo and lifo × 3 adaptive limits.
+	f("policies", 32, []string{"direct", "fifo", "lifo", "msqueue", "multiqueue", "adaptive", "fifo/reject cap=1024", "fifo/drop-oldest cap=1024"})
+	f("slow-backend", 22, []string{"direct", "fifo workers=2", "fifo workers=8", "fifo workers=64"})
+	// overload.sh's matrix (5 queued pools × 4 policies, direct, msqueue
+	// unbounded) with the defaults and the limits beside it.
+	f("overload", 33, []string{"direct", "fifo", "lifo", "msqueue", "multiqueue", "adaptive", "fifo/reject cap=1024"})
+	// 1, 2, 4, 8 CPUs (the test's server set) × 6 pools.
+	f("scaling", 24, []string{"direct cpus=1", "fifo cpus=1", "lifo cpus=1"})
+}
+
+// TestPresetVariantsOfIssue20: the policy variants name their bound (a
+// queue at kvserver's default -cap never fills) and turn shedding by age
+// off, as the seeds ran; the defaults pass no pool flag at all; the limit
+// variants run on fifo and lifo; -execs multiplies the queueing variants
+// but not direct or the limits.
+func TestPresetVariantsOfIssue20(t *testing.T) {
+	find := func(vs []Variant, name string) Variant {
+		t.Helper()
+		for _, v := range vs {
+			if v.Name() == name {
+				return v
+			}
+		}
+		t.Fatalf("no variant %q", name)
+		return Variant{}
+	}
+	for _, preset := range []string{"policies", "overload"} {
+		o := DefaultOptions()
+		o.Preset = preset
+		p, err := newPlan(&o, 8)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"-pool", "lifo"}, find(p.Variants, "lifo").Args(), "%s: kvserver's defaults, no flag", preset)
+		assert.True(t, find(p.Variants, "lifo").AtDefaults())
+		v := find(p.Variants, "lifo/reject cap=1024")
+		assert.Equal(t, []string{"-pool", "lifo", "-overflow", "reject", "-cap", "1024", "-queue-timeout", "0s"}, v.Args(), preset)
+		assert.False(t, v.AtDefaults())
+		assert.Equal(t, []string{"-pool", "fifo", "-limit", "vegas"}, find(p.Variants, "fifo limit=vegas").Args())
+		for _, v := range p.Variants {
+			assert.False(t, v.Limit != "" && v.Pool != "fifo" && v.Pool != "lifo", "%s: a limit variant on %s", preset, v.Pool)
+		}
+	}
+	o := DefaultOptions()
+	o.Preset = "overload"
+	p, err := newPlan(&o, 8)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"-pool", "msqueue", "-cap", "-1"}, find(p.Variants, "msqueue unbounded").Args(), "unbounded msqueue as before")
+
+	o = DefaultOptions()
+	o.Preset, o.Execs, o.Limits, o.Pools = "queues", []string{"handler", "worker"}, nil, []string{"lifo"}
+	p, err = newPlan(&o, 8)
+	require.NoError(t, err)
+	var names []string
+	for _, v := range p.Variants {
+		names = append(names, v.Name())
+	}
+	assert.Equal(t, []string{"direct", "lifo exec=handler", "lifo exec=worker"}, names)
+	assert.Equal(t, []string{"-pool", "lifo", "-exec", "worker"}, p.Variants[2].Args())
+
+	o = DefaultOptions()
+	o.Preset, o.Execs, o.Limits, o.Pools, o.Policies = "policies", []string{"worker"}, []string{"aimd"}, []string{"lifo"}, []string{"block"}
+	p, err = newPlan(&o, 8)
+	require.NoError(t, err)
+	names = nil
+	for _, v := range p.Variants {
+		names = append(names, v.Name())
+	}
+	assert.Equal(t, []string{"direct", "lifo exec=worker", "lifo/block cap=1024 exec=worker", "lifo limit=aimd"}, names,
+		"a limit adapts -exec handler's slots only: not multiplied by -execs")
+
+	o = DefaultOptions()
+	o.Preset, o.Limits = "policies", []string{}
+	p, err = newPlan(&o, 8)
+	require.NoError(t, err)
+	assert.Len(t, p.Variants, 26, "-limits none")
+
+	o = DefaultOptions()
+	o.Preset, o.Pools, o.Workers = "slow-backend", []string{"lifo"}, []int{2}
+	p, err = newPlan(&o, 8)
+	require.NoError(t, err)
+	v := find(p.Variants, "lifo limit=gradient2")
+	assert.Equal(t, time.Millisecond, v.IODelay, "a limit variant behind the slow store too")
+	assert.Zero(t, concurrencyBound(v), "an adaptive limit moves the W/delay bound: the finding does not apply")
+	assert.Equal(t, 2000.0, concurrencyBound(find(p.Variants, "lifo workers=2")))
 }
 
 func TestPresetDetails(t *testing.T) {
 	o := DefaultOptions()
 	o.Preset = "overload"
 	require.NoError(t, o.Validate())
-	p, err := newPlan(&o)
+	p, err := newPlan(&o, 8)
 	require.NoError(t, err)
 	assert.Equal(t, 10.0, p.OverloadFactor, "the overload preset asks for 10x, as make overload did")
-	last := p.Variants[len(p.Variants)-1]
-	assert.Equal(t, "msqueue unbounded", last.Name())
-	assert.Equal(t, []string{"-pool", "msqueue", "-cap", "-1"}, last.Args())
 
 	o = DefaultOptions()
 	o.Preset, o.Quick = "queues", true
 	o.ApplyDefaults(false, false)
 	require.NoError(t, o.Validate())
-	p, err = newPlan(&o)
+	p, err = newPlan(&o, 8)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"get"}, p.Workloads, "quick runs one workload")
 	assert.Equal(t, uint64(quickKeys), o.Keys)
@@ -82,10 +158,10 @@ func TestPresetDetails(t *testing.T) {
 	assert.Equal(t, 3, o.Repeat, "a -repeat given wins")
 
 	o = DefaultOptions()
-	o.Preset, o.Pools = "slow-backend", []string{"lifo"}
+	o.Preset, o.Pools, o.Limits = "slow-backend", []string{"lifo"}, []string{}
 	o.IODelay, o.IODelayDist, o.Workers = 2*time.Millisecond, "exp", []int{4}
 	require.NoError(t, o.Validate())
-	p, err = newPlan(&o)
+	p, err = newPlan(&o, 8)
 	require.NoError(t, err)
 	require.Len(t, p.Variants, 2)
 	assert.Equal(t, []string{"-pool", "direct", "-io-delay", "2ms", "-io-delay-dist", "exp"}, p.Variants[0].Args(),
@@ -113,6 +189,8 @@ func TestValidateRefusesUnknownNames(t *testing.T) {
 	f(func(o *Options) { o.Factor = 0.5 }, "-factor", nil)
 	f(func(o *Options) { o.Preset, o.Caps = "capacity", nil }, "-cap", nil)
 	f(func(o *Options) { o.IODelayDist = "normal" }, "-io-delay-dist", []string{"fixed", "exp"})
+	f(func(o *Options) { o.Execs = []string{"goroutine"} }, "-execs", Execs)
+	f(func(o *Options) { o.Limits = []string{"fixed"} }, "-limits", Limits)
 }
 
 func TestVariantNamesAndArgs(t *testing.T) {
@@ -363,7 +441,7 @@ func TestOwnRatesForSlowBackend(t *testing.T) {
 	for _, preset := range []string{"queues", "slow-backend"} {
 		o := DefaultOptions()
 		o.Preset = preset
-		p, err := newPlan(&o)
+		p, err := newPlan(&o, 8)
 		require.NoError(t, err)
 		plans[preset] = p
 	}

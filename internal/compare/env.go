@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -19,19 +20,49 @@ type Environment struct {
 	GoVersion string // `go version`, else this binary's runtime.Version
 	// KvserverVersion is the version label of kvserver_config_info.
 	KvserverVersion string
-	Pinned          bool
-	LoadStart       string // /proc/loadavg's first three fields
-	LoadEnd         string
-	Started         time.Time
-	Finished        time.Time
+	// Pinned: kvserver and the loader ran on CPU sets of their own,
+	// ServerCPUs and LoaderCPUs (cpu lists; both "" in a comparison
+	// from before they were recorded, which could only pin with -pin:
+	// kvserver on CPU 0, the loader on CPU 1). Where they shared,
+	// SharedCPUs is this process's affinity set. CPUsHow says how the
+	// sets were chosen.
+	Pinned     bool
+	ServerCPUs string `json:",omitempty"`
+	LoaderCPUs string `json:",omitempty"`
+	SharedCPUs string `json:",omitempty"`
+	CPUsHow    string `json:",omitempty"`
+	// LoaderLoops is how many event loops the loader ran (its runs'
+	// Result.Loops, the most of them); LoaderUnpinned, where a run asked
+	// to pin the loader could not, why (Result.Unpinned).
+	LoaderLoops    int    `json:",omitempty"`
+	LoaderUnpinned string `json:",omitempty"`
+	LoadStart      string // /proc/loadavg's first three fields
+	LoadEnd        string
+	Started        time.Time
+	Finished       time.Time
 }
 
 // readEnvironment fills what can be known before the first step.
-func readEnvironment(pin bool) Environment {
-	return Environment{
+func readEnvironment(pl Placement) Environment {
+	e := Environment{
 		CPUModel: cpuModel(), Cores: runtime.NumCPU(), GoVersion: goVersion(),
-		Pinned: pin, LoadStart: loadAvgText(), Started: time.Now().UTC(),
+		Pinned: !pl.Shared(), CPUsHow: pl.How, LoadStart: loadAvgText(), Started: time.Now().UTC(),
 	}
+	if pl.Shared() {
+		e.SharedCPUs = pl.Affinity.String()
+	} else {
+		e.ServerCPUs, e.LoaderCPUs = pl.Server.String(), pl.Loader.String()
+	}
+	return e
+}
+
+// processCPU is this process's user+system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func cpuModel() string {

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,7 +23,12 @@ import (
 func findings(c *Comparison) []string {
 	var out []string
 	for _, wr := range c.Workloads {
-		out = append(out, saturationFindings(c, wr)...)
+		if isScaling(wr) {
+			out = append(out, scalingFindings(wr)...)
+		} else {
+			out = append(out, saturationFindings(c, wr)...)
+		}
+		out = append(out, crossCheckFindings(wr)...)
 		out = append(out, fixedErrorFindings(wr)...)
 		out = append(out, overloadFindings(c, wr)...)
 	}
@@ -58,9 +64,10 @@ func fixedErrorFindings(wr *WorkloadResult) []string {
 
 // concurrencyBound is what v can serve at most when every request holds
 // one of its Workers for at least the store's IODelay: Workers/IODelay
-// req/s. It is 0 where v has no fixed worker count or no delay.
+// req/s. It is 0 where v has no fixed worker count or no delay, and
+// under an adaptive -limit, which moves the bound.
 func concurrencyBound(v Variant) float64 {
-	if v.Workers <= 0 || v.IODelay <= 0 {
+	if v.Workers <= 0 || v.IODelay <= 0 || v.Limit != "" {
 		return 0
 	}
 	return float64(v.Workers) / v.IODelay.Seconds()
@@ -72,7 +79,7 @@ func concurrencyBound(v Variant) float64 {
 // half of it.
 func boundByWorkers(v *VariantResult, baseSat float64) bool {
 	bound := concurrencyBound(v.Variant)
-	if bound == 0 || baseSat == 0 || len(v.SatRates()) == 0 {
+	if bound == 0 || baseSat == 0 || len(v.SatRates()) == 0 || v.LoaderBound() {
 		return false
 	}
 	return bound < 0.9*baseSat && median(v.SatRates()) >= 0.5*bound
@@ -88,6 +95,9 @@ func concurrencyFindings(wr *WorkloadResult) []string {
 		return nil
 	}
 	baseSat := median(base.SatRates())
+	if base.LoaderBound() {
+		baseSat = 0 // a lower bound says nothing of where CPU would stop
+	}
 	var out []string
 	for _, v := range wr.Variants {
 		if v == base || !boundByWorkers(v, baseSat) {
@@ -102,15 +112,27 @@ func concurrencyFindings(wr *WorkloadResult) []string {
 	return out
 }
 
+// saturationFindings ranks the variants' saturations, and each against
+// direct's, where the spread allows. A loader-bound saturation is only a
+// lower bound: never ranked, and said so with how to measure more.
 func saturationFindings(c *Comparison, wr *WorkloadResult) []string {
 	samples := map[string][]float64{}
-	var capped []string
+	var capped, lower []string
 	for _, v := range wr.Variants {
-		if rates := v.SatRates(); len(rates) > 0 {
-			samples[v.Name] = rates
-		}
 		if slices.ContainsFunc(v.Sat, func(s SatRun) bool { return s.HitMax }) {
 			capped = append(capped, v.Name)
+		}
+		rates := v.SatRates()
+		switch {
+		case len(rates) == 0:
+		case v.LoaderBound():
+			with := ""
+			if n := v.loaderCPUs(); n > 0 {
+				with = " with " + cpusText(n, "loader CPU")
+			}
+			lower = append(lower, fmt.Sprintf("%s (≥ %s req/s%s)", v.Name, thousands(median(rates)), with))
+		default:
+			samples[v.Name] = rates
 		}
 	}
 	if len(capped) > 0 {
@@ -118,14 +140,18 @@ func saturationFindings(c *Comparison, wr *WorkloadResult) []string {
 		// saturation: no order can be claimed.
 		return []string{fmt.Sprintf("`%s`: %s passed the search's highest rate, so their saturation was not found and no pool is ranked.", wr.Workload, strings.Join(capped, ", "))}
 	}
+	var out []string
+	if len(lower) > 0 {
+		out = append(out, fmt.Sprintf("`%s`: **loader-bound, so only lower bounds, not ranked**: %s: the loader ran out of CPU (or fell behind while kvserver had CPU to spare) before kvserver reached its limit. To measure further, give the loader more CPUs (`-loader-cpus`), or load from more hosts (`loadtest attack -shard K/N -start-at`, then `loadtest merge`).",
+			wr.Workload, strings.Join(lower, ", ")))
+	}
 	if len(samples) < 2 {
-		return nil
+		return out
 	}
 	l, err := verdict.FindLead(samples, true)
 	if err != nil {
-		return nil
+		return out
 	}
-	var out []string
 	if l.Clear {
 		out = append(out, fmt.Sprintf("`%s`: **%s saturates highest**, %s req/s (median) against %s's %s: %s.",
 			wr.Workload, l.Best, thousands(l.BestMedian), l.RunnerUp, thousands(l.RunnerUpMedian), l.Reason))
@@ -134,12 +160,12 @@ func saturationFindings(c *Comparison, wr *WorkloadResult) []string {
 	}
 	// Against direct: is any pool clearly above or below the baseline?
 	base := wr.baseline()
-	if base == nil || len(base.SatRates()) == 0 {
+	if base == nil || samples[base.Name] == nil {
 		return out
 	}
 	var above, below, tied []string
 	for _, v := range wr.Variants {
-		if v == base || len(v.SatRates()) == 0 {
+		if v == base || samples[v.Name] == nil {
 			continue
 		}
 		pair, err := verdict.FindLead(map[string][]float64{v.Name: v.SatRates(), base.Name: base.SatRates()}, true)
@@ -161,6 +187,44 @@ func saturationFindings(c *Comparison, wr *WorkloadResult) []string {
 	}
 	if len(tied) > 0 {
 		out = append(out, fmt.Sprintf("`%s`: not distinguishable from direct's saturation (ranges overlap, or one run): %s.", wr.Workload, strings.Join(tied, ", ")))
+	}
+	return out
+}
+
+// crossCheckFindings compares direct's open-loop saturation with its
+// closed loop on the same CPUs: within the closed loop's spread, or how
+// far off; a loader-bound side is named as a lower bound instead.
+func crossCheckFindings(wr *WorkloadResult) []string {
+	var out []string
+	for _, v := range wr.Variants {
+		cr := v.Closed
+		if !v.Variant.IsBaseline() || cr == nil || len(cr.Rounds) == 0 || len(v.SatRates()) == 0 {
+			continue
+		}
+		sat, rates := median(v.SatRates()), cr.Rates()
+		lo, hi, med := slices.Min(rates), slices.Max(rates), median(rates)
+		closed := fmt.Sprintf("the closed loop's %s req/s (%d rounds, %s–%s, %d connections)", thousands(med), len(rates), thousands(lo), thousands(hi), cr.Conns)
+		head := fmt.Sprintf("`%s` cross-check, %s's saturation %s req/s against %s", wr.Workload, v.Name, thousands(sat), closed)
+		switch {
+		case v.LoaderBound():
+			out = append(out, fmt.Sprintf("%s: **loader-bound: the saturation is a lower bound**, so the cross-check cannot confirm it.", head))
+		case cr.LoaderBound():
+			var why string
+			for _, r := range cr.Rounds {
+				if r.LoaderBound {
+					why = r.Why
+					break
+				}
+			}
+			out = append(out, fmt.Sprintf("%s: the closed loop was loader-bound (%s), so its rate is only what the loader could send: a lower bound of kvserver's.", head, why))
+		case sat >= lo && sat <= hi:
+			out = append(out, fmt.Sprintf("%s: **within the closed loop's spread**.", head))
+		case sat < lo:
+			out = append(out, fmt.Sprintf("%s: **%.0f %% below** the closed loop's median: the search stopped short of what kvserver serves with no schedule to keep (its short steps, or the SLO, which a closed loop does not keep; the loader table says whether the loader kept up).",
+				head, 100*(1-sat/med)))
+		default:
+			out = append(out, fmt.Sprintf("%s: **%.0f %% above** the closed loop's median: its connections, not kvserver, may have limited the closed loop.", head, 100*(sat/med-1)))
+		}
 	}
 	return out
 }
@@ -198,6 +262,10 @@ func overloadFindings(c *Comparison, wr *WorkloadResult) []string {
 		return nil
 	}
 	var out []string
+	if wr.BaseLowerBound && wr.BaseRate > 0 {
+		out = append(out, fmt.Sprintf("`%s` under overload: direct's saturation, which set the asked rate, is only a lower bound (its search was loader-bound): each step asked %s, so it may have overloaded kvserver less than that, or not at all.",
+			wr.Workload, askedText(c.planOr().OverloadFactor, true)))
+	}
 	if len(behind) > 0 {
 		// Then the corrected p99 measures the loader's backlog as much as
 		// the server: say so, and give the p99 from the send beside it.
@@ -211,6 +279,12 @@ func overloadFindings(c *Comparison, wr *WorkloadResult) []string {
 		out = append(out, fmt.Sprintf("`%s` under overload: **corrected p99 of served within the SLO (%v)**: %s; above it: %s.", wr.Workload, slo, strings.Join(under, ", "), orNone(over)))
 	}
 	if f := goodputFinding(wr); f != "" {
+		out = append(out, f)
+	}
+	if f := defaultsFinding(wr); f != "" {
+		out = append(out, f)
+	}
+	if f := shedCostFinding(wr); f != "" {
 		out = append(out, f)
 	}
 	if f := shedWaitFinding(wr); f != "" {
@@ -277,6 +351,126 @@ func goodputFinding(wr *WorkloadResult) string {
 		parts = append(parts, fmt.Sprintf("those that shed 503s (%s %% of what they were sent) %s", span(shedding.minShed, shedding.maxShed, pct), served(shedding)))
 	}
 	return fmt.Sprintf("`%s` under overload, goodput (one run each: read differences of a few per cent as noise): %s.", wr.Workload, strings.Join(parts, "; "))
+}
+
+// Issue 20's targets for kvserver's default configurations under
+// overload: none serves below defaultsFloor × direct's saturation, and
+// the best serves at least defaultsBest × it with the served p99 from the
+// send at most defaultsP99 and below direct's.
+const (
+	defaultsFloor = 0.6
+	defaultsBest  = 0.9
+	defaultsP99   = 50 * time.Millisecond
+)
+
+// defaultsFinding states the goodput under overload of the queueing
+// pools at kvserver's defaults against direct's saturation and direct's
+// own goodput there, and issue 20's targets from the numbers.
+func defaultsFinding(wr *WorkloadResult) string {
+	base := wr.baseline()
+	if base == nil || wr.BaseRate <= 0 {
+		return ""
+	}
+	bo := base.Overload
+	var vs []*VariantResult
+	for _, v := range wr.Variants {
+		if v.Variant.AtDefaults() && v.Overload != nil && v.Overload.Served > 0 {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
+		return ""
+	}
+	le := ""
+	if wr.BaseLowerBound {
+		le = "≤ " // against a lower bound, a ratio is an upper bound
+	}
+	x := func(v *VariantResult) float64 { return v.Overload.Goodput / wr.BaseRate }
+	var parts []string
+	for _, v := range vs {
+		part := fmt.Sprintf("%s %s%.2f×", v.Name, le, x(v))
+		if bo != nil && bo.Served > 0 && bo.Goodput > 0 {
+			part += fmt.Sprintf(" (%.2f× direct's goodput)", v.Overload.Goodput/bo.Goodput)
+		}
+		parts = append(parts, part)
+	}
+	lowest := slices.MinFunc(vs, func(a, b *VariantResult) int { return cmp.Compare(x(a), x(b)) })
+	floor := fmt.Sprintf("none below %.1f×: **met** (lowest %s at %s%.2f×)", defaultsFloor, lowest.Name, le, x(lowest))
+	if x(lowest) < defaultsFloor {
+		var under []string
+		for _, v := range vs {
+			if x(v) < defaultsFloor {
+				under = append(under, fmt.Sprintf("%s %s%.2f×", v.Name, le, x(v)))
+			}
+		}
+		floor = fmt.Sprintf("none below %.1f×: **missed** by %s", defaultsFloor, strings.Join(under, ", "))
+	}
+	baseP99 := time.Duration(0)
+	if bo != nil && bo.Served > 0 {
+		baseP99 = bo.ServedP99Uncorrected
+	}
+	var best []string
+	for _, v := range vs {
+		o := v.Overload
+		if x(v) >= defaultsBest && o.ServedP99Uncorrected <= defaultsP99 && (baseP99 == 0 || o.ServedP99Uncorrected < baseP99) {
+			best = append(best, fmt.Sprintf("%s (%s%.2f×, p99 from the send %s)", v.Name, le, x(v), latency.FormatDuration(o.ServedP99Uncorrected)))
+		}
+	}
+	top := slices.MaxFunc(vs, func(a, b *VariantResult) int { return cmp.Compare(x(a), x(b)) })
+	bestText := fmt.Sprintf("**met** by %s", strings.Join(best, ", "))
+	if len(best) == 0 {
+		bestText = fmt.Sprintf("**not met** (the highest goodput, %s's %s%.2f×, with p99 from the send %s)", top.Name, le, x(top), latency.FormatDuration(top.Overload.ServedP99Uncorrected))
+	}
+	if baseP99 > 0 {
+		bestText += fmt.Sprintf("; direct's p99 from the send %s", latency.FormatDuration(baseP99))
+	}
+	baseText := thousands(wr.BaseRate) + " req/s"
+	if wr.BaseLowerBound {
+		baseText += ", a lower bound"
+	}
+	return fmt.Sprintf("`%s` under overload, the pools at kvserver's defaults, goodput against direct's saturation (%s): %s. Issue 20's targets: %s; the best at ≥ %.1f× with served p99 from the send ≤ %s and below direct's: %s.",
+		wr.Workload, baseText, strings.Join(parts, ", "), floor, defaultsBest, latency.FormatDuration(defaultsP99), bestText)
+}
+
+// shedCostFinding gives the range of what a 503 cost against a served
+// request (OverloadRun.ShedCostRatio) over the variants that shed.
+func shedCostFinding(wr *WorkloadResult) string {
+	type cost struct {
+		name string
+		x    float64
+	}
+	var cs []cost
+	for _, v := range wr.Variants {
+		if v.Overload == nil {
+			continue
+		}
+		if x, ok := v.Overload.ShedCostRatio(); ok {
+			cs = append(cs, cost{v.Name, x})
+		}
+	}
+	if len(cs) == 0 {
+		return ""
+	}
+	lo, hi := cs[0], cs[0]
+	for _, c := range cs[1:] {
+		if c.x < lo.x {
+			lo = c
+		}
+		if c.x >= hi.x {
+			hi = c
+		}
+	}
+	f := func(x float64) string { return fmt.Sprintf("%.2f", x) }
+	who := lo.name
+	if len(cs) > 1 {
+		who = lo.name + " to " + hi.name
+	}
+	out := fmt.Sprintf("`%s` under overload, what a 503 cost kvserver against a served request (derived: the step's CPU less its served requests at a served request's cost, see the table; %d variants that shed): %s× (%s).",
+		wr.Workload, len(cs), span(lo.x, hi.x, f), who)
+	if lo.x <= 0 {
+		out += " A figure at or below 0 means the overload step's CPU did not even cover its served requests at that cost each: they cost less there (more requests per wake-up), or kvserver got less CPU than its share (CPUs shared with the loader), and no 503 cost can be derived from it; `make bench-http POOLS=\"direct shed\"` measures one directly."
+	}
+	return out
 }
 
 // span is "lo–hi", or one value where they are equal, each as format
@@ -364,7 +558,7 @@ func profileFindings(c *Comparison) []string {
 	base := wr.baseline()
 	var out []string
 	for _, v := range wr.Variants {
-		if v == base || len(v.SatRates()) == 0 || len(base.SatRates()) == 0 || boundByWorkers(v, median(base.SatRates())) {
+		if v == base || len(v.SatRates()) == 0 || len(base.SatRates()) == 0 || v.LoaderBound() || base.LoaderBound() || boundByWorkers(v, median(base.SatRates())) {
 			continue // a pool bound by its workers lost nothing to CPU: its profile explains nothing
 		}
 		pair, err := verdict.FindLead(map[string][]float64{v.Name: v.SatRates(), base.Name: base.SatRates()}, true)

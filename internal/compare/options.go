@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -23,6 +22,13 @@ type Options struct {
 	// Pools and Policies restrict the preset's variants (nil: the preset's).
 	Pools    []string
 	Policies []string
+	// Execs runs each queueing variant once per -exec mode given
+	// ("handler", "worker"; nil: kvserver's default, no -exec flag).
+	Execs []string
+	// Limits are the adaptive -limit algorithms of the policies,
+	// overload and slow-backend presets' limit variants, on fifo and lifo
+	// (nil: all of Limits; empty: none).
+	Limits []string
 	// Caps (capacity preset) and Workers (slow-backend preset) are swept.
 	Caps    []int
 	Workers []int
@@ -36,7 +42,12 @@ type Options struct {
 	SLO time.Duration
 	// Quick: 100k keys, short steps, one repeat, one workload per preset.
 	Quick bool
-	// Pin puts kvserver on core 0 and the loader on core 1.
+	// ServerCPUs and LoaderCPUs are the CPU lists (Linux cpu-list syntax)
+	// kvserver and the loader run on; "" leaves the side to the default
+	// (see resolvePlacement): with one list given, the other side gets
+	// the rest of this process's CPUs.
+	ServerCPUs, LoaderCPUs string
+	// Pin is shorthand for ServerCPUs "0", LoaderCPUs "1".
 	Pin bool
 	// MaxConns caps the connections the loader opens in an overload step.
 	MaxConns int
@@ -78,6 +89,10 @@ type Timing struct {
 	ProfileSeconds int
 	// RequestTimeout is the loader's per-request timeout in overload steps.
 	RequestTimeout time.Duration
+	// Closed is each round of the closed-loop cross-check, ClosedRounds
+	// how many rounds it runs (for a median and a spread); 0 runs none.
+	Closed       time.Duration
+	ClosedRounds int
 }
 
 // FullTiming is the default, for numbers worth publishing.
@@ -88,6 +103,7 @@ func FullTiming() Timing {
 		Fixed: 20 * time.Second, Overload: 20 * time.Second,
 		ProbeBaseline: 5 * time.Second, RecoverProbes: 5, ProbeLength: time.Second,
 		ProfileSeconds: 10, RequestTimeout: 2 * time.Second,
+		Closed: 5 * time.Second, ClosedRounds: 3,
 	}
 }
 
@@ -97,8 +113,9 @@ func QuickTiming() Timing {
 		SatStep: 500 * time.Millisecond, SatValidate: time.Second, SatCooldown: 200 * time.Millisecond,
 		SatStartRate: 2000, SatMaxRate: 1_000_000, SatPrecision: 0.15,
 		Fixed: 2 * time.Second, Overload: 3 * time.Second,
-		ProbeBaseline: time.Second, RecoverProbes: 2, ProbeLength: time.Second,
+		ProbeBaseline: 500 * time.Millisecond, RecoverProbes: 2, ProbeLength: time.Second,
 		ProfileSeconds: 2, RequestTimeout: 2 * time.Second,
+		Closed: time.Second, ClosedRounds: 3,
 	}
 }
 
@@ -135,6 +152,10 @@ func (o *Options) ApplyDefaults(keysGiven, repeatGiven bool) {
 	o.QuietWait = min(o.QuietWait, 10*time.Second)
 }
 
+// quickProbeBefore is QuickTiming's ProbeBaseline before it became
+// 500 ms: what a quick comparison that did not record its timing ran.
+const quickProbeBefore = time.Second
+
 // StepTiming is o's step lengths: Timing, else by Quick.
 func (o *Options) StepTiming() Timing {
 	switch {
@@ -163,6 +184,12 @@ func (o *Options) Validate() error {
 		return err
 	}
 	if err := checkNames("policy (-policies)", o.Policies, Policies); err != nil {
+		return err
+	}
+	if err := checkNames("exec mode (-execs)", o.Execs, Execs); err != nil {
+		return err
+	}
+	if err := checkNames("limit (-limits)", o.Limits, Limits); err != nil {
 		return err
 	}
 	if o.Workload != "" {
@@ -195,8 +222,9 @@ func (o *Options) Validate() error {
 		return errors.New("-io-delay: the slow-backend preset needs a positive store delay")
 	case o.IODelayDist != "" && o.IODelayDist != "fixed" && o.IODelayDist != "exp":
 		return fmt.Errorf("-io-delay-dist %q: valid: fixed, exp", o.IODelayDist)
-	case o.Pin && runtime.NumCPU() < 2:
-		return fmt.Errorf("-pin needs at least 2 cores; this machine has %d", runtime.NumCPU())
+	}
+	if _, err := o.placement(); err != nil {
+		return err
 	}
 	for _, c := range o.Caps {
 		if c < -1 {

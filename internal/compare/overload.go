@@ -28,34 +28,43 @@ func (r *runner) overload(ctx context.Context, wr *WorkloadResult, v *VariantRes
 		r.stop(ctx, srv, wl, v.Name, "overload")
 		return
 	}
-	probe := func(name string, d time.Duration) (time.Duration, bool) {
+	probe := func(name string, d time.Duration) (time.Duration, time.Duration, bool) {
 		c := cfg
 		c.Rate, c.Duration = o.ProbeRate, d
+		before, berr := srv.Sample()
 		res, _, err := runInto(ctx, c, filepath.Join(dir, name), v.Config)
+		span := r.span(srv, before, berr)
 		if _, dead := died(ctx, srv); err != nil && ctx.Err() == nil && !dead {
 			r.fail(wl, v.Name, "overload ("+name+" probe)", err.Error(), "") // a death is recorded below
 		}
 		if err != nil || ctx.Err() != nil {
-			return 0, false
+			return 0, 0, false
 		}
-		return latency.ValueAt(res.Corrected, 99), true
+		var perReq time.Duration
+		if res.Sent > 0 && res.Codes[503] == 0 { // a probe that shed measures no served request's cost
+			perReq = span.cpu() / time.Duration(res.Sent)
+		}
+		return latency.ValueAt(res.Corrected, 99), perReq, true
 	}
 
-	r.logf("%s %s: overload %.0f req/s (%g× direct's saturation) for %v, up to %d connections", wl, v.Name, o.Asked, r.p.OverloadFactor, r.t.Overload, r.o.MaxConns)
+	w := answerTime(v, wr.baseline(), o.Asked)
+	conns := littleConns(o.Asked, w, r.o.MaxConns)
+	r.logf("%s %s: overload %.0f req/s (%g× direct's saturation) for %v, %d connections at the start, up to %d", wl, v.Name, o.Asked, r.p.OverloadFactor, r.t.Overload, conns, r.o.MaxConns)
 	rss := startRSSSampler(srv)
 	var res *loadgen.Result
-	if p99, ok := probe("baseline", r.t.ProbeBaseline); ok {
-		o.BaselineP99 = p99
+	var span serverSpan
+	if p99, perReq, ok := probe("baseline", r.t.ProbeBaseline); ok {
+		o.BaselineP99, o.ProbeCPUPerRequest = p99, perReq
 		rss.setPhase("overload")
 		c := cfg
 		c.Rate, c.Duration = o.Asked, r.t.Overload
-		c.MaxConns, c.GrowAfter = r.o.MaxConns, time.Millisecond
+		c.Conns, c.MaxConns, c.GrowAfter = conns, r.o.MaxConns, time.Millisecond
 		c.Timeout = r.t.RequestTimeout
 		c.KeepResults = true // results.bin: served and shed told apart below
-		before, _ := srv.Sample()
+		before, berr := srv.Sample()
 		var note string
 		res, note, err = runInto(ctx, c, dir, v.Config)
-		after, _ := srv.Sample()
+		span = r.span(srv, before, berr)
 		if note != "" {
 			r.note("overload %s: %s", v.Name, note)
 		}
@@ -63,12 +72,13 @@ func (r *runner) overload(ctx context.Context, wr *WorkloadResult, v *VariantRes
 			r.fail(wl, v.Name, "overload", err.Error(), "")
 		}
 		if res != nil && ctx.Err() == nil {
+			o.ServerCPU = span.cpu()
 			if res.Sent > 0 {
-				o.ServerCPUPerRequest = (after.CPU - before.CPU) / time.Duration(res.Sent)
+				o.ServerCPUPerRequest = o.ServerCPU / time.Duration(res.Sent)
 			}
 			rss.setPhase("recovery")
 			for i := 1; i <= r.t.RecoverProbes; i++ {
-				p99, ok := probe(fmt.Sprintf("recover-%d", i), r.t.ProbeLength)
+				p99, _, ok := probe(fmt.Sprintf("recover-%d", i), r.t.ProbeLength)
 				if !ok {
 					break
 				}
@@ -100,10 +110,10 @@ func (r *runner) overload(ctx context.Context, wr *WorkloadResult, v *VariantRes
 	if res == nil {
 		return
 	}
-	lc := r.checkLoader(wl, v.Name, "overload", res)
+	lc := r.checkLoader(wl, v.Name, "overload", res, span)
 	o.LoaderKeptUp = lc.KeptUp
 	o.Planned, o.Sent, o.Achieved = res.Planned, res.Sent, res.AchievedRate()
-	o.ConnsPeak, o.InFlightPeak = res.ConnsPeak, res.InFlightPeak
+	o.ConnsStart, o.ConnsPeak, o.InFlightPeak = res.ConnsStart, res.ConnsPeak, res.InFlightPeak
 	bin := filepath.Join(dir, loadgen.ResultsFile)
 	if a, err := readAnswers(bin, res.Start, res.Config.Rate); err != nil {
 		r.fail(wl, v.Name, "overload", err.Error(), "")
@@ -112,6 +122,9 @@ func (r *runner) overload(ctx context.Context, wr *WorkloadResult, v *VariantRes
 		// results.bin has served its purpose and is by far the largest file.
 		os.Remove(bin)
 	}
+	if b := wr.baseline(); b != nil && b != v && b.Overload != nil && b.Overload.Shed == 0 && b.Overload.Served > 0 {
+		o.DirectServedCPU = b.Overload.ServerCPU / time.Duration(b.Overload.Served)
+	}
 	judged := judgeOverload(o, v.Variant, report.Summarize(res, nil), dead, logTail)
 	o.Verdict = judged.String()
 	if judged.Failed() {
@@ -119,6 +132,45 @@ func (r *runner) overload(ctx context.Context, wr *WorkloadResult, v *VariantRes
 	}
 	v.Overload = o
 	r.logf("%s %s: goodput %.0f/s, served p99 %v, shed %.1f%%, %s", wl, v.Name, o.Goodput, o.ServedP99, o.ShedPct, o.Verdict)
+}
+
+// ServedCPU is what a served request is taken to cost kvserver in the
+// overload step, and where that figure comes from: direct's CPU per
+// served request over its own overload step in the same run (it sheds
+// nothing and serves at full load, where serving costs least: more
+// requests per wake-up), else this variant's baseline probe, where
+// nothing was shed but the load was half (so a served request costs
+// more there than under overload). 0 where neither was measured.
+func (o *OverloadRun) ServedCPU() (time.Duration, string) {
+	if o.DirectServedCPU > 0 {
+		return o.DirectServedCPU, "direct's overload step"
+	}
+	return o.ProbeCPUPerRequest, "the baseline probe"
+}
+
+// CPUPerShed is what a 503 cost kvserver, derived: the overload step's
+// CPU less what its served requests cost at ServedCPU each, spread over
+// the 503s. It assumes a served request costs what ServedCPU says; where
+// it cost less, the figure comes out high, where more, low (even
+// negative: then nothing can be derived). false where nothing was shed or
+// a figure is missing.
+func (o *OverloadRun) CPUPerShed() (time.Duration, bool) {
+	served, _ := o.ServedCPU()
+	if o.Shed == 0 || o.ServerCPU <= 0 || served <= 0 {
+		return 0, false
+	}
+	return (o.ServerCPU - time.Duration(o.Served)*served) / time.Duration(o.Shed), true
+}
+
+// ShedCostRatio is CPUPerShed as a share of ServedCPU: what a 503 cost
+// against a served request.
+func (o *OverloadRun) ShedCostRatio() (float64, bool) {
+	d, ok := o.CPUPerShed()
+	if !ok {
+		return 0, false
+	}
+	served, _ := o.ServedCPU()
+	return float64(d) / float64(served), true
 }
 
 // addAnswers fills o from the step's answers split by kind.

@@ -10,6 +10,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/latency"
 	"github.com/kvpool/kvpool/internal/loadgen"
 )
@@ -37,8 +38,16 @@ func Render(dir string, log io.Writer) (*Comparison, error) {
 		c.Options.Preset = c.Preset
 		c.Options.ApplyDefaults(false, false)
 	}
+	if c.Options.Timing == nil {
+		// Before compare.json kept the step lengths: the defaults of then.
+		t := c.Options.StepTiming()
+		if c.Options.Quick {
+			t.ProbeBaseline = quickProbeBefore
+		}
+		c.Options.Timing = &t
+	}
 	c.Options.Log = log
-	c.plan, err = newPlan(&c.Options)
+	c.plan, err = newPlan(&c.Options, c.Env.serverSize())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ComparisonFile), err)
 	}
@@ -69,6 +78,20 @@ func Render(dir string, log io.Writer) (*Comparison, error) {
 	}
 	r.logf("report: %s", filepath.Join(dir, ReportFile))
 	return c, nil
+}
+
+// serverSize is how many CPUs kvserver's set had: its list's, the
+// shared set's, or in a comparison that recorded neither, the machine's.
+func (e Environment) serverSize() int {
+	for _, list := range []string{e.ServerCPUs, e.SharedCPUs} {
+		if s, err := cpuset.Parse(list); err == nil {
+			return s.Len()
+		}
+	}
+	if e.Pinned {
+		return 1 // -pin: CPU 0
+	}
+	return max(e.Cores, 1)
 }
 
 // runHistogram is the whole-run distribution of one loader run in runDir,

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/latency"
+	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
 
 // Files in the report's folder.
@@ -30,6 +32,8 @@ const (
 	headLoader      = "### Did the loader keep up?"
 	headFailures    = "## Failed steps"
 	headResults     = "## Results"
+	headClosed      = "### Closed loop"
+	headScaling     = "## Scaling"
 	headOverload    = "## Overload"
 	headCharts      = "## Charts"
 	headProfiles    = "## Profiles"
@@ -70,6 +74,10 @@ func writeReport(c *Comparison) error {
 		w("\n")
 	}
 	for _, wr := range c.Workloads {
+		if isScaling(wr) {
+			writeScaling(&b, c, wr)
+			continue
+		}
 		writeWorkload(&b, c, wr)
 	}
 	writeCharts(&b, c)
@@ -120,12 +128,26 @@ func runSummary(c *Comparison) string {
 		steps = append(steps, fmt.Sprintf("a search for %s saturation, %d× (steps of %v; sustained: corrected p99 ≤ %v, < 0.1 %% errors, every request sent, ≥ 99 %% of the asked rate)",
 			who, o.Repeat, t.SatStep, o.SLO))
 	}
+	if closedRan(c) {
+		who := "direct's"
+		if p.ClosedAll {
+			who = "every variant's"
+		}
+		steps = append(steps, fmt.Sprintf("%s closed loop (each connection sends its next request when the last is answered; %d × %v on the server of its last search, once idle), the cross-check of the saturation", who, t.ClosedRounds, t.Closed))
+	}
 	if p.Fixed {
 		steps = append(steps, fmt.Sprintf("a fixed-rate step of %v at %.0f %% of %s", t.Fixed, 100*fixedShare, refName(p)))
 	}
 	if p.Overload {
 		steps = append(steps, fmt.Sprintf("an overload step of %v at %g× direct's saturation over up to %d connections, between probes at %.0f %% of %s (%v before, %d × %v after)",
 			t.Overload, p.OverloadFactor, o.MaxConns, 100*probeShare, refName(p), t.ProbeBaseline, t.RecoverProbes, t.ProbeLength))
+	}
+	if sizedConns(c) {
+		steps = append(steps, fmt.Sprintf("the fixed-rate, overload and closed-loop steps start with the connections Little's law asks for (%d × the rate × the answer time of the search's passing step nearest that rate: its p99 from the send, for the closed loop its median; at least %d, at most %d)",
+			littleHeadroom, minConns, o.MaxConns))
+	}
+	if len(p.Counts) > 0 {
+		steps = append(steps, fmt.Sprintf("each variant with kvserver on %s of its set in turn (the lowest-numbered)", countsText(p.Counts)))
 	}
 	if p.Profiles {
 		steps = append(steps, fmt.Sprintf("a separate profile run per variant (%d s captures)", t.ProfileSeconds))
@@ -145,11 +167,7 @@ func writeEnvironment(b *bytes.Buffer, c *Comparison) {
 	w("| CPU | %s, %d cores |\n", e.CPUModel, e.Cores)
 	w("| Go | %s |\n", e.GoVersion)
 	w("| kvserver | version %s (from `kvserver_config_info`) |\n", orUnknown(e.KvserverVersion))
-	if e.Pinned {
-		w("| pinning | kvserver on core %s, the loader on core %d (`sched_setaffinity`) |\n", serverCPUs, 1)
-	} else {
-		w("| pinning | none: kvserver and the loader share the cores |\n")
-	}
+	w("| CPUs | %s |\n", cpusRow(e))
 	w("| load average | %s at the start, %s at the end |\n", e.LoadStart, orUnknown(e.LoadEnd))
 	w("| started, finished | %s, %s (%v) |\n", e.Started.Format(time.RFC3339), e.Finished.Format(time.RFC3339), e.Finished.Sub(e.Started).Round(time.Second))
 	if c.Options.QuietWait > 0 {
@@ -176,17 +194,95 @@ func writeEnvironment(b *bytes.Buffer, c *Comparison) {
 			fell++
 		}
 	}
-	w("A step counts as kept up when the loader sent at least 99 %% of the asked rate on schedule. %d of %d steps kept up.\n\n", len(c.Loader)-fell, len(c.Loader))
-	w("| workload | variant | step | asked req/s | sent req/s | send lag p99 | loader CPU/request | loader CPU (cores) | kept up |\n|---|---|---|---|---|---|---|---|---|\n")
+	w("A step counts as kept up when the loader sent at least 99 %% of the asked rate on schedule. %d of %d steps kept up.", len(c.Loader)-fell, len(c.Loader))
+	if slices.ContainsFunc(c.Loader, func(l LoaderCheck) bool { return l.LoaderCPUs > 0 }) {
+		w(" CPU shares are of each side's own CPUs (kvserver's: all online CPUs where it shared them); a step that fell short is loader-bound, and measured the loader rather than kvserver, "+
+			"when the loader used %.0f %% or more of its CPUs, or fell behind with connections to spare while kvserver stayed under %.0f %% of its own (the rule of the saturation searches).",
+			100*saturate.Busy, 100*saturate.Busy)
+	}
+	w("\n\n")
+	w("| workload | variant | step | asked req/s | sent req/s | send lag p99 | loader CPU/request | loader CPU | kvserver CPU | kept up | loader-bound |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	var bound []LoaderCheck
 	for _, l := range c.Loader {
 		kept := "yes"
 		if !l.KeptUp {
 			kept = "**no**"
 		}
-		w("| %s | %s | %s | %s | %s | %s | %s | %.2f | %s |\n", l.Workload, l.Variant, l.Step, thousands(l.Asked), thousands(l.SendRate),
-			latency.FormatDuration(l.LagP99), cpuMicros(l.CPUPerRequest), l.CPUShare, kept)
+		lb := "no"
+		switch {
+		case l.LoaderCPUs == 0 && l.ServerCPUs == 0:
+			lb = "-" // an older comparison: not judged
+		case l.LoaderBound:
+			lb = "**yes**"
+			bound = append(bound, l)
+		}
+		loader := fmt.Sprintf("%.2f cores", l.CPUShare)
+		if l.LoaderCPUs > 0 {
+			loader = shareCell(l.LoaderShare, l.LoaderCPUs)
+		}
+		w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.Workload, l.Variant, l.Step, thousands(l.Asked), thousands(l.SendRate),
+			latency.FormatDuration(l.LagP99), cpuMicros(l.CPUPerRequest), loader, shareCell(l.ServerShare, l.ServerCPUs), kept, lb)
 	}
 	w("\n")
+	for _, l := range bound {
+		w("- loader-bound: %s %s %s: %s\n", l.Workload, l.Variant, l.Step, l.Why)
+	}
+	if len(bound) > 0 {
+		w("\n")
+	}
+}
+
+// shareCell is a CPU share of n CPUs: "93 % of 8", "unknown" where it
+// is, "-" where n is (an older comparison).
+func shareCell(share float64, n int) string {
+	switch {
+	case n == 0:
+		return "-"
+	case share < 0:
+		return "unknown"
+	}
+	return fmt.Sprintf("%.0f %% of %d", 100*share, n)
+}
+
+// cpusRow is the environment table's CPUs row: where each side ran, how
+// that was chosen, and why the loader could not pin itself if it could
+// not.
+func cpusRow(e Environment) string {
+	s := placementText(e)
+	if e.CPUsHow != "" {
+		s += "; chosen by " + e.CPUsHow
+	}
+	if e.LoaderUnpinned != "" {
+		s += "; **the loader could not pin itself and ran unpinned**: " + e.LoaderUnpinned
+	}
+	return s
+}
+
+// placementText says where kvserver and the loader ran: "kvserver on
+// CPUs 0-7 (8), loader on 8-15 (8 loops)", or that they shared.
+func placementText(e Environment) string {
+	loops := ""
+	if e.LoaderLoops > 0 {
+		loops = " (" + cpusText(e.LoaderLoops, "loop") + ")"
+	}
+	switch {
+	case e.Pinned && e.ServerCPUs != "":
+		n := 0
+		if s, err := cpuset.Parse(e.ServerCPUs); err == nil {
+			n = s.Len()
+		}
+		if loops == "" {
+			if s, err := cpuset.Parse(e.LoaderCPUs); err == nil {
+				loops = " (" + cpusText(s.Len(), "CPU") + ")"
+			}
+		}
+		return fmt.Sprintf("kvserver on CPUs %s (%d), loader on %s%s", e.ServerCPUs, n, e.LoaderCPUs, loops)
+	case e.Pinned:
+		return "kvserver on CPU 0, the loader on CPU 1 (-pin)"
+	case e.SharedCPUs != "":
+		return fmt.Sprintf("kvserver and the loader share CPUs %s%s", e.SharedCPUs, loops)
+	}
+	return "none: kvserver and the loader share the cores"
 }
 
 // validated counts the searches whose rate held in the longer validating
@@ -211,12 +307,13 @@ func writeWorkload(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 		// dashes would say nothing.
 		w("Direct's saturation in req/s (median ± half the spread of its searches): %s. This preset measures the variants only under overload (below)", satCell(base, 0))
 		if base != nil && base.Overload != nil && wr.BaseRate > 0 {
-			w(", asking %g× that", base.Overload.Asked/wr.BaseRate)
+			w(", asking %s", askedText(base.Overload.Asked/wr.BaseRate, wr.BaseLowerBound))
 		}
 		w(".\n\n")
 	} else {
 		writeResultsTable(b, c, wr)
 	}
+	writeClosedTable(b, wr)
 	if s := settingsLine(wr); s != "" {
 		w("kvserver's settings as it reported them (`kvserver_config_info`): %s.\n\n", s)
 	}
@@ -224,6 +321,49 @@ func writeWorkload(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 		return
 	}
 	writeOverloadTable(b, c, wr)
+}
+
+// askedText is "2× that", or where that (direct's saturation) is only a
+// lower bound, "2× a lower bound: at most 2× direct's saturation".
+func askedText(factor float64, lowerBound bool) string {
+	if lowerBound {
+		return fmt.Sprintf("%g× a lower bound: at most %g× direct's saturation", factor, factor)
+	}
+	return fmt.Sprintf("%g× that", factor)
+}
+
+// writeClosedTable is the closed-loop steps of wr, if any ran.
+func writeClosedTable(b *bytes.Buffer, wr *WorkloadResult) {
+	var vs []*VariantResult
+	for _, v := range wr.Variants {
+		if v.Closed != nil && len(v.Closed.Rounds) > 0 {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
+		return
+	}
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	w("%s: `%s`\n\n", headClosed, wr.Workload)
+	w("Each connection sends its next request as soon as the last is answered, over as many connections as Little's law asks for at the variant's saturation (at least %d): the server's throughput with no schedule to keep, the cross-check of the open-loop saturation (the findings compare the two).\n\n", minConns)
+	w("| variant | connections | rounds | req/s (median ± half the spread) | saturation req/s | server CPU/request | loader CPU | kvserver CPU | loader-bound |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, v := range vs {
+		cr := v.Closed
+		rates := cr.Rates()
+		var lshare, sshare []float64
+		lcpus, scpus := 0, 0
+		for _, rd := range cr.Rounds {
+			lshare, sshare = append(lshare, rd.LoaderShare), append(sshare, rd.ServerShare)
+			lcpus, scpus = rd.LoaderCPUs, rd.ServerCPUs
+		}
+		lb := "no"
+		if cr.LoaderBound() {
+			lb = "**yes**"
+		}
+		w("| %s | %d | %d | %s ± %s | %s | %s | %s | %s | %s |\n", v.Name, cr.Conns, len(cr.Rounds), thousands(median(rates)), thousands(spread(rates)/2),
+			satCell(v, 0), cpuMicros(cr.CPUPerRequest()), shareCell(median(lshare), lcpus), shareCell(median(sshare), scpus), lb)
+	}
+	w("\n")
 }
 
 // onlyBaseRate: no variant ran a fixed-rate step and none but direct a
@@ -239,14 +379,31 @@ func onlyBaseRate(wr *WorkloadResult) bool {
 
 // satCell is v's saturation: median ± half the spread of its searches,
 // its ratio to baseSat (none if 0), and whether the searches hit the
-// maximum or failed validation; "-" if v ran none.
+// maximum or failed validation; "-" if v ran none. A loader-bound
+// saturation is a lower bound, "≥ 104,000, loader-bound with 1 loader
+// CPU", with no ratio.
 func satCell(v *VariantResult, baseSat float64) string {
 	if v == nil || len(v.Sat) == 0 {
 		return "-"
 	}
 	rates := v.SatRates()
 	m := median(rates)
-	sat := fmt.Sprintf("%s ± %s%s", thousands(m), thousands(spread(rates)/2), ratio(m, baseSat))
+	var sat string
+	if v.LoaderBound() {
+		sat = "≥ " + thousands(m)
+		if len(rates) > 1 {
+			sat += " ± " + thousands(spread(rates)/2)
+		}
+		sat += ", loader-bound"
+		if n := v.loaderCPUs(); n > 0 {
+			sat += " with " + cpusText(n, "loader CPU")
+		}
+		if k := loaderBoundRuns(v.Sat); k < len(v.Sat) {
+			sat += fmt.Sprintf(" (%d of %d searches)", k, len(v.Sat))
+		}
+	} else {
+		sat = fmt.Sprintf("%s ± %s%s", thousands(m), thousands(spread(rates)/2), ratio(m, baseSat))
+	}
 	if slices.ContainsFunc(v.Sat, func(s SatRun) bool { return s.HitMax }) {
 		sat += ", at the search's maximum rate"
 	}
@@ -254,6 +411,44 @@ func satCell(v *VariantResult, baseSat float64) string {
 		sat += fmt.Sprintf(", %d of %d held in validation", n, len(v.Sat))
 	}
 	return sat
+}
+
+// loaderBoundRuns counts the loader-bound searches.
+func loaderBoundRuns(sat []SatRun) int {
+	n := 0
+	for _, s := range sat {
+		if s.LoaderBound {
+			n++
+		}
+	}
+	return n
+}
+
+// cpusText is "1 loader CPU", "8 loader CPUs".
+func cpusText(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// baseSatOf is direct's median saturation for ratios: 0 (no ratios)
+// where it ran none or it is only a lower bound.
+func baseSatOf(base *VariantResult) float64 {
+	if base == nil || base.LoaderBound() {
+		return 0
+	}
+	return median(base.SatRates())
+}
+
+// connsCell is a step's peak connections and requests in flight:
+// "64 / 50", or where it had to open more than it started with,
+// "64→212 opened / 180".
+func connsCell(start, peak, inFlight int) string {
+	if start > 0 && peak > start {
+		return fmt.Sprintf("%d→%d opened / %d", start, peak, inFlight)
+	}
+	return fmt.Sprintf("%d / %d", peak, inFlight)
 }
 
 // writeResultsTable is the table of saturation and fixed-rate numbers.
@@ -274,12 +469,12 @@ func writeResultsTable(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 	}
 	w(head+" p50 | p90 | p99 | p99.9 | max | errors | server CPU/request | peak conns / in flight |\n", c.Options.Repeat)
 	w("%s---|---|---|---|---|---|---|---|\n", rule)
-	baseSat := 0.0
+	baseSat := baseSatOf(base)
 	var baseFixed *FixedRun
 	if base != nil {
-		baseSat = median(base.SatRates())
 		baseFixed = base.Fixed
 	}
+	opened := false
 	for _, v := range wr.Variants {
 		sat := satCell(v, baseSat)
 		lat := []string{"-", "-", "-", "-", "-", "-", "-"}
@@ -294,7 +489,8 @@ func writeResultsTable(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 				durRatio(f.Corrected.P99, bf.Corrected.P99), durRatio(f.Corrected.P999, bf.Corrected.P999),
 				durRatio(f.Corrected.Max, bf.Corrected.Max), errorShare(f.ErrorRate), cpuMicros(f.ServerCPUPerRequest) + ratio(float64(f.ServerCPUPerRequest), float64(bf.ServerCPUPerRequest)),
 			}
-			peak = fmt.Sprintf("%d / %d", f.ConnsPeak, f.InFlightPeak)
+			peak = connsCell(f.ConnsStart, f.ConnsPeak, f.InFlightPeak)
+			opened = opened || f.ConnsStart > 0 && f.ConnsPeak > f.ConnsStart
 		}
 		if own {
 			rate := "-"
@@ -305,7 +501,10 @@ func writeResultsTable(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 		}
 		w("| %s | %s | %s | %s | %s |\n", poolLabel(v.Variant), v.Variant.PolicyLabel(), sat, strings.Join(lat, " | "), peak)
 	}
-	w("\nLatencies are corrected for coordinated omission (from each request's intended send time) at the fixed rate, over every answer as wrk2's are, errors included: a pool that answered some requests 503 at once (a small -cap) shows a lower tail for it, so read the errors column beside them. Spread is ± half the range. A saturation is the highest rate whose short step kept the SLO; \"k of n held in validation\" says how many of the searches also kept it over the longer validating run at that rate.\n\n")
+	w("\nLatencies are corrected for coordinated omission (from each request's intended send time) at the fixed rate, over every answer as wrk2's are, errors included: a pool that answered some requests 503 at once (a small -cap) shows a lower tail for it, so read the errors column beside them. Spread is ± half the range. A saturation is the highest rate whose short step kept the SLO; \"k of n held in validation\" says how many of the searches also kept it over the longer validating run at that rate; \"≥ X, loader-bound\" is a lower bound: the loader, not kvserver, ran out first (see the loader's table above), and no ratio is given for it.\n\n")
+	if opened {
+		w("\"a→b opened\": the step started with a connections (Little's law at the fixed rate) and every one was busy at times, so the loader opened more, up to b; requests that waited for a connection were sent late, and their corrected latencies include that wait in the loader.\n\n")
+	}
 }
 
 // errorShare is a fixed step's share of failed requests (503s, time-outs,
@@ -322,9 +521,13 @@ func writeOverloadTable(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	base := wr.baseline()
 	w("%s: `%s`\n\n", headOverload, wr.Workload)
+	if wr.BaseLowerBound && wr.BaseRate > 0 {
+		w("**Direct's saturation, which set the asked rate, is only a lower bound** (its search was loader-bound): each step asked %s, and may have overloaded kvserver less than that, or not at all.\n\n",
+			askedText(c.planOr().OverloadFactor, true))
+	}
 	w("The loader could open connections as requests fell due, up to %d, so that an excess over what the server serves waits in, and is shed by, the server's queue rather than the loader's; the peak columns say how many it needed.\n\n", c.Options.MaxConns)
-	w("| pool | policy | asked req/s | sent | goodput req/s | p99 of served: corrected / from the send | shed %% | shed after (p50 wait) | served after (p50 wait) | timeouts | peak conns / in flight | p99 before → after | RSS steady / peak MiB (growth MiB/s) | verdict |\n")
-	w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	w("| pool | policy | asked req/s | sent | goodput req/s | p99 of served: corrected / from the send | shed %% | shed after (p50 wait) | served after (p50 wait) | timeouts | peak conns / in flight | p99 before → after | RSS steady / peak MiB (growth MiB/s) | server CPU per served request | per 503 (derived) | 503 ÷ served | verdict |\n")
+	w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var bo *OverloadRun
 	if base != nil {
 		bo = base.Overload
@@ -335,25 +538,37 @@ func writeOverloadTable(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 	for _, v := range wr.Variants {
 		o := v.Overload
 		if o == nil {
-			w("| %s | %s | not run (see failures) |||||||||||\n", poolLabel(v.Variant), v.Variant.PolicyLabel())
+			w("| %s | %s | not run (see failures) ||||||||||||||\n", poolLabel(v.Variant), v.Variant.PolicyLabel())
 			continue
 		}
 		var rec []string
 		for _, p := range o.RecoveryP99 {
 			rec = append(rec, latency.FormatDuration(p))
 		}
-		w("| %s | %s | %s | %s of %s | %s%s | %s / %s | %.1f | %s | %s | %d | %d / %d | %s → %s | %.0f / %s (%+.1f) | %s |\n",
+		served, per503, shedRatio := "-", "-", "-"
+		if d, _ := o.ServedCPU(); d > 0 {
+			served = cpuMicros(d)
+		}
+		if d, ok := o.CPUPerShed(); ok {
+			per503 = cpuMicros(d)
+		}
+		if x, ok := o.ShedCostRatio(); ok {
+			shedRatio = fmt.Sprintf("%.2f", x)
+		}
+		w("| %s | %s | %s | %s of %s | %s%s | %s / %s | %.1f | %s | %s | %d | %s | %s → %s | %.0f / %s (%+.1f) | %s | %s | %s | %s |\n",
 			poolLabel(v.Variant), v.Variant.PolicyLabel(), thousands(o.Asked), thousands(float64(o.Sent)), thousands(float64(o.Planned)),
 			thousands(o.Goodput), ratio(o.Goodput, bo.Goodput), durRatio(o.ServedP99, bo.ServedP99),
 			durRatio(o.ServedP99Uncorrected, bo.ServedP99Uncorrected), o.ShedPct,
 			waitText(o.ShedWaitP50, o.Shed), waitText(o.ServedWaitP50, o.Served), o.Timeouts,
-			o.ConnsPeak, o.InFlightPeak, latency.FormatDuration(o.BaselineP99), strings.Join(rec, ", "), o.RSSSteadyMiB, mib(peakRSS(o.RSS)), o.RSSGrowthMiBPerS, o.Verdict)
+			connsCell(o.ConnsStart, o.ConnsPeak, o.InFlightPeak), latency.FormatDuration(o.BaselineP99), strings.Join(rec, ", "), o.RSSSteadyMiB, mib(peakRSS(o.RSS)), o.RSSGrowthMiBPerS,
+			served, per503, shedRatio, o.Verdict)
 	}
-	w("\nGoodput counts served answers (2xx, 404) per second; shed are 503s. p99 of served leaves the 503s out; corrected, it runs from the intended send and so includes any wait in the loader (all connections busy), from the send it does not. Probes before and after run at %.0f %% of %s.\n\n", 100*probeShare, refName(c.plan))
+	w("\nGoodput counts served answers (2xx, 404) per second; shed are 503s. p99 of served leaves the 503s out; corrected, it runs from the intended send and so includes any wait in the loader (all connections busy), from the send it does not. Probes before and after run at %.0f %% of %s. "+
+		"Server CPU per served request is direct's over its own overload step in this run (it sheds nothing: a served request's cost at full load), or, for direct and where direct shed, the variant's over its baseline probe, where nothing was shed but the load was half (a served request costs more there); per 503 is derived from it: (kvserver's CPU over the overload step − served × that) ÷ 503s, so it is only as good as that assumption, and a figure at or below 0 says the assumption failed; \"503 ÷ served\" is the ratio of the two (\"-\" where nothing was shed). `make bench-http POOLS=\"direct shed\"` measures a 503's cost directly.\n\n", 100*probeShare, refName(c.plan))
 }
 
 // settingKeys are the config_info labels that tell the variants apart.
-var settingKeys = []string{"workers", "cap", "overflow", "queue_timeout", "io_delay", "io_delay_dist"}
+var settingKeys = []string{"exec", "workers", "limit", "cap", "overflow", "queue_timeout", "io_delay", "io_delay_dist"}
 
 // settingsLine lists each variant's distinguishing settings.
 func settingsLine(wr *WorkloadResult) string {
@@ -443,6 +658,51 @@ func waitText(d time.Duration, n int64) string {
 		return "-"
 	}
 	return latency.FormatDuration(d)
+}
+
+// planOr is c's plan, or an empty one (a Comparison built by hand).
+func (c *Comparison) planOr() *plan {
+	if c.plan == nil {
+		return &plan{OverloadFactor: 2}
+	}
+	return c.plan
+}
+
+// sizedConns tells whether c's steps recorded the connections they
+// started with, which Little's law sized (not in older comparisons).
+func sizedConns(c *Comparison) bool {
+	for _, wr := range c.Workloads {
+		for _, v := range wr.Variants {
+			if v.Fixed != nil && v.Fixed.ConnsStart > 0 || v.Overload != nil && v.Overload.ConnsStart > 0 || v.Closed != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// closedRan tells whether any variant of c ran a closed-loop step.
+func closedRan(c *Comparison) bool {
+	for _, wr := range c.Workloads {
+		for _, v := range wr.Variants {
+			if v.Closed != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// countsText is "1, 2, 4 and 8 CPUs".
+func countsText(counts []int) string {
+	var parts []string
+	for _, n := range counts {
+		parts = append(parts, strconv.Itoa(n))
+	}
+	if len(parts) == 1 {
+		return cpusText(counts[0], "CPU")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + " CPUs"
 }
 
 // poolLabel is the pool column: the pool with its swept parameter.

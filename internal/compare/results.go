@@ -46,13 +46,20 @@ type WorkloadResult struct {
 	// BaseRate is direct's median saturation (or -rate): the fixed step
 	// runs at 70 % of it, the overload step at the preset's factor.
 	BaseRate float64
+	// BaseLowerBound: BaseRate is only a lower bound of direct's
+	// saturation, a search of it having been loader-bound; a step at a
+	// multiple of it asked at most that multiple.
+	BaseLowerBound bool
 }
 
 // VariantResult is one variant under one workload.
 type VariantResult struct {
-	Variant  Variant
-	Name     string
-	Sat      []SatRun
+	Variant Variant
+	Name    string
+	Sat     []SatRun
+	// Closed is the closed-loop step (direct's cross-check; every
+	// variant's in the scaling preset).
+	Closed   *ClosedRun
 	Fixed    *FixedRun
 	Overload *OverloadRun
 	// Config is kvserver_config_info's labels as the variant's server
@@ -66,17 +73,91 @@ type SatRun struct {
 	Rate      float64
 	Validated bool
 	HitMax    bool
-	Curve     []CurvePoint
-	Dir       string
+	// LoaderBound: the loader, not the server, stopped the search, so Rate
+	// is only a lower bound of the server's saturation (saturate's
+	// Saturation.LoaderBound); LoaderCeiling is the loader-bound step's
+	// rate, LoaderCPUs how many CPUs the loader had, Why the figures.
+	LoaderBound   bool    `json:",omitempty"`
+	LoaderCeiling float64 `json:",omitempty"`
+	LoaderCPUs    int     `json:",omitempty"`
+	Why           string  `json:",omitempty"`
+	// ServerCPUPerRequest is kvserver's CPU per request over the
+	// validating run (0: unknown).
+	ServerCPUPerRequest time.Duration `json:",omitempty"`
+	Curve               []CurvePoint
+	Dir                 string
 }
 
 // CurvePoint is one step of a saturation search.
 type CurvePoint struct {
 	Phase           string // "ramp", "bisect" or "validate"
 	Asked, Achieved float64
+	P50             time.Duration `json:",omitempty"` // corrected (0: an older comparison)
 	P99             time.Duration // corrected
-	Pass            bool
-	Verdict         string
+	// P99FromSend is the p99 from the actual send (0: unknown, an older
+	// comparison): the server's answer time, which sizes the connections
+	// of later steps (littleConns).
+	P99FromSend time.Duration `json:",omitempty"`
+	Pass        bool
+	Verdict     string
+	// LoaderShare and ServerShare are each side's CPU over the step as a
+	// share of its own CPUs (negative: unknown; both 0 in an older
+	// comparison); LoaderBound marks a failure that was the loader's.
+	LoaderShare float64 `json:",omitempty"`
+	ServerShare float64 `json:",omitempty"`
+	LoaderBound bool    `json:",omitempty"`
+	Retry       bool    `json:",omitempty"`
+}
+
+// ClosedRun is the closed-loop step: Conns connections each sending its
+// next request as soon as the last is answered, in Rounds of equal
+// length on one server. Its throughput is what the server serves with the
+// loader never waiting on a schedule: the cross-check of the open-loop
+// saturation.
+type ClosedRun struct {
+	Conns  int
+	Rounds []ClosedRound
+	Dir    string
+}
+
+// ClosedRound is one round of a closed-loop step.
+type ClosedRound struct {
+	Rate float64 // answers per second
+	// ServerCPUPerRequest is kvserver's CPU over the round ÷ requests.
+	ServerCPUPerRequest time.Duration
+	// LoaderShare and ServerShare are each side's CPU as a share of its
+	// CPUs (negative: unknown); LoaderBound: the loader used 90 % or more
+	// of its CPUs (saturate.Bound), so Rate is what it could send.
+	LoaderShare, ServerShare float64
+	LoaderCPUs, ServerCPUs   int
+	LoaderBound              bool
+	Why                      string `json:",omitempty"`
+	ErrorRate                float64
+}
+
+// Rates are c's rates by round.
+func (c *ClosedRun) Rates() []float64 {
+	var r []float64
+	for _, x := range c.Rounds {
+		r = append(r, x.Rate)
+	}
+	return r
+}
+
+// CPUPerRequest is the median of the rounds' server CPU per request.
+func (c *ClosedRun) CPUPerRequest() time.Duration {
+	var xs []float64
+	for _, x := range c.Rounds {
+		if x.ServerCPUPerRequest > 0 {
+			xs = append(xs, float64(x.ServerCPUPerRequest))
+		}
+	}
+	return time.Duration(median(xs))
+}
+
+// LoaderBound tells whether a round was loader-bound.
+func (c *ClosedRun) LoaderBound() bool {
+	return slices.ContainsFunc(c.Rounds, func(r ClosedRound) bool { return r.LoaderBound })
 }
 
 // Latencies are the percentiles the tables show.
@@ -100,9 +181,14 @@ type FixedRun struct {
 	// the requests sent.
 	ServerCPUPerRequest time.Duration
 	ErrorRate           float64
-	ConnsPeak           int
-	InFlightPeak        int
-	Dir                 string
+	// ConnsStart are the connections the loader opened before the step
+	// (littleConns), ConnsPeak the most it had: above ConnsStart, every
+	// connection was busy at times and it opened more (0: an older
+	// comparison, which did not record the start).
+	ConnsStart   int `json:",omitempty"`
+	ConnsPeak    int
+	InFlightPeak int
+	Dir          string
 }
 
 // RSSPoint is one sample of kvserver's resident memory.
@@ -135,6 +221,7 @@ type OverloadRun struct {
 	Served, Shed, Timeouts     int64
 	Other                      int64
 	ConnsPeak, InFlightPeak    int
+	ConnsStart                 int `json:",omitempty"`
 	// BaselineP99 is the corrected p99 of the probe before the overload;
 	// RecoveryP99 of each one-second probe after it.
 	BaselineP99 time.Duration
@@ -145,13 +232,23 @@ type OverloadRun struct {
 	// RSSGrowthMiBPerS and RSSSteadyMiB describe the overload's second
 	// half: least-squares slope and median.
 	RSSGrowthMiBPerS, RSSSteadyMiB float64
-	// ServerCPUPerRequest over the overload step.
+	// ServerCPUPerRequest over the overload step: ServerCPU ÷ Sent.
 	ServerCPUPerRequest time.Duration
-	Alive               bool
-	ExitCode            int
-	Panicked            bool
-	Verdict             string
-	Dir                 string
+	// ServerCPU is kvserver's CPU time over the overload step;
+	// ProbeCPUPerRequest its CPU per request over the baseline probe,
+	// where nothing is shed: what a served request costs (0: unknown).
+	ServerCPU          time.Duration `json:",omitempty"`
+	ProbeCPUPerRequest time.Duration `json:",omitempty"`
+	// DirectServedCPU is direct's CPU per served request over its own
+	// overload step, in the same run, where it shed nothing: a served
+	// request's cost at full load, which CPUPerShed prefers to the
+	// probe's (0: none, as for direct itself).
+	DirectServedCPU time.Duration `json:",omitempty"`
+	Alive           bool
+	ExitCode        int
+	Panicked        bool
+	Verdict         string
+	Dir             string
 }
 
 // Failure is a step that could not complete: the report lists it.
@@ -169,7 +266,19 @@ type LoaderCheck struct {
 	CPUPerRequest           time.Duration
 	// CPUShare is the loader's CPU time over the step in cores.
 	CPUShare float64
-	KeptUp   bool
+	// LoaderShare is the loader's CPU as a share of its LoaderCPUs,
+	// ServerShare kvserver's as a share of its ServerCPUs (its set, or
+	// every online CPU where it shared them); negative: unknown. Both
+	// CPU counts 0: an older comparison, which recorded neither.
+	LoaderShare float64 `json:",omitempty"`
+	LoaderCPUs  int     `json:",omitempty"`
+	ServerShare float64 `json:",omitempty"`
+	ServerCPUs  int     `json:",omitempty"`
+	KeptUp      bool
+	// LoaderBound: the step fell short by the loader's doing
+	// (saturate.Bound); Why gives the figures.
+	LoaderBound bool   `json:",omitempty"`
+	Why         string `json:",omitempty"`
 }
 
 // ChartFile is a chart written next to the report.
@@ -184,6 +293,24 @@ func (v *VariantResult) SatRates() []float64 {
 		r = append(r, s.Rate)
 	}
 	return r
+}
+
+// LoaderBound tells whether a search of v was loader-bound: its
+// saturation is then only a lower bound.
+func (v *VariantResult) LoaderBound() bool {
+	return slices.ContainsFunc(v.Sat, func(s SatRun) bool { return s.LoaderBound })
+}
+
+// loaderCPUs is how many CPUs the loader had in v's loader-bound
+// searches (the fewest, 0 if none says).
+func (v *VariantResult) loaderCPUs() int {
+	n := 0
+	for _, s := range v.Sat {
+		if s.LoaderBound && s.LoaderCPUs > 0 && (n == 0 || s.LoaderCPUs < n) {
+			n = s.LoaderCPUs
+		}
+	}
+	return n
 }
 
 // median of xs (0 for none).

@@ -17,11 +17,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/harness"
 	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
 
 // fixedShare is the fixed-rate step's share of direct's saturation.
@@ -61,6 +64,10 @@ type runner struct {
 	p   *plan
 	c   *Comparison
 	log io.Writer
+	// pl is where kvserver and the loader run; online how many CPUs the
+	// machine has (a shared server's CPU share is of all of them).
+	pl     Placement
+	online int
 	// loaded is set while other processes keep the machine busy.
 	loaded bool
 	// look measures other processes' busy cores (nil: busyCores).
@@ -80,35 +87,37 @@ func Run(ctx context.Context, o Options) (*Comparison, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	p, err := newPlan(&o)
+	pl, err := o.placement()
+	if err != nil {
+		return nil, err
+	}
+	p, err := newPlan(&o, pl.serverSize())
 	if err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(o.Kvserver); err != nil {
 		return nil, fmt.Errorf("-kvserver %s: %w; build it with `make build`", o.Kvserver, err)
 	}
-	r := &runner{o: o, t: o.StepTiming(), p: p, log: o.Log, stores: map[string]string{}}
+	r := &runner{o: o, t: o.StepTiming(), p: p, log: o.Log, stores: map[string]string{}, pl: pl, online: onlineCPUs()}
 	if r.log == nil {
 		r.log = io.Discard
 	}
-	if o.Pin {
-		if err := pinLoader(); err != nil {
-			return nil, err
-		}
-	}
-	env := readEnvironment(o.Pin)
+	env := readEnvironment(pl)
 	dir := filepath.Join(o.Out, fmt.Sprintf("compare-%s-%s", env.Started.Format("20060102T150405Z"), o.Preset))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cannot create the report's folder: %w", err)
 	}
 	r.c = &Comparison{Preset: o.Preset, Options: o, Env: env, Dir: dir, plan: p}
+	// compare.json keeps the step lengths as run, so that a report written
+	// again later says what ran, whatever the defaults have become.
+	r.c.Options.Timing = &r.t
 	r.tmp, err = os.MkdirTemp("", "kvpool-compare-")
 	if err != nil {
 		return nil, fmt.Errorf("cannot create a folder for the filled store: %w", err)
 	}
 	defer os.RemoveAll(r.tmp)
 
-	r.logf("compare %s: %d variants × %d workloads; report in %s", o.Preset, len(p.Variants), len(p.Workloads), dir)
+	r.logf("compare %s: %d variants × %d workloads; %s; report in %s", o.Preset, len(p.Variants), len(p.Workloads), placementText(env), dir)
 	r.runAll(ctx)
 	if ctx.Err() != nil {
 		r.c.Interrupted = true
@@ -157,14 +166,15 @@ func (r *runner) runAll(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		if !r.p.Fixed && !r.p.Overload {
+			continue
+		}
 		if wr.BaseRate <= 0 {
 			r.c.Failures = append(r.c.Failures, Failure{Workload: w, Step: "fixed and overload",
 				Reason: "direct's saturation search found no sustainable rate, so there is no rate to set these steps by (see the failures above, or give -rate)"})
 			continue
 		}
-		if r.p.Fixed || r.p.Overload {
-			r.steps(ctx, wr, seed)
-		}
+		r.steps(ctx, wr, seed)
 		if ctx.Err() != nil {
 			return
 		}
@@ -192,10 +202,7 @@ func (r *runner) start(ctx context.Context, wl string, v *VariantResult, step, s
 	}
 	o := harness.Options{
 		Binary: r.o.Kvserver, Args: append(v.Variant.Args(), extra...),
-		SeedDir: seed, Log: logf,
-	}
-	if r.o.Pin {
-		o.CPUs = serverCPUs
+		SeedDir: seed, Log: logf, CPUs: r.serverSet(v.Variant),
 	}
 	srv, err := harness.Start(ctx, o)
 	if err != nil {
@@ -307,12 +314,96 @@ func (r *runner) runDir(wl string, v *VariantResult, step string) (abs, rel stri
 	return filepath.Join(r.c.Dir, rel), rel
 }
 
-// checkLoader records whether the loader kept up with res's asked rate,
-// and returns the record.
-func (r *runner) checkLoader(wl, variant, step string, res *loadgen.Result) LoaderCheck {
+// serverSet is the CPU set v's kvserver starts on: the server's set, or
+// under the scaling preset its first v.CPUs CPUs (of the affinity set
+// where the two share); empty: not pinned.
+func (r *runner) serverSet(v Variant) cpuset.Set {
+	set := r.pl.Server
+	if v.CPUs > 0 {
+		if set.IsEmpty() {
+			set = r.pl.Affinity
+		}
+		return set.First(v.CPUs)
+	}
+	return set
+}
+
+// serverCPUs is how many CPUs srv may run on: its set's size, or every
+// online CPU where it is not pinned. A share of them is its CPU share.
+func (r *runner) serverCPUs(srv *harness.Server) int {
+	if n := srv.CPUs.Len(); n > 0 {
+		return n
+	}
+	return r.online
+}
+
+// onlineCPUs is how many CPUs this machine has online.
+func onlineCPUs() int {
+	if s, err := cpuset.Online(); err == nil && s.Len() > 0 {
+		return s.Len()
+	}
+	return runtime.NumCPU()
+}
+
+// serverSpan is kvserver's CPU time read before and after a step.
+type serverSpan struct {
+	before, after harness.ProcSample
+	cpus          int
+	ok            bool
+}
+
+// span pairs before, srv's CPU time read (with beforeErr) just before a
+// step, with a reading taken now, just after it.
+func (r *runner) span(srv *harness.Server, before harness.ProcSample, beforeErr error) serverSpan {
+	after, err := srv.Sample()
+	return serverSpan{before: before, after: after, cpus: r.serverCPUs(srv), ok: beforeErr == nil && err == nil && after.CPU >= before.CPU}
+}
+
+// cpu is the server's CPU time over the span (0 when unknown).
+func (s serverSpan) cpu() time.Duration {
+	if !s.ok {
+		return 0
+	}
+	return s.after.CPU - s.before.CPU
+}
+
+// share is the server's CPU over the span as a share of its CPUs
+// (negative: unknown).
+func (s serverSpan) share() float64 {
+	wall := s.after.At.Sub(s.before.At)
+	if !s.ok || wall <= 0 || s.cpus < 1 {
+		return -1
+	}
+	return s.cpu().Seconds() / (wall.Seconds() * float64(s.cpus))
+}
+
+// loaderShare is the loader's CPU over res as a share of its CPUs
+// (negative: unknown).
+func loaderShare(res *loadgen.Result) float64 {
+	cpu := res.CPU.Total()
+	if cpu <= 0 || res.Elapsed <= 0 || res.LoaderCPUs < 1 {
+		return -1
+	}
+	return cpu.Seconds() / (res.Elapsed.Seconds() * float64(res.LoaderCPUs))
+}
+
+// sawLoader notes, for the environment table, how many loops the loader
+// ran and why it could not pin itself where it was asked to.
+func (r *runner) sawLoader(res *loadgen.Result) {
+	r.c.Env.LoaderLoops = max(r.c.Env.LoaderLoops, res.Loops)
+	if !res.Config.CPUs.IsEmpty() && !res.Pinned && r.c.Env.LoaderUnpinned == "" {
+		r.c.Env.LoaderUnpinned = res.Unpinned
+		r.note("the loader could not pin itself to CPUs %s and ran unpinned: %s", res.Config.CPUs, res.Unpinned)
+	}
+}
+
+// newLoaderCheck is what res says of the loader in one step; the
+// server's share and the bound are the caller's to fill in.
+func (r *runner) newLoaderCheck(wl, variant, step string, res *loadgen.Result) LoaderCheck {
+	r.sawLoader(res)
 	asked := res.Config.Rate
 	lc := LoaderCheck{Workload: wl, Variant: variant, Step: step, Asked: asked, SendRate: res.SendRate(),
-		CPUPerRequest: res.CPUPerRequest()}
+		CPUPerRequest: res.CPUPerRequest(), LoaderShare: loaderShare(res), LoaderCPUs: res.LoaderCPUs, ServerShare: -1}
 	if res.SendLag != nil {
 		lc.LagP99 = time.Duration(res.SendLag.ValueAtPercentile(99)) * time.Microsecond
 	}
@@ -320,6 +411,42 @@ func (r *runner) checkLoader(wl, variant, step string, res *loadgen.Result) Load
 		lc.CPUShare = res.CPU.Total().Seconds() / res.Elapsed.Seconds()
 	}
 	lc.KeptUp = asked > 0 && lc.SendRate >= 0.99*asked && res.Unsent() == 0
+	return lc
+}
+
+// checkLoader records whether the loader kept up with res's asked rate
+// in a fixed-rate or overload step, and whether a shortfall was its own
+// (saturate.Bound, the rule of the saturation searches): the step fell
+// short with the loader at 90 % or more of its CPUs, or fell behind while
+// kvserver stayed under 90 % of its own. Falling behind counts as the
+// loader's only while it had connections to spare (ConnsPeak below
+// MaxConns): with every connection it may open held by the server, the
+// sends waited on the server. It returns the record.
+func (r *runner) checkLoader(wl, variant, step string, res *loadgen.Result, srv serverSpan) LoaderCheck {
+	lc := r.newLoaderCheck(wl, variant, step, res)
+	lc.ServerShare, lc.ServerCPUs = srv.share(), srv.cpus
+	lc.LoaderBound, lc.Why = saturate.Bound(saturate.Evidence{
+		Pass: lc.KeptUp, FellBehind: !lc.KeptUp && res.ConnsPeak < res.Config.MaxConns,
+		LoaderCPUShare: lc.LoaderShare, LoaderCPUs: lc.LoaderCPUs,
+		ServerCPUShare: lc.ServerShare, ServerCPUs: lc.ServerCPUs, Shared: r.pl.Shared(),
+	})
+	if !lc.LoaderBound {
+		lc.Why = ""
+	}
 	r.c.Loader = append(r.c.Loader, lc)
 	return lc
+}
+
+// checkValidation records the loader's check of a search's validating
+// run, its server share and bound as the search judged them.
+func (r *runner) checkValidation(wl, variant, step string, res *loadgen.Result, s *saturate.Step) {
+	lc := r.newLoaderCheck(wl, variant, step, res)
+	if s != nil {
+		lc.ServerShare, lc.ServerCPUs = s.ServerCPUShare, s.ServerCPUs
+		lc.LoaderBound, lc.Why = s.LoaderBound, s.BoundWhy
+		if !lc.LoaderBound {
+			lc.Why = ""
+		}
+	}
+	r.c.Loader = append(r.c.Loader, lc)
 }

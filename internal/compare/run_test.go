@@ -24,14 +24,7 @@ import (
 // kvserverBin is the real kvserver, built once by TestMain.
 var kvserverBin string
 
-// pinChildEnv makes the test binary the pinned child of
-// TestPinLoaderBindsEveryThread (TestMain then builds no kvserver).
-const pinChildEnv = "COMPARE_PIN_CHILD"
-
 func TestMain(m *testing.M) {
-	if os.Getenv(pinChildEnv) == "1" {
-		os.Exit(m.Run())
-	}
 	// Without -race even in a -race run: the steps measure kvserver near
 	// saturation, and the race runtime would be what they measured.
 	os.Exit(harnesstest.RunWithKVServer(m, &kvserverBin, false))
@@ -46,6 +39,7 @@ func tinyTiming() *Timing {
 		Fixed: time.Second, Overload: time.Second,
 		ProbeBaseline: 500 * time.Millisecond, RecoverProbes: 1, ProbeLength: 500 * time.Millisecond,
 		ProfileSeconds: 1, RequestTimeout: 2 * time.Second,
+		Closed: 300 * time.Millisecond, ClosedRounds: 2,
 	}
 }
 
@@ -72,7 +66,7 @@ func TestQueuesEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	report := string(b)
 	last := -1
-	for _, h := range []string{headPools, headEnvironment, headLoader, headResults + ": `get`", headOverload + ": `get`", headCharts, headProfiles, headFindings} {
+	for _, h := range []string{headPools, headEnvironment, headLoader, headResults + ": `get`", headClosed + ": `get`", headOverload + ": `get`", headCharts, headProfiles, headFindings} {
 		i := strings.Index(report, "\n"+h)
 		require.GreaterOrEqual(t, i, 0, "heading %q missing from the report", h)
 		assert.Greater(t, i, last, "heading %q out of order", h)
@@ -84,7 +78,22 @@ func TestQueuesEndToEnd(t *testing.T) {
 			assert.Regexp(t, regexp.MustCompile(`(?m)^\| `+pool+` \|`), body, "%s: no table row for %s", section, pool)
 		}
 	}
-	assert.Contains(t, report, "| pinning |", "environment says nothing about pinning")
+	assert.Regexp(t, regexp.MustCompile(`(?m)^\| CPUs \| (kvserver on CPUs|kvserver and the loader share CPUs) `), report, "environment says nothing about the CPUs")
+	assert.Regexp(t, regexp.MustCompile("\\(\\d+ loops\\)"), report, "the loader's loops")
+	require.NotNil(t, c.Workloads[0].Variants[0].Closed, "direct's closed loop")
+	assert.Len(t, c.Workloads[0].Variants[0].Closed.Rounds, 2)
+	assert.Nil(t, c.Workloads[0].Variants[1].Closed, "only direct's saturation is cross-checked")
+	assert.Contains(t, strings.Join(c.Findings, "\n"), "`get` cross-check, direct's saturation")
+	for _, l := range c.Loader {
+		assert.Positive(t, l.LoaderCPUs, "%s %s: the loader's CPUs", l.Variant, l.Step)
+		assert.Positive(t, l.ServerCPUs, "%s %s: kvserver's CPUs", l.Variant, l.Step)
+	}
+	for _, v := range c.Workloads[0].Variants {
+		require.NotNil(t, v.Fixed)
+		assert.GreaterOrEqual(t, v.Fixed.ConnsStart, minConns, "%s: sized by Little's law, at least %d", v.Name, minConns)
+		require.NotNil(t, v.Overload)
+		assert.Positive(t, v.Overload.ProbeCPUPerRequest, "%s: the probe's CPU per request", v.Name)
+	}
 	assert.NotContains(t, report, "kvserver | version unknown", "kvserver_config_info's version not read")
 
 	require.NotEmpty(t, c.Charts)
@@ -114,7 +123,7 @@ func TestQueuesEndToEnd(t *testing.T) {
 			assert.Contains(t, report, dotMissing)
 		}
 	}
-	assert.Regexp(t, regexp.MustCompile(`(?m)^\| direct \| - \| [0-9,]+ ± [0-9,]+ \(1\.00×\)`), report, "direct's saturation with its spread and its ratio to itself")
+	assert.Regexp(t, regexp.MustCompile(`(?m)^\| direct \| - \| ([0-9,]+ ± [0-9,]+ \(1\.00×\)|≥ [0-9,]+, loader-bound)`), report, "direct's saturation with its spread and its ratio to itself (or a lower bound)")
 	var back Comparison
 	b, err = os.ReadFile(filepath.Join(c.Dir, ComparisonFile))
 	require.NoError(t, err)
@@ -198,26 +207,27 @@ func TestServerDeathMidStep(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	o := DefaultOptions()
-	o.Preset, o.Kvserver, o.Pools, o.Policies = "policies", kvserverBin, []string{"lifo"}, []string{"reject"}
+	o.Preset, o.Kvserver, o.Pools, o.Policies, o.Limits = "policies", kvserverBin, []string{"lifo"}, []string{"reject"}, []string{}
 	o.Keys, o.ValueSize, o.Repeat, o.Rate = 200, 10, 1, 1000
 	o.MaxConns, o.Timing, o.QuietWait, o.Out = 128, tinyTiming(), 0, t.TempDir()
 	o.onStart = func(step string, v Variant, srv *harness.Server) {
-		if v.Pool == "lifo" {
+		if v.Name() == "lifo/reject cap=1024" {
 			require.NoError(t, srv.Kill())
 		}
 	}
 	c, err := Run(ctx, o)
 	require.NoError(t, err)
-	require.Len(t, c.Failures, 1, "exactly lifo's step fails: %+v", c.Failures)
+	require.Len(t, c.Failures, 1, "exactly lifo/reject's step fails: %+v", c.Failures)
 	f := c.Failures[0]
-	assert.Equal(t, "lifo/reject", f.Variant)
+	assert.Equal(t, "lifo/reject cap=1024", f.Variant)
 	assert.Contains(t, f.Reason, "exited mid-step")
 	assert.NotEmpty(t, f.LogTail, "the failure carries kvserver's log")
 	require.NotNil(t, c.Workloads[0].Variants[0].Overload, "direct's step still ran")
 	b, err := os.ReadFile(filepath.Join(c.Dir, ReportFile))
 	require.NoError(t, err)
 	assert.Contains(t, string(b), headFailures)
-	assert.Contains(t, string(b), "| lifo | reject | not run (see failures)")
+	assert.Contains(t, string(b), "| lifo cap=1024 | reject | not run (see failures)")
+	require.NotNil(t, c.Workloads[0].Variants[1].Overload, "lifo at kvserver's defaults still ran")
 }
 
 // cancelOn is a log writer that cancels when a line contains pattern.

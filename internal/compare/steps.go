@@ -23,15 +23,12 @@ func (r *runner) store(ctx context.Context) (string, error) {
 	}
 	dir := filepath.Join(r.tmp, "store-"+key)
 	r.logf("filling a store: %d ids × %d B", r.o.Keys, r.o.ValueSize)
-	o := harness.Options{Binary: r.o.Kvserver, Args: []string{"-pool", baselinePool}, DataDir: dir}
-	if r.o.Pin {
-		o.CPUs = serverCPUs
-	}
+	o := harness.Options{Binary: r.o.Kvserver, Args: []string{"-pool", baselinePool}, DataDir: dir, CPUs: r.pl.Server}
 	srv, err := harness.Start(ctx, o)
 	if err != nil {
 		return "", fmt.Errorf("cannot start kvserver to fill the store: %w", err)
 	}
-	elapsed, rate, err := fillStore(ctx, srv.URL, r.o.Keys, r.o.ValueSize)
+	elapsed, rate, err := fillStore(ctx, srv.URL, r.o.Keys, r.o.ValueSize, r.pl.Loader)
 	if err == nil {
 		r.settle(ctx, srv, "the filled store", settleFill)
 	}
@@ -89,11 +86,12 @@ func (r *runner) saturation(ctx context.Context, wr *WorkloadResult, seed string
 			return
 		}
 	}
-	// hint is direct's first saturation: later searches start their ramp
-	// at half of it rather than at the bottom, which saves the steps far
-	// below any pool's limit (a pool below the start still gets found, by
-	// bisection down from the failing start).
-	hint := 0.0
+	// hint is direct's first saturation (on as many CPUs: the scaling
+	// preset's counts each have their own): later searches start their
+	// ramp at half of it rather than at the bottom, which saves the steps
+	// far below any pool's limit (a pool below the start still gets
+	// found, by bisection down from the failing start).
+	hint := map[int]float64{}
 	for rep := 1; rep <= r.o.Repeat; rep++ {
 		for _, v := range wr.Variants {
 			if !r.p.SaturateAll && v != base {
@@ -102,14 +100,16 @@ func (r *runner) saturation(ctx context.Context, wr *WorkloadResult, seed string
 			if ctx.Err() != nil {
 				return
 			}
-			r.saturateOne(ctx, wr.Workload, v, rep, seed, hint)
-			if v == base && hint == 0 && len(v.Sat) > 0 {
-				hint = v.Sat[0].Rate
+			n := v.Variant.CPUs
+			r.saturateOne(ctx, wr.Workload, v, rep, seed, hint[n])
+			if v.Variant.IsBaseline() && hint[n] == 0 && len(v.Sat) > 0 {
+				hint[n] = v.Sat[0].Rate
 			}
 		}
 	}
 	if wr.BaseRate == 0 && base != nil {
 		wr.BaseRate = median(base.SatRates())
+		wr.BaseLowerBound = base.LoaderBound()
 	}
 }
 
@@ -128,7 +128,7 @@ func (r *runner) saturateOne(ctx context.Context, wl string, v *VariantResult, r
 		return
 	}
 	r.logf("%s %s: saturation search %d/%d", wl, v.Name, rep, r.o.Repeat)
-	run, validation, err := r.search(ctx, cfg, dir, v.Config, hint)
+	run, validation, vstep, err := r.search(ctx, cfg, dir, srv, v.Config, hint)
 	if ctx.Err() != nil {
 		return
 	}
@@ -143,10 +143,16 @@ func (r *runner) saturateOne(ctx context.Context, wl string, v *VariantResult, r
 	run.Repeat, run.Dir = rep, rel
 	v.Sat = append(v.Sat, run)
 	if validation != nil {
-		r.checkLoader(wl, v.Name, step+" (validation)", validation)
+		r.checkValidation(wl, v.Name, step+" (validation)", validation, vstep)
 	}
-	sat := run
-	r.logf("%s %s: saturation %.0f req/s (validated: %v)", wl, v.Name, sat.Rate, sat.Validated)
+	if run.LoaderBound {
+		r.logf("%s %s: saturation ≥ %.0f req/s, loader-bound (validated: %v): %s", wl, v.Name, run.Rate, run.Validated, run.Why)
+	} else {
+		r.logf("%s %s: saturation %.0f req/s (validated: %v)", wl, v.Name, run.Rate, run.Validated)
+	}
+	if rep == r.o.Repeat && r.wantsClosed(v) && ctx.Err() == nil {
+		r.closed(ctx, wl, v, srv)
+	}
 }
 
 // steps runs, per variant on one server, the fixed-rate step at 70 % of
@@ -184,10 +190,13 @@ func (r *runner) fixed(ctx context.Context, wr *WorkloadResult, v *VariantResult
 		return false
 	}
 	cfg.Rate, cfg.Duration = fixedShare*refRate(r.p, wr, v), r.t.Fixed
-	r.logf("%s %s: fixed rate %.0f req/s for %v", wr.Workload, v.Name, cfg.Rate, cfg.Duration)
-	before, _ := srv.Sample()
+	w := answerTime(v, wr.baseline(), cfg.Rate)
+	cfg.Conns = littleConns(cfg.Rate, w, r.o.MaxConns)
+	cfg.MaxConns = max(cfg.MaxConns, cfg.Conns)
+	r.logf("%s %s: fixed rate %.0f req/s for %v over %d connections (answers took %v at p99 in the search)", wr.Workload, v.Name, cfg.Rate, cfg.Duration, cfg.Conns, w)
+	before, berr := srv.Sample()
 	res, note, err := runInto(ctx, cfg, dir, v.Config)
-	after, _ := srv.Sample()
+	span := r.span(srv, before, berr)
 	if why, dead := died(ctx, srv); dead {
 		r.fail(wr.Workload, v.Name, "fixed", why, srv.LogTail(20))
 		return false
@@ -201,15 +210,15 @@ func (r *runner) fixed(ctx context.Context, wr *WorkloadResult, v *VariantResult
 	if note != "" {
 		r.note("fixed %s: %s", v.Name, note)
 	}
-	r.checkLoader(wr.Workload, v.Name, "fixed", res)
+	r.checkLoader(wr.Workload, v.Name, "fixed", res, span)
 	f := &FixedRun{
 		Asked: cfg.Rate, Achieved: res.AchievedRate(),
 		Corrected: latenciesOf(res.Corrected), Uncorrected: latenciesOf(res.Uncorrected),
 		CorrectedHist: res.Corrected, UncorrectedHist: res.Uncorrected,
-		ErrorRate: res.ErrorRate(), ConnsPeak: res.ConnsPeak, InFlightPeak: res.InFlightPeak, Dir: rel,
+		ErrorRate: res.ErrorRate(), ConnsStart: res.ConnsStart, ConnsPeak: res.ConnsPeak, InFlightPeak: res.InFlightPeak, Dir: rel,
 	}
 	if res.Sent > 0 {
-		f.ServerCPUPerRequest = (after.CPU - before.CPU) / time.Duration(res.Sent)
+		f.ServerCPUPerRequest = span.cpu() / time.Duration(res.Sent)
 	}
 	v.Fixed = f
 	return true

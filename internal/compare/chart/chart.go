@@ -1,7 +1,8 @@
 // Package chart draws the comparison report's charts as SVG with
-// gonum.org/v1/plot: latency by percentile on wrk2's axis, saturation curves,
-// grouped bars for overload, per-second p99 through an overload step, and a
-// parameter sweep.
+// gonum.org/v1/plot: latency by percentile on wrk2's axis, saturation curves
+// (loader-bound steps marked), grouped bars for overload, per-second p99
+// through an overload step, a parameter sweep, and throughput against CPUs
+// with linear scaling beside it.
 //
 // Every chart carries a title, axis labels with units, a legend and a
 // caption line drawn under the plot; the caption is also returned in
@@ -90,6 +91,10 @@ type CurveLine struct {
 	AchievedRate []float64
 	// P99Ms[i] is the corrected p99 of step i in milliseconds.
 	P99Ms []float64
+	// LoaderBound[i] marks step i as loader-bound: it failed because
+	// the loader, not the server, ran out; drawn as a large cross. nil:
+	// none is.
+	LoaderBound []bool
 }
 
 // Curves draws saturation curves in two panels sharing the x axis
@@ -97,6 +102,7 @@ type CurveLine struct {
 // achieved = offered dotted; below, the corrected p99 (ms, log scale) with
 // the SLO as a red dashed horizontal line. sloMs <= 0 draws no SLO line.
 // Points are drawn in order of offered rate, whatever order they come in.
+// Loader-bound steps are marked with a cross and a legend entry.
 func Curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 	return curves(spec, lines, sloMs)
 }
@@ -147,4 +153,12 @@ func TimeSeries(spec Spec, lines []XYLine, marks []Mark) (Chart, error) {
 // are drawn in order of x.
 func Sweep(spec Spec, lines []XYLine) (Chart, error) {
 	return sweep(spec, lines)
+}
+
+// Scaling draws one line with point markers per pool against how many
+// CPUs the server had (x, log scale when they span 8× or more), and for
+// each pool its ideal, linear scaling from its point at the fewest CPUs
+// (y × x / x0), dashed in the same colour. The y axis is linear from 0.
+func Scaling(spec Spec, lines []XYLine) (Chart, error) {
+	return scaling(spec, lines)
 }

@@ -124,6 +124,57 @@ func TestCurves(t *testing.T) {
 	checkChart(t, c, "saturation, GET", "direct", "fifo", "offered rate (req/s)", "answered rate (req/s)", "p99 (ms", "SLO p99 100 ms")
 }
 
+// TestCurvesMarkLoaderBound: a loader-bound step gets a cross of its
+// own and a legend entry; a chart without one has neither.
+func TestCurvesMarkLoaderBound(t *testing.T) {
+	line := CurveLine{Name: "direct", OfferedRate: []float64{10000, 20000, 40000}, AchievedRate: []float64{10000, 20000, 30000},
+		P99Ms: []float64{1, 2, 900}, LoaderBound: []bool{false, false, true}}
+	c, err := Curves(Spec{Title: "saturation, GET"}, []CurveLine{line}, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkChart(t, c, "saturation, GET", "loader-bound step")
+	line.LoaderBound = nil
+	plain, err := Curves(Spec{Title: "saturation, GET"}, []CurveLine{line}, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := checkSVG(t, plain.SVG); strings.Contains(text, "loader-bound") {
+		t.Error("a chart without loader-bound steps has no legend entry for them")
+	}
+	if paths(t, c, nil) <= paths(t, plain, nil) {
+		t.Error("the loader-bound step's cross draws nothing")
+	}
+	line.LoaderBound = []bool{true}
+	if _, err := Curves(Spec{Title: "mismatch"}, []CurveLine{line}, 100); err == nil || !strings.Contains(err.Error(), "loader-bound marks") {
+		t.Fatalf("error %v, want one about the loader-bound marks", err)
+	}
+}
+
+// TestScaling: each pool's line, and its ideal (linear from its first
+// point) dashed; one point each still draws.
+func TestScaling(t *testing.T) {
+	c, err := Scaling(Spec{Title: "saturation against CPUs", XLabel: "kvserver's CPUs", YLabel: "saturation (req/s)"}, []XYLine{
+		{Name: "direct", X: []float64{1, 2, 4, 8}, Y: []float64{40000, 78000, 150000, 280000}},
+		{Name: "lifo", X: []float64{8, 1, 2, 4}, Y: []float64{200000, 39000, 70000, 120000}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkChart(t, c, "saturation against CPUs", "kvserver's CPUs", "saturation (req/s)", "direct", "lifo", "linear from the fewest CPUs", "1", "2", "4", "8")
+	if !strings.Contains(string(c.SVG), "stroke-dasharray") {
+		t.Error("no dashed ideal line")
+	}
+	one, err := Scaling(Spec{Title: "one count"}, []XYLine{{Name: "direct", X: []float64{1}, Y: []float64{40000}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSVG(t, one.SVG)
+	if _, err := Scaling(Spec{Title: "none"}, nil); err == nil {
+		t.Error("no lines: want an error")
+	}
+}
+
 func TestCurvesDegenerate(t *testing.T) {
 	f := func(name string, lines []CurveLine, slo float64, wantErr string) {
 		t.Helper()
@@ -411,6 +462,8 @@ func TestOddInputNeverPanics(t *testing.T) {
 		check("TimeSeries", c, err)
 		c, err = Sweep(spec, xl)
 		check("Sweep", c, err)
+		c, err = Scaling(spec, xl)
+		check("Scaling", c, err)
 		groups, series := names[:rng.IntN(3)], names[1:1+rng.IntN(3)]
 		rows := make([][]float64, len(series))
 		for s := range rows {
@@ -420,7 +473,7 @@ func TestOddInputNeverPanics(t *testing.T) {
 		check("GroupedBars", c, err)
 	}
 	// The input must not be so hostile that nothing is ever drawn.
-	for _, what := range []string{"LatencyByPercentile", "Curves", "TimeSeries", "Sweep", "GroupedBars"} {
+	for _, what := range []string{"LatencyByPercentile", "Curves", "TimeSeries", "Sweep", "Scaling", "GroupedBars"} {
 		if drawn[what] < 10 {
 			t.Errorf("%s drew only %d of the random inputs; the test exercises validation only", what, drawn[what])
 		}

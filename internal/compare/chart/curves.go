@@ -2,6 +2,7 @@ package chart
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"sort"
 
@@ -31,7 +32,10 @@ func curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 		return Chart{}, err
 	}
 
-	type step struct{ offered, achieved, p99 float64 }
+	type step struct {
+		offered, achieved, p99 float64
+		loaderBound            bool
+	}
 	sorted := make([][]step, len(lines))
 	xmin, xmax := math.Inf(1), math.Inf(-1)
 	rmax := 0.0
@@ -44,8 +48,14 @@ func curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 		if len(l.OfferedRate) == 0 {
 			return Chart{}, fmt.Errorf("chart %q: series %q has no steps; pass at least one", spec.Title, l.Name)
 		}
+		if l.LoaderBound != nil {
+			if err := checkLengths(spec.Title, l.Name, []string{"offered rates", "loader-bound marks"}, len(l.OfferedRate), len(l.LoaderBound)); err != nil {
+				return Chart{}, err
+			}
+		}
 		for j := range l.OfferedRate {
-			s := step{l.OfferedRate[j], l.AchievedRate[j], l.P99Ms[j]}
+			s := step{offered: l.OfferedRate[j], achieved: l.AchievedRate[j], p99: l.P99Ms[j]}
+			s.loaderBound = l.LoaderBound != nil && l.LoaderBound[j]
 			if !finite(s.offered) || !finite(s.achieved) || !finite(s.p99) || s.offered < 0 || s.achieved < 0 || s.p99 < 0 {
 				return Chart{}, fmt.Errorf("chart %q: series %q step %d is (offered %v, achieved %v, p99 %v ms); give finite, non-negative values",
 					spec.Title, l.Name, j, s.offered, s.achieved, s.p99)
@@ -89,12 +99,18 @@ func curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 	lat.Y.Min, lat.Y.Max = padRange(pmin, pmax, true)
 
 	col := colours(names)
+	anyBound := false
 	for i, l := range lines {
 		xs := make([]float64, len(sorted[i]))
 		ach := make([]float64, len(sorted[i]))
 		p99 := make([]float64, len(sorted[i]))
+		var boundAch, boundP99 plotter.XYs
 		for j, s := range sorted[i] {
 			xs[j], ach[j], p99[j] = s.offered, s.achieved, s.p99
+			if s.loaderBound {
+				boundAch = append(boundAch, plotter.XY{X: s.offered, Y: s.achieved})
+				boundP99 = append(boundP99, plotter.XY{X: s.offered, Y: s.p99})
+			}
 		}
 		style := lineStyle(col[l.Name], false)
 		th, err := addSeries(rate, xs, ach, style, true)
@@ -104,10 +120,28 @@ func curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 		if _, err := addSeries(lat, xs, p99, style, true); err != nil {
 			return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, l.Name, err)
 		}
+		for _, pts := range []struct {
+			p   *plot.Plot
+			xys plotter.XYs
+		}{{rate, boundAch}, {lat, boundP99}} {
+			if len(pts.xys) == 0 {
+				continue
+			}
+			sc, err := plotter.NewScatter(pts.xys)
+			if err != nil {
+				return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, l.Name, err)
+			}
+			sc.GlyphStyle = loaderBoundGlyph(col[l.Name])
+			pts.p.Add(sc)
+			anyBound = true
+		}
 		f.addLegend(l.Name, th)
 	}
 	f.addLegend("")
 	f.addLegend("offered = answered", thumb{style: ideal.LineStyle})
+	if anyBound {
+		f.addLegend("loader-bound step", glyphThumb{loaderBoundGlyph(rgb(0x333333))})
+	}
 	if sloMs > 0 {
 		slo, err := plotter.NewLine(plotter.XYs{{X: xlo, Y: sloMs}, {X: xhi, Y: sloMs}})
 		if err != nil {
@@ -119,3 +153,14 @@ func curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 	}
 	return f.render(defaultWidth, defaultWidth)
 }
+
+// loaderBoundGlyph marks a loader-bound step: a large cross, unlike the
+// dots of the other steps, in the series' colour.
+func loaderBoundGlyph(c color.Color) draw.GlyphStyle {
+	return draw.GlyphStyle{Color: c, Radius: vg.Points(6), Shape: draw.CrossGlyph{}}
+}
+
+// glyphThumb is a legend thumbnail of a glyph alone.
+type glyphThumb struct{ g draw.GlyphStyle }
+
+func (t glyphThumb) Thumbnail(c *draw.Canvas) { c.DrawGlyph(t.g, c.Center()) }

@@ -199,3 +199,80 @@ func logLabel(label string) string {
 	}
 	return label + " (log scale)"
 }
+
+func scaling(spec Spec, lines []XYLine) (Chart, error) {
+	f, err := newFigure(spec, "One line per pool against the server's CPUs; each pool's dashed line is linear scaling from its figure at the fewest CPUs. "+
+		"A pool scales as far as its solid line follows its dashed one.")
+	if err != nil {
+		return Chart{}, err
+	}
+	xmin, xmax, ymin, ymax, err := xyRange(spec.Title, lines)
+	if err != nil {
+		return Chart{}, err
+	}
+	// Each line's ideal: y0 × x / x0 from its first point with a value.
+	ideals := make([]XYLine, len(lines))
+	for i, l := range lines {
+		xs, ys := sortedXY(l)
+		ideals[i].Name = l.Name
+		for j := range xs {
+			if math.IsNaN(ys[j]) || xs[j] <= 0 {
+				continue
+			}
+			x0, y0 := xs[j], ys[j]
+			for _, x := range xs[j:] {
+				ideals[i].X = append(ideals[i].X, x)
+				ideals[i].Y = append(ideals[i].Y, y0*x/x0)
+				ymax = math.Max(ymax, y0*x/x0)
+			}
+			break
+		}
+	}
+	p := f.panel(true)
+	p.X.Label.Text = labelOr(spec.XLabel, "server CPUs")
+	p.Y.Label.Text = labelOr(spec.YLabel, "value")
+	if xmin > 0 && xmax/xmin >= 8 {
+		p.X.Label.Text = logLabel(p.X.Label.Text)
+		p.X.Scale = plot.LogScale{}
+		p.X.Min, p.X.Max = padRange(xmin, xmax, true)
+	} else {
+		p.X.Min, p.X.Max = padRange(xmin, xmax, false)
+	}
+	seen := map[float64]bool{}
+	var ticks []plot.Tick
+	for _, l := range lines {
+		for _, x := range l.X {
+			if !seen[x] {
+				seen[x] = true
+				ticks = append(ticks, plot.Tick{Value: x, Label: formatTick(x)})
+			}
+		}
+	}
+	sort.Slice(ticks, func(a, b int) bool { return ticks[a].Value < ticks[b].Value })
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.Y.Min, p.Y.Max = linearFromZero(ymin, ymax)
+	names := make([]string, len(lines))
+	for i, l := range lines {
+		names[i] = l.Name
+	}
+	col := colours(names)
+	for i, id := range ideals {
+		if len(id.X) < 2 {
+			continue
+		}
+		if _, err := addSeries(p, id.X, id.Y, lineStyle(col[id.Name], true), false); err != nil {
+			return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, lines[i].Name, err)
+		}
+	}
+	for _, l := range lines {
+		xs, ys := sortedXY(l)
+		th, err := addSeries(p, xs, ys, lineStyle(col[l.Name], false), true)
+		if err != nil {
+			return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, l.Name, err)
+		}
+		f.addLegend(l.Name, th)
+	}
+	f.addLegend("")
+	f.addLegend("linear from the fewest CPUs", thumb{style: lineStyle(rgb(0x999999), true)})
+	return f.render(defaultWidth, defaultHeight)
+}

@@ -23,6 +23,10 @@ type Evidence struct {
 	// elapsed × ServerCPUs; negative: unknown.
 	ServerCPUShare float64
 	ServerCPUs     int
+	// Shared: the loader and the server run on the same CPUs (neither
+	// pinned apart), so each share is of the one set, and what one uses
+	// the other cannot.
+	Shared bool
 }
 
 // Bound decides whether a step was loader-bound: its failure says what
@@ -41,6 +45,14 @@ type Evidence struct {
 // step that fell behind is read as the server's; why says so. A step that
 // passed is never loader-bound (why is empty). why reads after "at N
 // req/s".
+//
+// Where the two share their CPUs (Shared), the server cannot reach Busy of
+// them while the loader runs beside it, so the second rule looks at both
+// together: a step that fell behind with the shared CPUs under Busy in all
+// was loader-bound (the CPUs had room, the sends did not come); with them
+// full, it is the limit of server and loader together on these CPUs, which
+// is what a saturation measured on shared CPUs means, and read as the
+// server's.
 func Bound(e Evidence) (loaderBound bool, why string) {
 	loader := usage("the loader", e.LoaderCPUShare, e.LoaderCPUs)
 	server := usage("the server", e.ServerCPUShare, e.ServerCPUs)
@@ -56,6 +68,12 @@ func Bound(e Evidence) (loaderBound bool, why string) {
 		return false, fmt.Sprintf("the server's answers failed (%s, %s): the server's limit", loader, server)
 	case e.ServerCPUShare < 0:
 		return false, fmt.Sprintf("fell behind with %s; the server's CPU is unknown, so only the loader's own share could show the loader's limit: read as the server's", loader)
+	case e.Shared && e.LoaderCPUShare >= 0 && e.ServerCPUShare+e.LoaderCPUShare < Busy:
+		return true, fmt.Sprintf("fell behind while the %s the server and the loader share were only %s busy (%s, %s): the loader did not send",
+			cpusText(e.ServerCPUs), shareText(e.ServerCPUShare+e.LoaderCPUShare), server, loader)
+	case e.Shared:
+		return false, fmt.Sprintf("fell behind with the %s the server and the loader share full (%s, %s): the limit of both together on these CPUs",
+			cpusText(e.ServerCPUs), server, loader)
 	case e.ServerCPUShare < Busy:
 		return true, fmt.Sprintf("fell behind while the server used only %s of its %s (%s): the loader did not send", shareText(e.ServerCPUShare), cpusText(e.ServerCPUs), loader)
 	}

@@ -38,6 +38,18 @@ func TestBound(t *testing.T) {
 	f(fellBehind(0.92, unknown), true, "the loader used 92% of its 16 CPUs")
 	// Neither known: read as the server's, as before this judgement.
 	f(fellBehind(unknown, unknown), false, "the loader's CPU unknown")
+	// Shared CPUs: the two shares add up. A 2-core machine running both
+	// with 53 % + 40 % busy is full: the limit of both together, not the
+	// loader's (the old lab's saturation on shared cores); with room left
+	// it is the loader that did not send.
+	shared := func(loader, server float64) Evidence {
+		e := fellBehind(loader, server)
+		e.LoaderCPUs, e.ServerCPUs, e.Shared = 2, 2, true
+		return e
+	}
+	f(shared(0.40, 0.53), false, "fell behind with the 2 CPUs the server and the loader share full (the server at 53% of its 2 CPUs, the loader at 40% of its 2 CPUs): the limit of both together")
+	f(shared(0.20, 0.35), true, "fell behind while the 2 CPUs the server and the loader share were only 55% busy")
+	f(shared(0.91, 0.05), true, "the loader used 91% of its 2 CPUs")
 	// A pass is never loader-bound, however busy the loader was.
 	f(Evidence{Pass: true, LoaderCPUShare: 0.99, ServerCPUShare: 0.1}, false, "")
 }

@@ -37,6 +37,9 @@ type Config struct {
 	// each step. Nil, or an error, leaves the step's server share unknown:
 	// then only the loader's own share can show a step loader-bound.
 	ServerCPU func(ctx context.Context) (cpu time.Duration, cpus int, err error) `json:"-"`
+	// Shared: the loader and the server run on the same CPUs, so that a
+	// step that fell behind is judged by both shares together (Bound).
+	Shared bool `json:"-"`
 }
 
 // DefaultConfig returns the defaults cmd/loadtest documents.
@@ -76,7 +79,9 @@ type Step struct {
 	ServerCPUShare  float64       `json:"server_cpu_share"`
 	ServerCPUs      int           `json:"server_cpus,omitempty"`
 	ServerCPUPerReq time.Duration `json:"server_cpu_per_request_ns,omitempty"` // 0: unknown
-	Pass            bool          `json:"pass"`
+	// Shared: the loader and the server ran on the same CPUs.
+	Shared bool `json:"shared_cpus,omitempty"`
+	Pass   bool `json:"pass"`
 	// FellBehind: the step failed by falling behind alone (Evidence).
 	FellBehind bool `json:"fell_behind"`
 	// Verdict is "ok" or why the step failed.
@@ -98,7 +103,7 @@ type Step struct {
 func (s *Step) Evidence() Evidence {
 	return Evidence{Pass: s.Pass, FellBehind: s.FellBehind,
 		LoaderCPUShare: s.LoaderCPUShare, LoaderCPUs: s.LoaderCPUs,
-		ServerCPUShare: s.ServerCPUShare, ServerCPUs: s.ServerCPUs}
+		ServerCPUShare: s.ServerCPUShare, ServerCPUs: s.ServerCPUs, Shared: s.Shared}
 }
 
 // Saturation is the outcome of a search.
@@ -151,7 +156,7 @@ func (sc *Config) judge(phase string, res *loadgen.Result) Step {
 		P50: latency.ValueAt(res.Corrected, 50), P99: latency.ValueAt(res.Corrected, 99),
 		P99Uncorr: latency.ValueAt(res.Uncorrected, 99),
 		Errors:    res.ErrorCount, ErrorRate: res.ErrorRate(), CPUPerReq: res.CPUPerRequest(),
-		LoaderCPUShare: -1, LoaderCPUs: loaderCPUs(res), ServerCPUShare: -1,
+		LoaderCPUShare: -1, LoaderCPUs: loaderCPUs(res), ServerCPUShare: -1, Shared: sc.Shared,
 	}
 	if cpu := res.CPU.Total(); cpu > 0 && res.Elapsed > 0 { // 0: getrusage failed
 		s.LoaderCPUShare = cpu.Seconds() / (res.Elapsed.Seconds() * float64(s.LoaderCPUs))

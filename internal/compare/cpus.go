@@ -1,0 +1,160 @@
+package compare
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+
+	"github.com/kvpool/kvpool/internal/cpuset"
+)
+
+// Placement is where a comparison runs kvserver and the loader.
+//
+// Server and Loader are disjoint CPU sets, or both empty: then the two
+// share Affinity, the CPUs this process may run on, as the operating
+// system schedules them. Every kvserver of the comparison (the fill's
+// included) starts bound to Server from its first instruction, so its
+// GOMAXPROCS, and with it kvserver's default -workers, is Server's size;
+// every loader run pins itself and each of its event loops to Loader, one
+// loop per CPU.
+type Placement struct {
+	Server, Loader cpuset.Set
+	Affinity       cpuset.Set
+	// How says how the sets were chosen, for the report.
+	How string
+}
+
+// Shared reports whether kvserver and the loader share the CPUs.
+func (p Placement) Shared() bool { return p.Server.IsEmpty() }
+
+// defaultSplitAt is the size of the affinity set from which a comparison
+// splits it by default (Halves: the lower half for kvserver, the upper
+// for the loader). Below it, halves of one CPU each would measure a
+// server on one core against a loader on one, which -pin already asks for
+// explicitly; the scaling preset, which needs kvserver on CPUs of its own
+// to count them, splits from scalingSplitAt.
+const (
+	defaultSplitAt = 4
+	scalingSplitAt = 2
+)
+
+// The flags of the CPU sets, as errors name them.
+const (
+	flagServerCPUs = "-server-cpus"
+	flagLoaderCPUs = "-loader-cpus"
+)
+
+// resolvePlacement decides o's placement on a process whose affinity is
+// the given set; check refuses sets the machine lacks (cpuset.Set.Check).
+//
+//   - -pin: kvserver on CPU 0, the loader on CPU 1 (with either list: refused).
+//   - both lists: as given; they must not overlap.
+//   - one list: the other side gets the rest of the affinity set
+//     (refused where nothing is left).
+//   - neither: on Linux, the affinity set's Halves when it has
+//     defaultSplitAt CPUs or more (scalingSplitAt for the scaling
+//     preset), else shared.
+//
+// Every error names the flag and the accepted form.
+func resolvePlacement(o *Options, affinity cpuset.Set, check func(cpuset.Set) error) (Placement, error) {
+	p := Placement{Affinity: affinity}
+	serverText, loaderText := strings.TrimSpace(o.ServerCPUs), strings.TrimSpace(o.LoaderCPUs)
+	if o.Pin {
+		if serverText != "" || loaderText != "" {
+			return p, fmt.Errorf("-pin is shorthand for %s 0 %s 1: give -pin or the CPU lists, not both", flagServerCPUs, flagLoaderCPUs)
+		}
+		p.Server, p.Loader, p.How = cpuset.Of(0), cpuset.Of(1), "-pin"
+		for _, s := range []cpuset.Set{p.Server, p.Loader} {
+			if err := check(s); err != nil {
+				return p, fmt.Errorf("-pin (kvserver on CPU 0, the loader on CPU 1): %w", err)
+			}
+		}
+		return p, nil
+	}
+	parse := func(flag, text string) (cpuset.Set, error) {
+		if text == "" {
+			return cpuset.Set{}, nil
+		}
+		s, err := cpuset.Parse(text)
+		if err != nil {
+			return s, fmt.Errorf("%s: %w", flag, err)
+		}
+		if err := check(s); err != nil {
+			return s, fmt.Errorf("%s %s: %w; write a list of this machine's CPUs such as 0-3 or 0,2", flag, text, err)
+		}
+		return s, nil
+	}
+	server, err := parse(flagServerCPUs, serverText)
+	if err != nil {
+		return p, err
+	}
+	loader, err := parse(flagLoaderCPUs, loaderText)
+	if err != nil {
+		return p, err
+	}
+	switch {
+	case serverText != "" && loaderText != "":
+		if both := server.Intersect(loader); !both.IsEmpty() {
+			return p, fmt.Errorf("%s %s and %s %s overlap (CPUs %s): kvserver and the loader need CPUs of their own; give disjoint lists such as 0-3 and 4-7",
+				flagServerCPUs, server, flagLoaderCPUs, loader, both)
+		}
+		p.Server, p.Loader, p.How = server, loader, flagServerCPUs+" and "+flagLoaderCPUs
+	case serverText != "":
+		rest := affinity.Minus(server)
+		if rest.IsEmpty() {
+			return p, fmt.Errorf("%s %s leaves none of this process's CPUs (%s) to the loader: give %s too, or fewer CPUs to %s",
+				flagServerCPUs, server, affinity, flagLoaderCPUs, flagServerCPUs)
+		}
+		p.Server, p.Loader, p.How = server, rest, flagServerCPUs+", the loader on the rest of this process's CPUs"
+	case loaderText != "":
+		rest := affinity.Minus(loader)
+		if rest.IsEmpty() {
+			return p, fmt.Errorf("%s %s leaves none of this process's CPUs (%s) to kvserver: give %s too, or fewer CPUs to %s",
+				flagLoaderCPUs, loader, affinity, flagServerCPUs, flagLoaderCPUs)
+		}
+		p.Server, p.Loader, p.How = rest, loader, flagLoaderCPUs+", kvserver on the rest of this process's CPUs"
+	default:
+		at := defaultSplitAt
+		if o.Preset == "scaling" {
+			at = scalingSplitAt
+		}
+		if affinity.Len() >= at && runtime.GOOS == "linux" {
+			p.Server, p.Loader = affinity.Halves()
+			p.How = fmt.Sprintf("the default: the lower half of this process's CPUs for kvserver, the upper half for the loader (split from %d CPUs)", at)
+		} else {
+			p.How = fmt.Sprintf("the default below %d CPUs: shared", at)
+		}
+	}
+	return p, nil
+}
+
+// placement resolves o's placement on this machine.
+func (o *Options) placement() (Placement, error) {
+	affinity, err := cpuset.Affinity()
+	if err != nil || affinity.IsEmpty() {
+		affinity, _ = cpuset.Online()
+	}
+	return resolvePlacement(o, affinity, func(s cpuset.Set) error { return s.Check() })
+}
+
+// serverSize is how many CPUs kvserver may use: its set's, or where
+// it shares, the affinity set's.
+func (p Placement) serverSize() int {
+	if !p.Server.IsEmpty() {
+		return p.Server.Len()
+	}
+	return p.Affinity.Len()
+}
+
+// scalingCounts are the scaling preset's CPU counts for a server set of
+// n CPUs: the powers of two up to n, and n itself where it is not one.
+func scalingCounts(n int) []int {
+	var out []int
+	for c := 1; c <= n; c *= 2 {
+		out = append(out, c)
+	}
+	if len(out) > 0 && out[len(out)-1] != n {
+		out = append(out, n)
+	}
+	return out
+}
