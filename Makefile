@@ -152,21 +152,28 @@ crashtest: build
 	./$(BIN)/crashtest -kvserver $(BIN)/kvserver $(CRASHTEST_ARGS)
 
 # The pools side by side (loadtest compare, README "Compare"):
-# PRESET=queues|capacity|policies|slow-backend|overload; QUICK=1: every
-# step short, a few minutes, numbers indicative; PIN=1: kvserver on core 0,
-# the loader on core 1; POOLS="fifo lifo" restricts the pools; any other
-# flag in COMPARE_ARGS (./bin/loadtest compare -h). The report goes to
+# PRESET=queues|capacity|policies|slow-backend|overload|scaling; QUICK=1:
+# every step short, a few minutes, numbers indicative; SERVER_CPUS=0-7
+# LOADER_CPUS=8-15: kvserver and the loader on CPU sets of their own
+# (default on 4 or more CPUs: the lower and the upper half; the scaling
+# preset splits from 2); PIN=1: kvserver on CPU 0, the loader on CPU 1;
+# POOLS="fifo lifo" restricts the pools; any other flag in COMPARE_ARGS
+# (./bin/loadtest compare -h). The report goes to
 # results/compare-<UTC time>-<preset>/REPORT.md.
 PRESET       ?= queues
 QUICK        ?=
 PIN          ?=
+SERVER_CPUS  ?=
+LOADER_CPUS  ?=
 COMPARE_ARGS ?=
-COMPARE_FLAGS = -kvserver $(BIN)/kvserver $(if $(QUICK),-quick) $(if $(PIN),-pin) $(if $(POOLS),-pools "$(POOLS)") $(COMPARE_ARGS)
+COMPARE_FLAGS = -kvserver $(BIN)/kvserver $(if $(QUICK),-quick) $(if $(PIN),-pin) $(if $(SERVER_CPUS),-server-cpus $(SERVER_CPUS)) \
+	$(if $(LOADER_CPUS),-loader-cpus $(LOADER_CPUS)) $(if $(POOLS),-pools "$(POOLS)") $(COMPARE_ARGS)
 compare: build loadtest tools-graphviz
 	./$(BIN)/loadtest compare -preset $(PRESET) $(COMPARE_FLAGS)
 
-# 10x direct's saturation per pool x policy (22 combinations), alive,
-# answers, RSS and recovery judged; ~30 min in full. For example
+# 10x direct's saturation per pool x policy, the pools at their defaults
+# and with adaptive limits, alive, answers, RSS and recovery judged; about
+# an hour in full. For example
 # make overload POOLS=fifo COMPARE_ARGS="-rate 8000 -overload-duration 20s"
 overload: build loadtest
 	./$(BIN)/loadtest compare -preset overload $(COMPARE_FLAGS)
