@@ -29,10 +29,9 @@ func (r *runner) wantsClosed(v *VariantResult) bool {
 // soon as the last is answered. Reusing the search's server measures the
 // same process on the same CPUs and saves a start. The connections are
 // those Little's law asks for at v's median saturation (littleConns)
-// with the median answer time of the search step nearest it: in a closed
-// loop, connections beyond rate × typical answer time only queue in the
-// server, and it is the median, not the tail, that keeps the server
-// busy. Each round records the rate, kvserver's CPU per request and both
+// with the answer time when nothing queues (unloadedAnswerTime): in a
+// closed loop, connections beyond rate × that only queue in the server,
+// and it is the median, not the tail, that keeps the server busy. Each round records the rate, kvserver's CPU per request and both
 // sides' CPU shares, and is loader-bound where the loader used 90 % or
 // more of its CPUs (saturate.Bound: with no schedule, a closed loop
 // cannot fall behind).
@@ -45,7 +44,7 @@ func (r *runner) closed(ctx context.Context, wl string, v *VariantResult, srv *h
 		return
 	}
 	sat := median(v.SatRates())
-	cfg.Conns = littleConns(sat, medianAnswerTime(v, sat), r.o.MaxConns)
+	cfg.Conns = littleConns(sat, unloadedAnswerTime(v), r.o.MaxConns)
 	cfg.Rate, cfg.Duration, cfg.MaxConns = 0, r.t.Closed, cfg.Conns
 	r.logf("%s %s: closed loop over %d connections, %d × %v", wl, v.Name, cfg.Conns, r.t.ClosedRounds, r.t.Closed)
 	cr := &ClosedRun{Conns: cfg.Conns, Dir: rel}

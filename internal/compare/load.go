@@ -149,15 +149,18 @@ func (r *runner) search(ctx context.Context, cfg loadgen.Config, dir string, srv
 	return run, sat.Validation, validation, nil
 }
 
-// medianAnswerTime is the W of littleConns for a closed loop at rate:
-// the median latency of v's passing search step nearest to rate (0:
-// none).
-func medianAnswerTime(v *VariantResult, rate float64) time.Duration {
-	best, w := math.Inf(1), time.Duration(0)
+// unloadedAnswerTime is the W of littleConns for a closed loop: the
+// median latency of v's passing search step at the lowest rate (0:
+// none), what a request takes when nothing queues. A closed loop keeps
+// the server busy with rate × that many connections; more only queue in
+// the server (near saturation the median is mostly queue, and sizing by
+// it gave a 2-CPU server 500 connections), and the loader pays for each.
+func unloadedAnswerTime(v *VariantResult) time.Duration {
+	lowest, w := math.Inf(1), time.Duration(0)
 	for _, s := range v.Sat {
 		for _, p := range s.Curve {
-			if p.Pass && p.P50 > 0 && math.Abs(p.Asked-rate) < best {
-				best, w = math.Abs(p.Asked-rate), p.P50
+			if p.Pass && p.P50 > 0 && p.Asked < lowest {
+				lowest, w = p.Asked, p.P50
 			}
 		}
 	}
