@@ -44,7 +44,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.IntVar(&o.MaxConns, "max-conns", o.MaxConns, "connections the loader may open in an overload step (needs ulimit -n above it)")
 	fs.Float64Var(&o.Factor, "factor", 0, "overload step rate as a multiple of direct's saturation (default 2; 10 for -preset overload)")
 	fs.Float64Var(&o.Rate, "rate", 0, "take this as direct's saturation (req/s) instead of searching; saturation searches of other variants still run")
-	fs.DurationVar(&overloadFor, "overload-duration", 0, "length of the overload step (default 20s; -preset overload 1m; -quick 3s)")
+	fs.DurationVar(&overloadFor, "overload-duration", 0, "length of the overload step (default 20s; -preset overload 1m; -quick 2s)")
 	fs.DurationVar(&o.IODelay, "io-delay", o.IODelay, "slow-backend: kvserver's -io-delay (every store operation first sleeps this)")
 	fs.StringVar(&o.IODelayDist, "io-delay-dist", o.IODelayDist, "slow-backend: fixed | exp")
 	fs.DurationVar(&o.QuietWait, "quiet-wait", o.QuietWait, "before a step, wait up to this while other processes keep over 1.5 cores busy (0: do not check; -quick: at most 10s)")

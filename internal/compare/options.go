@@ -112,7 +112,7 @@ func QuickTiming() Timing {
 	return Timing{
 		SatStep: 500 * time.Millisecond, SatValidate: time.Second, SatCooldown: 200 * time.Millisecond,
 		SatStartRate: 2000, SatMaxRate: 1_000_000, SatPrecision: 0.15,
-		Fixed: 2 * time.Second, Overload: 3 * time.Second,
+		Fixed: 1500 * time.Millisecond, Overload: 2 * time.Second,
 		ProbeBaseline: 500 * time.Millisecond, RecoverProbes: 1, ProbeLength: time.Second,
 		ProfileSeconds: 1, RequestTimeout: 2 * time.Second,
 		Closed: time.Second, ClosedRounds: 3,

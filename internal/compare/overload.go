@@ -47,6 +47,7 @@ func (r *runner) overload(ctx context.Context, wr *WorkloadResult, v *VariantRes
 		return latency.ValueAt(res.Corrected, 99), perReq, true
 	}
 
+	o.FullLoadCPUPerRequest = r.fullLoadCost(ctx, wr, v, srv, cfg, filepath.Join(dir, "full-load"))
 	w := answerTime(v, wr.baseline(), o.Asked)
 	conns := littleConns(o.Asked, w, r.o.MaxConns)
 	r.logf("%s %s: overload %.0f req/s (%g× direct's saturation) for %v, %d connections at the start, up to %d", wl, v.Name, o.Asked, r.p.OverloadFactor, r.t.Overload, conns, r.o.MaxConns)
@@ -122,9 +123,6 @@ func (r *runner) overload(ctx context.Context, wr *WorkloadResult, v *VariantRes
 		// results.bin has served its purpose and is by far the largest file.
 		os.Remove(bin)
 	}
-	if b := wr.baseline(); b != nil && b != v && b.Overload != nil && b.Overload.Shed == 0 && b.Overload.Served > 0 {
-		o.DirectServedCPU = b.Overload.ServerCPU / time.Duration(b.Overload.Served)
-	}
 	judged := judgeOverload(o, v.Variant, report.Summarize(res, nil), dead, logTail)
 	o.Verdict = judged.String()
 	if judged.Failed() {
@@ -134,16 +132,44 @@ func (r *runner) overload(ctx context.Context, wr *WorkloadResult, v *VariantRes
 	r.logf("%s %s: goodput %.0f/s, served p99 %v, shed %.1f%%, %s", wl, v.Name, o.Goodput, o.ServedP99, o.ShedPct, o.Verdict)
 }
 
+// fullLoadCost runs one closed-loop round of Timing.Closed on srv, with
+// the connections a closed loop at direct's saturation needs (as the
+// closed-loop step sizes them), and returns kvserver's CPU per request
+// over it: what a request costs the variant when it serves as fast as it
+// can, queueing and hand-offs included, and sheds nothing (0 where it
+// shed, failed, or was not measured). A cooldown follows, so the probe
+// after it sees the server settled.
+func (r *runner) fullLoadCost(ctx context.Context, wr *WorkloadResult, v *VariantResult, srv *harness.Server, cfg loadgen.Config, dir string) time.Duration {
+	if r.t.Closed <= 0 {
+		return 0
+	}
+	w := unloadedAnswerTime(v)
+	if b := wr.baseline(); w == 0 && b != nil {
+		w = unloadedAnswerTime(b)
+	}
+	cfg.Rate, cfg.Duration = 0, r.t.Closed
+	cfg.Conns = littleConns(wr.BaseRate, w, r.o.MaxConns)
+	cfg.MaxConns = cfg.Conns
+	before, berr := srv.Sample()
+	res, _, err := runInto(ctx, cfg, dir, v.Config)
+	span := r.span(srv, before, berr)
+	if err != nil || ctx.Err() != nil || res.Sent == 0 || res.ErrorCount > 0 || span.cpu() <= 0 {
+		return 0
+	}
+	_ = sleepCtx(ctx, r.t.SatCooldown)
+	return span.cpu() / time.Duration(res.Sent)
+}
+
 // ServedCPU is what a served request is taken to cost kvserver in the
-// overload step, and where that figure comes from: direct's CPU per
-// served request over its own overload step in the same run (it sheds
-// nothing and serves at full load, where serving costs least: more
-// requests per wake-up), else this variant's baseline probe, where
-// nothing was shed but the load was half (so a served request costs
-// more there than under overload). 0 where neither was measured.
+// overload step, and where that figure comes from: the variant's own
+// closed-loop round at full load just before (FullLoadCPUPerRequest:
+// it serves as fast as it can and sheds nothing), else its baseline
+// probe, where nothing was shed but the load was half (so a served
+// request costs more there: fewer requests per wake-up). 0 where
+// neither was measured.
 func (o *OverloadRun) ServedCPU() (time.Duration, string) {
-	if o.DirectServedCPU > 0 {
-		return o.DirectServedCPU, "direct's overload step"
+	if o.FullLoadCPUPerRequest > 0 {
+		return o.FullLoadCPUPerRequest, "its closed loop"
 	}
 	return o.ProbeCPUPerRequest, "the baseline probe"
 }

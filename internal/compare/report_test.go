@@ -122,17 +122,17 @@ func TestCPUPerShed(t *testing.T) {
 	assert.Equal(t, "`get` under overload, what a 503 cost kvserver against a served request (derived: the step's CPU less its served requests at a served request's cost, see the table; 2 variants that shed): 0.50× (fifo to lifo).",
 		shedCostFinding(wr))
 
-	// With direct's overload step in the same run (it shed nothing), its
-	// CPU per served request at full load is the reference, not the
+	// With the variant's closed-loop round at full load (it shed
+	// nothing), its CPU per request there is the reference, not the
 	// half-load probe's: 10 s − 400,000 × 16 µs over 200,000 503s.
-	o = &OverloadRun{ServerCPU: 10 * time.Second, ProbeCPUPerRequest: 20 * time.Microsecond, DirectServedCPU: 16 * time.Microsecond,
+	o = &OverloadRun{ServerCPU: 10 * time.Second, ProbeCPUPerRequest: 20 * time.Microsecond, FullLoadCPUPerRequest: 16 * time.Microsecond,
 		Served: 400_000, Shed: 200_000}
 	d, _ = o.CPUPerShed()
 	assert.Equal(t, 18*time.Microsecond, d)
 	x, _ = o.ShedCostRatio()
 	assert.InDelta(t, 18.0/16, x, 1e-9)
 	_, from := o.ServedCPU()
-	assert.Equal(t, "direct's overload step", from)
+	assert.Equal(t, "its closed loop", from)
 }
 
 // TestDefaultsFinding: the pools at kvserver's defaults against direct's

@@ -239,11 +239,13 @@ type OverloadRun struct {
 	// where nothing is shed: what a served request costs (0: unknown).
 	ServerCPU          time.Duration `json:",omitempty"`
 	ProbeCPUPerRequest time.Duration `json:",omitempty"`
-	// DirectServedCPU is direct's CPU per served request over its own
-	// overload step, in the same run, where it shed nothing: a served
-	// request's cost at full load, which CPUPerShed prefers to the
-	// probe's (0: none, as for direct itself).
-	DirectServedCPU time.Duration `json:",omitempty"`
+	// FullLoadCPUPerRequest is kvserver's CPU per request over a
+	// closed-loop round on the same server just before the overload step,
+	// where the variant served at full load and shed nothing: what a
+	// served request costs there, queueing and hand-offs included, which
+	// CPUPerShed prefers to the half-load probe's (0: not measured, or it
+	// shed).
+	FullLoadCPUPerRequest time.Duration `json:",omitempty"`
 	Alive           bool
 	ExitCode        int
 	Panicked        bool
