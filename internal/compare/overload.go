@@ -174,15 +174,21 @@ func (o *OverloadRun) ServedCPU() (time.Duration, string) {
 	return o.ProbeCPUPerRequest, "the baseline probe"
 }
 
+// minShedForCost is the share of a step's answers that must be 503s
+// before CPUPerShed derives a figure: the error in the served requests'
+// cost is multiplied by served ÷ shed in it, so with 1 % shed a 2 µs
+// error in a served request's cost becomes 200 µs per 503.
+const minShedForCost = 0.10
+
 // CPUPerShed is what a 503 cost kvserver, derived: the overload step's
 // CPU less what its served requests cost at ServedCPU each, spread over
 // the 503s. It assumes a served request costs what ServedCPU says; where
 // it cost less, the figure comes out high, where more, low (even
-// negative: then nothing can be derived). false where nothing was shed or
-// a figure is missing.
+// negative: then nothing can be derived). false where fewer than
+// minShedForCost of the answers were 503s, or a figure is missing.
 func (o *OverloadRun) CPUPerShed() (time.Duration, bool) {
 	served, _ := o.ServedCPU()
-	if o.Shed == 0 || o.ServerCPU <= 0 || served <= 0 {
+	if o.Shed == 0 || float64(o.Shed) < minShedForCost*float64(o.Shed+o.Served) || o.ServerCPU <= 0 || served <= 0 {
 		return 0, false
 	}
 	return (o.ServerCPU - time.Duration(o.Served)*served) / time.Duration(o.Shed), true
