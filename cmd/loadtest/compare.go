@@ -20,15 +20,16 @@ import (
 // a flag set of their own (no load flags: each step sets its own).
 func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o := compare.DefaultOptions()
-	var pools, policies, caps, workers, execs, limits listFlag
+	var pools, policies, caps, workers, execs, limits, timeouts listFlag
 	var overloadFor time.Duration
 	fs := flag.NewFlagSet("loadtest compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.Preset, "preset", o.Preset, "experiment: "+strings.Join(compare.Presets, " | "))
 	fs.StringVar(&o.Kvserver, "kvserver", o.Kvserver, "kvserver binary to start (make build)")
 	fs.Var(&pools, "pools", "pools to compare, comma-separated (default: the preset's; direct, the baseline, always runs); valid: "+strings.Join(compare.Pools, ","))
-	fs.Var(&policies, "policies", "overflow policies (policies and overload presets); valid: "+strings.Join(compare.Policies, ","))
+	fs.Var(&policies, "policies", "overflow policies of the seeds' grid at -cap 1024 (policies and overload presets), comma-separated, or none; valid: "+strings.Join(compare.Policies, ","))
 	fs.Var(&execs, "execs", "run each queueing variant once per kvserver -exec mode given, comma-separated (default: kvserver's own, no -exec flag); valid: "+strings.Join(compare.Execs, ","))
+	fs.Var(&timeouts, "queue-timeouts", "policies and overload presets: each queueing pool also at its defaults but for kvserver's -queue-timeout, once per value, comma-separated (10ms,50ms): the sweep that chose its default")
 	fs.Var(&limits, "limits", "adaptive -limit variants on fifo and lifo at their defaults (policies, overload, slow-backend presets), comma-separated, or none (default: all); valid: "+strings.Join(compare.Limits, ","))
 	fs.Var(&caps, "cap", "queue capacities of the capacity preset (default 32,64,128,256,512,1024)")
 	fs.Var(&workers, "workers", "worker counts of the slow-backend preset (default 2,8,64)")
@@ -93,6 +94,16 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usageError(fmt.Errorf("unexpected arguments %q", fs.Args()))
 	}
 	o.Pools, o.Policies, o.Execs = pools.strings(), policies.strings(), execs.strings()
+	if len(o.Policies) == 1 && o.Policies[0] == "none" {
+		o.Policies = []string{} // none: not nil, which is the default
+	}
+	for _, s := range timeouts.strings() {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return usageError(fmt.Errorf("-queue-timeouts %q: want durations of 0s or more, comma-separated (10ms,50ms)", s))
+		}
+		o.QueueTimeouts = append(o.QueueTimeouts, d)
+	}
 	if given["limits"] {
 		o.Limits = limits.strings()
 		if len(o.Limits) == 1 && o.Limits[0] == "none" {

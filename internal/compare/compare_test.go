@@ -51,6 +51,27 @@ func TestPresetPlans(t *testing.T) {
 	f("scaling", 24, []string{"direct cpus=1", "fifo cpus=1", "lifo cpus=1"})
 }
 
+// TestQueueTimeoutSweep: -queue-timeouts adds each queueing pool at its
+// defaults but for -queue-timeout, named for it and not judged as a
+// default configuration; -policies none drops the seeds' grid.
+func TestQueueTimeoutSweep(t *testing.T) {
+	o := DefaultOptions()
+	o.Preset, o.Pools, o.Policies, o.Limits = "policies", []string{"fifo", "lifo"}, []string{}, []string{}
+	o.QueueTimeouts = []time.Duration{10 * time.Millisecond, 0}
+	require.NoError(t, o.Validate())
+	p, err := newPlan(&o, 8)
+	require.NoError(t, err)
+	var names []string
+	for _, v := range p.Variants {
+		names = append(names, v.Name())
+	}
+	assert.Equal(t, []string{"direct", "fifo", "lifo", "fifo queue-timeout=10ms", "fifo queue-timeout=0s", "lifo queue-timeout=10ms", "lifo queue-timeout=0s"}, names)
+	v := p.Variants[3]
+	assert.Equal(t, []string{"-pool", "fifo", "-queue-timeout", "10ms"}, v.Args())
+	assert.False(t, v.AtDefaults())
+	assert.True(t, p.Variants[1].AtDefaults())
+}
+
 // TestPresetVariantsOfIssue20: the policy variants name their bound (a
 // queue at kvserver's default -cap never fills) and turn shedding by age
 // off, as the seeds ran; the defaults pass no pool flag at all; the limit

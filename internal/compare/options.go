@@ -29,6 +29,10 @@ type Options struct {
 	// overload and slow-backend presets' limit variants, on fifo and lifo
 	// (nil: all of Limits; empty: none).
 	Limits []string
+	// QueueTimeouts (policies and overload presets) adds each queueing
+	// pool once per value, at its defaults but for -queue-timeout: the
+	// sweep that chooses that default.
+	QueueTimeouts []time.Duration
 	// Caps (capacity preset) and Workers (slow-backend preset) are swept.
 	Caps    []int
 	Workers []int

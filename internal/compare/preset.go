@@ -93,6 +93,9 @@ func (v Variant) Name() string {
 	if v.CPUs > 0 {
 		b.WriteString(" cpus=" + strconv.Itoa(v.CPUs))
 	}
+	if v.QueueTimeoutSet && v.Policy == "" && !v.CapSet {
+		b.WriteString(" queue-timeout=" + v.QueueTimeout.String())
+	}
 	return b.String()
 }
 
@@ -288,6 +291,13 @@ func newPlan(o *Options, serverCPUs int) (*plan, error) {
 			}
 		}
 	}
+	// timeoutSweep is -queue-timeouts: each pool at its defaults but for
+	// -queue-timeout, once per value.
+	timeoutSweep := func(vs *variants) {
+		perPool(vs, pools, o.QueueTimeouts, func(pl string, qt time.Duration) Variant {
+			return Variant{Pool: pl, QueueTimeout: qt, QueueTimeoutSet: true}
+		})
+	}
 	var vs *variants
 	switch o.Preset {
 	case "queues":
@@ -316,6 +326,7 @@ func newPlan(o *Options, serverCPUs int) (*plan, error) {
 		p.Overload = true
 		vs = newVariants(o, base)
 		defaults(vs)
+		timeoutSweep(vs)
 		policyGrid(vs)
 		vs.addLimits(pools, limits, none)
 	case "slow-backend":
@@ -342,6 +353,7 @@ func newPlan(o *Options, serverCPUs int) (*plan, error) {
 		}
 		vs = newVariants(o, base)
 		defaults(vs)
+		timeoutSweep(vs)
 		policyGrid(vs)
 		for _, pl := range unboundedPools {
 			if slices.Contains(pools, pl) {
