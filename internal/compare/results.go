@@ -246,11 +246,11 @@ type OverloadRun struct {
 	// CPUPerShed prefers to the half-load probe's (0: not measured, or it
 	// shed).
 	FullLoadCPUPerRequest time.Duration `json:",omitempty"`
-	Alive           bool
-	ExitCode        int
-	Panicked        bool
-	Verdict         string
-	Dir             string
+	Alive                 bool
+	ExitCode              int
+	Panicked              bool
+	Verdict               string
+	Dir                   string
 }
 
 // Failure is a step that could not complete: the report lists it.
