@@ -52,7 +52,7 @@ func main() {
 }
 
 // run dispatches to a subcommand and returns the exit code: 0, 1 for a
-// failed run, 2 for bad usage, or a subcommand's own (saturate's 3).
+// failed run, 2 for bad usage, or a subcommand's own (saturate's 3 and 4).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "help" {
 		usage(stderr)

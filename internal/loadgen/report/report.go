@@ -42,8 +42,18 @@ func DescribeLoad(c *loadgen.Config) string {
 	if w.Mix.Put > 0 {
 		value = fmt.Sprintf(", value %d B", w.ValueSize)
 	}
-	return fmt.Sprintf("engine %s, %d connections (max %d), workload %s, %s%s",
-		eng, c.Conns, c.MaxConns, w, keys, value)
+	loops := "one loop per loader CPU"
+	switch {
+	case c.Engine == loadgen.EngineVegeta:
+		loops = "vegeta's workers"
+	case c.Loops > 0:
+		loops = fmt.Sprintf("%d loops", c.Loops)
+	}
+	if !c.CPUs.IsEmpty() {
+		loops += " on CPUs " + c.CPUs.String()
+	}
+	return fmt.Sprintf("engine %s, %s, %d connections (max %d), workload %s, %s%s",
+		eng, loops, c.Conns, c.MaxConns, w, keys, value)
 }
 
 // Print writes r's report in wrk2's layout: both percentile tables, then
