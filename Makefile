@@ -190,10 +190,10 @@ pprof-diff:
 # A compare report made fit to commit: REPORT.md, its charts and the CPU
 # call graphs go to docs/report/<preset>/; the raw profiles (.pb.gz) stay
 # in RUN, and the report's links to them become plain names.
-# make compare-publish RUN=results/compare-...
+# make compare-publish RUN=results/compare-... [AS=name: docs/report/name instead of the preset's folder]
 compare-publish:
 	@[ -n "$(RUN)" ] && [ -f "$(RUN)/REPORT.md" ] || { echo "compare-publish: set RUN to a compare report's folder, e.g. RUN=$$(ls -d results/compare-* 2>/dev/null | tail -1)" >&2; exit 2; }
-	@run=$(RUN); run=$${run%/}; preset=$$(basename $$run | sed 's/^compare-[0-9TZ]*-//'); dest=docs/report/$$preset; \
+	@run=$(RUN); run=$${run%/}; preset=$$(basename $$run | sed 's/^compare-[0-9TZ]*-//'); dest=docs/report/$${AS:-$$preset}; \
 	rm -rf $$dest && mkdir -p $$dest/charts && cp $$run/charts/*.svg $$dest/charts/ && \
 	for g in $$run/profiles/*/cpu.svg; do [ -f $$g ] || continue; pool=$$(basename $$(dirname $$g)); mkdir -p $$dest/profiles/$$pool && cp $$g $$dest/profiles/$$pool/; done; \
 	sed -e 's#\[\([a-z]*\)\](profiles/[^)]*\.pb\.gz)#\1#g' \

@@ -120,8 +120,15 @@ const AutoQueueTimeout time.Duration = -1
 
 // DefaultQueueTimeout is what AutoQueueTimeout gives the queueing pools
 // but adaptive: how long a request may wait for a slot before it is
-// answered 503, chosen by measurement (README, Overload).
-const DefaultQueueTimeout = 50 * time.Millisecond
+// answered 503, chosen by measurement (README, Overload). It must stay
+// above the wait the connections themselves make: C connections each
+// holding a request before a server answering X per second wait C/X on
+// average (Little's law: 4,096 at 50,000/s is 80 ms), and a timeout
+// below that expires most requests, each 503 freeing a connection for
+// the next: the refusal storm again, by age (50 ms served 0.45-0.66x
+// direct's goodput on 2 shared cores). One second is about what a client
+// waits before it gives up: what waited longer is likely unwanted.
+const DefaultQueueTimeout = time.Second
 
 // PoolConfig is Pcfg with AutoCapacity and AutoQueueTimeout resolved: the
 // pool.Config kvserver builds its pool from.

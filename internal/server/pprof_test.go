@@ -70,10 +70,10 @@ func TestConfigInfo(t *testing.T) {
 		c.Sync, c.CacheMiB = true, 16
 	}, `kvserver_config_info{cache_mb="16",cap="64",`, `,overflow="reject",pool="lifo",queue_timeout="5ms",sync="true",`, `,workers="3"} 1`)
 	f(func(c *Config) { c.Pcfg.Workers = 0 },
-		`workers="`+strconv.Itoa(runtime.GOMAXPROCS(0))+`"} 1`, `queue_timeout="50ms"`, `sync="false"`,
+		`workers="`+strconv.Itoa(runtime.GOMAXPROCS(0))+`"} 1`, `queue_timeout="1s"`, `sync="false"`,
 		`cap="10000"`, `exec="handler"`, `limit="fixed"`)
 	f(func(c *Config) { c.Pool, c.Pcfg.Exec, c.MaxConns = "msqueue", pool.ExecWorker, 300 },
-		`cap="300"`, `exec="worker"`, `queue_timeout="50ms"`)
+		`cap="300"`, `exec="worker"`, `queue_timeout="1s"`)
 	f(func(c *Config) { c.Pool, c.Pcfg.Limit.Algorithm = "adaptive", "gradient2" },
 		`exec="handler"`, `limit="gradient2"`, `queue_timeout="0s"`)
 	f(func(c *Config) { c.Pool, c.Pcfg.Exec = "direct", pool.ExecWorker },

@@ -321,7 +321,7 @@ func TestMetricsAndPprof(t *testing.T) {
 		`kvserver_pebble_block_cache_bytes`,
 		`kvserver_pebble_wal_bytes_written_total`,
 		`kvserver_http_connection_errors_total{kind="other"} 0`,
-		`kvserver_config_info{cache_mb="8",cap="10000",exec="handler",io_delay="0s",io_delay_dist="fixed",limit="fixed",overflow="reject",pool="fifo",queue_timeout="50ms",sync="false",version="`,
+		`kvserver_config_info{cache_mb="8",cap="10000",exec="handler",io_delay="0s",io_delay_dist="fixed",limit="fixed",overflow="reject",pool="fifo",queue_timeout="1s",sync="false",version="`,
 		`kvserver_pool_limit{pool="fifo"} 4`,
 		`kvserver_pool_limit_changes_total{pool="fifo"} 0`,
 		`go_goroutines`,
