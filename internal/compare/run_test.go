@@ -79,7 +79,7 @@ func TestQueuesEndToEnd(t *testing.T) {
 		}
 	}
 	assert.Regexp(t, regexp.MustCompile(`(?m)^\| CPUs \| (kvserver on CPUs|kvserver and the loader share CPUs) `), report, "environment says nothing about the CPUs")
-	assert.Regexp(t, regexp.MustCompile("\\(\\d+ loops\\)"), report, "the loader's loops")
+	assert.Regexp(t, regexp.MustCompile(`\(\d+ loops\)`), report, "the loader's loops")
 	require.NotNil(t, c.Workloads[0].Variants[0].Closed, "direct's closed loop")
 	assert.Len(t, c.Workloads[0].Variants[0].Closed.Rounds, 2)
 	assert.Nil(t, c.Workloads[0].Variants[1].Closed, "only direct's saturation is cross-checked")

@@ -89,12 +89,7 @@ func writeScaling(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 	w("kvserver ran on the first n CPUs of its set for each count n (its GOMAXPROCS, and so its default -workers, n), the loader on CPUs of its own throughout (%s). "+
 		"Saturation: median ± half the spread over %s, with its ratio to direct's on as many CPUs; server CPU/request: kvserver's CPU over the validating run ÷ its requests (median over the searches). "+
 		"\"≥ X, loader-bound\" is a lower bound: the loader ran out before kvserver did.\n\n", placementText(c.Env), searchesText(c.Options.Repeat))
-	head, rule := "| variant |", "|---|"
-	for _, n := range g.counts {
-		head += fmt.Sprintf(" %s: saturation req/s | %s: server CPU/request |", cpusText(n, "CPU"), cpusText(n, "CPU"))
-		rule += "---|---|"
-	}
-	w("%s\n%s\n", head, rule)
+	w("%s", countsHeader(g.counts, "saturation req/s"))
 	for _, row := range g.rows {
 		line := "| " + row + " |"
 		for _, n := range g.counts {
@@ -121,12 +116,7 @@ func writeScaling(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 	w("%s: `%s`\n\n", headClosed, wr.Workload)
 	w("Each connection sends its next request as soon as the last is answered (%d rounds; connections by Little's law at the variant's saturation, at least %d): req/s median ± half the spread over the rounds; kvserver's CPU per request, median over the rounds, with its ratio to direct's on as many CPUs (issue 20 asks -exec handler to stay within 5 %% of direct).\n\n",
 		c.Options.StepTiming().ClosedRounds, minConns)
-	head, rule = "| variant |", "|---|"
-	for _, n := range g.counts {
-		head += fmt.Sprintf(" %s: req/s | %s: server CPU/request |", cpusText(n, "CPU"), cpusText(n, "CPU"))
-		rule += "---|---|"
-	}
-	w("%s\n%s\n", head, rule)
+	w("%s", countsHeader(g.counts, "req/s"))
 	for _, row := range g.rows {
 		line := "| " + row + " |"
 		for _, n := range g.counts {
@@ -347,4 +337,15 @@ func closedCPUFindings(wl string, g scalingGrid) []string {
 	out = append(out, fmt.Sprintf("`%s` issue 20's target, -exec handler within %.0f %% of direct's CPU per request at every count (%s): %s.",
 		wl, 100*handlerTolerance, countsText(g.counts), verdictText))
 	return out
+}
+
+// countsHeader is the head and rule of a table with two columns per CPU
+// count: what, and kvserver's CPU per request.
+func countsHeader(counts []int, what string) string {
+	head, rule := "| variant |", "|---|"
+	for _, n := range counts {
+		head += fmt.Sprintf(" %s: %s | %s: server CPU/request |", cpusText(n, "CPU"), what, cpusText(n, "CPU"))
+		rule += "---|---|"
+	}
+	return head + "\n" + rule + "\n"
 }

@@ -156,18 +156,7 @@ func sweep(spec Spec, lines []XYLine) (Chart, error) {
 	if xmin > 0 && xmax/xmin >= 8 {
 		p.X.Label.Text = logLabel(p.X.Label.Text)
 		p.X.Scale = plot.LogScale{}
-		seen := map[float64]bool{}
-		var ticks []plot.Tick
-		for _, l := range lines {
-			for _, x := range l.X {
-				if !seen[x] {
-					seen[x] = true
-					ticks = append(ticks, plot.Tick{Value: x, Label: formatTick(x)})
-				}
-			}
-		}
-		sort.Slice(ticks, func(a, b int) bool { return ticks[a].Value < ticks[b].Value })
-		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+		p.X.Tick.Marker = xTicks(lines)
 		p.X.Min, p.X.Max = padRange(xmin, xmax, true)
 	} else {
 		p.X.Min, p.X.Max = padRange(xmin, xmax, false)
@@ -178,6 +167,23 @@ func sweep(spec Spec, lines []XYLine) (Chart, error) {
 
 // linearFromZero is a linear axis range that starts at 0 (so that bar-like
 // comparisons of heights are honest) unless a value is negative.
+// xTicks marks the x axis at every x the lines were measured at, and
+// nowhere else: a swept parameter or a CPU count has no values between.
+func xTicks(lines []XYLine) plot.Ticker {
+	seen := map[float64]bool{}
+	var ticks []plot.Tick
+	for _, l := range lines {
+		for _, x := range l.X {
+			if !seen[x] {
+				seen[x] = true
+				ticks = append(ticks, plot.Tick{Value: x, Label: formatTick(x)})
+			}
+		}
+	}
+	sort.Slice(ticks, func(a, b int) bool { return ticks[a].Value < ticks[b].Value })
+	return plot.ConstantTicks(ticks)
+}
+
 func linearFromZero(min, max float64) (float64, float64) {
 	if min < 0 {
 		return padRange(min, max, false)
@@ -238,18 +244,7 @@ func scaling(spec Spec, lines []XYLine) (Chart, error) {
 	} else {
 		p.X.Min, p.X.Max = padRange(xmin, xmax, false)
 	}
-	seen := map[float64]bool{}
-	var ticks []plot.Tick
-	for _, l := range lines {
-		for _, x := range l.X {
-			if !seen[x] {
-				seen[x] = true
-				ticks = append(ticks, plot.Tick{Value: x, Label: formatTick(x)})
-			}
-		}
-	}
-	sort.Slice(ticks, func(a, b int) bool { return ticks[a].Value < ticks[b].Value })
-	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.X.Tick.Marker = xTicks(lines)
 	p.Y.Min, p.Y.Max = linearFromZero(ymin, ymax)
 	names := make([]string, len(lines))
 	for i, l := range lines {
