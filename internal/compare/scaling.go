@@ -89,53 +89,34 @@ func writeScaling(b *bytes.Buffer, c *Comparison, wr *WorkloadResult) {
 	w("kvserver ran on the first n CPUs of its set for each count n (its GOMAXPROCS, and so its default -workers, n), the loader on CPUs of its own throughout (%s). "+
 		"Saturation: median ± half the spread over %s, with its ratio to direct's on as many CPUs; server CPU/request: kvserver's CPU over the validating run ÷ its requests (median over the searches). "+
 		"\"≥ X, loader-bound\" is a lower bound: the loader ran out before kvserver did.\n\n", placementText(c.Env), searchesText(c.Options.Repeat))
-	w("%s", countsHeader(g.counts, "saturation req/s"))
-	for _, row := range g.rows {
-		line := "| " + row + " |"
-		for _, n := range g.counts {
-			v := g.at[row][n]
-			if v == nil {
-				line += " - | - |"
-				continue
+	writeCountsTable(b, g, "saturation req/s", func(v, base *VariantResult) (string, string, bool) {
+		cpu := "-"
+		if d := satCPUPerRequest(v); d > 0 {
+			cpu = cpuMicros(d)
+			if bd := satCPUPerRequest(base); bd > 0 {
+				cpu += ratio(float64(d), float64(bd))
 			}
-			cpu := "-"
-			if d := satCPUPerRequest(v); d > 0 {
-				cpu = cpuMicros(d)
-				if bd := satCPUPerRequest(g.base(n)); bd > 0 {
-					cpu += ratio(float64(d), float64(bd))
-				}
-			}
-			line += fmt.Sprintf(" %s | %s |", satCell(v, baseSatOf(g.base(n))), cpu)
 		}
-		w("%s\n", line)
-	}
-	w("\n")
+		return satCell(v, baseSatOf(base)), cpu, true
+	})
 	if !slices.ContainsFunc(wr.Variants, func(v *VariantResult) bool { return v.Closed != nil }) {
 		return
 	}
 	w("%s: `%s`\n\n", headClosed, wr.Workload)
 	w("Each connection sends its next request as soon as the last is answered (%d rounds; connections by Little's law at the variant's saturation, at least %d): req/s median ± half the spread over the rounds; kvserver's CPU per request, median over the rounds, with its ratio to direct's on as many CPUs (issue 20 asks -exec handler to stay within 5 %% of direct).\n\n",
 		c.Options.StepTiming().ClosedRounds, minConns)
-	w("%s", countsHeader(g.counts, "req/s"))
-	for _, row := range g.rows {
-		line := "| " + row + " |"
-		for _, n := range g.counts {
-			v := g.at[row][n]
-			if v == nil || v.Closed == nil || len(v.Closed.Rounds) == 0 {
-				line += " - | - |"
-				continue
-			}
-			rates := v.Closed.Rates()
-			rate := thousands(median(rates)) + " ± " + thousands(spread(rates)/2)
-			if v.Closed.LoaderBound() {
-				rate = "≥ " + rate + ", loader-bound"
-			}
-			cpu := cpuMicros(v.Closed.CPUPerRequest()) + ratio(float64(v.Closed.CPUPerRequest()), float64(closedCPUPerRequest(g.base(n))))
-			line += fmt.Sprintf(" %s | %s |", rate, cpu)
+	writeCountsTable(b, g, "req/s", func(v, base *VariantResult) (string, string, bool) {
+		if v.Closed == nil || len(v.Closed.Rounds) == 0 {
+			return "", "", false
 		}
-		w("%s\n", line)
-	}
-	w("\n")
+		rates := v.Closed.Rates()
+		rate := thousands(median(rates)) + " ± " + thousands(spread(rates)/2)
+		if v.Closed.LoaderBound() {
+			rate = "≥ " + rate + ", loader-bound"
+		}
+		d := v.Closed.CPUPerRequest()
+		return rate, cpuMicros(d) + ratio(float64(d), float64(closedCPUPerRequest(base))), true
+	})
 }
 
 // scalingLines are the scaling charts' lines: per variant, the median
@@ -339,13 +320,29 @@ func closedCPUFindings(wl string, g scalingGrid) []string {
 	return out
 }
 
-// countsHeader is the head and rule of a table with two columns per CPU
-// count: what, and kvserver's CPU per request.
-func countsHeader(counts []int, what string) string {
+// writeCountsTable writes g's variants (rows) by CPU count, two columns
+// per count: what, and kvserver's CPU per request. cell gives a variant's
+// two cells at a count, base being direct's there; a variant not measured
+// there (absent, or cell's false) gets dashes.
+func writeCountsTable(b *bytes.Buffer, g scalingGrid, what string, cell func(v, base *VariantResult) (val, cpu string, ok bool)) {
 	head, rule := "| variant |", "|---|"
-	for _, n := range counts {
+	for _, n := range g.counts {
 		head += fmt.Sprintf(" %s: %s | %s: server CPU/request |", cpusText(n, "CPU"), what, cpusText(n, "CPU"))
 		rule += "---|---|"
 	}
-	return head + "\n" + rule + "\n"
+	fmt.Fprintf(b, "%s\n%s\n", head, rule)
+	for _, row := range g.rows {
+		line := "| " + row + " |"
+		for _, n := range g.counts {
+			if v := g.at[row][n]; v != nil {
+				if val, cpu, ok := cell(v, g.base(n)); ok {
+					line += fmt.Sprintf(" %s | %s |", val, cpu)
+					continue
+				}
+			}
+			line += " - | - |"
+		}
+		fmt.Fprintf(b, "%s\n", line)
+	}
+	b.WriteString("\n")
 }

@@ -165,8 +165,6 @@ func sweep(spec Spec, lines []XYLine) (Chart, error) {
 	return f.drawLines(p, spec.Title, lines, true)
 }
 
-// linearFromZero is a linear axis range that starts at 0 (so that bar-like
-// comparisons of heights are honest) unless a value is negative.
 // xTicks marks the x axis at every x the lines were measured at, and
 // nowhere else: a swept parameter or a CPU count has no values between.
 func xTicks(lines []XYLine) plot.Ticker {
@@ -184,6 +182,8 @@ func xTicks(lines []XYLine) plot.Ticker {
 	return plot.ConstantTicks(ticks)
 }
 
+// linearFromZero is a linear axis range that starts at 0 (so that bar-like
+// comparisons of heights are honest) unless a value is negative.
 func linearFromZero(min, max float64) (float64, float64) {
 	if min < 0 {
 		return padRange(min, max, false)
