@@ -20,16 +20,6 @@ import "sync/atomic"
 // newest first until CoDel sees it drain, when the order turns FIFO again.
 type Adaptive struct{ queuePool }
 
-// NewAdaptive starts cfg.Workers workers over an adaptive queue tuned by
-// CoDelTarget and CoDelInterval.
-func NewAdaptive(cfg Config) (*Adaptive, error) {
-	p := &Adaptive{}
-	if err := p.start("adaptive", cfg, newAdaptiveQueue); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
 type adaptiveQueue struct {
 	lockedRing
 	codel codel // guarded by mu

@@ -36,13 +36,10 @@ type item struct {
 	enqueued int64 // Config.now() at enqueue
 }
 
-// dequeued does the bookkeeping common to every variant when a worker takes
-// it off a queue: it records the wait and runs the task, or rejects it with
+// dequeuedAt does the bookkeeping common to every variant when a worker
+// takes it off a queue at time at, a cfg.now() reading the caller already
+// has: it records the wait and runs the task, or rejects it with
 // ReasonExpired if it waited past the timeout.
-func (c *counters) dequeued(it item, cfg *Config) { c.dequeuedAt(it, cfg, cfg.now()) }
-
-// dequeuedAt is dequeued for an item taken off the queue at time at, a
-// cfg.now() reading the caller already has.
 func (c *counters) dequeuedAt(it item, cfg *Config, at int64) {
 	if wait := c.waited(it, cfg, at); cfg.QueueTimeout > 0 && wait > cfg.QueueTimeout {
 		c.reject(it.task, ReasonExpired)

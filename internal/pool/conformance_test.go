@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/limit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -59,8 +60,12 @@ func (c conformanceCase) String() string {
 // execModes are the exec modes every queueing variant runs in.
 var execModes = []Exec{ExecWorker, ExecHandler}
 
-// queuedVariants are the variants built on queuePool.
-var queuedVariants = []string{"lifo", "msqueue", "multiqueue", "adaptive"}
+// queueingVariants are every variant but direct; queuedVariants are those
+// that need a queue (-cap 0 is fifo's alone).
+var (
+	queueingVariants = Variants[1:]
+	queuedVariants   = []string{"lifo", "msqueue", "multiqueue", "adaptive"}
+)
 
 // conformanceCases lists every variant x exec mode x policy x shape the
 // promise of Pool must hold for. A new variant adds its rows here; the
@@ -76,7 +81,7 @@ func conformanceCases() []conformanceCase {
 
 func execCases(exec Exec) []conformanceCase {
 	var cases []conformanceCase
-	for _, variant := range append([]string{"fifo"}, queuedVariants...) {
+	for _, variant := range queueingVariants {
 		for _, workers := range []int{1, 4, 16} {
 			for _, capacity := range []int{Unbounded, 0, 8, 256} {
 				for _, o := range []Overflow{OverflowReject, OverflowDropOldest, OverflowCallerRuns, OverflowBlock} {
@@ -104,8 +109,8 @@ func execCases(exec Exec) []conformanceCase {
 // policies New accepts for a variant.
 func validCombination(variant string, capacity int, o Overflow) bool {
 	switch {
-	case variant == "fifo":
-		return capacity != Unbounded && (capacity > 0 || o != OverflowDropOldest)
+	case variant == "fifo" && capacity == 0:
+		return o != OverflowDropOldest // hand-off only: nothing queued to drop
 	case capacity == Unbounded:
 		return o == OverflowReject // never overflows: no other policy applies
 	default:
@@ -416,7 +421,7 @@ func TestLIFONewestFirst(t *testing.T) {
 // time the test advances, never how fast its goroutines start.
 func TestOverflowPolicies(t *testing.T) {
 	for _, exec := range execModes {
-		for _, variant := range append([]string{"fifo"}, queuedVariants...) {
+		for _, variant := range queueingVariants {
 			t.Run(variant+"/"+exec.String(), func(t *testing.T) { testOverflowPolicies(t, variant, exec) })
 		}
 	}
@@ -507,7 +512,7 @@ func testOverflowPolicies(t *testing.T, variant string, exec Exec) {
 // and the stale one has waited exactly what the test advanced.
 func TestQueueTimeoutExpires(t *testing.T) {
 	for _, exec := range execModes {
-		for _, variant := range append([]string{"fifo"}, queuedVariants...) {
+		for _, variant := range queueingVariants {
 			t.Run(variant+"/"+exec.String(), func(t *testing.T) { testQueueTimeoutExpires(t, variant, exec) })
 		}
 	}
@@ -542,24 +547,29 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		t.Helper()
 		_, err := New(name, cfg)
 		assert.Error(t, err)
-		assert.Equal(t, err, Validate(name, cfg.WithDefaults()), "Validate refuses what New refuses, saying the same")
+		_, resolveErr := Resolve(name, cfg)
+		assert.Equal(t, err, resolveErr, "Resolve refuses what New refuses, saying the same")
 	}
 	f("nope", Config{})
 	f("fifo", Config{Exec: Exec(9)})
-	f("fifo", Config{Capacity: Unbounded})
 	f("fifo", Config{Capacity: -2})
 	f("fifo", Config{Capacity: 0, Overflow: OverflowDropOldest})
-	for _, name := range queuedVariants {
-		f(name, Config{Capacity: 0})
+	f("direct", Config{Limit: limit.Config{Algorithm: "gradient2"}})
+	f("fifo", Config{Exec: ExecWorker, Limit: limit.Config{Algorithm: "vegas"}})
+	for _, name := range queueingVariants {
 		f(name, Config{Capacity: -2})
 		f(name, Config{Capacity: 8, Overflow: Overflow(99)})
 		for _, o := range []Overflow{OverflowDropOldest, OverflowCallerRuns, OverflowBlock} {
 			f(name, Config{Capacity: Unbounded, Overflow: o})
 		}
 	}
+	for _, name := range queuedVariants {
+		f(name, Config{Capacity: 0})
+	}
 	// And every combination the conformance table uses is accepted.
 	for _, c := range conformanceCases() {
-		require.NoError(t, Validate(c.variant, c.cfg), c.String())
+		_, err := Resolve(c.variant, c.cfg)
+		require.NoError(t, err, c.String())
 		p, err := New(c.variant, c.cfg)
 		require.NoError(t, err, c.String())
 		assert.Equal(t, c.variant, p.Name())

@@ -4,8 +4,7 @@ package pool
 // It is the synchronous baseline every other variant is compared against.
 type Direct struct{ counters }
 
-// NewDirect returns a Direct pool.
-func NewDirect() *Direct { return &Direct{counters{gate: newGate()}} }
+func newDirect() *Direct { return &Direct{counters{gate: newGate()}} }
 
 // Submit runs t before returning, or rejects it if the pool is closed.
 func (p *Direct) Submit(t Task) {
@@ -25,3 +24,6 @@ func (p *Direct) Stats() Stats { return p.snapshot() }
 
 // Name implements Pool.
 func (p *Direct) Name() string { return "direct" }
+
+// RunsOnSubmitter implements Pool: always.
+func (p *Direct) RunsOnSubmitter() bool { return true }

@@ -4,17 +4,39 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // inHandler tells whether p runs tasks on their submitters (ExecHandler):
 // its Submit returns only once the task has been answered.
-func inHandler(p Pool) bool {
-	if nc, ok := p.(nopCloser); ok {
-		p = nc.Pool
+func inHandler(p Pool) bool { return p.RunsOnSubmitter() }
+
+// TestRunsOnSubmitterSaysWhere: what RunsOnSubmitter answers is where the
+// pool runs and rejects tasks, for every variant in both exec modes
+// (direct runs on its submitter whatever -exec says): on the submitting
+// goroutine before Submit returns, or on a worker goroutine.
+func TestRunsOnSubmitterSaysWhere(t *testing.T) {
+	for _, name := range Variants {
+		for _, exec := range execModes {
+			t.Run(name+"/"+exec.String(), func(t *testing.T) {
+				p, err := New(name, Config{Exec: exec, Workers: 2, Capacity: 8})
+				require.NoError(t, err)
+				want := name == "direct" || exec == ExecHandler
+				assert.Equal(t, want, p.RunsOnSubmitter())
+				ran := &ownerTask{}
+				p.Submit(ran)
+				waitIdle(t, p)
+				p.Close()
+				rejected := &ownerTask{}
+				p.Submit(rejected) // closed: refused at once, on the submitter
+				me := goid()
+				assert.Equal(t, p.RunsOnSubmitter(), ran.by.Load() == me, "ran on the submitter")
+				assert.Equal(t, me, rejected.by.Load())
+				assert.EqualValues(t, ReasonClosed, rejected.reason.Load())
+			})
+		}
 	}
-	_, ok := p.(*slotPool)
-	return ok
 }
 
 // variantModes is one case per queueing variant and exec mode, with only
@@ -22,7 +44,7 @@ func inHandler(p Pool) bool {
 func variantModes() []conformanceCase {
 	var cs []conformanceCase
 	for _, exec := range execModes {
-		for _, variant := range append([]string{"fifo"}, queuedVariants...) {
+		for _, variant := range queueingVariants {
 			cs = append(cs, conformanceCase{variant: variant, cfg: Config{Exec: exec}})
 		}
 	}

@@ -19,7 +19,7 @@ import (
 // make it fail. It runs after a burst, so the pool has been woken and put
 // back to sleep, and spare wake-up tokens (see signal) have had their turn.
 func TestIdleUsesNoCPU(t *testing.T) {
-	for _, variant := range append([]string{"fifo"}, queuedVariants...) {
+	for _, variant := range queueingVariants {
 		t.Run(variant, func(t *testing.T) {
 			p, err := New(variant, Config{Exec: ExecWorker, Workers: 16, Capacity: 256, Overflow: OverflowCallerRuns})
 			require.NoError(t, err)

@@ -9,15 +9,6 @@ package pool
 // their own (see idlers).
 type LIFO struct{ queuePool }
 
-// NewLIFO starts cfg.Workers workers over a stack of cfg.Capacity tasks.
-func NewLIFO(cfg Config) (*LIFO, error) {
-	p := &LIFO{}
-	if err := p.start("lifo", cfg, newLIFOQueue); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
 // lifoQueue pushes at the ring's back and pops from the back: a stack.
 type lifoQueue struct {
 	lockedRing

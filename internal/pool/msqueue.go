@@ -11,15 +11,6 @@ import "sync/atomic"
 // Dropped.
 type MSQueue struct{ queuePool }
 
-// NewMSQueue starts cfg.Workers workers over a Michael–Scott queue.
-func NewMSQueue(cfg Config) (*MSQueue, error) {
-	p := &MSQueue{}
-	if err := p.start("msqueue", cfg, newMSQueue); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
 // msNode is a link of the queue. it is written before the node is published
 // by the compare-and-swap that links it, and only read afterwards.
 type msNode struct {

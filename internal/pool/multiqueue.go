@@ -20,15 +20,6 @@ import (
 // compares heads through atomic stamps, without locks.
 type MultiQueue struct{ queuePool }
 
-// NewMultiQueue starts cfg.Workers workers over ShardsPerWorker·Workers shards.
-func NewMultiQueue(cfg Config) (*MultiQueue, error) {
-	p := &MultiQueue{}
-	if err := p.start("multiqueue", cfg, newMultiQueue); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
 // emptyStamp is the head stamp of an empty shard: later than any enqueue
 // time, so an empty shard never looks older than a non-empty one.
 const emptyStamp = math.MaxInt64

@@ -38,7 +38,7 @@ func (p *pingTask) Reject(Reason) { p.rejects++; p.done <- struct{}{} }
 // below times out. (5 s is not a speed bound: a task normally runs in
 // microseconds; it only has to tell "late" from "never".)
 func TestNoLostWakeup(t *testing.T) {
-	for _, variant := range append([]string{"fifo"}, queuedVariants...) {
+	for _, variant := range queueingVariants {
 		for _, workers := range []int{1, 2, 4, 70} { // 70: two bitmap words
 			for _, producers := range []int{1, 8} {
 				t.Run(fmt.Sprintf("%s/w%d/producers%d", variant, workers, producers), func(t *testing.T) {
@@ -140,7 +140,7 @@ func TestIdlersClaimEachSleeperOnce(t *testing.T) {
 // reports the time it waited (on a fake clock: exactly what the test
 // advanced).
 func TestHandOffSkipsTheQueue(t *testing.T) {
-	for _, variant := range queuedVariants {
+	for _, variant := range queueingVariants {
 		t.Run(variant, func(t *testing.T) {
 			var waits []time.Duration
 			var mu sync.Mutex
@@ -179,6 +179,8 @@ func TestHandOffSkipsTheQueue(t *testing.T) {
 // machinery is the queuePool under one of the variants built on it.
 func machinery(p Pool) *queuePool {
 	switch p := p.(type) {
+	case *FIFO:
+		return &p.queuePool
 	case *LIFO:
 		return &p.queuePool
 	case *MSQueue:

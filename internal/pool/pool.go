@@ -1,4 +1,11 @@
-// Package pool schedules tasks onto a bounded set of worker goroutines.
+// Package pool is admission: it decides when, in what order and on which
+// goroutine a submitted task runs, and which tasks it refuses. A queueing
+// variant lets a bounded number of tasks run at once and orders the rest in
+// its queue (FIFO, LIFO, Michael–Scott, multiqueue, adaptive); under
+// ExecHandler a task runs on the goroutine that submitted it once admitted,
+// under ExecWorker on one of a fixed set of worker goroutines. direct runs
+// every task at once, on its submitter. Pool.RunsOnSubmitter says which of
+// the two a pool does.
 //
 // Every variant implements Pool and keeps one promise: for every Task given
 // to Submit, exactly one of Task.Run or Task.Reject is called, exactly once.
@@ -18,7 +25,8 @@ import (
 // Task is one unit of work. The pool calls exactly one of Run or Reject,
 // exactly once. Either may be called on the submitting goroutine before
 // Submit returns (direct execution, caller-runs, an immediate rejection) or
-// later on a worker goroutine, so a Task must not assume which.
+// later on a worker goroutine, so a Task must not assume which, unless the
+// pool RunsOnSubmitter.
 type Task interface {
 	// Run does the work.
 	Run()
@@ -40,7 +48,25 @@ type Pool interface {
 	Stats() Stats
 	// Name is the variant's name as accepted by New ("fifo", ...).
 	Name() string
+	// RunsOnSubmitter reports whether the pool calls Run and Reject on
+	// the goroutine that called Submit, always before Submit returns
+	// (direct, and every variant under ExecHandler). A submitter may then
+	// lend a task buffers it owns only for the call, and needs no signal
+	// back; otherwise a task must own what it reads and signal its answer
+	// itself.
+	RunsOnSubmitter() bool
 }
+
+// Every variant is a Pool.
+var (
+	_ Pool = (*Direct)(nil)
+	_ Pool = (*FIFO)(nil)
+	_ Pool = (*LIFO)(nil)
+	_ Pool = (*MSQueue)(nil)
+	_ Pool = (*MultiQueue)(nil)
+	_ Pool = (*Adaptive)(nil)
+	_ Pool = (*slotPool)(nil)
+)
 
 // Reason says why a task was rejected.
 type Reason uint8
@@ -120,7 +146,7 @@ const (
 )
 
 // DefaultExec is what Config.Exec's zero value stands for, chosen by
-// measurement (README, Performance).
+// measurement (docs/pools.md, Performance).
 const DefaultExec = ExecHandler
 
 var execNames = map[Exec]string{ExecHandler: "handler", ExecWorker: "worker"}
@@ -148,8 +174,8 @@ const Unbounded = -1
 
 // DefaultCapacity bounds the queue when no capacity is given: deep enough
 // to absorb bursts, yet a full queue's wait stays far below the load lab's
-// 100 ms SLO at the server's measured cost per request (the README's
-// Configuration section does the arithmetic).
+// 100 ms SLO at the server's measured cost per request (docs/results.md,
+// The server: CPU per request, has the cost).
 const DefaultCapacity = 1024
 
 // Config is what every variant is built from. Zero values mean defaults.
@@ -201,10 +227,9 @@ const (
 	DefaultCoDelInterval   = 100 * time.Millisecond
 )
 
-// WithDefaults returns c with every zero (or negative) setting that has a
-// default replaced by it, Workers by GOMAXPROCS: the settings a pool built
-// from c runs with.
-func (c Config) WithDefaults() Config {
+// withDefaults returns c with every zero (or negative) setting that has a
+// default replaced by it, Workers by GOMAXPROCS.
+func (c Config) withDefaults() Config {
 	if c.Exec == 0 {
 		c.Exec = DefaultExec
 	}
@@ -226,70 +251,81 @@ func (c Config) WithDefaults() Config {
 // Variants lists the names New accepts, in the order documentation shows them.
 var Variants = []string{"direct", "fifo", "lifo", "msqueue", "multiqueue", "adaptive"}
 
-// New builds the named variant.
+// Resolve is the one place a pool's configuration is completed and
+// checked: it returns cfg with every default applied (Workers 0 is
+// GOMAXPROCS; direct's Exec is ExecHandler, whatever was asked, since it
+// runs every task on its submitter), or why variant name cannot run with
+// it, without starting anything. New builds from what it returns;
+// configuration checks and start-up logs read it before a server opens its
+// store.
+func Resolve(name string, cfg Config) (Config, error) {
+	cfg = cfg.withDefaults()
+	switch {
+	case cfg.Exec != ExecHandler && cfg.Exec != ExecWorker:
+		return cfg, fmt.Errorf("unknown exec mode %v; want handler or worker", cfg.Exec)
+	case adaptiveLimit(cfg) && name == "direct":
+		return cfg, fmt.Errorf("direct has no slots to limit: -limit %s needs a queueing pool (-pool fifo, lifo, msqueue, multiqueue or adaptive)", cfg.Limit.Algorithm)
+	case adaptiveLimit(cfg) && cfg.Exec == ExecWorker:
+		return cfg, fmt.Errorf("-limit %s adapts the slots of -exec handler; -exec worker runs a fixed set of -workers goroutines", cfg.Limit.Algorithm)
+	case cfg.Capacity < Unbounded:
+		return cfg, fmt.Errorf("pool capacity %d is invalid; want -1 (unbounded), 0 (hand-off) or more", cfg.Capacity)
+	case name == "direct":
+		cfg.Exec = ExecHandler
+		return cfg, nil
+	case !slices.Contains(Variants, name):
+		return cfg, fmt.Errorf("unknown pool %q; want one of %v", name, Variants)
+	}
+	if _, err := limit.New(limitConfig(&cfg)); err != nil {
+		return cfg, err
+	}
+	return cfg, checkQueued(name, cfg)
+}
+
+// New builds the named variant from cfg, resolved and checked by Resolve.
 func New(name string, cfg Config) (Pool, error) {
-	cfg = cfg.WithDefaults()
-	if err := Validate(name, cfg); err != nil {
+	cfg, err := Resolve(name, cfg)
+	if err != nil {
 		return nil, err
 	}
 	if name == "direct" {
-		return NewDirect(), nil
+		return newDirect(), nil
 	}
 	if cfg.Exec == ExecHandler {
-		p := &slotPool{}
-		if err := p.startSlots(name, cfg, handlerQueues[name]); err != nil {
-			return nil, err
-		}
-		return p, nil
+		return newSlotPool(name, cfg, queues[name])
 	}
+	// Under ExecWorker each variant is its own type over the shared
+	// machinery, started in place: its workers hold a pointer to it.
+	var p Pool
+	var machinery *queuePool
 	switch name {
 	case "fifo":
-		return NewFIFO(cfg)
+		v := &FIFO{}
+		p, machinery = v, &v.queuePool
 	case "lifo":
-		return NewLIFO(cfg)
+		v := &LIFO{}
+		p, machinery = v, &v.queuePool
 	case "msqueue":
-		return NewMSQueue(cfg)
+		v := &MSQueue{}
+		p, machinery = v, &v.queuePool
 	case "multiqueue":
-		return NewMultiQueue(cfg)
+		v := &MultiQueue{}
+		p, machinery = v, &v.queuePool
 	default:
-		return NewAdaptive(cfg)
+		v := &Adaptive{}
+		p, machinery = v, &v.queuePool
 	}
+	machinery.start(name, cfg, queues[name])
+	return p, nil
 }
 
-// handlerQueues builds each queueing variant's queue under ExecHandler.
-var handlerQueues = map[string]func(Config) queue{
+// queues builds each queueing variant's queue: the same one in both exec
+// modes, so that two runs that differ in -exec differ in nothing else.
+var queues = map[string]func(Config) queue{
 	"fifo":       newFIFOQueue,
 	"lifo":       newLIFOQueue,
 	"msqueue":    newMSQueue,
 	"multiqueue": newMultiQueue,
 	"adaptive":   newAdaptiveQueue,
-}
-
-// Validate reports why New(name, cfg) would refuse cfg, or nil, without
-// starting anything: configuration checks run it before a server opens
-// its store.
-func Validate(name string, cfg Config) error {
-	switch {
-	case cfg.Exec != 0 && cfg.Exec != ExecHandler && cfg.Exec != ExecWorker:
-		return fmt.Errorf("unknown exec mode %v; want handler or worker", cfg.Exec)
-	case adaptiveLimit(cfg) && name == "direct":
-		return fmt.Errorf("direct has no slots to limit: -limit %s needs a queueing pool (-pool fifo, lifo, msqueue, multiqueue or adaptive)", cfg.Limit.Algorithm)
-	case adaptiveLimit(cfg) && cfg.Exec == ExecWorker:
-		return fmt.Errorf("-limit %s adapts the slots of -exec handler; -exec worker runs a fixed set of -workers goroutines", cfg.Limit.Algorithm)
-	case cfg.Capacity < Unbounded:
-		return fmt.Errorf("pool capacity %d is invalid; want -1 (unbounded), 0 (hand-off) or more", cfg.Capacity)
-	case name == "direct":
-		return nil
-	case !slices.Contains(Variants, name):
-		return fmt.Errorf("unknown pool %q; want one of %v", name, Variants)
-	}
-	if _, err := limit.New(limitConfig(&cfg)); err != nil {
-		return err
-	}
-	if name == "fifo" {
-		return checkFIFO(cfg)
-	}
-	return checkQueued(name, cfg)
 }
 
 // adaptiveLimit tells whether cfg asks for a limit other than a fixed one.

@@ -53,17 +53,17 @@ type queue interface {
 	empty() bool
 }
 
-// checkQueued validates cfg for a variant built on queuePool. These hand a
-// task to an idle worker when there is one, but a task that finds none
-// needs a queue to wait in, so -cap 0 (hand-off only) is fifo's alone; and
-// an unbounded queue never overflows, so a policy other than the default
-// would be silently inert.
+// checkQueued validates cfg for a queueing variant. -cap 0 (hand-off only,
+// no queue: a task that finds no idle worker or free slot overflows) is
+// fifo's alone, the SynchronousQueue case; the others are defined by the
+// order of their queue. An unbounded queue never overflows, so a policy
+// other than the default would be silently inert.
 func checkQueued(name string, cfg Config) error {
 	switch {
-	case cfg.Capacity == 0:
+	case cfg.Capacity == 0 && name != "fifo":
 		return fmt.Errorf("%s needs a queue: -cap 0 (hand-off only, no queue) is fifo's; use -cap > 0, -cap -1 for unbounded, or -pool fifo -cap 0", name)
-	case cfg.Capacity < Unbounded:
-		return fmt.Errorf("%s capacity %d is invalid; want -1 (unbounded) or > 0", name, cfg.Capacity)
+	case cfg.Capacity == 0 && cfg.Overflow == OverflowDropOldest:
+		return fmt.Errorf("fifo with -cap 0 holds nothing to drop; drop-oldest needs -cap > 0")
 	case cfg.Overflow > OverflowBlock:
 		return fmt.Errorf("%s: unknown overflow policy %v; want one of %v", name, cfg.Overflow, overflowNames)
 	case cfg.Capacity == Unbounded && cfg.Overflow != OverflowReject:
@@ -73,7 +73,7 @@ func checkQueued(name string, cfg Config) error {
 }
 
 // lockedRing is a ring under a mutex with an exact bound: the shared half of
-// lifo and adaptive, which differ only in what pop takes.
+// fifo, lifo and adaptive, which differ only in what pop takes.
 //
 // size mirrors r.len(), written under mu: pop can see "empty" without taking
 // the lock (an idle worker's re-check then only reads a shared cache line),

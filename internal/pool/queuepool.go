@@ -5,11 +5,12 @@ import (
 	"time"
 )
 
-// queuePool is the machinery lifo, msqueue, multiqueue and adaptive share: a
-// fixed set of workers serving a queue, the overflow policies, parking and
-// Close. The variants differ only in the queue they plug in. It follows
-// FIFO's pattern: Submit enters the gate, queues or overflows, leaves; a
-// worker rejects with ReasonClosed what it takes off the queue after Close.
+// queuePool is ExecWorker's machinery, which every queueing variant shares:
+// a fixed set of workers serving a queue, the overflow policies, parking
+// and Close. The variants differ only in the queue they plug in. Submit
+// enters the gate, hands the task to an idle worker or queues it or
+// overflows, and leaves; a worker rejects with ReasonClosed what it takes
+// off the queue after Close.
 //
 // What must hold:
 //   - Every admitted item is pushed or overflows; every pushed
@@ -34,14 +35,10 @@ type queuePool struct {
 	wg       sync.WaitGroup
 }
 
-// start validates cfg for the variant name, initialises p around the queue
-// newQueue builds from it and starts cfg.Workers workers. p must not be
-// copied afterwards.
-func (p *queuePool) start(name string, cfg Config, newQueue func(Config) queue) error {
-	cfg = cfg.WithDefaults()
-	if err := checkQueued(name, cfg); err != nil {
-		return err
-	}
+// start initialises p around the queue newQueue builds from cfg, which
+// Resolve has completed and checked, and starts cfg.Workers workers. p
+// must not be copied afterwards.
+func (p *queuePool) start(name string, cfg Config, newQueue func(Config) queue) {
 	p.cfg, p.name, p.q = cfg, name, newQueue(cfg)
 	p.gate = newGate()
 	p.idle = newIdlers(cfg.Workers)
@@ -54,7 +51,6 @@ func (p *queuePool) start(name string, cfg Config, newQueue func(Config) queue) 
 	for _, s := range p.idle.all {
 		go p.work(s)
 	}
-	return nil
 }
 
 // Submit implements Pool. A task that finds a worker idle is handed to it
@@ -83,17 +79,23 @@ func (p *queuePool) Submit(t Task) {
 	p.gate.leave()
 }
 
-// block waits for room for it, at most QueueTimeout, on the room signal.
-// Workers poke room after every pop; room has one slot, so a submitter that
-// gets room pokes again on its way out, and the next waiter wakes to try.
+// block waits for room for it, or an idle worker to take it, at most
+// QueueTimeout, on the room signal. Workers poke room after every pop and,
+// under OverflowBlock, when they go idle (fifo's -cap 0 has no queue to
+// find room in: only an idle worker will do); room has one slot, so a
+// submitter that gets room pokes again on its way out, and the next waiter
+// wakes to try.
 func (p *queuePool) block(it item) {
 	timeout, stopTimer := p.cfg.queueTimer()
 	defer stopTimer()
 	p.room.waiters.Add(1)
 	for {
-		if p.q.push(it) {
+		handed := p.idle.handOff(it)
+		if handed || p.q.push(it) {
 			p.room.waiters.Add(-1)
-			p.idle.wake()
+			if !handed {
+				p.idle.wake()
+			}
 			p.room.poke()
 			return
 		}
@@ -152,6 +154,9 @@ func (p *queuePool) work(me *sleeper) {
 func (p *queuePool) park(me *sleeper) (first, second popped) {
 	for {
 		p.idle.announce(me)
+		if p.blocking {
+			p.room.poke() // a blocked submitter may hand its task to me
+		}
 		if got := p.q.pop(); got.v != none {
 			if !p.idle.withdraw(me) {
 				second, _ = p.message(me)
@@ -206,6 +211,9 @@ func (p *queuePool) Stats() Stats { return p.stats(p.q.len(), &p.cfg) }
 
 // Name implements Pool.
 func (p *queuePool) Name() string { return p.name }
+
+// RunsOnSubmitter implements Pool: a worker runs each task.
+func (p *queuePool) RunsOnSubmitter() bool { return false }
 
 // queueTimer returns a channel that fires after QueueTimeout (nil, never,
 // when there is none) on c's clock and a func that releases its timer.

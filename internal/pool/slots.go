@@ -53,24 +53,20 @@ type slotPool struct {
 	waiters  sync.Pool
 }
 
-// startSlots initialises p as the handler-mode pool of variant name over
-// the queue newQueue builds.
-func (p *slotPool) startSlots(name string, cfg Config, newQueue func(Config) queue) error {
-	cfg = cfg.WithDefaults()
-	if err := Validate(name, cfg); err != nil {
-		return err
-	}
-	p.cfg, p.name, p.q = cfg, name, newQueue(cfg)
+// newSlotPool is the handler-mode pool of variant name over the queue
+// newQueue builds, from cfg as Resolve completed and checked it.
+func newSlotPool(name string, cfg Config, newQueue func(Config) queue) (*slotPool, error) {
+	p := &slotPool{cfg: cfg, name: name, q: newQueue(cfg)}
 	lim, err := newLimiter(&p.cfg) // on p.cfg's clock
 	if err != nil {
-		return err
+		return nil, err
 	}
 	p.lim = lim
 	p.adaptive = !isFixed(lim)
 	p.gate = newGate()
 	p.room = newSignal()
 	p.waiters.New = func() any { return &waiter{ch: make(chan Reason, 1)} }
-	return nil
+	return p, nil
 }
 
 // admitted is what a waiter's channel carries when it is handed a slot;
@@ -306,3 +302,6 @@ func (p *slotPool) Stats() Stats {
 
 // Name implements Pool.
 func (p *slotPool) Name() string { return p.name }
+
+// RunsOnSubmitter implements Pool: always.
+func (p *slotPool) RunsOnSubmitter() bool { return true }

@@ -44,7 +44,7 @@ func (o *ownerTask) Reject(r Reason) { o.by.Store(goid()); o.reason.Store(int32(
 // whether it found a slot free, waited for one, was shed by age or
 // refused for a full queue.
 func TestHandlerRunsOnSubmitter(t *testing.T) {
-	for _, variant := range append([]string{"fifo"}, queuedVariants...) {
+	for _, variant := range queueingVariants {
 		t.Run(variant, func(t *testing.T) {
 			clk := newFakeClock()
 			p, err := New(variant, Config{Exec: ExecHandler, Workers: 1, Capacity: 2, QueueTimeout: time.Millisecond, clock: clk})
@@ -116,7 +116,7 @@ func (s *steppedLimit) set(n int) {
 // (a stranded waiter hangs the test), and no more tasks run at once than
 // the largest limit, nor, once the limit has stayed at 1, more than one.
 func TestHandlerSlotsBoundAndExactlyOnce(t *testing.T) {
-	for _, variant := range append([]string{"fifo"}, queuedVariants...) {
+	for _, variant := range queueingVariants {
 		t.Run(variant, func(t *testing.T) {
 			lim := &steppedLimit{}
 			lim.set(4)
@@ -169,7 +169,7 @@ func TestHandlerSlotsBoundAndExactlyOnce(t *testing.T) {
 // TestHandlerLimitRiseAdmitsWaiters: when a sample raises the limit, the
 // slots it adds go to queued waiters at once, not at the next arrival.
 func TestHandlerLimitRiseAdmitsWaiters(t *testing.T) {
-	for _, variant := range append([]string{"fifo"}, queuedVariants...) {
+	for _, variant := range queueingVariants {
 		t.Run(variant, func(t *testing.T) {
 			lim := &raisingLimit{}
 			lim.n.Store(1)

@@ -107,9 +107,10 @@ func DefaultConfig() Config {
 // (fasthttp reads the next only after answering), so a queue that deep can
 // hold every request the server has taken and never refuses one at once
 // for want of room. A 503 answered at once frees its connection for the
-// client's next request, which is refused again: with 4,096 connections
-// before a queue of 1,024 the CPU went to refusing (issue 20's refusal
-// storm). Requests are shed by age instead: AutoQueueTimeout, CoDel.
+// client's next request, which is refused again: a short queue before
+// many connections turns the CPU into refusals (docs/configuration.md,
+// Why the defaults shed by age, not by count). Requests are shed by age
+// instead: AutoQueueTimeout, CoDel.
 const AutoCapacity = -2
 
 // AutoQueueTimeout as Pcfg.QueueTimeout (-queue-timeout auto, the
@@ -120,18 +121,18 @@ const AutoQueueTimeout time.Duration = -1
 
 // DefaultQueueTimeout is what AutoQueueTimeout gives the queueing pools
 // but adaptive: how long a request may wait for a slot before it is
-// answered 503, chosen by measurement (README, Overload). It must stay
-// above the wait the connections themselves make: C connections each
-// holding a request before a server answering X per second wait C/X on
-// average (Little's law: 4,096 at 50,000/s is 80 ms), and a timeout
-// below that expires most requests, each 503 freeing a connection for
-// the next: the refusal storm again, by age (50 ms served 0.45-0.66x
-// direct's goodput on 2 shared cores). One second is about what a client
-// waits before it gives up: what waited longer is likely unwanted.
+// answered 503, chosen by measurement (docs/results.md has the sweep). It
+// must stay above the wait the connections themselves make: C
+// connections each holding a request before a server answering X per
+// second wait C/X on average (Little's law: 4,096 at 50,000/s is 80 ms),
+// and a timeout below that expires most requests, each 503 freeing a
+// connection for the next: the refusal storm again, by age. One second is
+// about what a client waits before it gives up: what waited longer is
+// likely unwanted.
 const DefaultQueueTimeout = time.Second
 
 // PoolConfig is Pcfg with AutoCapacity and AutoQueueTimeout resolved: the
-// pool.Config kvserver builds its pool from.
+// pool.Config kvserver asks for. ResolvedPool completes it.
 func (c Config) PoolConfig() pool.Config {
 	p := c.Pcfg
 	if p.Capacity == AutoCapacity {
@@ -145,6 +146,13 @@ func (c Config) PoolConfig() pool.Config {
 	}
 	return p
 }
+
+// ResolvedPool is the pool.Config kvserver builds its pool from, every
+// default applied by pool.Resolve (workers 0 is GOMAXPROCS; direct's exec
+// is handler), or why -pool cannot run with it. The start-up log, the
+// config metric and the server read it, so none of them works out a
+// setting on its own.
+func (c Config) ResolvedPool() (pool.Config, error) { return pool.Resolve(c.Pool, c.PoolConfig()) }
 
 // The bounds Validate enforces beyond "makes sense": values past them are
 // typing mistakes (an extra zero) that would otherwise surface as an
@@ -193,7 +201,7 @@ func (c Config) Validate() error {
 	p := c.PoolConfig()
 	raw := c.Pcfg
 	lim := p.Limit
-	combination := pool.Validate(c.Pool, p) // -pool, -cap, -overflow, -exec and -limit together
+	_, combination := c.ResolvedPool() // -pool, -cap, -overflow, -exec and -limit together
 	switch {
 	case c.Addr == "":
 		return bad("addr", c.Addr, "must not be empty; e.g. 127.0.0.1:19234, or 127.0.0.1:0 for any free port")
@@ -320,9 +328,10 @@ func (c Config) StoreOptions(log *slog.Logger) store.Options {
 
 // LogAttrs lists every effective setting, defaults resolved (workers is
 // GOMAXPROCS's value when 0 was asked for), for the one line kvserver logs
-// at start. Keys are the flags' names with underscores.
+// at start, of a Config Validate accepted. Keys are the flags' names with
+// underscores.
 func (c Config) LogAttrs() []any {
-	p := c.PoolConfig().WithDefaults()
+	p, _ := c.ResolvedPool()
 	return []any{
 		"addr", c.Addr, "data", c.DataDir,
 		"pool", c.Pool, "exec", p.Exec.String(), "workers", p.Workers, "cap", p.Capacity, "overflow", p.Overflow.String(),

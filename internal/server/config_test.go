@@ -46,7 +46,7 @@ func TestConfigValidateNamesTheFlag(t *testing.T) {
 	f(func(c *Config) { c.Pcfg.Limit.Backoff = 0.2 }, "limit-backoff", "0.2")
 	f(func(c *Config) { c.Pool, c.MaxConns, c.Pcfg.Capacity = "lifo", 0, AutoCapacity }, "max-conns", "0")
 	f(func(c *Config) { c.Pool, c.Pcfg.Capacity = "msqueue", 0 }, "cap", "0")
-	f(func(c *Config) { c.Pool, c.Pcfg.Capacity = "fifo", pool.Unbounded }, "cap", "-1")
+	f(func(c *Config) { c.Pool, c.Pcfg.Capacity, c.Pcfg.Overflow = "fifo", pool.Unbounded, pool.OverflowBlock }, "cap", "-1")
 	f(func(c *Config) { c.Pcfg.Overflow = pool.Overflow(9) }, "overflow", "Overflow(9)")
 	f(func(c *Config) { c.Pcfg.QueueTimeout = -time.Second }, "queue-timeout", "-1s")
 	f(func(c *Config) { c.Pcfg.ShardsPerWorker = -2 }, "shards-per-worker", "-2")

@@ -70,8 +70,9 @@ func (s *Server) pprof(ctx *fasthttp.RequestCtx) {
 func methodOf(ctx *fasthttp.RequestCtx) api.Method { return api.ParseMethod(ctx.Method()) }
 
 // entity serves GET, PUT and DELETE of /v0/entity?id=KEY. It validates on
-// the handler goroutine, copies key and body into a job, submits the job
-// and waits for the pool to run or reject it.
+// the handler goroutine, puts key and body into a job (borrowed where the
+// pool runs the job on this goroutine, copied where a worker runs it: see
+// job), submits the job and waits for the pool to run or reject it.
 func (s *Server) entity(ctx *fasthttp.RequestCtx) {
 	args := ctx.QueryArgs()
 	key := args.Peek("id")

@@ -13,14 +13,15 @@ import (
 // outcome back. The handler owns it until Submit, the pool until it calls
 // Run or Reject, then the handler again.
 //
-// Where Run and Reject are called matters for what job may hold. Under
-// ExecHandler (and direct) the pool calls them on the handler's own
-// goroutine before Submit returns, so key and body borrow the request's
-// buffers (fasthttp's RequestCtx is the handler's until it returns) and
-// nothing signals done. Under ExecWorker a worker goroutine calls them:
-// key and body are then copies in keyBuf and bodyBuf (fasthttp forbids
-// touching the request off its handler's goroutine), and done carries
-// the signal back.
+// Where Run and Reject are called matters for what job may hold, and the
+// pool says where (pool.Pool.RunsOnSubmitter). Where the pool runs jobs
+// on their submitter (-exec handler, and direct), Run and Reject are
+// called on the handler's own goroutine before Submit returns, so key and
+// body borrow the request's buffers (fasthttp's RequestCtx is the
+// handler's until it returns) and nothing signals done. Otherwise (-exec
+// worker) a worker goroutine calls them: key and body are then copies in
+// keyBuf and bodyBuf (fasthttp forbids touching the request off its
+// handler's goroutine), and done carries the signal back.
 type job struct {
 	st        store.Store
 	inHandler bool // Run and Reject happen on the submitting goroutine
@@ -79,6 +80,8 @@ type jobPool struct {
 	inHandler bool
 }
 
+// newJobPool makes jobs over st for a pool that runs them on their
+// submitter (inHandler) or not.
 func newJobPool(st store.Store, inHandler bool) *jobPool {
 	jp := &jobPool{inHandler: inHandler}
 	jp.p.New = func() any {

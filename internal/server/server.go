@@ -76,6 +76,10 @@ func New(cfg Config, st store.Store, o Options) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	pcfg, err := cfg.ResolvedPool() // the pool's settings, as Validate checked them
+	if err != nil {
+		return nil, err
+	}
 	log := o.Log
 	if log == nil {
 		log = slog.Default()
@@ -86,26 +90,22 @@ func New(cfg Config, st store.Store, o Options) (*Server, error) {
 		metrics.NewPebble(reg, o.PebbleMetrics)
 	}
 
-	// Under ExecHandler (and direct) a job runs or is refused on its
-	// handler's goroutine before Submit returns: it may borrow the
-	// request's key and body instead of copying them, and needs no
-	// signal back.
-	inHandler := cfg.Pool == "direct" || cfg.PoolConfig().WithDefaults().Exec == pool.ExecHandler
 	s := &Server{
-		cfg: cfg, log: log, jobs: newJobPool(st, inHandler), reqs: metrics.NewHTTP(reg),
+		cfg: cfg, log: log, reqs: metrics.NewHTTP(reg),
 		connErrs: newConnErrorLog(log, metrics.NewConnErrors(reg)),
 		stopping: make(chan struct{}),
 	}
 	// The pool collector reads Stats at scrape time; the pool reports
 	// queue waits to it. Neither needs the other to exist first.
 	pm := metrics.NewPool(reg, cfg.Pool, func() pool.Stats { return s.pool.Stats() })
-	pcfg := cfg.PoolConfig()
 	pcfg.OnWait = pm.ObserveWait
-	var err error
 	if s.pool, err = pool.New(cfg.Pool, pcfg); err != nil {
 		return nil, err
 	}
-	metrics.NewConfigInfo(reg, configLabels(cfg))
+	// The pool says where it runs jobs, and so whether a job may borrow
+	// the request's key and body (see job).
+	s.jobs = newJobPool(st, s.pool.RunsOnSubmitter())
+	metrics.NewConfigInfo(reg, configLabels(cfg, pcfg))
 
 	gather := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
 		s.countRefusedConns()
@@ -151,16 +151,13 @@ func New(cfg Config, st store.Store, o Options) (*Server, error) {
 }
 
 // configLabels are kvserver_config_info's labels: the settings a
-// comparison of runs needs, as they are in effect.
-func configLabels(cfg Config) prometheus.Labels {
-	p := cfg.PoolConfig().WithDefaults() // workers 0 is GOMAXPROCS, as pool.New resolves it
-	exec := p.Exec.String()
-	if cfg.Pool == "direct" {
-		exec = "handler" // direct runs every job in its handler, whatever -exec says
-	}
+// comparison of runs needs, as they are in effect (p: the pool's, as
+// pool.Resolve completed them: workers 0 is GOMAXPROCS, and direct's exec
+// is handler, whatever -exec says).
+func configLabels(cfg Config, p pool.Config) prometheus.Labels {
 	return prometheus.Labels{
 		"pool":          cfg.Pool,
-		"exec":          exec,
+		"exec":          p.Exec.String(),
 		"limit":         limitName(p.Limit),
 		"workers":       strconv.Itoa(p.Workers),
 		"cap":           strconv.Itoa(p.Capacity),

@@ -204,24 +204,19 @@ func TestLimits(t *testing.T) {
 
 // TestShedIs503: a job the pool sheds is answered 503 with Retry-After and
 // touches nothing, in both exec modes. A 1 ns queue timeout makes every
-// queued job expire. Under -exec worker fifo queues every job in its
-// channel; under -exec handler a job queues only when it finds the slots
-// taken, so one PUT holds the only slot (the store sleeps 100 ms) while
+// queued job expire. A job queues only when it finds the worker or slot
+// taken, so one PUT holds the only one (the store sleeps 100 ms) while
 // the one shed waits behind it.
 func TestShedIs503(t *testing.T) {
 	for _, exec := range []pool.Exec{pool.ExecWorker, pool.ExecHandler} {
 		t.Run(exec.String(), func(t *testing.T) {
 			cfg := testConfig(t, "fifo")
 			cfg.Pcfg.Exec, cfg.Pcfg.QueueTimeout, cfg.Pcfg.Workers = exec, time.Nanosecond, 1
-			if exec == pool.ExecHandler {
-				cfg.IODelay = 100 * time.Millisecond
-			}
+			cfg.IODelay = 100 * time.Millisecond
 			ts := start(t, cfg)
 			held := make(chan int, 1)
-			if exec == pool.ExecHandler {
-				go func() { code, _, _ := ts.do("PUT", entity("holder"), []byte("v")); held <- code }()
-				require.Eventually(t, func() bool { return ts.srv.PoolStats().Busy == 1 }, 10*time.Second, time.Millisecond)
-			}
+			go func() { code, _, _ := ts.do("PUT", entity("holder"), []byte("v")); held <- code }()
+			require.Eventually(t, func() bool { return ts.srv.PoolStats().Busy == 1 }, 10*time.Second, time.Millisecond)
 			code, body, h := ts.do("PUT", entity("shed"), []byte("v"))
 			require.Equal(t, 503, code)
 			assert.Equal(t, "1", h.Get("Retry-After"))
@@ -229,9 +224,7 @@ func TestShedIs503(t *testing.T) {
 			assert.Equal(t, "text/plain; charset=utf-8", h.Get("Content-Type"))
 			assert.Equal(t, "overloaded (expired); retry later", string(body))
 			assert.EqualValues(t, 1, ts.srv.PoolStats().Rejected[pool.ReasonExpired])
-			if exec == pool.ExecHandler {
-				assert.Equal(t, 201, <-held)
-			}
+			assert.Equal(t, 201, <-held)
 			ts.stop()
 
 			cfg.Pcfg.QueueTimeout, cfg.IODelay = 0, 0

@@ -7,10 +7,9 @@ import (
 
 // A 503 is built from these, made once: under overload the refusal is the
 // most frequent answer, and whatever it costs comes out of the CPU that
-// serves the requests admitted (issue 20: a refusal that costs 0.64× a
-// served GET refuses a server's goodput away). Nothing here allocates or
-// formats per request; SetBodyRaw points the response at the shared
-// body, which no one writes to.
+// serves the requests admitted (docs/results.md, What a 503 costs). Nothing
+// here allocates or formats per request; SetBodyRaw points the response at
+// the shared body, which no one writes to.
 var (
 	retryAfterKey   = []byte("Retry-After")
 	retryAfterValue = []byte("1")

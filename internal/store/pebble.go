@@ -22,8 +22,8 @@ type Options struct {
 	// group commit). Without Sync a write is acknowledged while its WAL
 	// record may still be in Pebble's in-process log buffer, handed to the
 	// OS asynchronously: kill -9 can lose the last few acknowledged writes
-	// (cmd/crashtest counts them; the README gives the figures), power
-	// loss more.
+	// (cmd/crashtest counts them; docs/guarantees.md, Durability, says
+	// what it found), power loss more.
 	Sync bool
 	// CacheBytes sizes the block cache; 0 means 64 MiB.
 	CacheBytes int64
