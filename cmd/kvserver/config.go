@@ -116,6 +116,12 @@ func defineFlags(fs *flag.FlagSet, c *server.Config) {
 	intVar(fs, &c.ValueSeparationMinBytes, "value-separation-min", "Pebble: values of at least this many `bytes` go to blob files at flush (0: off)")
 	durationVar(fs, &c.IODelay, "io-delay", "every store operation first sleeps this `duration` (0: off; the runtime's timers make sleeps under about 1ms last about 1ms)")
 	fs.Var(choice(&c.IODelayDist, store.ParseDelayDist, delayDistString), "io-delay-dist", "-io-delay `distribution`: fixed|exp (exp: exponential with mean -io-delay)")
+	intVar(fs, &c.IOConcurrency, "io-concurrency",
+		"at most `n` store operations in progress at once, the rest waiting in arrival order, each until its request's deadline (a database's connection pool of n; "+
+			"with -io-delay 1ms, 16 serves at most 16000 operations/s); n >= 0 (0: unbounded)")
+	durationVar(fs, &c.DropClosedAfter, "drop-closed-after",
+		"a job that waited at least this `duration` for a slot is dropped, unrun (503 abandoned), if its client has closed the connection meanwhile "+
+			"(a system call per such job; Linux only; 0: never look)")
 	intVar(fs, &c.MaxBodyBytes, "max-body", "largest request body, `bytes` >= 1 (413 above)")
 	intVar(fs, &c.MaxKeyBytes, "max-key", "longest id, `bytes` >= 1 (400 above)")
 	intVar(fs, &c.MaxHeaderBytes, "max-header", "largest request line plus headers, `bytes` (431 above; must fit an id of -max-key bytes percent-encoded)")

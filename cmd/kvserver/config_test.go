@@ -29,7 +29,8 @@ func TestDefaults(t *testing.T) {
 
 func TestFlagsThenEnv(t *testing.T) {
 	c, level, err := parseConfig(
-		[]string{"-pool", "fifo", "-cap", "0", "-overflow", "caller-runs", "-sync", "-io-delay", "2ms", "-compression", "none"},
+		[]string{"-pool", "fifo", "-cap", "0", "-overflow", "caller-runs", "-sync", "-io-delay", "2ms", "-compression", "none",
+			"-io-concurrency", "16"},
 		env(map[string]string{
 			"KVPOOL_POOL":                 "direct", // the flag wins
 			"KVPOOL_WORKERS":              "3",
@@ -43,6 +44,7 @@ func TestFlagsThenEnv(t *testing.T) {
 			"KVPOOL_CODEL_TARGET":         "2ms",
 			"KVPOOL_MEMTABLE_MB":          "128",
 			"KVPOOL_VALUE_SEPARATION_MIN": "256",
+			"KVPOOL_DROP_CLOSED_AFTER":    "50ms",
 		}))
 	require.NoError(t, err)
 	assert.Equal(t, "fifo", c.Pool)
@@ -60,6 +62,8 @@ func TestFlagsThenEnv(t *testing.T) {
 	assert.Equal(t, slog.LevelDebug, c.LogLevel)
 	assert.Equal(t, 2*time.Millisecond, c.IODelay)
 	assert.Equal(t, store.DelayExp, c.IODelayDist)
+	assert.Equal(t, 16, c.IOConcurrency)
+	assert.Equal(t, 50*time.Millisecond, c.DropClosedAfter)
 	assert.Equal(t, store.CompressionNone, c.Compression)
 	assert.Equal(t, 128, c.MemTableMiB)
 	assert.Equal(t, 256, c.ValueSeparationMinBytes)
@@ -121,6 +125,10 @@ func TestBadSettingsNameTheFlag(t *testing.T) {
 	f(flagArg("value-separation-min", "-1"), nil, "value-separation-min", "0 (off)")
 	f(flagArg("io-delay", "-1ms"), nil, "io-delay", "0 (off) or more")
 	f(flagArg("io-delay", "2h"), nil, "io-delay", "up to 1m0s")
+	f(flagArg("io-concurrency", "-1"), nil, "io-concurrency", "-io-concurrency -1: must be 0 (unbounded) or a number of store operations at once")
+	f(flagArg("io-concurrency", "lots"), nil, "io-concurrency", "whole number")
+	f(nil, map[string]string{"KVPOOL_IO_CONCURRENCY": "-16"}, "io-concurrency", "0 (unbounded)")
+	f(flagArg("drop-closed-after", "-1ms"), nil, "drop-closed-after", "0 (never look)")
 	f(flagArg("max-body", "0"), nil, "max-body", "between 1 and")
 	f(flagArg("max-key", "0"), nil, "max-key", "between 1 and")
 	f(flagArg("max-header", "1024"), nil, "max-header", "-max-key 1024")
@@ -146,7 +154,7 @@ func TestBadSettingsNameTheFlag(t *testing.T) {
 	f(flagArg("read-timeout", "soon"), nil, "read-timeout", "250ms")
 
 	// Durations without a unit say that one is needed, flag or variable.
-	for _, name := range []string{"queue-timeout", "codel-target", "codel-interval", "io-delay",
+	for _, name := range []string{"queue-timeout", "codel-target", "codel-interval", "io-delay", "drop-closed-after",
 		"read-timeout", "write-timeout", "idle-timeout", "shutdown-timeout"} {
 		f(flagArg(name, "5"), nil, name, "-"+name+" 5: a duration needs a unit: write e.g. 5ms or 5s")
 		f(nil, map[string]string{envName(name): "5"}, name, "a duration needs a unit")
@@ -202,6 +210,7 @@ func TestHelp(t *testing.T) {
 	_, _, err := parseConfig([]string{"-h"}, env(nil))
 	require.ErrorIs(t, err, flag.ErrHelp)
 	for _, want := range []string{"-workers n", "-io-delay duration", "-io-delay-dist distribution", "-compression compression",
+		"-io-concurrency n", "-drop-closed-after duration", "(default 10ms)",
 		"$KVPOOL_NAME", "status 2", "(default 5ms)", "(default 100ms)", "(default snappy)", "(default fixed)", "(default info)"} {
 		assert.Contains(t, out.String(), want)
 	}

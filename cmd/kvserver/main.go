@@ -74,8 +74,9 @@ func run(args []string, getenv func(string) string, stderr io.Writer, signals <-
 		log.Error("cannot start", "err", err)
 		return exitFailed
 	}
-	srv, err := server.New(cfg, store.WithDelay(st, cfg.IODelay, cfg.IODelayDist),
-		server.Options{Log: log, PebbleMetrics: st.Metrics})
+	// The server puts the stand-in for a remote store (-io-delay,
+	// -io-concurrency) in front of st itself.
+	srv, err := server.New(cfg, st, server.Options{Log: log, PebbleMetrics: st.Metrics})
 	if err != nil {
 		ln.Close()
 		st.Close()

@@ -62,15 +62,21 @@ func (l *logLines) errorLines() []string {
 // TestBadConfigurationExits2: a bad value is one ERROR line naming the
 // flag, and exit status 2; nothing is created.
 func TestBadConfigurationExits2(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "data")
-	log := newLogLines()
-	code := run([]string{"-data", dir, "-addr", "127.0.0.1:0", "-workers", "-3"}, noEnv, log, nil)
-	assert.Equal(t, 2, code)
-	lines := log.errorLines()
-	require.Len(t, lines, 1, log.String())
-	assert.Contains(t, lines[0], `msg="bad configuration"`)
-	assert.Contains(t, lines[0], "-workers -3")
-	assert.NoDirExists(t, dir)
+	f := func(flag, value, want string) {
+		t.Helper()
+		dir := filepath.Join(t.TempDir(), "data")
+		log := newLogLines()
+		code := run([]string{"-data", dir, "-addr", "127.0.0.1:0", flag, value}, noEnv, log, nil)
+		assert.Equal(t, 2, code)
+		lines := log.errorLines()
+		require.Len(t, lines, 1, log.String())
+		assert.Contains(t, lines[0], `msg="bad configuration"`)
+		assert.Contains(t, lines[0], flag+" "+value)
+		assert.Contains(t, lines[0], want)
+		assert.NoDirExists(t, dir)
+	}
+	f("-workers", "-3", "0 (GOMAXPROCS) or more")
+	f("-io-concurrency", "-1", "0 (unbounded) or a number of store operations at once")
 }
 
 // TestBusyPortCreatesNothing: a start that fails because the port is

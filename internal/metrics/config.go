@@ -12,6 +12,7 @@ import (
 var ConfigLabels = []string{
 	"pool", "workers", "cap", "overflow", "queue_timeout",
 	"sync", "cache_mb", "version", "io_delay", "io_delay_dist",
+	"io_concurrency", "drop_closed_after",
 }
 
 // NewConfigInfo registers kvserver_config_info, a gauge at 1 whose labels

@@ -8,8 +8,10 @@ import (
 
 	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/pool"
+	"github.com/kvpool/kvpool/internal/store"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -80,13 +82,69 @@ func TestConfigInfo(t *testing.T) {
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
 # HELP kvserver_config_info The server's effective configuration, in its labels; the value is always 1.
 # TYPE kvserver_config_info gauge
-kvserver_config_info{cache_mb="cache_mb-value",cap="cap-value",extra="x",io_delay="io_delay-value",io_delay_dist="io_delay_dist-value",overflow="overflow-value",pool="pool-value",queue_timeout="queue_timeout-value",sync="sync-value",version="version-value",workers="workers-value"} 1
+kvserver_config_info{cache_mb="cache_mb-value",cap="cap-value",drop_closed_after="drop_closed_after-value",extra="x",io_concurrency="io_concurrency-value",io_delay="io_delay-value",io_delay_dist="io_delay_dist-value",overflow="overflow-value",pool="pool-value",queue_timeout="queue_timeout-value",sync="sync-value",version="version-value",workers="workers-value"} 1
 `)))
 
 	delete(labels, "workers")
 	assert.PanicsWithValue(t, "metrics: kvserver_config_info without label workers", func() {
 		NewConfigInfo(prometheus.NewRegistry(), labels)
 	})
+}
+
+// TestDeadlinesCounted: each outcome of a request with a deadline lands in
+// its own counter, and a request that met its deadline in none.
+func TestDeadlinesCounted(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	d := NewDeadlines(reg)
+	for range 4 {
+		d.Request()
+	}
+	d.Outcome(true, false, false)  // dropped in the pool
+	d.Outcome(true, true, false)   // gave up waiting for the store
+	d.Outcome(false, false, true)  // ran past it
+	d.Outcome(false, false, false) // in time
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP kvserver_deadline_requests_total Requests that carried a deadline (X-Request-Timeout-Ms).
+# TYPE kvserver_deadline_requests_total counter
+kvserver_deadline_requests_total 4
+# HELP kvserver_deadline_wasted_total Requests whose store operation ran and finished after their deadline: work done for a client that had stopped waiting.
+# TYPE kvserver_deadline_wasted_total counter
+kvserver_deadline_wasted_total 1
+`), "kvserver_deadline_requests_total", "kvserver_deadline_wasted_total"))
+	assert.Equal(t, 1.0, testutil.ToFloat64(d.dropped[0]), "pool")
+	assert.Equal(t, 1.0, testutil.ToFloat64(d.dropped[1]), "store")
+}
+
+// TestIOCollectorReadsStatsAtScrape: the store stand-in's state is read at
+// each scrape, and waits go to the histogram.
+func TestIOCollectorReadsStatsAtScrape(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	var s store.BoundedStats
+	io := NewIO(reg, func() store.BoundedStats { return s })
+	s.InProgress, s.Waiting, s.Capacity, s.GaveUp = 16, 40, 16, 3
+	io.ObserveWait(0)
+	io.ObserveWait(2 * time.Millisecond)
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP kvserver_io_in_progress Store operations holding one of -io-concurrency slots now.
+# TYPE kvserver_io_in_progress gauge
+kvserver_io_in_progress 16
+# HELP kvserver_io_waiting Store operations waiting for a slot now, in arrival order.
+# TYPE kvserver_io_waiting gauge
+kvserver_io_waiting 40
+# HELP kvserver_io_deadline_total Store operations that gave up waiting for a slot because their request's deadline passed (answered 503 deadline, the store untouched).
+# TYPE kvserver_io_deadline_total counter
+kvserver_io_deadline_total 3
+`), "kvserver_io_in_progress", "kvserver_io_waiting", "kvserver_io_deadline_total"))
+	s.Waiting = 0
+	var m dto.Metric
+	require.NoError(t, io.wait.Write(&m))
+	assert.EqualValues(t, 2, m.GetHistogram().GetSampleCount())
+	assert.InDelta(t, 0.002, m.GetHistogram().GetSampleSum(), 1e-9)
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP kvserver_io_waiting Store operations waiting for a slot now, in arrival order.
+# TYPE kvserver_io_waiting gauge
+kvserver_io_waiting 0
+`), "kvserver_io_waiting"))
 }
 
 func TestVersionOf(t *testing.T) {
@@ -107,7 +165,7 @@ func TestPoolCollectorReadsStatsAtScrape(t *testing.T) {
 	var s pool.Stats
 	p := NewPool(reg, "fifo", func() pool.Stats { return s })
 	s.Submitted, s.Completed, s.Queued, s.Busy, s.Workers, s.Capacity = 10, 7, 2, 1, 4, 1024
-	s.Rejected[pool.ReasonFull] = 1
+	s.Rejected[pool.ReasonFull], s.Rejected[pool.ReasonDeadline] = 1, 2
 	p.ObserveWait(3 * time.Millisecond)
 
 	want := `
@@ -116,7 +174,9 @@ func TestPoolCollectorReadsStatsAtScrape(t *testing.T) {
 kvserver_pool_queue_depth{pool="fifo"} 2
 # HELP kvserver_pool_rejected_total Tasks answered 503 without running, by reason.
 # TYPE kvserver_pool_rejected_total counter
+kvserver_pool_rejected_total{pool="fifo",reason="abandoned"} 0
 kvserver_pool_rejected_total{pool="fifo",reason="closed"} 0
+kvserver_pool_rejected_total{pool="fifo",reason="deadline"} 2
 kvserver_pool_rejected_total{pool="fifo",reason="dropped"} 0
 kvserver_pool_rejected_total{pool="fifo",reason="expired"} 0
 kvserver_pool_rejected_total{pool="fifo",reason="full"} 1

@@ -67,7 +67,7 @@ func (q *adaptiveQueue) popAt(t int64) popped {
 	case !q.codel.observe(age, t):
 		return popped{it: q.take(true), v: serve, at: t}
 	case age > q.codel.shedAfter():
-		return popped{it: q.take(true), v: shed, at: t}
+		return popped{it: q.take(true), v: shed, why: ReasonExpired, at: t}
 	default:
 		return popped{it: q.take(false), v: serve, at: t}
 	}

@@ -113,7 +113,7 @@ func TestAdaptiveUnderStandingQueue(t *testing.T) {
 		tasks[i].work = func() {
 			order = append(order, i)
 			for range arrivalsPerService {
-				clk.advance(service / arrivalsPerService)
+				clk.Advance(service / arrivalsPerService)
 				if submitted < n {
 					p.Submit(&tasks[submitted])
 					submitted++
@@ -158,7 +158,7 @@ func testAdaptiveFIFOWhileQueueDrains(t *testing.T, exec Exec) {
 	p, err := New("adaptive", Config{Exec: exec, Workers: 1, Capacity: 64,
 		CoDelTarget: 5 * time.Millisecond, CoDelInterval: 20 * time.Millisecond, clock: clk})
 	require.NoError(t, err)
-	serve := func() { clk.advance(500 * time.Microsecond) }
+	serve := func() { clk.Advance(500 * time.Microsecond) }
 	for range 20 {
 		order := runOrder(t, nopCloser{p}, 20, make(chan struct{}), serve)
 		require.Equal(t, 20, len(order))

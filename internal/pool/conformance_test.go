@@ -18,7 +18,10 @@ type probe struct {
 	runs, rejects atomic.Int32
 	reason        atomic.Int32
 	work          func()
+	deadline      int64 // on the pool's clock; 0: none
 }
+
+func (p *probe) Deadline() int64 { return p.deadline }
 
 func (p *probe) Run() {
 	p.runs.Add(1)
@@ -233,8 +236,9 @@ type holder struct {
 	release chan struct{}
 }
 
-func (h *holder) Run()          { h.started <- true; <-h.release }
-func (h *holder) Reject(Reason) { h.started <- false }
+func (h *holder) Run()            { h.started <- true; <-h.release }
+func (h *holder) Reject(Reason)   { h.started <- false }
+func (h *holder) Deadline() int64 { return 0 }
 
 // TestCapacityBound: with every worker held busy, 64 producers racing to
 // overfill a queue under the reject policy never make Stats.Queued exceed
@@ -442,9 +446,9 @@ func testOverflowPolicies(t *testing.T, variant string, exec Exec) {
 		// multiqueue tells the oldest task by its enqueue stamp.
 		oldest, second := &probe{}, &probe{}
 		place(t, p, oldest)
-		clk.advance(time.Microsecond)
+		clk.Advance(time.Microsecond)
 		place(t, p, second)
-		clk.advance(time.Microsecond)
+		clk.Advance(time.Microsecond)
 		caller := make(chan bool, 1)
 		newcomer := &probe{}
 		submitter := make(chan struct{})
@@ -461,8 +465,8 @@ func testOverflowPolicies(t *testing.T, variant string, exec Exec) {
 			// clock reaches it, Submit gives up.
 			submitted := make(chan struct{})
 			go func() { p.Submit(newcomer); close(submitted) }()
-			require.Equal(t, cfg.QueueTimeout, clk.waitTimer(t), "a blocked Submit waits QueueTimeout")
-			clk.advance(cfg.QueueTimeout)
+			require.Equal(t, cfg.QueueTimeout, clk.WaitTimer(t), "a blocked Submit waits QueueTimeout")
+			clk.Advance(cfg.QueueTimeout)
 			await(t, submitted, "a blocked Submit to give up at QueueTimeout")
 		} else if o == OverflowDropOldest {
 			place(t, p, newcomer) // queued in the oldest's place
@@ -527,7 +531,7 @@ func testQueueTimeoutExpires(t *testing.T, variant string, exec Exec) {
 	await(t, started, "the task holding the worker to start")
 	stale := &probe{}
 	place(t, p, stale)
-	clk.advance(5 * time.Millisecond)
+	clk.Advance(5 * time.Millisecond)
 	fresh := &probe{}
 	place(t, p, fresh)
 	close(release)

@@ -2,17 +2,27 @@ package pool
 
 // Direct runs each task on the submitting goroutine: no queue, no workers.
 // It is the synchronous baseline every other variant is compared against.
-type Direct struct{ counters }
+// A task whose deadline has passed is rejected instead (ReasonDeadline):
+// it never waited here, but it may have been late when it came.
+type Direct struct {
+	counters
+	cfg Config // for the clock
+}
 
-func newDirect() *Direct { return &Direct{counters{gate: newGate()}} }
+func newDirect(cfg Config) *Direct { return &Direct{counters: counters{gate: newGate()}, cfg: cfg} }
 
-// Submit runs t before returning, or rejects it if the pool is closed.
+// Submit runs t before returning, or rejects it if the pool is closed or
+// t's deadline has passed.
 func (p *Direct) Submit(t Task) {
 	if !p.gate.enter() {
 		p.reject(t, ReasonClosed)
 		return
 	}
-	p.run(t)
+	if p.cfg.overdue(t.Deadline()) {
+		p.reject(t, ReasonDeadline)
+	} else {
+		p.run(t)
+	}
 	p.gate.leave()
 }
 

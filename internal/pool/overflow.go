@@ -16,7 +16,7 @@ type spillable interface {
 func (c *counters) spill(cfg *Config, q spillable, it item) (queued bool) {
 	switch cfg.Overflow {
 	case OverflowCallerRuns:
-		c.run(it.task)
+		c.start(it.task, cfg)
 		return false
 	case OverflowDropOldest:
 		// Evict the oldest and retry. Another submitter may take the room

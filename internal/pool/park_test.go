@@ -28,7 +28,8 @@ func (p *pingTask) Run() {
 	p.done <- struct{}{}
 }
 
-func (p *pingTask) Reject(Reason) { p.rejects++; p.done <- struct{}{} }
+func (p *pingTask) Reject(Reason)   { p.rejects++; p.done <- struct{}{} }
+func (p *pingTask) Deadline() int64 { return 0 }
 
 // TestNoLostWakeup: one task at a time into an idle pool, thousands of
 // times, from 1 and from 8 producers at once. Each submission races a
@@ -162,7 +163,7 @@ func TestHandOffSkipsTheQueue(t *testing.T) {
 			release := holdWorkers(t, p, 1)
 			p.Submit(&probe{})
 			assert.Equal(t, 1, p.Stats().Queued, "a task behind a busy worker queues")
-			clk.advance(2 * time.Millisecond)
+			clk.Advance(2 * time.Millisecond)
 			close(release)
 			waitIdle(t, p)
 			assert.Equal(t, 2*time.Millisecond, p.Stats().WaitTotal, "a queued task's wait is measured")

@@ -10,7 +10,9 @@
 // Every variant implements Pool and keeps one promise: for every Task given
 // to Submit, exactly one of Task.Run or Task.Reject is called, exactly once.
 // Nothing is lost (a queued task is answered even when the pool closes) and
-// nothing runs twice. The package knows nothing of HTTP or storage.
+// nothing runs twice. A task whose deadline has passed by the time it would
+// start is rejected, unrun (ReasonDeadline). The package knows nothing of
+// HTTP or storage.
 package pool
 
 import (
@@ -20,6 +22,7 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/limit"
+	"github.com/kvpool/kvpool/internal/mono"
 )
 
 // Task is one unit of work. The pool calls exactly one of Run or Reject,
@@ -32,6 +35,25 @@ type Task interface {
 	Run()
 	// Reject tells the submitter the work was not done and why.
 	Reject(Reason)
+	// Deadline is when the task's submitter stops waiting for it, on the
+	// mono clock (mono.Now nanoseconds), or 0 for never. The pool reads it
+	// where the task would start (at dequeue, at slot admission, before a
+	// direct or caller-runs run, and while a blocked Submit waits for
+	// room) and rejects a task past it with ReasonDeadline, unrun. It must
+	// not change while the pool holds the task. Reading it must be cheap:
+	// the clock is read only for tasks that have one.
+	Deadline() int64
+}
+
+// Abandonable is a Task that can tell whether its submitter has gone
+// (an HTTP client that closed its connection). A pool with
+// Config.AbandonAfter asks a task that waited at least that long, where it
+// would start, and rejects it with ReasonAbandoned, unrun, if it has been
+// abandoned. Asking may cost a system call, which is why only tasks that
+// waited are asked; tasks that never queued never are.
+type Abandonable interface {
+	Task
+	Abandoned() bool
 }
 
 // Pool accepts tasks and runs them on its workers.
@@ -80,12 +102,18 @@ const (
 	ReasonExpired
 	// ReasonClosed: the pool was closed before the task ran.
 	ReasonClosed
+	// ReasonDeadline: the task's Deadline had passed where it would start
+	// (or while its Submit waited for room).
+	ReasonDeadline
+	// ReasonAbandoned: the task waited past Config.AbandonAfter and its
+	// submitter had gone (see Abandonable).
+	ReasonAbandoned
 
 	// NumReasons is the number of reasons; Stats.Rejected is indexed by Reason.
-	NumReasons = int(ReasonClosed) + 1
+	NumReasons = int(ReasonAbandoned) + 1
 )
 
-var reasonNames = [NumReasons]string{"full", "dropped", "expired", "closed"}
+var reasonNames = [NumReasons]string{"full", "dropped", "expired", "closed", "deadline", "abandoned"}
 
 func (r Reason) String() string {
 	if int(r) < NumReasons {
@@ -193,8 +221,13 @@ type Config struct {
 	Overflow Overflow
 	// QueueTimeout, when positive, rejects with ReasonExpired a task that
 	// waited longer than this by the time a worker takes it, without
-	// running it: nobody is waiting for its answer any more.
+	// running it: nobody is waiting for its answer any more. A task whose
+	// Deadline comes first is rejected with ReasonDeadline instead.
 	QueueTimeout time.Duration
+	// AbandonAfter, when positive, asks a task that waited at least this
+	// long, where it would start, whether it has been abandoned (see
+	// Abandonable), and rejects it with ReasonAbandoned if so.
+	AbandonAfter time.Duration
 	// ShardsPerWorker is multiqueue's c: it keeps c*Workers shards; 0 means
 	// DefaultShardsPerWorker.
 	ShardsPerWorker int
@@ -212,9 +245,9 @@ type Config struct {
 	// for concurrent use (a Prometheus histogram's Observe is).
 	OnWait func(time.Duration)
 
-	// clock, if set, replaces the monotonic clock and the runtime's timers
-	// (tests only; see clock).
-	clock clock
+	// clock, if set, replaces the mono clock and the runtime's timers
+	// (tests only).
+	clock mono.Clock
 	// limiter, if set, replaces the limit an ExecHandler pool would build
 	// (tests only).
 	limiter limiter
@@ -288,7 +321,7 @@ func New(name string, cfg Config) (Pool, error) {
 		return nil, err
 	}
 	if name == "direct" {
-		return newDirect(), nil
+		return newDirect(cfg), nil
 	}
 	if cfg.Exec == ExecHandler {
 		return newSlotPool(name, cfg, queues[name])

@@ -26,8 +26,9 @@ func newRTJob() *rtJob {
 	return j
 }
 
-func (j *rtJob) Run()          { j.done <- struct{}{} }
-func (j *rtJob) Reject(Reason) { j.rejected = true; j.done <- struct{}{} }
+func (j *rtJob) Run()            { j.done <- struct{}{} }
+func (j *rtJob) Reject(Reason)   { j.rejected = true; j.done <- struct{}{} }
+func (j *rtJob) Deadline() int64 { return 0 }
 
 // contestant is one way of handing a job to workers: one of our variants or
 // a baseline. start builds it with the given number of workers.

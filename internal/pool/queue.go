@@ -12,18 +12,19 @@ type verdict uint8
 
 const (
 	none   verdict = iota // the queue is empty: no item
-	serve                 // run the item (QueueTimeout still applies)
-	shed                  // reject the item with ReasonExpired, unrun
+	serve                 // run the item (QueueTimeout and its deadline still apply)
+	shed                  // reject the item, unrun, for popped.why
 	handed                // run the item, handed to an idle worker: never queued
 )
 
-// popped is what a pop returns: the item, the verdict on it, and the now()
-// time the queue read to decide, if it read the clock (else 0), so the
-// worker need not read it again to measure the wait.
+// popped is what a pop returns: the item, the verdict on it (and, to shed
+// it, why), and the now() time the queue read to decide, if it read the
+// clock (else 0), so the worker need not read it again to measure the wait.
 type popped struct {
-	it item
-	v  verdict
-	at int64
+	it  item
+	v   verdict
+	why Reason // shed: ReasonExpired or ReasonDeadline
+	at  int64
 }
 
 // queue is the container a queuePool's workers serve; every method is safe

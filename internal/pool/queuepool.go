@@ -1,9 +1,6 @@
 package pool
 
-import (
-	"sync"
-	"time"
-)
+import "sync"
 
 // queuePool is ExecWorker's machinery, which every queueing variant shares:
 // a fixed set of workers serving a queue, the overflow policies, parking
@@ -57,7 +54,8 @@ func (p *queuePool) start(name string, cfg Config, newQueue func(Config) queue) 
 // directly: the queue is empty then (the worker re-checked it before
 // sleeping), so every order discipline agrees. It never queues, so its wait
 // is 0 (OnWait(0); QueueTimeout cannot apply), and neither side reads the
-// clock (see docs/pools.md for what that saves).
+// clock (see docs/pools.md for what that saves) unless the task has a
+// deadline, which the worker checks before it runs the task.
 func (p *queuePool) Submit(t Task) {
 	it, ok := p.admit(t)
 	if !ok {
@@ -80,13 +78,13 @@ func (p *queuePool) Submit(t Task) {
 }
 
 // block waits for room for it, or an idle worker to take it, at most
-// QueueTimeout, on the room signal. Workers poke room after every pop and,
-// under OverflowBlock, when they go idle (fifo's -cap 0 has no queue to
-// find room in: only an idle worker will do); room has one slot, so a
-// submitter that gets room pokes again on its way out, and the next waiter
-// wakes to try.
+// QueueTimeout or until its deadline, on the room signal. Workers poke room
+// after every pop and, under OverflowBlock, when they go idle (fifo's -cap
+// 0 has no queue to find room in: only an idle worker will do); room has
+// one slot, so a submitter that gets room pokes again on its way out, and
+// the next waiter wakes to try.
 func (p *queuePool) block(it item) {
-	timeout, stopTimer := p.cfg.queueTimer()
+	timeout, stopTimer, why := p.cfg.giveUpTimer(it.task)
 	defer stopTimer()
 	p.room.waiters.Add(1)
 	for {
@@ -103,7 +101,7 @@ func (p *queuePool) block(it item) {
 		case <-p.room.ch:
 		case <-timeout:
 			p.room.waiters.Add(-1)
-			p.reject(it.task, ReasonFull)
+			p.reject(it.task, why)
 			return
 		case <-p.gate.done:
 			p.room.waiters.Add(-1)
@@ -135,7 +133,7 @@ func (p *queuePool) work(me *sleeper) {
 		case got.v == handed:
 			p.handedOver(got.it, &p.cfg)
 		case got.v == shed: // adaptive and lifo shed, having read the clock
-			p.shed(got.it, &p.cfg, got.at)
+			p.shed(got.it, &p.cfg, got.at, got.why)
 		default:
 			if got.at == 0 {
 				got.at = p.cfg.now()
@@ -214,16 +212,3 @@ func (p *queuePool) Name() string { return p.name }
 
 // RunsOnSubmitter implements Pool: a worker runs each task.
 func (p *queuePool) RunsOnSubmitter() bool { return false }
-
-// queueTimer returns a channel that fires after QueueTimeout (nil, never,
-// when there is none) on c's clock and a func that releases its timer.
-func (c *Config) queueTimer() (<-chan time.Time, func()) {
-	switch {
-	case c.QueueTimeout <= 0:
-		return nil, func() {}
-	case c.clock != nil:
-		return c.clock.timer(c.QueueTimeout)
-	}
-	t := time.NewTimer(c.QueueTimeout)
-	return t.C, func() { t.Stop() }
-}

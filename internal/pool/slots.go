@@ -76,13 +76,36 @@ const admitted Reason = 255
 // waiter stands in the queue for a submitter sleeping on ch. As a Task it
 // is answered by whoever pops or evicts it: Run hands it a slot, Reject
 // the reason it will not get one. The submitter then runs or rejects its
-// own task on its own goroutine.
+// own task on its own goroutine. It carries its task's deadline, and the
+// task itself for Abandoned, which whoever pops it may ask.
 type waiter struct {
-	ch chan Reason // one slot: the single answer
+	ch       chan Reason // one slot: the single answer
+	task     Task
+	deadline int64
 }
 
 func (w *waiter) Run()            { w.ch <- admitted }
 func (w *waiter) Reject(r Reason) { w.ch <- r }
+func (w *waiter) Deadline() int64 { return w.deadline }
+
+// Abandoned implements Abandonable for w's task, if it does.
+func (w *waiter) Abandoned() bool {
+	a, ok := w.task.(Abandonable)
+	return ok && a.Abandoned()
+}
+
+// getWaiter returns a waiter for t, queued at enqueued; putWaiter gives
+// it back once answered.
+func (p *slotPool) getWaiter(t Task, enqueued int64) (*waiter, item) {
+	w := p.waiters.Get().(*waiter)
+	w.task, w.deadline = t, t.Deadline()
+	return w, item{task: w, enqueued: enqueued}
+}
+
+func (p *slotPool) putWaiter(w *waiter) {
+	w.task = nil
+	p.waiters.Put(w)
+}
 
 // Submit implements Pool: it returns once t has run or been rejected, on
 // this goroutine.
@@ -93,30 +116,34 @@ func (p *slotPool) Submit(t Task) {
 	}
 	if p.q.empty() {
 		if inflight, ok := p.acquire(); ok {
-			// A free slot and nobody waiting: no queue, no clock, no
-			// other goroutine.
+			// A free slot and nobody waiting: no queue, no clock (but
+			// for a deadline), no other goroutine.
 			if p.cfg.OnWait != nil {
 				p.cfg.OnWait(0)
 			}
-			p.runHolding(t, inflight)
+			if p.cfg.overdue(t.Deadline()) {
+				p.reject(t, ReasonDeadline)
+				p.pass()
+			} else {
+				p.runHolding(t, inflight)
+			}
 			p.gate.leave()
 			return
 		}
 	}
-	w := p.waiters.Get().(*waiter)
-	it := item{task: w, enqueued: p.cfg.now()}
+	w, it := p.getWaiter(t, p.cfg.now())
 	switch {
 	case p.q.push(it):
 		p.pushed()
 	case p.cfg.Overflow == OverflowCallerRuns:
 		// Over the limit, on the caller: there is no other place to run it.
-		p.waiters.Put(w)
-		p.run(t)
+		p.putWaiter(w)
+		p.start(t, &p.cfg)
 		p.gate.leave()
 		return
 	case p.cfg.Overflow == OverflowBlock:
 		if !p.block(t, it) {
-			p.waiters.Put(w)
+			p.putWaiter(w)
 			p.gate.leave()
 			return
 		}
@@ -124,16 +151,18 @@ func (p *slotPool) Submit(t Task) {
 		p.spill(&p.cfg, p.q, it)
 		p.pushed()
 	default:
-		p.waiters.Put(w)
+		p.putWaiter(w)
 		p.reject(t, ReasonFull)
 		p.gate.leave()
 		return
 	}
+	// Whoever popped w judged it (QueueTimeout, deadline, abandoned)
+	// before handing it the slot.
 	if r := <-w.ch; r == admitted {
-		p.waiters.Put(w)
+		p.putWaiter(w)
 		p.runHolding(t, int(p.inflight.Load()))
 	} else {
-		p.waiters.Put(w)
+		p.putWaiter(w)
 		t.Reject(r) // counted by whoever rejected the waiter
 	}
 	p.gate.leave()
@@ -149,22 +178,31 @@ func (p *slotPool) pushed() {
 }
 
 // block waits for room in the queue or a free slot, at most QueueTimeout
-// (OverflowBlock). It reports whether it queued it; otherwise t has run
-// here (a slot came free) or was rejected. Workers' pops and slots given
-// back poke room; it looks once more after announcing itself, so a poke
-// between its failed push and its announcement is not lost, and one that
-// finds room pokes again on its way, as queuePool.block does.
+// or until t's deadline (OverflowBlock). It reports whether it queued it;
+// otherwise t has run here (a slot came free) or was rejected. Workers'
+// pops and slots given back poke room; it looks once more after
+// announcing itself, so a poke between its failed push and its
+// announcement is not lost, and one that finds room pokes again on its
+// way, as queuePool.block does.
 func (p *slotPool) block(t Task, it item) (queued bool) {
-	timeout, stopTimer := p.cfg.queueTimer()
+	timeout, stopTimer, why := p.cfg.giveUpTimer(t)
 	defer stopTimer()
 	p.room.waiters.Add(1)
 	defer p.room.waiters.Add(-1)
 	for {
 		if p.q.empty() {
 			if inflight, ok := p.acquire(); ok {
+				// It waited for room: judged as a waiter popped would be.
 				p.room.poke()
+				at := p.cfg.now()
+				wait := time.Duration(max(at-it.enqueued, 0))
 				if p.cfg.OnWait != nil {
-					p.cfg.OnWait(time.Duration(max(p.cfg.now()-it.enqueued, 0)))
+					p.cfg.OnWait(wait)
+				}
+				if r, drop := p.cfg.stale(it, wait, at); drop {
+					p.reject(t, r)
+					p.pass()
+					return false
 				}
 				p.runHolding(t, inflight)
 				return false
@@ -178,7 +216,7 @@ func (p *slotPool) block(t Task, it item) (queued bool) {
 		select {
 		case <-p.room.ch:
 		case <-timeout:
-			p.reject(t, ReasonFull)
+			p.reject(t, why)
 			return false
 		case <-p.gate.done:
 			p.reject(t, ReasonClosed)
@@ -249,8 +287,9 @@ func (p *slotPool) pass() {
 
 // handOver pops waiters until one gets the caller's slot, and reports
 // whether one did. A waiter the queue sheds (adaptive's CoDel, lifo's
-// expired bottom), one that waited past QueueTimeout, and every waiter
-// once the pool is closed are rejected on the way, unrun.
+// expired bottom), one that must not start (past QueueTimeout or its
+// deadline, or abandoned: see Config.stale), and every waiter once the
+// pool is closed are rejected on the way, unrun.
 func (p *slotPool) handOver() bool {
 	for {
 		got := p.q.pop()
@@ -265,15 +304,20 @@ func (p *slotPool) handOver() bool {
 			at = p.cfg.now()
 		}
 		wait := p.waited(got.it, &p.cfg, at)
-		switch {
-		case p.gate.isClosed():
+		if p.gate.isClosed() {
 			p.reject(got.it.task, ReasonClosed)
-		case got.v == shed, p.cfg.QueueTimeout > 0 && wait > p.cfg.QueueTimeout:
-			p.reject(got.it.task, ReasonExpired)
-		default:
-			got.it.task.Run() // the waiter: it holds the slot now
-			return true
+			continue
 		}
+		if got.v == shed {
+			p.reject(got.it.task, got.why)
+			continue
+		}
+		if r, drop := p.cfg.stale(got.it, wait, at); drop {
+			p.reject(got.it.task, r)
+			continue
+		}
+		got.it.task.Run() // the waiter: it holds the slot now
+		return true
 	}
 }
 

@@ -38,6 +38,7 @@ func (o *ownerTask) Run() {
 	}
 }
 func (o *ownerTask) Reject(r Reason) { o.by.Store(goid()); o.reason.Store(int32(r)) }
+func (o *ownerTask) Deadline() int64 { return 0 }
 
 // TestHandlerRunsOnSubmitter: under ExecHandler every task is run, or
 // rejected, on the goroutine that submitted it, before Submit returns,
@@ -68,7 +69,7 @@ func TestHandlerRunsOnSubmitter(t *testing.T) {
 			stale, fresh := &ownerTask{}, &ownerTask{}
 			submitFrom(stale)
 			require.Eventually(t, func() bool { return p.Stats().Queued == 1 }, hangGuard, 50*time.Microsecond)
-			clk.advance(2 * time.Millisecond) // stale waits past QueueTimeout
+			clk.Advance(2 * time.Millisecond) // stale waits past QueueTimeout
 			submitFrom(fresh)
 			require.Eventually(t, func() bool { return p.Stats().Queued == 2 }, hangGuard, 50*time.Microsecond)
 			full := &ownerTask{}
@@ -231,7 +232,7 @@ func TestLIFOShedsOldestByAge(t *testing.T) {
 			}
 			a, b, c := task("A"), task("B"), task("C")
 			place(t, p, a)
-			clk.advance(11 * time.Millisecond)
+			clk.Advance(11 * time.Millisecond)
 			place(t, p, b)
 			place(t, p, c)
 			close(release)

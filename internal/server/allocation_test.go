@@ -16,15 +16,16 @@ import (
 // store that allocates nothing, so what is counted is the server's own.
 type fixedStore struct{ value []byte }
 
-func (s fixedStore) Get(dst, _ []byte) ([]byte, error) { return append(dst, s.value...), nil }
-func (fixedStore) Put(_, _ []byte) error               { return nil }
-func (fixedStore) Delete([]byte) error                 { return nil }
-func (fixedStore) Close() error                        { return nil }
+func (s fixedStore) Get(_ int64, dst, _ []byte) ([]byte, error) { return append(dst, s.value...), nil }
+func (fixedStore) Put(int64, []byte, []byte) error              { return nil }
+func (fixedStore) Delete(int64, []byte) error                   { return nil }
+func (fixedStore) Close() error                                 { return nil }
 
 // TestHandlerAllocatesNothing enforces what the README claims: once warm,
 // the request path (framing check, routing, validation, the job, the pool,
 // the response, the metrics) allocates nothing per GET or PUT, in every
-// pool and both exec modes. The request is parsed from raw bytes, as
+// pool and both exec modes, nor with a deadline header (parsed, checked
+// where the job starts, counted). The request is parsed from raw bytes, as
 // fasthttp would, so the framing check has headers to read.
 func TestHandlerAllocatesNothing(t *testing.T) {
 	if raceEnabled {
@@ -32,16 +33,17 @@ func TestHandlerAllocatesNothing(t *testing.T) {
 	}
 	value := strings.Repeat("v", 500)
 	requests := map[string]string{
-		"GET": "GET /v0/entity?id=42 HTTP/1.1\r\nHost: x\r\nUser-Agent: t\r\n\r\n",
-		"PUT": "PUT /v0/entity?id=42 HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n" + value,
+		"GET":          "GET /v0/entity?id=42 HTTP/1.1\r\nHost: x\r\nUser-Agent: t\r\n\r\n",
+		"PUT":          "PUT /v0/entity?id=42 HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n" + value,
+		"GET+deadline": "GET /v0/entity?id=42 HTTP/1.1\r\nHost: x\r\nX-Request-Timeout-Ms: 60000\r\n\r\n",
 	}
-	wantCode := map[string]int{"GET": 200, "PUT": 201}
+	wantCode := map[string]int{"GET": 200, "PUT": 201, "GET+deadline": 200}
 	for _, exec := range []pool.Exec{pool.ExecHandler, pool.ExecWorker} {
 		for _, name := range pool.Variants {
 			if name == "direct" && exec == pool.ExecWorker {
 				continue // direct runs in the handler whatever -exec says
 			}
-			for _, method := range []string{"GET", "PUT"} {
+			for _, method := range []string{"GET", "PUT", "GET+deadline"} {
 				t.Run(exec.String()+"/"+name+"/"+method, func(t *testing.T) {
 					cfg := DefaultConfig()
 					cfg.Pool, cfg.Pcfg.Exec, cfg.Pcfg.Workers = name, exec, 2
@@ -84,12 +86,12 @@ type gatedStore struct {
 	gate chan struct{}
 }
 
-func (s gatedStore) Get(dst, key []byte) ([]byte, error) {
+func (s gatedStore) Get(deadline int64, dst, key []byte) ([]byte, error) {
 	if string(key) == "hold" {
 		s.held <- struct{}{}
 		<-s.gate
 	}
-	return s.fixedStore.Get(dst, key)
+	return s.fixedStore.Get(deadline, dst, key)
 }
 
 // TestShedAllocatesNothing: the refusal path allocates nothing either, in

@@ -48,6 +48,18 @@ type Config struct {
 	// of this mean (exp): a stand-in for a store behind a network call.
 	IODelay     time.Duration
 	IODelayDist store.DelayDist
+	// IOConcurrency, when positive, lets at most this many store
+	// operations be in progress at once; the rest wait their turn in the
+	// stand-in's FIFO, giving up at their request's deadline (see
+	// store.Bounded): with IODelay, a backend of finite throughput. 0 is
+	// unbounded.
+	IOConcurrency int
+
+	// DropClosedAfter, when positive, drops a job that waited at least
+	// this long for a slot, unrun (503 abandoned), if its client has
+	// closed the connection meanwhile (pool.Config.AbandonAfter; Linux
+	// only). 0 never looks.
+	DropClosedAfter time.Duration
 
 	MaxBodyBytes   int // larger request bodies are answered 413, refused before they are read
 	MaxKeyBytes    int // longer ids are answered 400
@@ -90,6 +102,7 @@ func DefaultConfig() Config {
 		L0CompactionThreshold: 4,
 		L0StopWritesThreshold: 12,
 		IODelayDist:           store.DelayFixed,
+		DropClosedAfter:       DefaultDropClosedAfter,
 		MaxBodyBytes:          1 << 20,
 		MaxKeyBytes:           1 << 10,
 		MaxHeaderBytes:        8 << 10,
@@ -131,8 +144,17 @@ const AutoQueueTimeout time.Duration = -1
 // likely unwanted.
 const DefaultQueueTimeout = time.Second
 
-// PoolConfig is Pcfg with AutoCapacity and AutoQueueTimeout resolved: the
-// pool.Config kvserver asks for. ResolvedPool completes it.
+// DefaultDropClosedAfter is -drop-closed-after's default: a job that
+// waited this long for a slot is worth a system call to learn whether its
+// client is still there (the call costs about a microsecond; a job that
+// waited 10 ms has already cost its client ten thousand times that), and
+// one that waited less is never asked, so an uncongested server pays
+// nothing for it.
+const DefaultDropClosedAfter = 10 * time.Millisecond
+
+// PoolConfig is Pcfg with AutoCapacity and AutoQueueTimeout resolved and
+// DropClosedAfter in it: the pool.Config kvserver asks for. ResolvedPool
+// completes it.
 func (c Config) PoolConfig() pool.Config {
 	p := c.Pcfg
 	if p.Capacity == AutoCapacity {
@@ -144,6 +166,7 @@ func (c Config) PoolConfig() pool.Config {
 			p.QueueTimeout = DefaultQueueTimeout
 		}
 	}
+	p.AbandonAfter = c.DropClosedAfter
 	return p
 }
 
@@ -170,6 +193,7 @@ const (
 	maxConns           = 1 << 20
 	maxCoDelInterval   = time.Minute
 	maxIODelay         = time.Minute
+	maxIOConcurrency   = 1 << 20
 )
 
 // ConfigError is a setting kvserver cannot run with: the flag, the value
@@ -266,6 +290,10 @@ func (c Config) Validate() error {
 		return bad("io-delay", c.IODelay, "must be 0 (off) or more, up to %v", maxIODelay)
 	case !slices.Contains(store.DelayDists, c.IODelayDist):
 		return bad("io-delay-dist", c.IODelayDist, "must be one of %v", store.DelayDists)
+	case c.IOConcurrency < 0 || c.IOConcurrency > maxIOConcurrency:
+		return bad("io-concurrency", c.IOConcurrency, "must be 0 (unbounded) or a number of store operations at once, up to %d", maxIOConcurrency)
+	case c.DropClosedAfter < 0:
+		return bad("drop-closed-after", c.DropClosedAfter, "must be 0 (never look) or a duration such as 10ms")
 	case c.MaxBodyBytes < 1 || c.MaxBodyBytes > maxBodyBytes:
 		return bad("max-body", c.MaxBodyBytes, "must be between 1 and %d bytes", maxBodyBytes)
 	case c.MaxKeyBytes < 1 || c.MaxKeyBytes > maxKeyBytes:
@@ -344,7 +372,8 @@ func (c Config) LogAttrs() []any {
 		"compression", string(c.Compression), "memtable_mb", c.MemTableMiB,
 		"l0_compaction_threshold", c.L0CompactionThreshold, "l0_stop_writes_threshold", c.L0StopWritesThreshold,
 		"value_separation_min", c.ValueSeparationMinBytes,
-		"io_delay", c.IODelay, "io_delay_dist", string(c.IODelayDist),
+		"io_delay", c.IODelay, "io_delay_dist", string(c.IODelayDist), "io_concurrency", c.IOConcurrency,
+		"drop_closed_after", c.DropClosedAfter,
 		"max_body", c.MaxBodyBytes, "max_key", c.MaxKeyBytes, "max_header", c.MaxHeaderBytes,
 		"read_timeout", c.ReadTimeout, "write_timeout", c.WriteTimeout, "idle_timeout", c.IdleTimeout,
 		"max_conns", c.MaxConns, "max_conns_per_ip", c.MaxConnsPerIP, "shutdown_timeout", c.ShutdownTimeout,

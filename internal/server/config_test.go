@@ -63,6 +63,9 @@ func TestConfigValidateNamesTheFlag(t *testing.T) {
 	f(func(c *Config) { c.ValueSeparationMinBytes = -1 }, "value-separation-min", "-1")
 	f(func(c *Config) { c.IODelay = -time.Millisecond }, "io-delay", "-1ms")
 	f(func(c *Config) { c.IODelayDist = "normal" }, "io-delay-dist", "normal")
+	f(func(c *Config) { c.IOConcurrency = -1 }, "io-concurrency", "-1")
+	f(func(c *Config) { c.IOConcurrency = 1<<20 + 1 }, "io-concurrency", "1048577")
+	f(func(c *Config) { c.DropClosedAfter = -time.Millisecond }, "drop-closed-after", "-1ms")
 	f(func(c *Config) { c.MaxBodyBytes = 0 }, "max-body", "0")
 	f(func(c *Config) { c.MaxKeyBytes = -1 }, "max-key", "-1")
 	f(func(c *Config) { c.MaxKeyBytes = 4096 }, "max-header", "8192")
@@ -109,6 +112,8 @@ func TestLogAttrsEverySetting(t *testing.T) {
 		"codel_interval":    "100ms",
 		"io_delay":          "3ms",
 		"io_delay_dist":     "exp",
+		"io_concurrency":    "0",
+		"drop_closed_after": "10ms",
 		"pprof_remote":      "true",
 		"log_level":         "debug",
 		"compression":       "snappy",
@@ -125,8 +130,9 @@ func TestLogAttrsEverySetting(t *testing.T) {
 	// setting); the limit's six settings for Pcfg.Limit.
 	// limit, limit_min, limit_max, limit_initial, limit_smoothing, limit_backoff:
 	const limitSettings = 6
-	// Config's fields but Pcfg, pool.Config's but OnWait and Limit:
-	settings := exportedFields(Config{}) - 1 + exportedFields(pool.Config{}) - 2 + limitSettings
+	// Config's fields but Pcfg, pool.Config's but OnWait, Limit and
+	// AbandonAfter (which is DropClosedAfter):
+	settings := exportedFields(Config{}) - 1 + exportedFields(pool.Config{}) - 3 + limitSettings
 	assert.Equal(t, settings, len(got), "attributes %v", got)
 
 	c.Pool = "lifo"

@@ -6,9 +6,26 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
+// headerFacts is what kvserver reads from a request's raw header block, in
+// one pass over it: a problem with its framing, and its deadline header.
+type headerFacts struct {
+	problem  string // why the body framing is ambiguous, or ""
+	timeout  []byte // X-Request-Timeout-Ms's value, spaces trimmed; nil if absent
+	timeouts int    // how many X-Request-Timeout-Ms headers there were
+}
+
 // framingProblem reports why a request's body framing is ambiguous, or ""
-// if it is not. Two parsers that disagree on where a body ends disagree
-// on where the next request begins: behind a proxy that picks the other
+// if it is not (see scanHeaders).
+func framingProblem(h *fasthttp.RequestHeader) string { return scanHeaders(h).problem }
+
+// scanHeaders reads h's raw header block once for what headerFacts holds.
+// The deadline header is found in the pass the framing check makes
+// anyway, so a request without it pays one length comparison per header
+// line for it, and nothing allocates.
+//
+// The framing problem says why the body framing is ambiguous, if it is.
+// Two parsers that disagree on where a body ends disagree on where the
+// next request begins: behind a proxy that picks the other
 // reading, that is request smuggling. RFC 9112 §6.1 lets a server refuse
 // such a request and advises closing the connection after answering,
 // since what follows on it cannot be trusted. The shapes refused:
@@ -24,7 +41,8 @@ import (
 // is chunked. It reads the raw header block fasthttp keeps, since the
 // parsed header no longer shows a Content-Length that Transfer-Encoding
 // overrode, nor an identity coding; it does not allocate.
-func framingProblem(h *fasthttp.RequestHeader) string {
+func scanHeaders(h *fasthttp.RequestHeader) headerFacts {
+	var facts headerFacts
 	raw := h.RawHeaders()
 	lengths, encodings := 0, 0
 	for len(raw) > 0 {
@@ -43,20 +61,24 @@ func framingProblem(h *fasthttp.RequestHeader) string {
 			lengths++
 		case asciiEqualFold(name, "transfer-encoding"):
 			encodings++
-			if !asciiEqualFold(bytes.Trim(value, " \t\r"), "chunked") {
-				return "Transfer-Encoding other than chunked"
+			if !asciiEqualFold(bytes.Trim(value, " \t\r"), "chunked") && facts.problem == "" {
+				facts.problem = "Transfer-Encoding other than chunked"
 			}
+		case asciiEqualFold(name, timeoutHeaderLower):
+			facts.timeouts++
+			facts.timeout = bytes.Trim(value, " \t\r")
 		}
 	}
 	switch {
+	case facts.problem != "":
 	case lengths > 0 && encodings > 0:
-		return "both Content-Length and Transfer-Encoding"
+		facts.problem = "both Content-Length and Transfer-Encoding"
 	case lengths > 1:
-		return "more than one Content-Length"
+		facts.problem = "more than one Content-Length"
 	case encodings > 1:
-		return "more than one Transfer-Encoding"
+		facts.problem = "more than one Transfer-Encoding"
 	}
-	return ""
+	return facts
 }
 
 // asciiEqualFold is bytes.EqualFold for an ASCII lower-case want, without

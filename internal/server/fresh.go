@@ -87,6 +87,9 @@ func (c *freshConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// NetConn returns the connection c wraps (see socketOf).
+func (c *freshConn) NetConn() net.Conn { return c.Conn }
+
 func (c *freshConn) Close() error {
 	if !c.spoken.Swap(true) {
 		c.l.forget(c)

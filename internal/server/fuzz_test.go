@@ -73,8 +73,15 @@ type countingStore struct {
 	mutations atomic.Int64
 }
 
-func (c *countingStore) Put(k, v []byte) error { c.mutations.Add(1); return c.Store.Put(k, v) }
-func (c *countingStore) Delete(k []byte) error { c.mutations.Add(1); return c.Store.Delete(k) }
+func (c *countingStore) Put(d int64, k, v []byte) error {
+	c.mutations.Add(1)
+	return c.Store.Put(d, k, v)
+}
+
+func (c *countingStore) Delete(d int64, k []byte) error {
+	c.mutations.Add(1)
+	return c.Store.Delete(d, k)
+}
 
 func newFuzzServer(f testing.TB) *fuzzServer {
 	cfg := DefaultConfig()
@@ -108,7 +115,7 @@ func (fs *fuzzServer) check(ctx *fasthttp.RequestCtx, route fasthttp.RequestHand
 		return
 	}
 	key := bytes.Clone(ctx.QueryArgs().Peek("id"))
-	before, beforeErr := fs.store.Get(nil, key)
+	before, beforeErr := fs.store.Get(0, nil, key)
 	mutations := fs.store.mutations.Load()
 
 	route(ctx)
@@ -123,7 +130,7 @@ func (fs *fuzzServer) check(ctx *fasthttp.RequestCtx, route fasthttp.RequestHand
 	case made != 0:
 		fs.problem("%s %q answered %d but made %d mutations", ctx.Method(), ctx.RequestURI(), code, made)
 	default:
-		after, afterErr := fs.store.Get(nil, key)
+		after, afterErr := fs.store.Get(0, nil, key)
 		if !bytes.Equal(before, after) || (beforeErr == nil) != (afterErr == nil) {
 			fs.problem("%s %q answered %d but key %q changed: %q (%v) -> %q (%v)",
 				ctx.Method(), ctx.RequestURI(), code, key, before, beforeErr, after, afterErr)
@@ -385,11 +392,11 @@ func TestFuzzHarness(t *testing.T) {
 		}
 	}
 	f(func(ctx *fasthttp.RequestCtx) {
-		fs.store.Put([]byte("k"), []byte("stored anyway"))
+		fs.store.Put(0, []byte("k"), []byte("stored anyway"))
 		ctx.SetStatusCode(400)
 	}, "answered 400 but made 1 mutations")
 	f(func(ctx *fasthttp.RequestCtx) {
-		fs.store.Store.Delete([]byte("k")) // behind the counter's back
+		fs.store.Store.Delete(0, []byte("k")) // behind the counter's back
 		ctx.SetStatusCode(400)
 	}, "changed")
 	f(func(ctx *fasthttp.RequestCtx) { ctx.SetStatusCode(500) }, "answered 500")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/api"
+	"github.com/kvpool/kvpool/internal/pool"
 	"github.com/valyala/fasthttp"
 )
 
@@ -21,14 +22,15 @@ const (
 // test suite, which this API stays compatible with, expects that.
 func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	s.methods.take(&ctx.Request.Header) // answered here, not by parseError
-	if problem := framingProblem(&ctx.Request.Header); problem != "" {
-		s.refuseFraming(ctx, problem)
+	headers := scanHeaders(&ctx.Request.Header)
+	if headers.problem != "" {
+		s.refuseFraming(ctx, headers.problem)
 		return
 	}
 	path := ctx.Path()
 	switch string(path) { // a switch on string(bytes) does not allocate
 	case pathEntity:
-		s.entity(ctx)
+		s.entity(ctx, &headers)
 		// ctx.Time is when fasthttp began serving the request: one clock
 		// read fewer per request than taking our own start time.
 		s.reqs.Observe(methodOf(ctx), ctx.Response.StatusCode(), time.Since(ctx.Time()))
@@ -70,10 +72,11 @@ func (s *Server) pprof(ctx *fasthttp.RequestCtx) {
 func methodOf(ctx *fasthttp.RequestCtx) api.Method { return api.ParseMethod(ctx.Method()) }
 
 // entity serves GET, PUT and DELETE of /v0/entity?id=KEY. It validates on
-// the handler goroutine, puts key and body into a job (borrowed where the
-// pool runs the job on this goroutine, copied where a worker runs it: see
-// job), submits the job and waits for the pool to run or reject it.
-func (s *Server) entity(ctx *fasthttp.RequestCtx) {
+// the handler goroutine (the id, the method, the deadline header), puts key
+// and body into a job (borrowed where the pool runs the job on this
+// goroutine, copied where a worker runs it: see job), submits the job and
+// waits for the pool to run or reject it.
+func (s *Server) entity(ctx *fasthttp.RequestCtx, headers *headerFacts) {
 	args := ctx.QueryArgs()
 	key := args.Peek("id")
 	switch {
@@ -95,11 +98,23 @@ func (s *Server) entity(ctx *fasthttp.RequestCtx) {
 		return
 	}
 
+	var deadline int64
+	if headers.timeouts > 0 {
+		ms, ok := parseTimeoutMs(headers.timeout)
+		if !ok || headers.timeouts > 1 {
+			fail(ctx, badTimeout, fasthttp.StatusBadRequest)
+			return
+		}
+		deadline = requestDeadline(ctx, ms)
+		s.deadlines.Request()
+	}
+
 	var body []byte
 	if m == api.Put {
 		body = ctx.PostBody()
 	}
 	j := s.jobs.get(m, key, body)
+	j.deadline, j.conn = deadline, ctx.Conn()
 	s.pool.Submit(j)
 	j.wait()
 	s.respond(ctx, j)
@@ -107,6 +122,9 @@ func (s *Server) entity(ctx *fasthttp.RequestCtx) {
 }
 
 func (s *Server) respond(ctx *fasthttp.RequestCtx, j *job) {
+	if j.deadline != 0 {
+		s.deadlines.Outcome(j.status == fasthttp.StatusServiceUnavailable && j.reason == pool.ReasonDeadline, j.inStore, j.wasted)
+	}
 	switch j.status {
 	case fasthttp.StatusOK:
 		ctx.SetContentType("application/octet-stream")

@@ -35,7 +35,7 @@ func BenchmarkHandler(b *testing.B) {
 		}
 		value := make([]byte, 500)
 		for i := range keys {
-			if err := st.Put([]byte(strconv.Itoa(i)), value); err != nil {
+			if err := st.Put(0, []byte(strconv.Itoa(i)), value); err != nil {
 				b.Fatal(err)
 			}
 		}

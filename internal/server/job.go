@@ -2,9 +2,11 @@ package server
 
 import (
 	"errors"
+	"net"
 	"sync"
 
 	"github.com/kvpool/kvpool/internal/api"
+	"github.com/kvpool/kvpool/internal/mono"
 	"github.com/kvpool/kvpool/internal/pool"
 	"github.com/kvpool/kvpool/internal/store"
 )
@@ -32,31 +34,49 @@ type job struct {
 
 	keyBuf, bodyBuf []byte // ExecWorker's copies, kept for reuse
 
+	// deadline is when the client stops waiting (mono; 0: it did not
+	// say), from X-Request-Timeout-Ms. conn is the request's connection,
+	// for Abandoned; net.Conn is safe to use from any goroutine, unlike
+	// the RequestCtx.
+	deadline int64
+	conn     net.Conn
+
 	status int // set before done is signalled
 	reason pool.Reason
 	err    error
-	done   chan struct{} // capacity 1, ExecWorker only: Run and Reject never block on it
+	// inStore: the 503 came from the store's give-up (store.ErrDeadline),
+	// not the pool. wasted: the operation ran and finished past the
+	// deadline.
+	inStore, wasted bool
+	done            chan struct{} // capacity 1, ExecWorker only: Run and Reject never block on it
 }
 
 func (j *job) Run() {
 	var err error
 	switch j.op {
 	case api.Get:
-		j.out, err = j.st.Get(j.out[:0], j.key)
+		j.out, err = j.st.Get(j.deadline, j.out[:0], j.key)
 		j.status = 200
 		if errors.Is(err, store.ErrNotFound) {
 			j.status, err = 404, nil
 		}
 	case api.Put:
-		err = j.st.Put(j.key, j.body)
+		err = j.st.Put(j.deadline, j.key, j.body)
 		j.status = 201
 	case api.Delete:
-		err = j.st.Delete(j.key)
+		err = j.st.Delete(j.deadline, j.key)
 		j.status = 202
 	}
-	if err != nil {
+	switch {
+	case err == nil:
+	case errors.Is(err, store.ErrDeadline):
+		// Given up waiting for the store's capacity: nothing was touched.
+		j.status, j.reason, j.inStore = 503, pool.ReasonDeadline, true
+		err = nil
+	default:
 		j.status, j.err = 500, err
 	}
+	j.wasted = !j.inStore && j.deadline != 0 && mono.Passed(j.deadline, mono.Now())
 	if !j.inHandler {
 		j.done <- struct{}{}
 	}
@@ -68,6 +88,13 @@ func (j *job) Reject(r pool.Reason) {
 		j.done <- struct{}{}
 	}
 }
+
+// Deadline implements pool.Task.
+func (j *job) Deadline() int64 { return j.deadline }
+
+// Abandoned implements pool.Abandonable: the pool asks it of a job that
+// waited past -drop-closed-after, on whatever goroutine admits the job.
+func (j *job) Abandoned() bool { return j.conn != nil && peerClosed(j.conn) }
 
 // maxPooledBuffer caps the buffers a recycled job keeps, so one 1 MiB PUT
 // does not pin a megabyte per pooled job for ever.
@@ -99,6 +126,7 @@ func newJobPool(st store.Store, inHandler bool) *jobPool {
 func (jp *jobPool) get(op api.Method, key, body []byte) *job {
 	j := jp.p.Get().(*job)
 	j.op, j.status, j.err = op, 0, nil
+	j.inStore, j.wasted = false, false
 	if jp.inHandler {
 		j.key, j.body = key, body
 		return j
@@ -117,7 +145,8 @@ func (j *job) wait() {
 }
 
 func (jp *jobPool) put(j *job) {
-	j.key, j.body = nil, nil // borrowed: the request's, not ours to keep
+	j.key, j.body, j.conn = nil, nil, nil // borrowed: the request's, not ours to keep
+	j.deadline = 0
 	for _, b := range []*[]byte{&j.out, &j.keyBuf, &j.bodyBuf} {
 		if cap(*b) > maxPooledBuffer {
 			*b = nil

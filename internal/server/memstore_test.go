@@ -17,7 +17,7 @@ var _ store.Store = (*memStore)(nil)
 
 func newMemStore() *memStore { return &memStore{m: map[string][]byte{}} }
 
-func (s *memStore) Get(dst, key []byte) ([]byte, error) {
+func (s *memStore) Get(_ int64, dst, key []byte) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v, ok := s.m[string(key)]
@@ -27,14 +27,14 @@ func (s *memStore) Get(dst, key []byte) ([]byte, error) {
 	return append(dst, v...), nil
 }
 
-func (s *memStore) Put(key, value []byte) error {
+func (s *memStore) Put(_ int64, key, value []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.m[string(key)] = append([]byte(nil), value...)
 	return nil
 }
 
-func (s *memStore) Delete(key []byte) error {
+func (s *memStore) Delete(_ int64, key []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.m, string(key))

@@ -107,6 +107,9 @@ type perIPConn struct {
 	release func()
 }
 
+// NetConn returns the connection c wraps (see socketOf).
+func (c *perIPConn) NetConn() net.Conn { return c.Conn }
+
 func (c *perIPConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(c.release)

@@ -29,14 +29,15 @@ import (
 // Server is the HTTP front end of a store: routing, the worker pool and
 // the metrics.
 type Server struct {
-	cfg      Config
-	log      *slog.Logger
-	pool     pool.Pool
-	jobs     *jobPool
-	http     *fasthttp.Server
-	reqs     *metrics.HTTP
-	methods  methodMemo // for requests fasthttp discards before parseError
-	connErrs *connErrorLog
+	cfg       Config
+	log       *slog.Logger
+	pool      pool.Pool
+	jobs      *jobPool
+	http      *fasthttp.Server
+	reqs      *metrics.HTTP
+	deadlines *metrics.Deadlines
+	methods   methodMemo // for requests fasthttp discards before parseError
+	connErrs  *connErrorLog
 
 	metricsHandler fasthttp.RequestHandler
 	pprofHandler   fasthttp.RequestHandler
@@ -69,14 +70,15 @@ type Options struct {
 	PebbleMetrics func() *pebble.Metrics
 }
 
-// New starts the pool over st; Serve then answers requests. st stays the
-// caller's: close it after Shutdown has returned. On error nothing is left
-// running.
+// New starts the pool over st, behind the stand-in for a remote store
+// that cfg asks for (-io-delay, -io-concurrency); Serve then answers
+// requests. st stays the caller's: close it after Shutdown has returned.
+// On error nothing is left running.
 func New(cfg Config, st store.Store, o Options) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	pcfg, err := cfg.ResolvedPool() // the pool's settings, as Validate checked them
+	pcfg, err := cfg.ResolvedPool() // the pool's settings, checked once more by Validate
 	if err != nil {
 		return nil, err
 	}
@@ -89,9 +91,18 @@ func New(cfg Config, st store.Store, o Options) (*Server, error) {
 	if o.PebbleMetrics != nil {
 		metrics.NewPebble(reg, o.PebbleMetrics)
 	}
+	st = store.WithDelay(st, cfg.IODelay, cfg.IODelayDist)
+	if cfg.IOConcurrency > 0 {
+		// As for the pool below: the collector reads Stats at scrape
+		// time, and the store reports waits to it.
+		var bounded *store.Bounded
+		io := metrics.NewIO(reg, func() store.BoundedStats { return bounded.Stats() })
+		bounded = store.WithConcurrency(st, cfg.IOConcurrency, store.BoundedOptions{OnWait: io.ObserveWait})
+		st = bounded
+	}
 
 	s := &Server{
-		cfg: cfg, log: log, reqs: metrics.NewHTTP(reg),
+		cfg: cfg, log: log, reqs: metrics.NewHTTP(reg), deadlines: metrics.NewDeadlines(reg),
 		connErrs: newConnErrorLog(log, metrics.NewConnErrors(reg)),
 		stopping: make(chan struct{}),
 	}
@@ -156,18 +167,20 @@ func New(cfg Config, st store.Store, o Options) (*Server, error) {
 // is handler, whatever -exec says).
 func configLabels(cfg Config, p pool.Config) prometheus.Labels {
 	return prometheus.Labels{
-		"pool":          cfg.Pool,
-		"exec":          p.Exec.String(),
-		"limit":         limitName(p.Limit),
-		"workers":       strconv.Itoa(p.Workers),
-		"cap":           strconv.Itoa(p.Capacity),
-		"overflow":      p.Overflow.String(),
-		"queue_timeout": p.QueueTimeout.String(),
-		"sync":          strconv.FormatBool(cfg.Sync),
-		"cache_mb":      strconv.Itoa(cfg.CacheMiB),
-		"version":       metrics.Version(),
-		"io_delay":      cfg.IODelay.String(),
-		"io_delay_dist": string(cfg.IODelayDist),
+		"pool":              cfg.Pool,
+		"exec":              p.Exec.String(),
+		"limit":             limitName(p.Limit),
+		"workers":           strconv.Itoa(p.Workers),
+		"cap":               strconv.Itoa(p.Capacity),
+		"overflow":          p.Overflow.String(),
+		"queue_timeout":     p.QueueTimeout.String(),
+		"sync":              strconv.FormatBool(cfg.Sync),
+		"cache_mb":          strconv.Itoa(cfg.CacheMiB),
+		"version":           metrics.Version(),
+		"io_delay":          cfg.IODelay.String(),
+		"io_delay_dist":     string(cfg.IODelayDist),
+		"io_concurrency":    strconv.Itoa(cfg.IOConcurrency),
+		"drop_closed_after": p.AbandonAfter.String(),
 	}
 }
 

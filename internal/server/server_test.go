@@ -51,7 +51,7 @@ func start(t *testing.T, cfg Config) *testServer {
 	t.Helper()
 	st, err := store.Open(store.Options{Dir: cfg.DataDir, Sync: cfg.Sync, CacheBytes: int64(cfg.CacheMiB) << 20})
 	require.NoError(t, err)
-	srv, err := New(cfg, store.WithDelay(st, cfg.IODelay, cfg.IODelayDist), Options{PebbleMetrics: st.Metrics})
+	srv, err := New(cfg, st, Options{PebbleMetrics: st.Metrics})
 	if err != nil {
 		st.Close()
 		require.NoError(t, err)
@@ -314,7 +314,11 @@ func TestMetricsAndPprof(t *testing.T) {
 		`kvserver_pebble_block_cache_bytes`,
 		`kvserver_pebble_wal_bytes_written_total`,
 		`kvserver_http_connection_errors_total{kind="other"} 0`,
-		`kvserver_config_info{cache_mb="8",cap="10000",exec="handler",io_delay="0s",io_delay_dist="fixed",limit="fixed",overflow="reject",pool="fifo",queue_timeout="1s",sync="false",version="`,
+		`kvserver_config_info{cache_mb="8",cap="10000",drop_closed_after="10ms",exec="handler",io_concurrency="0",io_delay="0s",io_delay_dist="fixed",limit="fixed",overflow="reject",pool="fifo",queue_timeout="1s",sync="false",version="`,
+		`kvserver_pool_rejected_total{pool="fifo",reason="deadline"} 0`,
+		`kvserver_deadline_requests_total 0`,
+		`kvserver_deadline_wasted_total 0`,
+		`kvserver_deadline_dropped_total{stage="store"} 0`,
 		`kvserver_pool_limit{pool="fifo"} 4`,
 		`kvserver_pool_limit_changes_total{pool="fifo"} 0`,
 		`go_goroutines`,

@@ -9,7 +9,11 @@ import (
 // most frequent answer, and whatever it costs comes out of the CPU that
 // serves the requests admitted (docs/results.md, What a 503 costs). Nothing
 // here allocates or formats per request; SetBodyRaw points the response at
-// the shared body, which no one writes to.
+// the shared body, which no one writes to. X-Shed-Reason is the pool's
+// Reason: full, dropped, expired, closed, deadline (the request's own
+// deadline passed before its store operation began, in the pool or
+// waiting for the store's capacity) or abandoned (its client closed the
+// connection while it waited).
 var (
 	retryAfterKey   = []byte("Retry-After")
 	retryAfterValue = []byte("1")

@@ -66,20 +66,21 @@ type delayed struct {
 	sleep func(time.Duration) // time.Sleep; tests record instead
 }
 
-// Get implements Store.
-func (s *delayed) Get(dst, key []byte) ([]byte, error) {
+// Get implements Store. The delay stands for a call already on the wire,
+// so it is slept whole, whatever the deadline.
+func (s *delayed) Get(deadline int64, dst, key []byte) ([]byte, error) {
 	s.sleep(s.delay())
-	return s.Store.Get(dst, key)
+	return s.Store.Get(deadline, dst, key)
 }
 
 // Put implements Store.
-func (s *delayed) Put(key, value []byte) error {
+func (s *delayed) Put(deadline int64, key, value []byte) error {
 	s.sleep(s.delay())
-	return s.Store.Put(key, value)
+	return s.Store.Put(deadline, key, value)
 }
 
 // Delete implements Store.
-func (s *delayed) Delete(key []byte) error {
+func (s *delayed) Delete(deadline int64, key []byte) error {
 	s.sleep(s.delay())
-	return s.Store.Delete(key)
+	return s.Store.Delete(deadline, key)
 }

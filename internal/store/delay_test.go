@@ -32,7 +32,7 @@ type journaled struct {
 	m  map[string]string
 }
 
-func (s *journaled) Get(dst, key []byte) ([]byte, error) {
+func (s *journaled) Get(_ int64, dst, key []byte) ([]byte, error) {
 	s.j.add("get")
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -43,7 +43,7 @@ func (s *journaled) Get(dst, key []byte) ([]byte, error) {
 	return append(dst, v...), nil
 }
 
-func (s *journaled) Put(key, value []byte) error {
+func (s *journaled) Put(_ int64, key, value []byte) error {
 	s.j.add("put")
 	s.mu.Lock()
 	s.m[string(key)] = string(value)
@@ -51,7 +51,7 @@ func (s *journaled) Put(key, value []byte) error {
 	return nil
 }
 
-func (s *journaled) Delete(key []byte) error {
+func (s *journaled) Delete(_ int64, key []byte) error {
 	s.j.add("delete")
 	s.mu.Lock()
 	delete(s.m, string(key))
@@ -78,12 +78,12 @@ func delayedOver(t *testing.T, d time.Duration, dist DelayDist) (Store, *journal
 // Close does not sleep.
 func TestWithDelaySleepsBeforeEveryOperation(t *testing.T) {
 	s, j := delayedOver(t, 3*time.Millisecond, DelayFixed)
-	require.NoError(t, s.Put([]byte("k"), []byte("v")))
-	got, err := s.Get([]byte("x"), []byte("k"))
+	require.NoError(t, s.Put(0, []byte("k"), []byte("v")))
+	got, err := s.Get(0, []byte("x"), []byte("k"))
 	require.NoError(t, err)
 	assert.Equal(t, "xv", string(got))
-	require.NoError(t, s.Delete([]byte("k")))
-	_, err = s.Get(nil, []byte("k"))
+	require.NoError(t, s.Delete(0, []byte("k")))
+	_, err = s.Get(0, nil, []byte("k"))
 	assert.ErrorIs(t, err, ErrNotFound)
 	require.NoError(t, s.Close())
 
@@ -108,7 +108,7 @@ func TestWithDelayExp(t *testing.T) {
 	const mean, n = 2 * time.Millisecond, 100_000
 	s, j := delayedOver(t, mean, DelayExp)
 	for range n {
-		_, _ = s.Get(nil, []byte("k"))
+		_, _ = s.Get(0, nil, []byte("k"))
 	}
 	require.Len(t, j.slept, n)
 	var sum time.Duration
@@ -134,8 +134,8 @@ func TestWithDelayConcurrent(t *testing.T) {
 		wg.Go(func() {
 			key := []byte{byte(g)}
 			for range 200 {
-				assert.NoError(t, s.Put(key, key))
-				_, err := s.Get(nil, key)
+				assert.NoError(t, s.Put(0, key, key))
+				_, err := s.Get(0, nil, key)
 				assert.NoError(t, err)
 			}
 		})

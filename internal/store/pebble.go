@@ -193,8 +193,9 @@ func Open(opts Options) (*Pebble, error) {
 }
 
 // Get implements Store. Pebble's value is valid only until its closer is
-// closed, so it is appended to dst before that.
-func (s *Pebble) Get(dst, key []byte) ([]byte, error) {
+// closed, so it is appended to dst before that. Pebble never waits for
+// capacity, so it ignores the deadline, as Put and Delete do.
+func (s *Pebble) Get(_ int64, dst, key []byte) ([]byte, error) {
 	v, closer, err := s.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return dst, ErrNotFound
@@ -207,10 +208,10 @@ func (s *Pebble) Get(dst, key []byte) ([]byte, error) {
 }
 
 // Put implements Store.
-func (s *Pebble) Put(key, value []byte) error { return s.db.Set(key, value, s.write) }
+func (s *Pebble) Put(_ int64, key, value []byte) error { return s.db.Set(key, value, s.write) }
 
 // Delete implements Store.
-func (s *Pebble) Delete(key []byte) error { return s.db.Delete(key, s.write) }
+func (s *Pebble) Delete(_ int64, key []byte) error { return s.db.Delete(key, s.write) }
 
 // Close implements Store.
 func (s *Pebble) Close() error { return s.db.Close() }

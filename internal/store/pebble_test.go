@@ -24,8 +24,8 @@ func TestPebbleRoundTrip(t *testing.T) {
 
 	f := func(key, value []byte) {
 		t.Helper()
-		require.NoError(t, s.Put(key, value))
-		got, err := s.Get(nil, key)
+		require.NoError(t, s.Put(0, key, value))
+		got, err := s.Get(0, nil, key)
 		require.NoError(t, err)
 		assert.True(t, bytes.Equal(value, got), "key %q: got %d bytes, want %d", key, len(got), len(value))
 	}
@@ -38,12 +38,12 @@ func TestPebbleRoundTrip(t *testing.T) {
 	f(all, all)
 	f([]byte("big"), bytes.Repeat([]byte("x"), 512<<10))
 
-	_, err := s.Get(nil, []byte("absent"))
+	_, err := s.Get(0, nil, []byte("absent"))
 	assert.ErrorIs(t, err, ErrNotFound)
-	require.NoError(t, s.Delete([]byte("k")))
-	_, err = s.Get(nil, []byte("k"))
+	require.NoError(t, s.Delete(0, []byte("k")))
+	_, err = s.Get(0, nil, []byte("k"))
 	assert.ErrorIs(t, err, ErrNotFound)
-	require.NoError(t, s.Delete([]byte("never-existed")))
+	require.NoError(t, s.Delete(0, []byte("never-existed")))
 }
 
 // TestPebbleGetAppends: Get appends to dst and the result does not alias
@@ -51,22 +51,22 @@ func TestPebbleRoundTrip(t *testing.T) {
 func TestPebbleGetAppends(t *testing.T) {
 	s := openTemp(t, t.TempDir())
 	defer s.Close()
-	require.NoError(t, s.Put([]byte("a"), []byte("one")))
-	got, err := s.Get([]byte("prefix:"), []byte("a"))
+	require.NoError(t, s.Put(0, []byte("a"), []byte("one")))
+	got, err := s.Get(0, []byte("prefix:"), []byte("a"))
 	require.NoError(t, err)
-	require.NoError(t, s.Put([]byte("a"), []byte("two")))
+	require.NoError(t, s.Put(0, []byte("a"), []byte("two")))
 	assert.Equal(t, "prefix:one", string(got))
 }
 
 func TestPebblePersistsAcrossReopen(t *testing.T) {
 	dir := t.TempDir()
 	s := openTemp(t, dir)
-	require.NoError(t, s.Put([]byte("kept"), []byte("value")))
+	require.NoError(t, s.Put(0, []byte("kept"), []byte("value")))
 	require.NoError(t, s.Close())
 
 	s = openTemp(t, dir)
 	defer s.Close()
-	got, err := s.Get(nil, []byte("kept"))
+	got, err := s.Get(0, nil, []byte("kept"))
 	require.NoError(t, err)
 	assert.Equal(t, "value", string(got))
 }
@@ -99,10 +99,10 @@ func TestPebbleOptions(t *testing.T) {
 		require.NoError(t, err)
 		defer s.Close()
 		for i := range 100 {
-			require.NoError(t, s.Put(fmt.Appendf(nil, "key%03d", i), value))
+			require.NoError(t, s.Put(0, fmt.Appendf(nil, "key%03d", i), value))
 		}
 		require.NoError(t, s.db.Flush())
-		got, err := s.Get(nil, []byte("key042"))
+		got, err := s.Get(0, nil, []byte("key042"))
 		require.NoError(t, err)
 		require.Equal(t, value, got)
 		check(t, s.Metrics())

@@ -139,7 +139,7 @@ func BenchmarkPebble(b *testing.B) {
 			var dst []byte
 			get := func(key []byte, _ *valueSource) {
 				var err error
-				if dst, err = s.Get(dst[:0], key); err != nil {
+				if dst, err = s.Get(0, dst[:0], key); err != nil {
 					b.Fatal(fmt.Errorf("get %s: %w", key, err))
 				}
 				if len(dst) != benchValueSize {
@@ -148,7 +148,7 @@ func BenchmarkPebble(b *testing.B) {
 			}
 			benchOp(b, "get", get)
 			benchOp(b, "put", func(key []byte, values *valueSource) {
-				if err := s.Put(key, values.next()); err != nil {
+				if err := s.Put(0, key, values.next()); err != nil {
 					b.Fatal(fmt.Errorf("put %s: %w", key, err))
 				}
 			})
