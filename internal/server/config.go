@@ -134,7 +134,8 @@ const AutoQueueTimeout time.Duration = -1
 
 // DefaultQueueTimeout is what AutoQueueTimeout gives the queueing pools
 // but adaptive: how long a request may wait for a slot before it is
-// answered 503, chosen by measurement (docs/results.md has the sweep). It
+// answered 503, chosen by measurement (docs/configuration.md, Why the
+// defaults shed by age, not by count). It
 // must stay above the wait the connections themselves make: C
 // connections each holding a request before a server answering X per
 // second wait C/X on average (Little's law: 4,096 at 50,000/s is 80 ms),
@@ -146,10 +147,9 @@ const DefaultQueueTimeout = time.Second
 
 // DefaultDropClosedAfter is -drop-closed-after's default: a job that
 // waited this long for a slot is worth a system call to learn whether its
-// client is still there (the call costs about a microsecond; a job that
-// waited 10 ms has already cost its client ten thousand times that), and
-// one that waited less is never asked, so an uncongested server pays
-// nothing for it.
+// client is still there (the call is thousands of times shorter than such
+// a wait: BenchmarkPeerClosed), and one that waited less is never asked,
+// so an uncongested server pays nothing for it.
 const DefaultDropClosedAfter = 10 * time.Millisecond
 
 // PoolConfig is Pcfg with AutoCapacity and AutoQueueTimeout resolved and

@@ -11,9 +11,10 @@ import (
 // the connection (or reset it), without reading from it: one poll(2) with
 // a zero timeout for POLLRDHUP, which the kernel reports once the peer's
 // FIN has arrived, even behind unread bytes, and for POLLHUP and POLLERR.
-// It costs a system call and two small allocations (the raw connection
-// and its callback), so the pool asks it only of a job that has waited
-// (-drop-closed-after), never on the fast path.
+// It costs a system call and a few small allocations (the raw connection,
+// its callback, the poll set; BenchmarkPeerClosed), so the pool asks it
+// only of a job that has waited (-drop-closed-after), never on the fast
+// path.
 //
 // A client that half-closes (shuts down its sending side and waits for
 // the answer) reads as gone too, as it does to Go's net/http server,

@@ -44,6 +44,28 @@ func TestPeerClosed(t *testing.T) {
 	assert.False(t, peerClosed(b), "not a socket: nothing to ask")
 }
 
+// BenchmarkPeerClosed is what asking whether a client has gone costs a job
+// that waited past -drop-closed-after: through the listener wrappers to
+// the socket, one poll(2).
+func BenchmarkPeerClosed(b *testing.B) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(b, err)
+	ln := newFreshListener(newPerIPListener(inner, 10, nil, func() {}), nil)
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(b, err)
+	defer client.Close()
+	server, err := ln.Accept()
+	require.NoError(b, err)
+	defer server.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if peerClosed(server) {
+			b.Fatal("an open connection read as closed")
+		}
+	}
+}
+
 // TestClosedClientsJobDropped: with -drop-closed-after, a request whose
 // client closes its connection while the request waits for the pool's one
 // worker or slot is dropped, unrun, when its turn comes (counted as
