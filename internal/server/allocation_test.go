@@ -21,7 +21,7 @@ func (fixedStore) Put(int64, []byte, []byte) error              { return nil }
 func (fixedStore) Delete(int64, []byte) error                   { return nil }
 func (fixedStore) Close() error                                 { return nil }
 
-// TestHandlerAllocatesNothing enforces what the README claims: once warm,
+// TestHandlerAllocatesNothing enforces what the server promises: once warm,
 // the request path (framing check, routing, validation, the job, the pool,
 // the response, the metrics) allocates nothing per GET or PUT, in every
 // pool and both exec modes, nor with a deadline header (parsed, checked

@@ -228,7 +228,7 @@ func (c *scriptConn) SetDeadline(time.Time) error      { return nil }
 func (c *scriptConn) SetReadDeadline(time.Time) error  { return nil }
 func (c *scriptConn) SetWriteDeadline(time.Time) error { return nil }
 
-// rawSeeds are the contract's cases and the bad input issue 5 lists, as
+// rawSeeds are the contract's cases and the bad input the server refuses, as
 // raw bytes on one connection.
 func rawSeeds() []string {
 	put := func(query, body string) string {
