@@ -34,8 +34,9 @@ type chunk struct{ recs []record }
 // memory stays bounded however long the run: a few open intervals, a
 // chunk per connection, and buffers.
 //
-// Locks: collector.mu (the list of recorders), each recorder's mu (its
-// chunk) and errorTable.mu; no two are ever held together.
+// Locks: collector.mu (the list of recorders and when each was
+// registered), each recorder's mu (its chunk) and errorTable.mu; no two
+// are ever held together.
 type collector struct {
 	interval int64 // ns
 	out      string
@@ -46,8 +47,9 @@ type collector struct {
 	full   chan *chunk
 	free   chan *chunk
 
-	mu   sync.Mutex
-	recs []*recorder
+	mu    sync.Mutex
+	recs  []*recorder
+	regAt []time.Time // when each recorder (a connection) was registered
 
 	once  sync.Once
 	began bool          // the goroutine was started (read after stop)
@@ -67,6 +69,7 @@ type collector struct {
 	spare                           []*interval
 	series                          []Interval
 	logs                            [2]*IntervalLog // corrected, uncorrected
+	sends                           sendSeries
 	spool                           *spoolWriter
 	records                         []record
 	err                             error // the first file error
@@ -79,7 +82,12 @@ type interval struct {
 }
 
 // Interval is one -interval of a run: what summary.json's series and the
-// report's latency-over-time chart show. Latencies are corrected.
+// report's latency-over-time chart show, and what a saturation search
+// judges second by second. Responses, Errors and the latencies are of the
+// responses that ended in the interval (corrected latencies); Sent and
+// SendLagP99Us are of the requests sent in it; InFlight and Conns are the
+// state at its end. A merged run (loadtest merge) has only the first
+// group: the others are 0 there.
 type Interval struct {
 	StartS    float64 `json:"t_s"` // seconds since the run's start
 	LengthS   float64 `json:"length_s"`
@@ -89,6 +97,21 @@ type Interval struct {
 	P50Us     float64 `json:"p50_us"`
 	P99Us     float64 `json:"p99_us"`
 	MaxUs     float64 `json:"max_us"`
+	// Sent counts the requests whose first byte was written in the
+	// interval, whatever became of them: beside the asked rate it shows
+	// whether the loader kept to the schedule that second.
+	Sent int64 `json:"sent"`
+	// SendLagP99Us is the p99 of how late those requests were sent
+	// (actual send − intended send), µs, to 2 significant digits.
+	SendLagP99Us float64 `json:"send_lag_p99_us"`
+	// InFlight is how many requests had been sent before the interval's
+	// end and were not answered by it: with SendLagP99Us, the backlog a
+	// server that falls behind builds up (in flight while the loader has
+	// connections to spare, then send lag).
+	InFlight int64 `json:"in_flight"`
+	// Conns is how many connections the run had opened by the interval's
+	// end (the engine opens more when every one is busy).
+	Conns int `json:"conns"`
 }
 
 // Interval histograms hold nanoseconds, the unit the HdrHistogram log
@@ -122,6 +145,7 @@ func newCollector(cfg *Config) *collector {
 		full: make(chan *chunk, chunksInFlight), free: make(chan *chunk, chunksInFlight),
 		stop: make(chan struct{}), done: make(chan struct{}),
 		uncorrected: latency.New(), corrected: latency.New(), sendLag: latency.New(),
+		sends: sendSeries{interval: int64(iv), grace: lagGrace(cfg.Timeout, iv)},
 	}
 }
 
@@ -148,6 +172,7 @@ func (c *collector) recycle(ch *chunk) {
 func (c *collector) register(r *recorder) {
 	c.mu.Lock()
 	c.recs = append(c.recs, r)
+	c.regAt = append(c.regAt, time.Now())
 	c.mu.Unlock()
 	c.recycle(&chunk{recs: make([]record, 0, chunkLen)})
 }
@@ -254,6 +279,7 @@ func (c *collector) record(rc *record) {
 	c.codes[code]++
 	c.bytesIn += int64(rc.bytesIn)
 	c.bytesOut += int64(rc.bytesOut)
+	c.sends.record(rc.sent, end, lag)
 	iv := c.intervalFor(end)
 	_ = iv.corrected.RecordValue(clampNs(end - rc.intended))
 	_ = iv.uncorrected.RecordValue(clampNs(rc.latency))
@@ -326,6 +352,7 @@ func (c *collector) closeThrough(k int64) {
 		c.spare = append(c.spare, iv)
 		c.next++
 	}
+	c.sends.closeThrough(k)
 }
 
 // finalInterval as closeThrough's argument closes every open interval.
@@ -395,7 +422,10 @@ func (c *collector) finish(res *Result) {
 	res.Sent, res.Late = c.sent, c.late
 	res.BytesIn, res.BytesOut = c.bytesIn, c.bytesOut
 	res.SendSpan, res.Elapsed = time.Duration(c.lastSent), time.Duration(c.lastEnd)
-	res.Intervals = c.series
+	c.mu.Lock()
+	regAt := c.regAt
+	c.mu.Unlock()
+	res.Intervals = c.sends.fill(c.series, c.start, regAt)
 	if c.inMemory {
 		sort.Slice(c.records, func(i, j int) bool { return c.records[i].sent < c.records[j].sent })
 		res.records = c.records

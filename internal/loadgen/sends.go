@@ -1,0 +1,146 @@
+package loadgen
+
+import (
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// sendSeries is the part of a run's per-interval series that is counted
+// by send time, and the backlog: how many requests were sent in each
+// interval and how late (the send lag's p99), how many were answered in
+// each (by end time), and from those two the requests in flight at each
+// interval's end. The collector's goroutine owns it.
+//
+// The counts cost 16 bytes an interval and are kept for the whole run.
+// The lag histograms are kept only while most responses of their
+// interval can still come: a request ends at most Config.Timeout after it
+// was sent (then it fails), so interval k's histogram closes once the
+// responses have been closed through interval k + grace, the timeout
+// but at most lagWindow. A record that comes after its histogram closed
+// (a request answered more than lagWindow after it was sent) counts in
+// the oldest one still open, as the latency intervals do: with short
+// intervals a 10 s timeout would otherwise keep hundreds open.
+type sendSeries struct {
+	interval int64 // ns
+	grace    int64 // intervals a send interval's histogram stays open past its own
+
+	sent, ended []int64 // by interval index: sends, responses
+	lagP99      []float64
+	open        []*hdrhistogram.Histogram // lag of send intervals next, next+1, …
+	next        int64                     // index of the first lag interval not closed
+	spare       []*hdrhistogram.Histogram
+}
+
+// lagGrace is how many intervals past its own a send interval's lag
+// histogram stays open: the timeout, at most lagWindow, rounded up, and
+// one more for the chunks on their way.
+func lagGrace(timeout, interval time.Duration) int64 {
+	if timeout <= 0 || timeout > lagWindow {
+		timeout = lagWindow
+	}
+	return int64((timeout+interval-1)/interval) + 1
+}
+
+// lagWindow bounds how long a send interval's lag histogram waits for its
+// responses.
+const lagWindow = 2 * time.Second
+
+// Send lag histograms: µs from 1 µs to 60 s at 2 significant digits
+// (about 20 KB each): a p99 to 1 %, which is all the backlog's judgement
+// needs.
+const (
+	lagMinUs  = 1
+	lagMaxUs  = 60_000_000
+	lagDigits = 2
+)
+
+func grow(s []int64, i int64) []int64 {
+	for int64(len(s)) <= i {
+		s = append(s, 0)
+	}
+	return s
+}
+
+// record counts one request sent at sent and ended at end (ns since the
+// start), lag ns late.
+func (s *sendSeries) record(sent, end, lag int64) {
+	si := max(sent, 0) / s.interval
+	ei := max(end, 0) / s.interval
+	s.sent = grow(s.sent, si)
+	s.sent[si]++
+	s.ended = grow(s.ended, ei)
+	s.ended[ei]++
+	h := s.lagFor(si)
+	_ = h.RecordValue(min(max(lag/1000, lagMinUs), lagMaxUs))
+}
+
+// lagFor returns the open lag histogram of send interval i (the oldest
+// open one if i's has closed).
+func (s *sendSeries) lagFor(i int64) *hdrhistogram.Histogram {
+	j := max(i-s.next, 0)
+	for int64(len(s.open)) <= j {
+		var h *hdrhistogram.Histogram
+		if n := len(s.spare); n > 0 {
+			h, s.spare = s.spare[n-1], s.spare[:n-1]
+		} else {
+			h = hdrhistogram.New(lagMinUs, lagMaxUs, lagDigits)
+		}
+		s.open = append(s.open, h)
+	}
+	return s.open[j]
+}
+
+// closeThrough is called once the responses are closed through interval
+// k (finalInterval: all of them): it closes the lag histograms that no
+// response can reach any more.
+func (s *sendSeries) closeThrough(k int64) {
+	last := k - s.grace
+	if k == finalInterval {
+		last = s.next + int64(len(s.open)) - 1
+	}
+	for s.next <= last {
+		p99 := 0.0
+		if len(s.open) > 0 {
+			h := s.open[0]
+			s.open = s.open[1:]
+			if h.TotalCount() > 0 {
+				p99 = float64(h.ValueAtQuantile(99))
+			}
+			h.Reset()
+			s.spare = append(s.spare, h)
+		}
+		s.lagP99 = append(s.lagP99, p99)
+		s.next++
+	}
+}
+
+// fill completes series (one entry per interval, by end time) with what
+// is counted by send time and the state at each interval's end; conns are
+// the times the run's connections were opened, start the run's start.
+// Call it after closeThrough(finalInterval).
+func (s *sendSeries) fill(series []Interval, start time.Time, conns []time.Time) []Interval {
+	var sent, ended int64
+	for i := range series {
+		p := &series[i]
+		if i < len(s.sent) {
+			sent += s.sent[i]
+			p.Sent = s.sent[i]
+		}
+		if i < len(s.ended) {
+			ended += s.ended[i]
+		}
+		if i < len(s.lagP99) {
+			p.SendLagP99Us = s.lagP99[i]
+		}
+		p.InFlight = sent - ended
+		end := start.Add(time.Duration(int64(i+1) * s.interval))
+		p.Conns = 0
+		for _, at := range conns {
+			if !at.After(end) {
+				p.Conns++
+			}
+		}
+	}
+	return series
+}

@@ -1,0 +1,88 @@
+package loadgen
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvpool/kvpool/internal/api"
+)
+
+// The series counts sends by send time and answers by end time, and from
+// them the requests in flight at each interval's end; the send lag's p99
+// is of the requests sent in the interval. Records with known times go
+// through a recorder into the collector, as an engine's do.
+func TestSeriesCountsSendsLagAndInFlight(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	cfg := DefaultConfig()
+	cfg.Interval, cfg.Out, cfg.KeepResults = 100*time.Millisecond, "", false
+	rec := newRecorder(&cfg)
+	add := func(seq uint64, intended, sent, end int64) {
+		o := outcome{seq: seq, op: api.Get, code: 200, intended: intended, sent: sent, end: end}
+		rec.add(&o)
+	}
+	// Interval 0: nine requests sent on time, each answered 5 ms later.
+	for i := range int64(9) {
+		add(uint64(i), (10+10*i)*ms, (10+10*i)*ms, (15+10*i)*ms)
+	}
+	// Interval 1: five sent 20 ms late, answered only in interval 2.
+	for i := range int64(5) {
+		sent := (110 + 10*i) * ms
+		add(uint64(9+i), sent-20*ms, sent, 250*ms+i*ms)
+	}
+	// Interval 3: one on time, answered at once.
+	add(14, 310*ms, 310*ms, 311*ms)
+	res := &Result{Config: cfg, Start: time.Now()}
+	res.merge([]*recorder{rec})
+
+	require.Len(t, res.Intervals, 4)
+	type row struct {
+		Responses, Sent, InFlight int64
+		Conns                     int
+	}
+	var rows []row
+	for _, p := range res.Intervals {
+		rows = append(rows, row{p.Responses, p.Sent, p.InFlight, p.Conns})
+	}
+	assert.Equal(t, []row{{9, 9, 0, 1}, {0, 5, 5, 1}, {5, 0, 0, 1}, {1, 1, 0, 1}}, rows)
+	assert.LessOrEqual(t, res.Intervals[0].SendLagP99Us, 1.0, "sent on time")
+	assert.InEpsilon(t, 20_000, res.Intervals[1].SendLagP99Us, 0.02, "sent 20 ms late")
+	assert.Zero(t, res.Intervals[2].SendLagP99Us, "nothing sent in it")
+}
+
+// A send interval's lag histogram closes once no response of it can
+// still come (the timeout and a grace interval past it), so a long run
+// holds only a few open; what closed keeps its p99.
+func TestSendLagHistogramsCloseAfterTheTimeout(t *testing.T) {
+	s := sendSeries{interval: int64(time.Second), grace: lagGrace(2*time.Second, time.Second)}
+	assert.Equal(t, int64(3), s.grace)
+	assert.Equal(t, int64(3), lagGrace(10*time.Second, time.Second), "at most 2 s")
+	assert.Equal(t, int64(11), lagGrace(10*time.Second, 200*time.Millisecond))
+	for k := range int64(100) {
+		sent := k * int64(time.Second)
+		s.record(sent, sent+int64(time.Millisecond), k*int64(time.Millisecond))
+		s.closeThrough(k - 2) // as the collector's ticker does
+		assert.LessOrEqual(t, len(s.open), 6, "second %d", k)
+	}
+	s.closeThrough(finalInterval)
+	require.Len(t, s.lagP99, 100)
+	assert.Empty(t, s.open)
+	for k, p99 := range s.lagP99 {
+		assert.InDelta(t, float64(max(k*1000, 1)), p99, float64(k*1000)*0.01+1, "second %d", k)
+	}
+}
+
+// Conns counts the connections opened by each interval's end.
+func TestSeriesCountsConnectionsByTheirOpening(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := sendSeries{interval: int64(time.Second)}
+	series := make([]Interval, 3)
+	conns := []time.Time{start.Add(-time.Millisecond), start.Add(-time.Millisecond), start.Add(1500 * time.Millisecond), start.Add(2 * time.Second)}
+	var got []int
+	for _, p := range s.fill(series, start, conns) {
+		got = append(got, p.Conns)
+	}
+	assert.Equal(t, []int{2, 4, 4}, got, "opened before the start, in the second interval, at its very end")
+}
