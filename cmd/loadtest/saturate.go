@@ -5,9 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/kvpool/kvpool/internal/cpuset"
@@ -21,36 +23,58 @@ const SaturateFile = "saturate.json"
 
 // Saturate's own exit statuses.
 const (
-	// exitNotValidated: the search found the server's limit, but the
-	// validating run at it failed (server-bound).
+	// exitNotValidated: rates held over the search's steps, but none held
+	// over its validating runs (each failed twice): no saturation.
 	exitNotValidated = 3
 	// exitLoaderBound: the result is a lower bound: the loader, not the
 	// server, could not offer more (saturate.Saturation.LoaderBound).
 	exitLoaderBound = 4
 )
 
-func saturateFlags(o *options, sc *saturate.Config, stderr io.Writer) *flag.FlagSet {
+// saturateOptions are saturate's own settings beside the search's.
+type saturateOptions struct {
+	quick  bool
+	closed saturate.ClosedConfig
+}
+
+func saturateFlags(o *options, sc *saturate.Config, so *saturateOptions, stderr io.Writer) *flag.FlagSet {
 	fs := newFlagSet("saturate", o, stderr)
 	*sc = saturate.DefaultConfig()
+	so.closed = sc.ClosedLoopConfig()
+	so.closed.For = 0 // half of -step, once it is known
 	o.addTarget(fs)
 	o.addWorkload(fs)
 	o.addEngine(fs)
 	o.addRun(fs)
-	o.addOutput(fs, "saturate.json and the validating run's files")
-	fs.DurationVar(&sc.SLO, "slo", sc.SLO, "corrected p99 must stay at or below this")
-	fs.Float64Var(&sc.MaxErrorRate, "max-error-rate", sc.MaxErrorRate, "share of errors (503 included) must stay below this")
-	fs.Float64Var(&sc.StartRate, "start-rate", sc.StartRate, "first rate of the coarse ramp")
-	fs.Float64Var(&sc.MaxRate, "max-rate", sc.MaxRate, "the ramp stops here")
-	fs.Float64Var(&sc.Factor, "factor", sc.Factor, "the ramp multiplies the rate by this")
-	fs.DurationVar(&sc.Step, "step", sc.Step, "length of each ramp and bisection step")
-	fs.Float64Var(&sc.Precision, "precision", sc.Precision, "bisection stops when (hi-lo)/lo is at most this")
-	fs.DurationVar(&sc.ValidateFor, "validate", sc.ValidateFor, "length of the validating run at the result")
+	o.addOutput(fs, "saturate.json and the last validating run's files")
+	fs.DurationVar(&sc.SLO, "slo", sc.SLO, "an interval's corrected p99 must stay at or below this")
+	fs.Float64Var(&sc.MaxErrorRate, "max-error-rate", sc.MaxErrorRate, "an interval's share of errors (503 included) must stay below this")
+	fs.Float64Var(&sc.StartRate, "start-rate", sc.StartRate, "first rate of the ramp when there is no closed loop (-closed-rounds 0)")
+	fs.Float64Var(&sc.MaxRate, "max-rate", sc.MaxRate, "no step asks more")
+	fs.Float64Var(&sc.Factor, "factor", sc.Factor, "the ramp multiplies the rate by this (and divides it going down)")
+	fs.DurationVar(&sc.Step, "step", sc.Step, "length of each ramp and bisection step, its warm-up interval included (intervals: 1s, or -step/11 below 11s)")
+	fs.Float64Var(&sc.Precision, "precision", sc.Precision, "the bracket is refined until (hi-lo)/lo is at most this")
+	fs.DurationVar(&sc.ValidateFor, "validate", sc.ValidateFor, "length of each validating run")
+	fs.IntVar(&sc.MaxValidations, "max-validations", sc.MaxValidations, "validating runs at most (each re-tested once); then no saturation")
 	fs.DurationVar(&sc.Cooldown, "cooldown", sc.Cooldown, "pause between steps so backlogs drain")
+	fs.IntVar(&so.closed.Rounds, "closed-rounds", so.closed.Rounds, "closed-loop rounds run first; their median anchors the search (0: none, ramp from -start-rate)")
+	fs.DurationVar(&so.closed.For, "closed-for", so.closed.For, "length of each closed-loop round (0: half of -step)")
+	fs.Float64Var(&sc.AnchorShare, "anchor-share", sc.AnchorShare, "the ramp starts at this share of the closed loop's throughput")
+	q := saturate.QuickConfig()
+	fs.BoolVar(&so.quick, "quick", false, fmt.Sprintf("the quick search's lengths for every one not given: -step %v -validate %v -cooldown %v -precision %g",
+		q.Step, q.ValidateFor, q.Cooldown, q.Precision))
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: loadtest saturate [flags]\n\n"+
-			"Exit status: 0 a validated result; 1 no rate passed, or the run failed;\n"+
-			"2 bad usage; %d a rate was found but the validating run at it failed;\n"+
-			"%d a lower bound: the loader could not offer more (a loader-bound step:\n"+
+			"Runs a closed loop first (-closed-rounds, median), then searches the open model\n"+
+			"from half its throughput. Each step is judged interval by interval: the first\n"+
+			"is its warm-up; it holds when 90%% of the others keep corrected p99 <= -slo\n"+
+			"and errors < -max-error-rate, and its backlog does not grow. A failed step is\n"+
+			"re-tested at once; a rate bounds the search only when it fails twice. The\n"+
+			"answer is a bracket (highest held - lowest failed twice), its lower end\n"+
+			"validated by a -validate run (which can send the search lower).\n\n"+
+			"Exit status: 0 a validated saturation; 1 no rate held, or the run failed;\n"+
+			"2 bad usage; %d no rate held over a validating run (-max-validations tried);\n"+
+			"%d a lower bound: the loader could not offer more (a loader-bound failure:\n"+
 			"the loader at 90%% or more of its CPUs, or falling behind while the server\n"+
 			"stayed under 90%% of its own, as read from its /metrics).\n\nFlags:\n", exitNotValidated, exitLoaderBound)
 		fs.PrintDefaults()
@@ -58,18 +82,53 @@ func saturateFlags(o *options, sc *saturate.Config, stderr io.Writer) *flag.Flag
 	return fs
 }
 
+// settle applies -quick (the quick search's lengths for every one fs was
+// not given) and the closed loop's defaults that follow from the step:
+// rounds of half a step, the search's cooldown after each.
+func (so *saturateOptions) settle(fs *flag.FlagSet, sc *saturate.Config) {
+	defer func() {
+		if so.closed.For == 0 {
+			so.closed.For = sc.ClosedLoopConfig().For
+		}
+		so.closed.Cooldown = sc.Cooldown
+	}()
+	if !so.quick {
+		return
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	q := saturate.QuickConfig()
+	if !set["step"] {
+		sc.Step = q.Step
+	}
+	if !set["validate"] {
+		sc.ValidateFor = q.ValidateFor
+	}
+	if !set["cooldown"] {
+		sc.Cooldown = q.Cooldown
+	}
+	if !set["precision"] {
+		sc.Precision = q.Precision
+	}
+}
+
 func runSaturate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o options
 	var sc saturate.Config
-	fs := saturateFlags(&o, &sc, stderr)
+	var so saturateOptions
+	fs := saturateFlags(&o, &sc, &so, stderr)
 	if err := o.parse(fs, args); err != nil {
 		return err
 	}
+	so.settle(fs, &sc)
 	if err := o.cfg.Validate(); err != nil {
 		return usageError(err)
 	}
 	if err := sc.Validate(); err != nil {
 		return usageError(err)
+	}
+	if so.closed.Rounds < 0 || so.closed.For < 0 {
+		return usageError(fmt.Errorf("-closed-rounds %d -closed-for %v: give 0 rounds (no closed loop) or rounds of a positive length (0: half of -step)", so.closed.Rounds, so.closed.For))
 	}
 	server := serverConfig(ctx, o.cfg.Target)
 	if o.out == "" {
@@ -80,18 +139,36 @@ func runSaturate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	sc.Out = o.out
 	fmt.Fprintf(stderr, "loadtest saturate: %s, target %s%s\n", report.DescribeLoad(&o.cfg), o.cfg.Target, serverText(server))
-	fmt.Fprintf(stderr, "  search: ramp from %.0f req/s ×%g up to %.0f, steps of %v (+%v cooldown), bisect to %g%%, validate %v\n",
-		sc.StartRate, sc.Factor, sc.MaxRate, sc.Step, sc.Cooldown, 100*sc.Precision, sc.ValidateFor)
-	fmt.Fprintf(stderr, "  criteria: corrected p99 ≤ %v, errors < %g%%, every request sent at ≥ 99%% of the asked rate\n", sc.SLO, 100*sc.MaxErrorRate)
 	fmt.Fprintf(stderr, "  %s\n", installServerCPU(ctx, &sc, o.cfg.Target, o.cfg.CPUs))
-	saturate.PrintStepHeader(stdout)
 	start := time.Now()
+	var closed *saturate.ClosedLoop
+	if so.closed.Rounds > 0 {
+		fmt.Fprintf(stderr, "  closed loop: %d rounds of %v over %d connections ...\n", so.closed.Rounds, so.closed.For, o.cfg.Conns)
+		var err error
+		if closed, err = saturate.MeasureClosedLoop(ctx, o.cfg, so.closed, &sc); err != nil {
+			if ctx.Err() != nil {
+				_ = os.Remove(o.out)
+				return fmt.Errorf("interrupted after %s, in the closed loop", elapsedText(time.Since(start)))
+			}
+			_ = os.Remove(o.out)
+			return err
+		}
+		printClosedLoop(stdout, closed)
+		if closed.Throughput > 0 {
+			sc.Anchor = closed.Throughput
+		}
+	}
+	printSearchHeader(stderr, &sc)
+	saturate.PrintStepHeader(stdout)
 	var sat *saturate.Saturation
 	err := withProfile(o.cpuProfile, func() error {
 		var err error
 		sat, err = saturate.Run(ctx, o.cfg, sc, func(s saturate.Step) { saturate.PrintStep(stdout, s) }, report.Progress(stderr))
 		return err
 	})
+	if sat != nil {
+		sat.ClosedLoop = closed
+	}
 	if ctx.Err() != nil {
 		if sat != nil && len(sat.Steps) > 0 {
 			_ = report.WriteJSON(o.out, SaturateFile, sat)
@@ -105,19 +182,99 @@ func runSaturate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	if sat.HitMax {
-		fmt.Fprintf(stdout, "*** WARNING: even -max-rate %.0f passed; the limit is higher ***\n", sc.MaxRate)
+		fmt.Fprintf(stdout, "*** WARNING: even -max-rate %.0f held; the limit is higher ***\n", sc.MaxRate)
 	}
 	if sat.Validation != nil {
-		fmt.Fprintln(stdout, "\nvalidating run:")
+		fmt.Fprintln(stdout, "\nlast validating run:")
 		report.Print(stdout, sat.Validation)
 		if err := writeRun(o.out, sat.Validation, server, stderr); err != nil {
 			return err
 		}
 	}
+	saturate.PrintBracket(stdout, &sc, sat)
+	if sat.AnchorExceeded {
+		fmt.Fprintf(stdout, "note: a step at the closed loop's %.0f req/s held, so it bounded nothing; the search climbed past it\n", sat.Anchor)
+	}
+	printOpenVsClosed(stdout, sat, closed)
+	fmt.Fprintf(stderr, "search took %s\n", time.Since(start).Round(time.Second))
 	if err := report.WriteJSON(o.out, SaturateFile, sat); err != nil {
 		return err
 	}
 	return saturateOutcome(stdout, &sc, sat)
+}
+
+// printSearchHeader says how the search will go.
+func printSearchHeader(w io.Writer, sc *saturate.Config) {
+	if sc.Anchor > 0 {
+		fmt.Fprintf(w, "  search: from %.0f req/s (%g of the closed loop's %.0f), no higher than it until a step there holds; ",
+			math.Min(math.Round(sc.AnchorShare*sc.Anchor), sc.MaxRate), sc.AnchorShare, sc.Anchor)
+	} else {
+		fmt.Fprintf(w, "  search: ramp from %.0f req/s ×%g up to %.0f; ", sc.StartRate, sc.Factor, sc.MaxRate)
+	}
+	fmt.Fprintf(w, "steps of %v (+%v cooldown), bracket to %g%%, validate %v (at most %d)\n",
+		sc.Step, sc.Cooldown, 100*sc.Precision, sc.ValidateFor, sc.MaxValidations)
+	fmt.Fprintf(w, "  rule: %v intervals, the first a warm-up; a step holds when %.0f%% of the others keep corrected p99 ≤ %v and errors < %g%%, "+
+		"its backlog (in flight, send lag) grows by at most %v, and every request is sent; a failure is re-tested, a rate bounds the search when it fails twice\n",
+		sc.Interval(), 100*saturate.HoldShare, sc.SLO, 100*sc.MaxErrorRate, sc.BacklogTolerance())
+}
+
+// printClosedLoop writes the closed loop's rounds and their median.
+func printClosedLoop(w io.Writer, cl *saturate.ClosedLoop) {
+	lo, hi := cl.Range()
+	fmt.Fprintf(w, "closed loop: %.0f req/s (median of %d rounds, %.0f–%.0f) over %d connections; CPU per request: loader %s, server %s; busy: loader %s of %s, server %s of %s\n\n",
+		cl.Throughput, len(cl.Rounds), lo, hi, cl.Conns, perReq(cl.LoaderCPUPerReq), perReq(cl.ServerCPUPerReq),
+		pct(cl.LoaderCPUShare), cpusText(cl.LoaderCPUs), pct(cl.ServerCPUShare), cpusText(cl.ServerCPUs))
+}
+
+// printOpenVsClosed puts the saturation beside the closed loop's
+// throughput, each with its CPU per request, and explains the ratio.
+func printOpenVsClosed(w io.Writer, sat *saturate.Saturation, cl *saturate.ClosedLoop) {
+	if cl == nil || cl.Throughput <= 0 || !sat.Validated || sat.HitMax {
+		return
+	}
+	var open saturate.Step
+	for _, s := range sat.Steps {
+		if s.Phase == saturate.PhaseValidate && s.Pass && s.Asked == sat.Rate {
+			open = s
+		}
+	}
+	e := saturate.Explain(sat.Rate, open, cl)
+	fmt.Fprintf(w, "open vs closed: %.0f / %.0f req/s = %.2f\n", sat.Rate, cl.Throughput, e.Ratio)
+	fmt.Fprintf(w, "  CPU per request, open (the validating run) vs closed: server %s vs %s, loader %s vs %s\n",
+		perReq(open.ServerCPUPerReq), perReq(cl.ServerCPUPerReq), perReq(open.CPUPerReq), perReq(cl.LoaderCPUPerReq))
+	fmt.Fprintf(w, "  busy, open vs closed: server %s vs %s, loader %s vs %s\n",
+		pct(open.ServerCPUShare), pct(cl.ServerCPUShare), pct(open.LoaderCPUShare), pct(cl.LoaderCPUShare))
+	if e.Utilisation > 0 && e.Cost > 0 {
+		fmt.Fprintf(w, "  %.2f = utilisation %.2f × cost %.2f × %.2f unexplained: throughput is the share of its CPUs a server keeps busy over its CPU per request;\n"+
+			"  a closed loop keeps the server busy by construction, an open model under a p99 SLO must leave it idle part of the time\n"+
+			"  (Schroeder, Wierman, Harchol-Balter, NSDI '06, \"Open versus closed\")\n", e.Ratio, e.Utilisation, e.Cost, e.Rest)
+	} else {
+		fmt.Fprintln(w, "  (the server's CPU is unknown: the ratio cannot be split into utilisation and cost per request)")
+	}
+}
+
+func perReq(d time.Duration) string {
+	if d <= 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.1f µs", float64(d)/1e3)
+}
+
+func pct(share float64) string {
+	if share < 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.0f%%", 100*share)
+}
+
+func cpusText(n int) string {
+	if n == 1 {
+		return "1 CPU"
+	}
+	if n <= 0 {
+		return "? CPUs"
+	}
+	return fmt.Sprintf("%d CPUs", n)
 }
 
 // installServerCPU sets sc.ServerCPU to read target's /metrics if a first
@@ -129,10 +286,10 @@ func installServerCPU(ctx context.Context, sc *saturate.Config, target string, l
 	}
 	sc.ServerCPU = func(ctx context.Context) (time.Duration, int, error) { return serverstat.CPU(ctx, target) }
 	if sc.Shared = sharesCPUs(target, loaderCPUs, cpus); sc.Shared {
-		return fmt.Sprintf("server CPU: read from its /metrics around each step (%d CPUs, which this loader shares: it runs on the same machine, neither pinned apart); a step is loader-bound when the loader used ≥ 90%% of its CPUs, or fell behind with the CPUs the two share under 90%% busy",
+		return fmt.Sprintf("server CPU: read from its /metrics around and within each step (%d CPUs, which this loader shares: it runs on the same machine, neither pinned apart); a step is loader-bound when the loader used ≥ 90%% of its CPUs, or fell behind with the CPUs the two share under 90%% busy",
 			cpus)
 	}
-	return fmt.Sprintf("server CPU: read from its /metrics around each step (%d CPUs); a step is loader-bound when the loader used ≥ 90%% of its CPUs, or fell behind with the server under 90%% of its own",
+	return fmt.Sprintf("server CPU: read from its /metrics around and within each step (%d CPUs); a step is loader-bound when the loader used ≥ 90%% of its CPUs, or fell behind with the server under 90%% of its own",
 		cpus)
 }
 
@@ -155,35 +312,46 @@ func sharesCPUs(target string, loaderCPUs cpuset.Set, serverCPUs int) bool {
 	return err == nil && aerr == nil && affinity == online && serverCPUs == online.Len()
 }
 
+// validated lists the rates of the validating runs, in order, each once.
+func validated(sat *saturate.Saturation) []string {
+	var rates []string
+	for _, s := range sat.Steps {
+		if s.Phase == saturate.PhaseValidate && !s.Retry {
+			rates = append(rates, fmt.Sprintf("%.0f", s.Asked))
+		}
+	}
+	return rates
+}
+
 // saturateOutcome prints the verdict line of a finished search and
 // returns what decides the exit status: nil (0), an error (1), or an
-// exitError with exitNotValidated or exitLoaderBound.
+// exitError with exitNotValidated or exitLoaderBound. A search in which
+// nothing held validates nothing (Candidate 0): exit 1.
 func saturateOutcome(stdout io.Writer, sc *saturate.Config, sat *saturate.Saturation) error {
-	var last saturate.Step
-	if len(sat.Steps) > 0 {
-		last = sat.Steps[len(sat.Steps)-1]
-	}
 	const more = "give it more CPUs (-cpus) or more hosts (-shard, merge)"
+	b := sat.Bracket
 	switch {
-	case sat.Rate == 0 && sat.LoaderBound:
-		fmt.Fprintf(stdout, "\nno rate passed, not even -start-rate %.0f, and the loader was the limit: %s\n", sc.StartRate, sat.Why)
-		return fmt.Errorf("no rate passed, not even -start-rate %.0f, and the loader was the limit (%s): %s, or lower -start-rate", sc.StartRate, sat.Why, more)
-	case sat.Rate == 0:
-		fmt.Fprintf(stdout, "\nno rate passed, not even -start-rate %.0f\n", sc.StartRate)
-		return fmt.Errorf("no rate passed, not even -start-rate %.0f: lower -start-rate, or raise -slo if the server is slow by design", sc.StartRate)
-	case !sat.Validated && !last.LoaderBound:
-		fmt.Fprintf(stdout, "\nsaturation: %.0f req/s NOT VALIDATED: the %v validating run at it failed (%s)\n", sat.Rate, sc.ValidateFor, last.Verdict)
-		return exitError{exitNotValidated, fmt.Errorf("the validating run at %.0f req/s failed: capacity is noisy here; rerun with a longer -step (e.g. %v) so the steps see what the validation sees, on a quieter machine, or with the loader and server pinned to separate cores",
-			sat.Rate, 2*sc.Step)}
+	case sat.Candidate == 0 && sat.LoaderBound:
+		fmt.Fprintf(stdout, "\nno rate held, and the loader was the limit: %s\n", sat.Why)
+		return fmt.Errorf("no rate held, and the loader was the limit (%s): %s, or lower -start-rate", sat.Why, more)
+	case sat.Candidate == 0:
+		fmt.Fprintf(stdout, "\nno rate held, down to %.0f req/s\n", b.Hi)
+		return fmt.Errorf("no rate held, down to %.0f req/s: raise -slo if the server is slow by design, or check that it answers", b.Hi)
 	case sat.LoaderBound:
-		validated := "not validated"
-		if sat.Validated {
-			validated = fmt.Sprintf("validated over %v", sc.ValidateFor)
+		what, rate := fmt.Sprintf("validated over %v", sc.ValidateFor), sat.Rate
+		if !sat.Validated {
+			what, rate = fmt.Sprintf("held over %v steps, not over a validation", sc.Step), sat.Candidate
 		}
 		fmt.Fprintf(stdout, "\nsaturation: ≥ %.0f req/s (%s), loader-bound with %d loader CPUs: %s\n  %s\n",
-			sat.Rate, validated, sat.LoaderCPUs, more, sat.Why)
-		return exitError{exitLoaderBound, fmt.Errorf("%.0f req/s is only a lower bound: the loader could not offer more (%s); %s", sat.Rate, sat.Why, more)}
+			rate, what, sat.LoaderCPUs, more, sat.Why)
+		return exitError{exitLoaderBound, fmt.Errorf("%.0f req/s is only a lower bound: the loader could not offer more (%s); %s", rate, sat.Why, more)}
+	case !sat.Validated:
+		rates := strings.Join(validated(sat), ", ")
+		fmt.Fprintf(stdout, "\nsaturation: none validated: rates held over %v steps, but none over a %v validating run (tried at %s req/s, each twice)\n",
+			sc.Step, sc.ValidateFor, rates)
+		return exitError{exitNotValidated, fmt.Errorf("no rate held over its validating run (at %s req/s): the server sustains less over %v than over %v; rerun with a longer -step so the steps see what the validation sees, on a quieter machine, or with the loader and server pinned to separate cores",
+			rates, sc.ValidateFor, sc.Step)}
 	}
-	fmt.Fprintf(stdout, "\nsaturation: %.0f req/s (validated over %v)\n", sat.Rate, sc.ValidateFor)
+	fmt.Fprintf(stdout, "\nsaturation: %.0f req/s (validated over %v; bracket %s)\n", sat.Rate, sc.ValidateFor, b)
 	return nil
 }

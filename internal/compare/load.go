@@ -131,7 +131,9 @@ func (r *runner) search(ctx context.Context, cfg loadgen.Config, dir string, srv
 	if err != nil {
 		return SatRun{}, nil, nil, err
 	}
-	run := SatRun{Rate: sat.Rate, Validated: sat.Validated, HitMax: sat.HitMax,
+	// Rate is the search's figure, validated or not (Validated says
+	// which), as this comparison has always read it: the candidate.
+	run := SatRun{Rate: sat.Candidate, Validated: sat.Validated, HitMax: sat.HitMax,
 		LoaderBound: sat.LoaderBound, LoaderCeiling: sat.LoaderCeiling, LoaderCPUs: sat.LoaderCPUs, Why: sat.Why}
 	var validation *saturate.Step
 	for i, s := range sat.Steps {

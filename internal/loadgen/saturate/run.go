@@ -1,0 +1,250 @@
+package saturate
+
+import (
+	"context"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/kvpool/kvpool/internal/latency"
+	"github.com/kvpool/kvpool/internal/loadgen"
+)
+
+// Run searches for the highest rate load's workload sustains under sc's
+// criteria, calling onStep after every step (the curve) and progress
+// during the validating runs. Each step is a fresh loadgen run of sc.Step
+// (a validation: sc.ValidateFor) with sc.Interval() intervals, after a
+// Cooldown pause; load's rate, duration and interval are the search's
+// own. Around each step Run reads both sides' CPU, and once an interval
+// during it, for the step's and each interval's shares.
+func Run(ctx context.Context, load loadgen.Config, sc Config, onStep func(Step), progress func(loadgen.Progress)) (*Saturation, error) {
+	if err := sc.Validate(); err != nil {
+		return nil, err
+	}
+	var validation *loadgen.Result
+	first := true
+	iv := sc.Interval()
+	measure := func(phase string, rate float64, length time.Duration) (Step, error) {
+		if !first {
+			if err := sleepCtx(ctx, sc.Cooldown); err != nil {
+				return Step{}, err
+			}
+		}
+		first = false
+		c := load
+		c.Rate, c.Duration, c.Requests, c.Interval = rate, length, 0, iv
+		c.Out, c.KeepResults = "", false
+		var p func(loadgen.Progress)
+		if phase == PhaseValidate {
+			p = progress
+			c.Out, c.KeepResults = sc.Out, load.KeepResults && sc.Out != ""
+		}
+		before := sc.readCPU(ctx)
+		stop := sc.sampleCPU(ctx, iv)
+		res, err := loadgen.Run(ctx, c, p)
+		during := stop()
+		if err != nil {
+			return Step{}, err
+		}
+		if err := ctx.Err(); err != nil {
+			return Step{}, err // an interrupted step proves nothing
+		}
+		after := sc.readCPU(ctx)
+		if phase == PhaseValidate {
+			validation = res
+		}
+		s := stepFrom(res, sc.Shared)
+		s.setServer(before, after, res.Sent)
+		readings := append(append([]cpuReading{before}, during...), after)
+		setIntervalCPU(s.Seconds, readings, res.Start, s.LoaderCPUs)
+		return s, nil
+	}
+	out, err := sc.search(measure, onStep)
+	out.Validation = validation
+	return out, err
+}
+
+// stepFrom reduces a run's Result to a Step, not yet judged. The
+// server's share is left unknown (setServer fills it in), and so is each
+// interval's CPU (setIntervalCPU).
+func stepFrom(res *loadgen.Result, shared bool) Step {
+	s := Step{
+		Asked: res.Config.Rate, Length: res.Config.Duration, Sent: res.SendRate(), Achieved: res.AchievedRate(),
+		P50: latency.ValueAt(res.Corrected, 50), P99: latency.ValueAt(res.Corrected, 99),
+		P99Uncorr: latency.ValueAt(res.Uncorrected, 99),
+		Errors:    res.ErrorCount, ErrorRate: res.ErrorRate(), Unsent: res.Unsent(), CPUPerReq: res.CPUPerRequest(),
+		LoaderCPUShare: -1, LoaderCPUs: loaderCPUs(res), ServerCPUShare: -1, Shared: shared,
+	}
+	if cpu := res.CPU.Total(); cpu > 0 && res.Elapsed > 0 { // 0: getrusage failed
+		s.LoaderCPUShare = cpu.Seconds() / (res.Elapsed.Seconds() * float64(s.LoaderCPUs))
+	}
+	us := func(v float64) time.Duration { return time.Duration(v * float64(time.Microsecond)) }
+	s.Seconds = make([]Second, len(res.Intervals))
+	for i, p := range res.Intervals {
+		s.Seconds[i] = Second{T: p.StartS, Length: p.LengthS, Sent: p.Sent, Answered: p.Responses, Rate: p.Rate, Errors: p.Errors,
+			P50: us(p.P50Us), P99: us(p.P99Us), SendLagP99: us(p.SendLagP99Us), InFlight: p.InFlight, Conns: p.Conns,
+			LoaderCPUShare: -1, ServerCPUShare: -1}
+	}
+	return s
+}
+
+// loaderCPUs is how many CPUs the loader ran on: res.LoaderCPUs, or
+// where an engine left it 0, GOMAXPROCS (the runtime sizes it to the
+// process's CPU affinity).
+func loaderCPUs(res *loadgen.Result) int {
+	if res.LoaderCPUs > 0 {
+		return res.LoaderCPUs
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// cpuReading is both sides' cumulative CPU time at one moment: the
+// loader's (this process's, from getrusage; ok false if that failed) and
+// the server's (serverOK false: no hook, or it failed).
+type cpuReading struct {
+	at         time.Time
+	loader     time.Duration
+	loaderOK   bool
+	server     time.Duration
+	serverCPUs int
+	serverOK   bool
+}
+
+// readCPU reads both sides' CPU; the server's reading is stamped with the
+// middle of the call that fetched it.
+func (sc *Config) readCPU(ctx context.Context) cpuReading {
+	r := cpuReading{}
+	r.loader, r.loaderOK = selfCPU()
+	start := time.Now()
+	r.at = start
+	if sc.ServerCPU == nil {
+		return r
+	}
+	cpu, cpus, err := sc.ServerCPU(ctx)
+	if err != nil || cpus < 1 {
+		return r
+	}
+	r.at = start.Add(time.Since(start) / 2)
+	r.server, r.serverCPUs, r.serverOK = cpu, cpus, true
+	return r
+}
+
+// sampleCPU reads both sides' CPU once every iv until the returned stop
+// is called, which returns the readings.
+func (sc *Config) sampleCPU(ctx context.Context, iv time.Duration) (stop func() []cpuReading) {
+	quit := make(chan struct{})
+	done := make(chan []cpuReading, 1)
+	go func() {
+		t := time.NewTicker(iv)
+		defer t.Stop()
+		var rs []cpuReading
+		for {
+			select {
+			case <-t.C:
+				rs = append(rs, sc.readCPU(ctx))
+			case <-quit:
+				done <- rs
+				return
+			}
+		}
+	}()
+	return func() []cpuReading {
+		close(quit)
+		return <-done
+	}
+}
+
+// selfCPU is this process's user+system CPU time (getrusage).
+func selfCPU() (time.Duration, bool) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, false
+	}
+	return time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime)), true
+}
+
+// setIntervalCPU sets each interval's CPU shares from the readings, in
+// time order, of a run that started at start: each side's cumulative CPU
+// at the interval's two ends, interpolated between the readings around
+// them, divided by its length × the side's CPUs. An end outside the
+// readings, or a counter that went backwards, leaves a share unknown.
+func setIntervalCPU(seconds []Second, readings []cpuReading, start time.Time, loaderCPUs int) {
+	var loader, server []point
+	cpus := 0
+	for _, r := range readings {
+		if r.loaderOK {
+			loader = append(loader, point{r.at, r.loader})
+		}
+		if r.serverOK {
+			server = append(server, point{r.at, r.server})
+			cpus = r.serverCPUs
+		}
+	}
+	for i := range seconds {
+		p := &seconds[i]
+		t0 := start.Add(time.Duration(p.T * float64(time.Second)))
+		t1 := start.Add(time.Duration((p.T + p.Length) * float64(time.Second)))
+		p.LoaderCPUShare = shareBetween(loader, t0, t1, loaderCPUs)
+		p.ServerCPUShare = shareBetween(server, t0, t1, cpus)
+	}
+}
+
+type point struct {
+	at  time.Time
+	cpu time.Duration
+}
+
+func shareBetween(ps []point, t0, t1 time.Time, cpus int) float64 {
+	a, okA := cpuAt(ps, t0)
+	b, okB := cpuAt(ps, t1)
+	wall := t1.Sub(t0)
+	if !okA || !okB || cpus < 1 || wall <= 0 || b < a {
+		return -1
+	}
+	return float64(b-a) / (float64(wall) * float64(cpus))
+}
+
+// cpuAt is the cumulative CPU at t, interpolated between the readings
+// around it.
+func cpuAt(ps []point, t time.Time) (float64, bool) {
+	for i := 1; i < len(ps); i++ {
+		a, b := ps[i-1], ps[i]
+		if t.Before(a.at) || t.After(b.at) {
+			continue
+		}
+		span := b.at.Sub(a.at)
+		if span <= 0 {
+			return float64(a.cpu), true
+		}
+		f := float64(t.Sub(a.at)) / float64(span)
+		return float64(a.cpu) + f*float64(b.cpu-a.cpu), true
+	}
+	return 0, false
+}
+
+// setServer fills in s's server figures from the readings a and b that
+// bracket its run of sent requests. A counter that went backwards (the
+// server restarted) leaves them unknown.
+func (s *Step) setServer(a, b cpuReading, sent int64) {
+	wall := b.at.Sub(a.at)
+	if !a.serverOK || !b.serverOK || wall <= 0 || b.server < a.server {
+		return
+	}
+	used := b.server - a.server
+	s.ServerCPUs = b.serverCPUs
+	s.ServerCPUShare = used.Seconds() / (wall.Seconds() * float64(b.serverCPUs))
+	if sent > 0 {
+		s.ServerCPUPerReq = used / time.Duration(sent)
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
