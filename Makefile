@@ -102,7 +102,7 @@ attack: loadtest
 # Highest rate whose seconds keep corrected p99 <= 100 ms and < 0.1 %
 # errors (90 % of them, each step re-tested before it bounds the search),
 # anchored at a closed loop run first, answered as a bracket and
-# validated: about 2.5 minutes, QUICK=1 about 40 s. STEP=<d> sets the
+# validated: 2.5 to 4.5 minutes here, QUICK=1 1 to 2. STEP=<d> sets the
 # length of each step (11s: a 1 s warm-up and ten judged seconds);
 # LOADER_CPUS=<list> pins the loader. Exit 3: no rate held over its
 # validating runs; 4: a lower bound, the loader was the limit.

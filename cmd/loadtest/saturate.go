@@ -71,7 +71,8 @@ func saturateFlags(o *options, sc *saturate.Config, so *saturateOptions, stderr 
 			"and errors < -max-error-rate, and its backlog does not grow. A failed step is\n"+
 			"re-tested at once; a rate bounds the search only when it fails twice. The\n"+
 			"answer is a bracket (highest held - lowest failed twice), its lower end\n"+
-			"validated by a -validate run (which can send the search lower).\n\n"+
+			"validated by a -validate run (which can send the search lower). The\n"+
+			"intervals are the search's own: -interval does not apply.\n\n"+
 			"Exit status: 0 a validated saturation; 1 no rate held, or the run failed;\n"+
 			"2 bad usage; %d no rate held over a validating run (-max-validations tried);\n"+
 			"%d a lower bound: the loader could not offer more (a loader-bound failure:\n"+

@@ -92,7 +92,7 @@ func TestSaturateQuick(t *testing.T) {
 	assert.Equal(t, q.Step, sc.Step)
 	assert.Equal(t, 8*time.Second, sc.ValidateFor, "given: kept")
 	assert.Equal(t, q.Precision, sc.Precision)
-	assert.Equal(t, saturate.ClosedConfig{Rounds: 3, For: 1100 * time.Millisecond, Cooldown: 500 * time.Millisecond}, so.closed,
+	assert.Equal(t, saturate.ClosedConfig{Rounds: 3, For: 2750 * time.Millisecond, Cooldown: 500 * time.Millisecond}, so.closed,
 		"three closed-loop rounds of half a step, the search's cooldown after each")
 
 	fs = saturateFlags(&o, &sc, &so, io.Discard)

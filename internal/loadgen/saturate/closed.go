@@ -50,7 +50,7 @@ type ClosedConfig struct {
 
 // ClosedLoopConfig is the closed loop that anchors sc's search: three
 // rounds of half a step each, a cooldown after each (full: 5.5 s rounds,
-// about 20 s in all; quick: 1.1 s rounds, about 5 s).
+// about 20 s in all; quick: 2.75 s rounds, about 10 s).
 func (sc *Config) ClosedLoopConfig() ClosedConfig {
 	return ClosedConfig{Rounds: 3, For: sc.Step / 2, Cooldown: sc.Cooldown}
 }

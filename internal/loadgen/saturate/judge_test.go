@@ -85,9 +85,11 @@ func TestJudgePerSecond(t *testing.T) {
 // judged intervals, over shorter ones.
 func TestQuickStepsJudgeShorterIntervals(t *testing.T) {
 	sc := QuickConfig()
-	assert.Equal(t, 200*time.Millisecond, sc.Interval())
+	assert.Equal(t, 500*time.Millisecond, sc.Interval())
 	sc.Step = 5 * time.Second
 	assert.Equal(t, 454*time.Millisecond, sc.Interval())
+	sc.Step = 2200 * time.Millisecond
+	assert.Equal(t, 200*time.Millisecond, sc.Interval())
 	sc.Step = 30 * time.Second
 	assert.Equal(t, time.Second, sc.Interval())
 

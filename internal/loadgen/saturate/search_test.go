@@ -82,7 +82,7 @@ func TestAnchoredSearchCost(t *testing.T) {
 	for _, c := range []struct {
 		sc      Config
 		maxTime time.Duration
-	}{{DefaultConfig(), 160 * time.Second}, {QuickConfig(), 35 * time.Second}} {
+	}{{DefaultConfig(), 160 * time.Second}, {QuickConfig(), 75 * time.Second}} {
 		for _, knee := range []float64{0.70, 0.85, 0.95} { // the open model's knee as a share of the closed loop
 			sc := c.sc
 			sc.Anchor = 40_000
