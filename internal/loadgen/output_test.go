@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+	"github.com/tsenart/vegeta/v12/lib/plot"
 
 	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
@@ -79,7 +80,7 @@ func TestResultsBinRoundTripsThroughVegetasDecoder(t *testing.T) {
 		rc, ok := bySeq[r.Seq]
 		require.True(t, ok, "seq %d", r.Seq)
 		assert.Equal(t, time.Duration(rc.latency), r.Latency)
-		assert.True(t, r.Timestamp.Equal(res.Start.Add(time.Duration(rc.sent))), "timestamp is the actual send")
+		assert.False(t, r.Timestamp.Before(res.Start.Add(time.Duration(rc.sent))), "timestamp is the actual send, or a lower Seq's later one")
 		assert.Equal(t, res.Config.Name, r.Attack)
 		assert.Equal(t, res.Config.Target+"/v0/entity?id="+strconv.FormatUint(rc.key, 10), r.URL)
 		assert.Empty(t, r.Error, "404 on GET and 2xx are not errors")
@@ -91,6 +92,65 @@ func TestResultsBinRoundTripsThroughVegetasDecoder(t *testing.T) {
 		assert.Positive(t, methods[method], "the mix sends %s", method)
 	}
 	assert.Equal(t, res.Codes[202], int64(methods["DELETE"]), "every DELETE answered 202")
+}
+
+// results.bin is in Seq order with timestamps that never go back along
+// it, which `vegeta plot` needs: each is the actual send, or the latest
+// send of a lower Seq where that came later (another loop, a re-send).
+// The plot library itself takes every result.
+func TestResultsBinPlots(t *testing.T) {
+	res, dir := runMixedToDir(t, LatencyUncorrected)
+	got := readResults(t, filepath.Join(dir, ResultsFile))
+	require.Len(t, got, int(res.Sent))
+	sent := map[uint64]time.Time{}
+	for _, rc := range res.records {
+		sent[rc.seq] = res.Start.Add(time.Duration(rc.sent))
+	}
+	var latest time.Time
+	p := plot.New(plot.Title("t"))
+	for i, r := range got {
+		if i > 0 {
+			assert.Greater(t, r.Seq, got[i-1].Seq, "results.bin is in Seq order")
+		}
+		if sent[r.Seq].After(latest) {
+			latest = sent[r.Seq]
+		}
+		assert.True(t, r.Timestamp.Equal(latest), "seq %d: the latest send so far", r.Seq)
+		require.NoError(t, p.Add(&r), "vegeta plot takes result %d", i)
+	}
+}
+
+// sortSpool sorts a spool longer than it holds in memory in runs and
+// merges them: every record once, in Seq order, and the runs removed.
+func TestSortSpoolInRuns(t *testing.T) {
+	defer func(n int) { sortRunRecords = n }(sortRunRecords)
+	sortRunRecords = 7
+	dir := t.TempDir()
+	path := filepath.Join(dir, spoolFile)
+	w, err := createSpool(path)
+	require.NoError(t, err)
+	const n = 100
+	for i := range n {
+		seq := uint64(i*37) % n // every seq once, far from in order
+		require.NoError(t, w.write(&record{seq: seq, key: seq + 1, sent: int64(seq) * 10}))
+	}
+	require.NoError(t, w.close())
+	next, cleanup, err := sortSpool(path)
+	require.NoError(t, err)
+	for want := range uint64(n) {
+		rc, ok, err := next()
+		require.NoError(t, err)
+		require.True(t, ok, "record %d", want)
+		assert.Equal(t, want, rc.seq)
+		assert.Equal(t, want+1, rc.key)
+	}
+	_, ok, err := next()
+	require.NoError(t, err)
+	assert.False(t, ok)
+	cleanup()
+	left, err := filepath.Glob(path + ".*")
+	require.NoError(t, err)
+	assert.Empty(t, left, "the sorted runs are removed")
 }
 
 // With -vegeta-latency corrected, timestamps are the intended sends and

@@ -2,11 +2,13 @@ package loadgen
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -88,33 +90,33 @@ func decodeRecord(b []byte) record {
 }
 
 // writeResultsBin turns the spool into results.bin, vegeta's gob format,
-// one vegeta.Result per request in the order they were recorded (roughly
-// by completion; `vegeta report` and `vegeta plot` do not need any order).
-// Seq is the request's place in the schedule. What Timestamp and Latency
-// mean is Config.VegetaLatency: by default vegeta's own meaning (the
-// actual send and the latency from it); with LatencyCorrected the intended
-// send time and the corrected latency.
+// one vegeta.Result per request, in the order of the schedule (Seq, the
+// request's place in it; the spool holds them roughly by completion):
+// `vegeta plot` reads a run's results by Seq and refuses timestamps that
+// go back in time along it. What Timestamp and Latency mean is
+// Config.VegetaLatency: by default vegeta's own meaning (the actual send
+// and the latency from it), except that a request sent before one of a
+// lower Seq (by another event loop, at most a quantum apart, or a re-send
+// after the server closed a connection) is stamped with that one's time,
+// so that timestamps never go back; with LatencyCorrected the intended
+// send time, which never does, and the corrected latency.
 func writeResultsBin(path, spoolPath string, res *Result) error {
-	in, err := os.Open(spoolPath)
+	records, cleanup, err := sortSpool(spoolPath)
+	defer cleanup()
 	if err != nil {
-		return fmt.Errorf("cannot read %s: %w", spoolPath, err)
+		return err
 	}
-	defer in.Close()
-	r := bufio.NewReaderSize(in, 1<<20)
 	t, _ := parseTarget(res.Config.Target, true)
 	corrected := res.Config.VegetaLatency == LatencyCorrected
 	return WriteFile(path, func(w *bufio.Writer) error {
 		enc := vegeta.NewEncoder(w)
-		var buf [spoolRecordSize]byte
 		var vr vegeta.Result
+		var last time.Time
 		for {
-			if _, err := io.ReadFull(r, buf[:]); err != nil {
-				if errors.Is(err, io.EOF) {
-					return nil
-				}
-				return fmt.Errorf("cannot read %s: %w", spoolPath, err)
+			rc, ok, err := records()
+			if err != nil || !ok {
+				return err
 			}
-			rc := decodeRecord(buf[:])
 			vr = vegeta.Result{
 				Attack:    res.Config.Name,
 				Seq:       rc.seq,
@@ -130,6 +132,10 @@ func writeResultsBin(path, spoolPath string, res *Result) error {
 				vr.Timestamp = res.Start.Add(time.Duration(rc.intended))
 				vr.Latency = time.Duration(rc.end() - rc.intended)
 			}
+			if vr.Timestamp.Before(last) {
+				vr.Timestamp = last
+			}
+			last = vr.Timestamp
 			if rc.errIdx != 0 && int(rc.errIdx) <= len(res.errMsgs) {
 				vr.Error = res.errMsgs[rc.errIdx-1]
 			}
@@ -138,6 +144,144 @@ func writeResultsBin(path, spoolPath string, res *Result) error {
 			}
 		}
 	})
+}
+
+// sortRunRecords is how many records sortSpool sorts in memory at once
+// (about 56 MiB): a longer spool is sorted in runs of this many, each
+// written beside it, and the runs are merged, so that memory stays flat
+// however long the run was.
+var sortRunRecords = 1 << 20
+
+// sortSpool returns the spool's records in Seq order, one per call of
+// next (ok false after the last). cleanup removes the sorted runs it
+// wrote beside the spool; call it once done, also after an error.
+func sortSpool(spoolPath string) (next func() (record, bool, error), cleanup func(), err error) {
+	var runs []string
+	cleanup = func() {
+		for _, r := range runs {
+			_ = os.Remove(r)
+		}
+	}
+	in, err := os.Open(spoolPath)
+	if err != nil {
+		return nil, cleanup, fmt.Errorf("cannot read %s: %w", spoolPath, err)
+	}
+	defer in.Close()
+	r := bufio.NewReaderSize(in, 1<<20)
+	buf := make([]record, 0, min(sortRunRecords, 1<<16))
+	var b [spoolRecordSize]byte
+	flush := func() error {
+		slices.SortFunc(buf, func(x, y record) int { return cmp.Compare(x.seq, y.seq) })
+		name := fmt.Sprintf("%s.%d", spoolPath, len(runs))
+		runs = append(runs, name)
+		w, err := createSpool(name)
+		if err != nil {
+			return err
+		}
+		for i := range buf {
+			if err := w.write(&buf[i]); err != nil {
+				w.discard()
+				return err
+			}
+		}
+		buf = buf[:0]
+		return w.close()
+	}
+	for {
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, cleanup, fmt.Errorf("cannot read %s: %w", spoolPath, err)
+		}
+		buf = append(buf, decodeRecord(b[:]))
+		if len(buf) == sortRunRecords {
+			if err := flush(); err != nil {
+				return nil, cleanup, err
+			}
+		}
+	}
+	if len(runs) == 0 { // the whole spool fitted: no run written
+		slices.SortFunc(buf, func(x, y record) int { return cmp.Compare(x.seq, y.seq) })
+		i := 0
+		return func() (record, bool, error) {
+			if i == len(buf) {
+				return record{}, false, nil
+			}
+			i++
+			return buf[i-1], true, nil
+		}, cleanup, nil
+	}
+	if len(buf) > 0 {
+		if err := flush(); err != nil {
+			return nil, cleanup, err
+		}
+	}
+	return mergeRuns(runs, cleanup)
+}
+
+// mergeRuns merges sorted runs of spool records into one sequence in Seq
+// order: the smallest head of the runs each time.
+func mergeRuns(runs []string, cleanup func()) (func() (record, bool, error), func(), error) {
+	type head struct {
+		r   *bufio.Reader
+		rec record
+	}
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			_ = f.Close()
+		}
+		cleanup()
+	}
+	var heads []*head
+	var b [spoolRecordSize]byte
+	read := func(h *head) (bool, error) {
+		if _, err := io.ReadFull(h.r, b[:]); err != nil {
+			if errors.Is(err, io.EOF) {
+				return false, nil
+			}
+			return false, err
+		}
+		h.rec = decodeRecord(b[:])
+		return true, nil
+	}
+	for _, name := range runs {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, closeAll, fmt.Errorf("cannot read %s: %w", name, err)
+		}
+		files = append(files, f)
+		h := &head{r: bufio.NewReaderSize(f, 64<<10)}
+		ok, err := read(h)
+		if err != nil {
+			return nil, closeAll, fmt.Errorf("cannot read %s: %w", name, err)
+		}
+		if ok {
+			heads = append(heads, h)
+		}
+	}
+	return func() (record, bool, error) {
+		if len(heads) == 0 {
+			return record{}, false, nil
+		}
+		lowest := 0
+		for i, h := range heads {
+			if h.rec.seq < heads[lowest].rec.seq {
+				lowest = i
+			}
+		}
+		h := heads[lowest]
+		rec := h.rec
+		ok, err := read(h)
+		if err != nil {
+			return record{}, false, fmt.Errorf("cannot read a sorted run of the spool: %w", err)
+		}
+		if !ok {
+			heads = slices.Delete(heads, lowest, lowest+1)
+		}
+		return rec, true, nil
+	}, closeAll, nil
 }
 
 // WriteFile creates path and fills it through a buffered writer; the

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -89,8 +90,9 @@ var sweeps = []sweep{
 		check: func(t *testing.T, _ *session, out string) { assert.Contains(t, out, "saturation") }},
 	{readme: "KEYS=100000 loadtest/vegeta-get.sh 5000 30s", run: "KEYS=100000 KEYS=2000 TARGET={URL} OUT={TMP}/vegeta loadtest/vegeta-get.sh 500 1s",
 		check: func(t *testing.T, s *session, out string) {
-			assert.Regexp(t, `Requests +\[total, rate, throughput\] +500,`, out)
-			assert.Regexp(t, `Status Codes +\[code:count\] +200:500`, out, "ids 1..2000 were filled")
+			total, codes := vegetaCounts(t, out)
+			assert.Greater(t, total, 0)
+			assert.Equal(t, map[string]int{"200": total}, codes, "ids 1..2000 were filled: every request read one")
 			assert.FileExists(t, filepath.Join(s.vars["{TMP}"], "vegeta", "results.bin"))
 		}},
 	{readme: "go tool vegeta report results/<run>/results.bin", run: "go tool vegeta report {RUN}/results.bin",
@@ -124,6 +126,24 @@ var sweeps = []sweep{
 		check: func(t *testing.T, _ *session, out string) { assert.Contains(t, out, "flat%") }},
 	{readme: "make pprof-diff RUN=results/compare-<time>-queues A=direct B=lifo", run: "make pprof-diff RUN={COMPARE} A=direct B=lifo",
 		check: func(t *testing.T, _ *session, out string) { assert.Contains(t, out, "flat%") }},
+}
+
+// vegetaCounts reads `vegeta report`'s request total and status codes.
+// vegeta's own attacker may send a few requests fewer than rate ×
+// duration on a loaded machine; loadtest sends every one it planned.
+func vegetaCounts(t *testing.T, out string) (int, map[string]int) {
+	t.Helper()
+	m := regexp.MustCompile(`Requests +\[total, rate, throughput\] +(\d+),`).FindStringSubmatch(out)
+	require.NotNil(t, m, "no request total in %s", out)
+	total, _ := strconv.Atoi(m[1])
+	c := regexp.MustCompile(`Status Codes +\[code:count\] +(.*)`).FindStringSubmatch(out)
+	require.NotNil(t, c, "no status codes in %s", out)
+	codes := map[string]int{}
+	for _, f := range strings.Fields(c[1]) {
+		code, n, _ := strings.Cut(f, ":")
+		codes[code], _ = strconv.Atoi(n)
+	}
+	return total, codes
 }
 
 // commandTimeout bounds each command; the longest, a comparison with
@@ -356,11 +376,13 @@ func (srv *server) output() string {
 	return srv.out.String()
 }
 
-// stop sends SIGTERM to the server's process group (make and kvserver)
-// and expects kvserver to stop cleanly.
+// stop sends SIGINT to the server's process group (make and kvserver),
+// as Ctrl-C in its terminal does, and expects kvserver to stop cleanly.
+// Not SIGTERM: make passes a SIGTERM on to its child, which would then
+// get two, and a second signal stops kvserver without draining.
 func (srv *server) stop(t *testing.T) {
 	t.Helper()
-	require.NoError(t, syscall.Kill(-srv.cmd.Process.Pid, syscall.SIGTERM))
+	require.NoError(t, syscall.Kill(-srv.cmd.Process.Pid, syscall.SIGINT))
 	timeout := time.NewTimer(time.Minute)
 	defer timeout.Stop()
 	select {
@@ -368,7 +390,7 @@ func (srv *server) stop(t *testing.T) {
 	case <-timeout.C:
 		syscall.Kill(-srv.cmd.Process.Pid, syscall.SIGKILL)
 		<-srv.done
-		t.Fatalf("the server did not stop within a minute of SIGTERM:\n%s", srv.output())
+		t.Fatalf("the server did not stop within a minute of SIGINT:\n%s", srv.output())
 	}
 	assert.Contains(t, srv.output(), "stopped cleanly", "kvserver's log")
 }

@@ -52,14 +52,15 @@ func TestVegetaScripts(t *testing.T) {
 		args []string
 		code string
 	}{
-		{"vegeta-put.sh", []string{"200", "1s"}, "201:200"},
-		{"vegeta-get.sh", []string{"200", "1s"}, "200:200"},
-		{"vegeta-attack.sh", []string{"get", "100", "1s"}, "200:100"},
+		{"vegeta-put.sh", []string{"200", "1s"}, "201"},
+		{"vegeta-get.sh", []string{"200", "1s"}, "200"},
+		{"vegeta-attack.sh", []string{"get", "100", "1s"}, "200"},
 	} {
 		text, out, code := script(run.name, run.args...)
 		require.Equal(t, 0, code, "%s %v:\n%s", run.name, run.args, text)
-		assert.Regexp(t, `Requests +\[total, rate, throughput\] +`+run.args[len(run.args)-2]+`,`, text, run.name)
-		assert.Regexp(t, `Status Codes +\[code:count\] +`+run.code+` `, text, run.name)
+		total, codes := vegetaCounts(t, text)
+		assert.Greater(t, total, 0, run.name)
+		assert.Equal(t, map[string]int{run.code: total}, codes, "%s: every request answered %s", run.name, run.code)
 		assert.FileExists(t, filepath.Join(out, "results.bin"), run.name)
 		assert.FileExists(t, filepath.Join(out, "latency.hgrm"), run.name)
 	}
