@@ -12,18 +12,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/flagenv"
 	"github.com/kvpool/kvpool/internal/limit"
 	"github.com/kvpool/kvpool/internal/pool"
 	"github.com/kvpool/kvpool/internal/server"
 	"github.com/kvpool/kvpool/internal/store"
 )
 
-// envPrefix: each flag -some-name falls back to $KVPOOL_SOME_NAME.
+// envPrefix: each flag -some-name falls back to $KVPOOL_SOME_NAME
+// (flagenv: a flag given wins, an empty variable is unset).
 const envPrefix = "KVPOOL_"
 
-func envName(flagName string) string {
-	return envPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
-}
+func envName(flagName string) string { return flagenv.Name(envPrefix, flagName) }
 
 // parseConfig fills a server.Config from args, then, for every flag not
 // given on the command line, from its KVPOOL_* variable. Env values go
@@ -56,22 +56,15 @@ func parseConfig(args []string, getenv func(string) string) (server.Config, slog
 	if fs.NArg() > 0 {
 		return c, c.LogLevel, fmt.Errorf("unexpected arguments %q: kvserver takes only flags (kvserver -h lists them)", fs.Args())
 	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	fromEnv := map[string]string{} // flag name -> variable
-	fs.VisitAll(func(f *flag.Flag) {
-		name := envName(f.Name)
-		if v := getenv(name); v != "" && !given[f.Name] && bad == nil {
-			fromEnv[f.Name] = name
-			if fs.Set(f.Name, v) != nil {
-				bad.Env = name
-			}
+	fromEnv, err := flagenv.Apply(fs, envPrefix, getenv) // flag name -> variable
+	if err != nil {
+		if bad == nil { // every value is a namedValue: not expected
+			return c, c.LogLevel, err
 		}
-	})
-	if bad != nil {
+		bad.Env = envName(bad.Flag)
 		return c, c.LogLevel, bad
 	}
-	err := c.Validate()
+	err = c.Validate()
 	if errors.As(err, &bad) {
 		bad.Env = fromEnv[bad.Flag]
 	}

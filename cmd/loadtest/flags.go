@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/cpuset"
+	"github.com/kvpool/kvpool/internal/flagenv"
 	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
@@ -140,8 +141,8 @@ func (o *options) addOutput(fs *flag.FlagSet, what string) {
 	fs.BoolVar(&c.KeepResults, "results", c.KeepResults, "write results.bin (every request, vegeta's format)")
 }
 
-// parse applies LOADTEST_<FLAG> environment defaults for the flags fs
-// has, then the arguments, then derived settings.
+// parse applies the arguments, then LOADTEST_<FLAG> environment defaults
+// for the flags fs has that they did not give, then derived settings.
 func (o *options) parse(fs *flag.FlagSet, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -162,21 +163,9 @@ func (o *options) parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// parseFlags is fs.Parse after the LOADTEST_<FLAG> environment defaults,
-// with usage errors marked.
+// parseFlags is fs.Parse, then the LOADTEST_<FLAG> environment defaults
+// of the flags not given (flagenv), with usage errors marked.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	var envErr error
-	fs.VisitAll(func(f *flag.Flag) {
-		env := "LOADTEST_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(env); ok && envErr == nil {
-			if err := fs.Set(f.Name, v); err != nil {
-				envErr = fmt.Errorf("%s=%q: %w", env, v, err)
-			}
-		}
-	})
-	if envErr != nil {
-		return usageError(envErr)
-	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -186,8 +175,14 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		}
 		return usageError(err)
 	}
+	if _, err := flagenv.Apply(fs, envPrefix, os.Getenv); err != nil {
+		return usageError(err)
+	}
 	return nil
 }
+
+// envPrefix: each flag -some-name falls back to $LOADTEST_SOME_NAME.
+const envPrefix = "LOADTEST_"
 
 // elapsedText is d rounded for "interrupted after N s".
 func elapsedText(d time.Duration) string {
