@@ -278,26 +278,6 @@ func TestReadAnswersSplitsServedFromShed(t *testing.T) {
 	assert.Equal(t, int64(40), a.PerSecond[1].Shed)
 }
 
-func TestParseTopOfADiff(t *testing.T) {
-	top := `Type: cpu
-Duration: 2.02s, Total samples = 20ms ( 0.99%)
-Showing nodes accounting for 30ms, 150.00% of 20ms total
-      flat  flat%   sum%        cum   cum%
-      20ms   100%   100%       20ms   100%  internal/runtime/syscall/linux.Syscall6
-     -30ms   150%    50%      -10ms 50.00%  runtime.lock2
-      10ms 50.00% 150.00%       10ms 50.00%  github.com/kvpool/kvpool/internal/pool.(*lifoQueue).pop
-         0     0% 150.00%       10ms 50.00%  bufio.(*Writer).Flush`
-	rows := parseTop(top)
-	require.Len(t, rows, 4)
-	assert.Equal(t, TopRow{Flat: "-30ms", FlatPct: -150, Function: "runtime.lock2"}, rows[1], "a negative flat makes the share negative")
-	assert.Equal(t, "github.com/kvpool/kvpool/internal/pool.(*lifoQueue).pop", rows[2].Function)
-	best, ok := largestIncrease(rows)
-	require.True(t, ok)
-	assert.Equal(t, "internal/runtime/syscall/linux.Syscall6", best.Function, "the largest positive share, not the largest magnitude")
-	_, ok = largestIncrease(parseTop("no table here"))
-	assert.False(t, ok)
-}
-
 // comparisonOf builds a Comparison with one workload whose variants have
 // the given saturation runs.
 func comparisonOf(sat map[string][]float64, order ...string) *Comparison {

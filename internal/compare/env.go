@@ -89,7 +89,7 @@ func goVersion() string {
 
 // goCommand runs `go tool pprof -svg` and `go version`: the CPU call
 // graphs need a Go toolchain on PATH (where there is none, the report says
-// so); the diff tables do not (pproftop.go).
+// so); the diff tables do not (pprofdiff).
 const goCommand = "go"
 
 // loadAvgText is /proc/loadavg's 1, 5 and 15 minute averages.

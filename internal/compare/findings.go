@@ -10,6 +10,7 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/verdict"
 	"github.com/kvpool/kvpool/internal/latency"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
+	"github.com/kvpool/kvpool/internal/pprofdiff"
 )
 
 // findings states what c's own numbers support, one sentence each: which
@@ -574,7 +575,7 @@ func profileFindings(c *Comparison) []string {
 		if ps == nil {
 			continue
 		}
-		row, ok := largestIncrease(parseTop(ps.Diffs["cpu"]))
+		row, ok := pprofdiff.LargestIncrease(pprofdiff.ParseTop(ps.Diffs["cpu"]))
 		if !ok {
 			continue
 		}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -25,9 +24,6 @@ var profileKinds = []struct{ Kind, Endpoint string }{
 // in profile runs, since sampling costs time the timing runs must not pay.
 var profileArgs = []string{"-mutex-profile-fraction", "100", "-block-profile-rate", "10000"}
 
-// diffNodes is how many rows of a diff's -top table the report shows.
-const diffNodes = 12
-
 // ProfileSet is one pool's profiles and what the report shows of them.
 type ProfileSet struct {
 	Variant string
@@ -37,7 +33,7 @@ type ProfileSet struct {
 	// Errors maps a kind to why it was not captured.
 	Errors map[string]string
 	// Diffs maps cpu and mutex to the table `go tool pprof -top
-	// -diff_base=<direct's>` prints (pprofTop).
+	// -diff_base=<direct's>` prints (pprofdiff.Top).
 	Diffs    map[string]string
 	DiffErrs map[string]string
 	// SVG is the CPU call graph, relative to the report's folder ("" with
@@ -69,36 +65,6 @@ func captureProfiles(ctx context.Context, srv *harness.Server, dir, relDir strin
 	return ps
 }
 
-// pprofTop returns the table `go tool pprof -top -nodecount=12
-// -diff_base=base prof` prints (with normalize, `-normalize`: prof is
-// first scaled to base's total, so that profiles taken at different rates
-// compare by where the time goes rather than by how much there was), less
-// its File, Build ID and Time lines. It is computed here rather than by
-// running pprof, so that a report needs no Go toolchain on the machine
-// that takes it.
-func pprofTop(ctx context.Context, base, prof string, normalize bool) (string, error) {
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
-	b, err := readProfile(base)
-	if err != nil {
-		return "", err
-	}
-	p, err := readProfile(prof)
-	if err != nil {
-		return "", err
-	}
-	d, err := diffProfile(b, p, normalize)
-	if err != nil {
-		return "", fmt.Errorf("cannot diff %s against %s: %w", prof, base, err)
-	}
-	top, err := topTable(d, diffNodes)
-	if err != nil {
-		return "", fmt.Errorf("cannot tabulate %s against %s: %w", prof, base, err)
-	}
-	return top, nil
-}
-
 // dotMissing is the report's note where graphviz is not installed.
 const dotMissing = "no call graph: graphviz's `dot` is not installed (`apt-get install graphviz`, or `make compare`, which installs it)"
 
@@ -127,51 +93,4 @@ func pprofSVG(ctx context.Context, prof, out string) error {
 		return fmt.Errorf("go tool pprof -svg %s: %v: %s", prof, err, strings.TrimSpace(errb.String()))
 	}
 	return nil
-}
-
-// TopRow is one row of a -top table (pprofTop's, or `go tool pprof -top`'s).
-type TopRow struct {
-	Flat     string  // as printed, e.g. "120ms" or "-0.05s"
-	FlatPct  float64 // of the profile's total; negative where the pool spent less
-	Function string
-}
-
-// parseTop reads the rows of a -top table, pprofTop's or `go tool pprof
-// -top`'s: they are the same.
-func parseTop(top string) []TopRow {
-	var rows []TopRow
-	header := false
-	for _, line := range strings.Split(top, "\n") {
-		f := strings.Fields(line)
-		if len(f) >= 2 && f[0] == "flat" && f[1] == "flat%" {
-			header = true
-			continue
-		}
-		if !header || len(f) < 6 {
-			continue
-		}
-		pct, err := strconv.ParseFloat(strings.TrimSuffix(f[1], "%"), 64)
-		if err != nil {
-			continue
-		}
-		// pprof prints the share unsigned; the sign is the flat value's.
-		if strings.HasPrefix(f[0], "-") {
-			pct = -pct
-		}
-		rows = append(rows, TopRow{Flat: f[0], FlatPct: pct, Function: strings.Join(f[5:], " ")})
-	}
-	return rows
-}
-
-// largestIncrease is the row with the largest positive flat share, if any:
-// what a diff says the pool spends most on beyond the baseline.
-func largestIncrease(rows []TopRow) (TopRow, bool) {
-	var best TopRow
-	found := false
-	for _, r := range rows {
-		if r.FlatPct > 0 && (!found || r.FlatPct > best.FlatPct) {
-			best, found = r, true
-		}
-	}
-	return best, found
 }

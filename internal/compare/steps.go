@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/harness"
 	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/pprofdiff"
 )
 
 // store returns a store filled with o.Keys values of o.ValueSize, filling
@@ -302,7 +303,7 @@ func (r *runner) diffProfiles(ctx context.Context) {
 				ps.DiffErrs[kind] = "not captured for both this pool and direct"
 				continue
 			}
-			top, err := pprofTop(ctx, filepath.Join(r.c.Dir, b), filepath.Join(r.c.Dir, p), r.p.OwnRates)
+			top, err := pprofdiff.Top(ctx, filepath.Join(r.c.Dir, b), filepath.Join(r.c.Dir, p), r.p.OwnRates)
 			if err != nil {
 				ps.DiffErrs[kind] = err.Error()
 				continue

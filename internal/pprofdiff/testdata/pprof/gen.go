@@ -1,6 +1,6 @@
 //go:build ignore
 
-// gen writes the profiles profiles_test.go diffs: cpu_<variant>.pb.gz and
+// gen writes the profiles top_test.go diffs: cpu_<variant>.pb.gz and
 // mutex_<variant>.pb.gz for a "direct" and a "pool" run of one small
 // workload. Both hash, sort and count under a lock; pool also hands every
 // request to a worker over a channel and takes a second lock, so the diff
