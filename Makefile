@@ -156,7 +156,7 @@ crashtest: build
 	$(GO) build -o $(BIN)/crashtest ./cmd/crashtest
 	./$(BIN)/crashtest -kvserver $(BIN)/kvserver $(CRASHTEST_ARGS)
 
-# The pools side by side (loadtest compare, README "Compare"):
+# The pools side by side (loadtest compare; docs/load-lab.md):
 # PRESET=queues|capacity|policies|slow-backend|overload|scaling; QUICK=1:
 # every step short, a few minutes, numbers indicative; SERVER_CPUS=0-7
 # LOADER_CPUS=8-15: kvserver and the loader on CPU sets of their own
@@ -164,7 +164,8 @@ crashtest: build
 # preset splits from 2); PIN=1: kvserver on CPU 0, the loader on CPU 1;
 # POOLS="fifo lifo" restricts the pools; any other flag in COMPARE_ARGS
 # (./bin/loadtest compare -h). The report goes to
-# results/compare-<UTC time>-<preset>/REPORT.md.
+# results/compare-<UTC time>-<preset>/REPORT.md, beside its compare.json
+# (./bin/loadtest compare -render <that folder> writes it again).
 PRESET       ?= queues
 QUICK        ?=
 PIN          ?=
@@ -192,18 +193,16 @@ pprof-diff:
 	@[ -n "$(RUN)" ] || { echo "pprof-diff: set RUN to a compare report's folder, e.g. RUN=$$(ls -d results/compare-* 2>/dev/null | tail -1)" >&2; exit 2; }
 	$(GO) tool pprof -top -diff_base=$(RUN)/profiles/$(A)/$(PROFILE).pb.gz $(RUN)/profiles/$(B)/$(PROFILE).pb.gz
 
-# A compare report made fit to commit: REPORT.md, its charts and the CPU
-# call graphs go to docs/report/<preset>/; the raw profiles (.pb.gz) stay
-# in RUN, and the report's links to them become plain names.
+# A compare report made fit to commit, rendered by loadtest itself (so that
+# `loadtest compare -render docs/report/<name>` writes it again byte for
+# byte): compare.json, REPORT.md as published, its charts and the CPU call
+# graphs go to docs/report/<preset>/ (replaced); the raw profiles (.pb.gz)
+# stay in RUN, and the report names them instead of linking them.
 # make compare-publish RUN=results/compare-... [AS=name: docs/report/name instead of the preset's folder]
-compare-publish:
-	@[ -n "$(RUN)" ] && [ -f "$(RUN)/REPORT.md" ] || { echo "compare-publish: set RUN to a compare report's folder, e.g. RUN=$$(ls -d results/compare-* 2>/dev/null | tail -1)" >&2; exit 2; }
+compare-publish: loadtest
+	@[ -n "$(RUN)" ] && [ -f "$(RUN)/compare.json" ] || { echo "compare-publish: set RUN to a compare run's folder (with its compare.json), e.g. RUN=$$(ls -d results/compare-* 2>/dev/null | tail -1)" >&2; exit 2; }
 	@run=$(RUN); run=$${run%/}; preset=$$(basename $$run | sed 's/^compare-[0-9TZ]*-//'); dest=docs/report/$${AS:-$$preset}; \
-	rm -rf $$dest && mkdir -p $$dest/charts && cp $$run/charts/*.svg $$dest/charts/ && \
-	for g in $$run/profiles/*/cpu.svg; do [ -f $$g ] || continue; pool=$$(basename $$(dirname $$g)); mkdir -p $$dest/profiles/$$pool && cp $$g $$dest/profiles/$$pool/; done; \
-	sed -e 's#\[\([a-z]*\)\](profiles/[^)]*\.pb\.gz)#\1#g' \
-	    -e "1a\\\n*Published from \`$$(basename $$run)\` by \`make compare-publish\`: the charts and CPU call graphs are here; the raw profiles (\`.pb.gz\`, for \`make pprof-diff\` and \`go tool pprof -http\`) stayed in that run's folder.*" \
-	    $$run/REPORT.md > $$dest/REPORT.md && echo "published $$run to $$dest"
+	rm -rf $$dest && ./$(BIN)/loadtest compare -render $$run -publish $$dest >/dev/null && echo "published $$run to $$dest"
 
 # graphviz draws the profiles' call graphs; without it the report says so.
 tools-graphviz:

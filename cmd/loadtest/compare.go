@@ -7,30 +7,32 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/kvpool/kvpool/internal/compare"
+	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/compare/render"
 	"github.com/kvpool/kvpool/internal/cpuset"
+	"github.com/kvpool/kvpool/internal/flagenv"
 )
 
 // runCompare is `loadtest compare`: the presets of internal/compare, with
 // a flag set of their own (no load flags: each step sets its own).
 func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o := compare.DefaultOptions()
+	o := plan.DefaultOptions()
 	var pools, policies, caps, workers, execs, limits, timeouts listFlag
 	var overloadFor time.Duration
 	fs := flag.NewFlagSet("loadtest compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.Preset, "preset", o.Preset, "experiment: "+strings.Join(compare.Presets, " | "))
+	fs.StringVar(&o.Preset, "preset", o.Preset, "experiment: "+strings.Join(plan.Presets, " | "))
 	fs.StringVar(&o.Kvserver, "kvserver", o.Kvserver, "kvserver binary to start (make build)")
-	fs.Var(&pools, "pools", "pools to compare, comma-separated (default: the preset's; direct, the baseline, always runs); valid: "+strings.Join(compare.Pools, ","))
-	fs.Var(&policies, "policies", "overflow policies of the seeds' grid at -cap 1024 (policies and overload presets), comma-separated, or none; valid: "+strings.Join(compare.Policies, ","))
-	fs.Var(&execs, "execs", "run each queueing variant once per kvserver -exec mode given, comma-separated (default: kvserver's own, no -exec flag); valid: "+strings.Join(compare.Execs, ","))
+	fs.Var(&pools, "pools", "pools to compare, comma-separated (default: the preset's; direct, the baseline, always runs); valid: "+strings.Join(plan.Pools, ","))
+	fs.Var(&policies, "policies", "overflow policies of the seeds' grid at -cap 1024 (policies and overload presets), comma-separated, or none; valid: "+strings.Join(plan.Policies, ","))
+	fs.Var(&execs, "execs", "run each queueing variant once per kvserver -exec mode given, comma-separated (default: kvserver's own, no -exec flag); valid: "+strings.Join(plan.Execs, ","))
 	fs.Var(&timeouts, "queue-timeouts", "policies and overload presets: each queueing pool also at its defaults but for kvserver's -queue-timeout, once per value, comma-separated (10ms,50ms): the sweep that chose its default")
-	fs.Var(&limits, "limits", "adaptive -limit variants on fifo and lifo at their defaults (policies, overload, slow-backend presets), comma-separated, or none (default: all); valid: "+strings.Join(compare.Limits, ","))
+	fs.Var(&limits, "limits", "adaptive -limit variants on fifo and lifo at their defaults (policies, overload, slow-backend presets), comma-separated, or none (default: all); valid: "+strings.Join(plan.Limits, ","))
 	fs.Var(&caps, "cap", "queue capacities of the capacity preset (default 32,64,128,256,512,1024)")
 	fs.Var(&workers, "workers", "worker counts of the slow-backend preset (default 2,8,64)")
 	fs.StringVar(&o.Workload, "workload", "", "one workload instead of the preset's, as attack's -workload: get | put | mixed:R | get=G,put=P,delete=D")
@@ -50,12 +52,13 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.StringVar(&o.IODelayDist, "io-delay-dist", o.IODelayDist, "slow-backend: fixed | exp")
 	fs.DurationVar(&o.QuietWait, "quiet-wait", o.QuietWait, "before a step, wait up to this while other processes keep over 1.5 cores busy (0: do not check; -quick: at most 10s)")
 	fs.StringVar(&o.Out, "out", o.Out, "the report goes to OUT/compare-<UTC time>-<preset>/")
-	render := fs.String("render", "", "measure nothing: write the report in this earlier comparison's folder again (REPORT.md, compare.json, charts/) with this build's report code, from its compare.json and run folders; takes no other flag")
+	render := fs.String("render", "", "measure nothing: write the report in this earlier comparison's folder again (REPORT.md and charts/) with this build's report code, from its compare.json; takes no other flag but -publish")
+	publish := fs.String("publish", "", "with -render RUN: publish RUN's comparison into this folder (compare.json, the report as published, its charts and CPU call graphs; the raw profiles stay in RUN); `make compare-publish` uses it")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: loadtest compare [flags]\n\n"+
 			"Starts -kvserver once per variant on a fresh copy of a filled store and compares the pools:\n"+
 			"saturation, a fixed-rate step at 70%% of direct's saturation, an overload step, profiles, charts\n"+
-			"and REPORT.md. Flags also read LOADTEST_<FLAG>.\n\n")
+			"and REPORT.md. Flags also read LOADTEST_<FLAG> (a flag given wins; an empty variable is unset).\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -66,30 +69,13 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	if given["render"] {
-		if len(given) > 1 || fs.NArg() > 0 {
-			return usageError(fmt.Errorf("-render takes no other flag or argument: the report is written with the options its run had"))
-		}
-		c, err := compare.Render(*render, stderr)
-		if err != nil {
-			return err
-		}
-		printFindings(stdout, c)
-		return nil
+	if given["render"] || given["publish"] {
+		return renderCompare(*render, *publish, given, fs.NArg(), stdout, stderr)
 	}
-	var envErr error
-	fs.VisitAll(func(f *flag.Flag) {
-		name := "LOADTEST_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v := os.Getenv(name); v != "" && !given[f.Name] && envErr == nil {
-			if err := fs.Set(f.Name, v); err != nil {
-				envErr = fmt.Errorf("$%s=%q: %w", name, v, err)
-			}
-			given[f.Name] = true
-		}
-	})
-	if envErr != nil {
-		return usageError(envErr)
+	if _, err := flagenv.Apply(fs, envPrefix, os.Getenv); err != nil {
+		return usageError(err)
 	}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	if fs.NArg() > 0 {
 		return usageError(fmt.Errorf("unexpected arguments %q", fs.Args()))
 	}
@@ -127,15 +113,14 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		t.Overload = overloadFor
 		o.Timing = &t
 	}
-	o.Log = stderr
-	if err := o.Validate(); err != nil {
+	if err := compare.Validate(&o); err != nil {
 		return usageError(err)
 	}
-	c, err := compare.Run(ctx, o)
+	c, rep, err := compare.Run(ctx, o, stderr)
 	if err != nil {
 		return err
 	}
-	printFindings(stdout, c)
+	printFindings(stdout, rep)
 	switch {
 	case c.Interrupted:
 		return fmt.Errorf("interrupted; the report of what finished is in %s", c.Dir)
@@ -147,12 +132,39 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
-// printFindings prints c's findings and where its report is.
-func printFindings(w io.Writer, c *compare.Comparison) {
-	for _, f := range c.Findings {
+// renderCompare is -render RUN, and -render RUN -publish DEST: it
+// measures nothing, and takes no other flag (the report is written with
+// the options its run had).
+func renderCompare(run, dest string, given map[string]bool, args int, stdout, stderr io.Writer) error {
+	switch {
+	case run == "":
+		return usageError(fmt.Errorf("-publish needs -render RUN, the comparison's folder to publish"))
+	case len(given) > 2 || len(given) == 2 && !given["publish"] || args > 0:
+		return usageError(fmt.Errorf("-render takes no other flag but -publish, and no argument: the report is written with the options its run had"))
+	}
+	var rep *render.Report
+	var err error
+	if dest == "" {
+		_, rep, err = compare.Render(run)
+	} else {
+		_, rep, err = compare.Publish(run, dest)
+	}
+	if err != nil {
+		return err
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(stderr, "note: %s\n", n)
+	}
+	printFindings(stdout, rep)
+	return nil
+}
+
+// printFindings prints a report's findings and where it is.
+func printFindings(w io.Writer, rep *render.Report) {
+	for _, f := range rep.Findings {
 		fmt.Fprintf(w, "- %s\n", f)
 	}
-	fmt.Fprintf(w, "report: %s\n", filepath.Join(c.Dir, compare.ReportFile))
+	fmt.Fprintf(w, "report: %s\n", rep.Path)
 }
 
 // cpuListFlag is a CPU list flag: refused at once unless cpuset reads

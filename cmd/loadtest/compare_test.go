@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -38,4 +40,44 @@ func TestCompareRefusesBadCPUSets(t *testing.T) {
 	f([]string{"-limits", "gradient2, vegas, aimd"}, "-limits", "fixed")
 	t.Setenv("LOADTEST_LOADER_CPUS", "a-b")
 	f([]string{"LOADTEST_LOADER_CPUS", "write a list such as"})
+}
+
+// TestComparePublishThenRender publishes a committed comparison (a quick
+// queues run) and renders the published copy again: the report is the
+// one publishing wrote, byte for byte, as `make compare-publish` and
+// `loadtest compare -render docs/report/<name>` rely on.
+func TestComparePublishThenRender(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "compare-20261124T232938Z-queues")
+	fixture := filepath.Join("..", "..", "internal", "compare", "render", "testdata", "queues", "compare.json")
+	b, err := os.ReadFile(fixture)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(run, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(run, "compare.json"), b, 0o644))
+	for _, pool := range []string{"direct", "lifo"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(run, "profiles", pool), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(run, "profiles", pool, "cpu.svg"), []byte("<svg/>"), 0o644))
+	}
+	dest := filepath.Join(t.TempDir(), "queues")
+	code, out, errs := invoke(t, "compare", "-render", run, "-publish", dest)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "report: "+filepath.Join(dest, "REPORT.md"))
+	published, err := os.ReadFile(filepath.Join(dest, "REPORT.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(published), "*Published from `compare-20261124T232938Z-queues` by `make compare-publish`")
+	assert.Contains(t, string(published), "Profiles: cpu, mutex, block, allocs, heap.", "the raw profiles stayed in the run: named, not linked")
+	assert.FileExists(t, filepath.Join(dest, "profiles", "lifo", "cpu.svg"), "the call graphs are published")
+	assert.FileExists(t, filepath.Join(dest, "compare.json"))
+
+	code, _, errs = invoke(t, "compare", "-render", dest)
+	require.Equal(t, 0, code, errs)
+	again, err := os.ReadFile(filepath.Join(dest, "REPORT.md"))
+	require.NoError(t, err)
+	assert.Equal(t, string(published), string(again), "-render of a published report writes it again byte for byte")
+
+	code, _, errs = invoke(t, "compare", "-render", dest, "-quick")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "-render takes no other flag but -publish")
+	code, _, errs = invoke(t, "compare", "-publish", dest)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "-publish needs -render RUN")
 }

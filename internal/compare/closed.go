@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/kvpool/kvpool/internal/harness"
+	"github.com/kvpool/kvpool/internal/compare/analysis"
+	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
 
@@ -16,7 +18,7 @@ const closedStep = "closed"
 // wantsClosed tells whether v gets a closed-loop step: direct where its
 // saturation is searched (the cross-check of that search), every variant
 // under plan.ClosedAll (scaling).
-func (r *runner) wantsClosed(v *VariantResult) bool {
+func (r *runner) wantsClosed(v *result.VariantResult) bool {
 	if r.t.Closed <= 0 || r.t.ClosedRounds < 1 {
 		return false
 	}
@@ -28,53 +30,39 @@ func (r *runner) wantsClosed(v *VariantResult) bool {
 // of Timing.Closed each, every connection sending its next request as
 // soon as the last is answered. Reusing the search's server measures the
 // same process on the same CPUs and saves a start. The connections are
-// those Little's law asks for at v's median saturation (littleConns)
+// those Little's law asks for at v's median saturation (plan.LittleConns)
 // with the answer time when nothing queues (unloadedAnswerTime): in a
 // closed loop, connections beyond rate × that only queue in the server,
-// and it is the median, not the tail, that keeps the server busy. Each round records the rate, kvserver's CPU per request and both
-// sides' CPU shares, and is loader-bound where the loader used 90 % or
-// more of its CPUs (saturate.Bound: with no schedule, a closed loop
-// cannot fall behind).
-func (r *runner) closed(ctx context.Context, wl string, v *VariantResult, srv *harness.Server) {
+// and it is the median, not the tail, that keeps the server busy. Each
+// round records the rate, kvserver's CPU per request and both sides' CPU
+// shares, and is loader-bound where the loader used 90 % or more of its
+// CPUs (saturate.Bound: with no schedule, a closed loop cannot fall
+// behind).
+func (r *runner) closed(ctx context.Context, v *result.VariantResult, srv *instance) {
+	wl := srv.wl
 	dir, rel := r.runDir(wl, v, closedStep)
-	r.settle(ctx, srv, fmt.Sprintf("%s %s %s", wl, v.Name, closedStep), settleStart)
+	r.settle(ctx, srv.Server, fmt.Sprintf("%s %s %s", wl, v.Name, closedStep), settleStart)
 	cfg, err := r.loadConfig(srv.URL, wl)
 	if err != nil {
 		r.fail(wl, v.Name, closedStep, err.Error(), "")
 		return
 	}
-	sat := median(v.SatRates())
-	cfg.Conns = littleConns(sat, unloadedAnswerTime(v), r.o.MaxConns)
+	cfg.Conns = plan.LittleConns(analysis.Median(v.SatRates()), unloadedAnswerTime(v), r.o.MaxConns)
 	cfg.Rate, cfg.Duration, cfg.MaxConns = 0, r.t.Closed, cfg.Conns
 	r.logf("%s %s: closed loop over %d connections, %d × %v", wl, v.Name, cfg.Conns, r.t.ClosedRounds, r.t.Closed)
-	cr := &ClosedRun{Conns: cfg.Conns, Dir: rel}
+	cr := &result.ClosedRun{Conns: cfg.Conns, Dir: rel}
 	for i := 1; i <= r.t.ClosedRounds; i++ {
-		if i > 1 && sleepCtx(ctx, r.t.SatCooldown) != nil { // the first follows the settle
+		if i > 1 && !pause(ctx, r.t.SatCooldown) { // the first follows the settle
 			return
 		}
-		before, berr := srv.Sample()
-		res, note, err := runInto(ctx, cfg, filepath.Join(dir, fmt.Sprintf("round-%d", i)), v.Config)
-		span := r.span(srv, before, berr)
-		if ctx.Err() != nil {
+		m, ok := r.measure(ctx, srv, closedStep, cfg, filepath.Join(dir, fmt.Sprintf("round-%d", i)))
+		if !ok {
 			return
 		}
-		if why, dead := died(ctx, srv); dead {
-			r.fail(wl, v.Name, closedStep, why, srv.LogTail(20))
-			return
-		}
-		if err != nil {
-			r.fail(wl, v.Name, closedStep, err.Error(), srv.LogTail(10))
-			return
-		}
-		if note != "" {
-			r.note("closed loop %s: %s", v.Name, note)
-		}
+		res := m.res
 		r.sawLoader(res)
-		round := ClosedRound{Rate: res.AchievedRate(), LoaderShare: loaderShare(res), LoaderCPUs: res.LoaderCPUs,
-			ServerShare: span.share(), ServerCPUs: span.cpus, ErrorRate: res.ErrorRate()}
-		if res.Sent > 0 && span.ok {
-			round.ServerCPUPerRequest = span.cpu() / time.Duration(res.Sent)
-		}
+		round := result.ClosedRound{Rate: res.AchievedRate(), LoaderShare: loaderShare(res), LoaderCPUs: res.LoaderCPUs,
+			ServerShare: m.span.share(), ServerCPUs: m.span.cpus, ErrorRate: res.ErrorRate(), ServerCPUPerRequest: m.perRequest()}
 		round.LoaderBound, round.Why = saturate.Bound(saturate.Evidence{
 			LoaderCPUShare: round.LoaderShare, LoaderCPUs: round.LoaderCPUs,
 			ServerCPUShare: round.ServerShare, ServerCPUs: round.ServerCPUs, Shared: r.pl.Shared(),
@@ -85,19 +73,15 @@ func (r *runner) closed(ctx context.Context, wl string, v *VariantResult, srv *h
 		cr.Rounds = append(cr.Rounds, round)
 	}
 	v.Closed = cr
-	rates := cr.Rates()
-	r.logf("%s %s: closed loop %.0f req/s (spread %.0f), server CPU %s/request, loader-bound: %v",
-		wl, v.Name, median(rates), spread(rates), cpuMicros(cr.CPUPerRequest()), cr.LoaderBound())
+	r.logf("%s %s: closed loop %.0f req/s (median of %d rounds), loader-bound: %v", wl, v.Name, analysis.Median(cr.Rates()), len(cr.Rounds), cr.LoaderBound())
 }
 
-// sleepCtx waits d, or until ctx is done (its error).
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
+// pause waits d, or until ctx is done: false then.
+func pause(ctx context.Context, d time.Duration) bool {
 	select {
 	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
+		return false
+	case <-time.After(d):
+		return true
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/cpuset"
+	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
 // Placement is where a comparison runs kvserver and the loader.
@@ -30,7 +32,7 @@ func (p Placement) Shared() bool { return p.Server.IsEmpty() }
 // defaultSplitAt is the size of the affinity set from which a comparison
 // splits it by default (Halves: the lower half for kvserver, the upper
 // for the loader). Below it, halves of one CPU each would measure a
-// server on one core against a loader on one, which -pin already asks for
+// kvserver on one core against a loader on one, which -pin already asks for
 // explicitly; the scaling preset, which needs kvserver on CPUs of its own
 // to count them, splits from scalingSplitAt.
 const (
@@ -56,7 +58,7 @@ const (
 //     preset), else shared.
 //
 // Every error names the flag and the accepted form.
-func resolvePlacement(o *Options, affinity cpuset.Set, check func(cpuset.Set) error) (Placement, error) {
+func resolvePlacement(o *plan.Options, affinity cpuset.Set, check func(cpuset.Set) error) (Placement, error) {
 	p := Placement{Affinity: affinity}
 	serverText, loaderText := strings.TrimSpace(o.ServerCPUs), strings.TrimSpace(o.LoaderCPUs)
 	if o.Pin {
@@ -84,35 +86,29 @@ func resolvePlacement(o *Options, affinity cpuset.Set, check func(cpuset.Set) er
 		}
 		return s, nil
 	}
-	server, err := parse(flagServerCPUs, serverText)
+	kvCPUs, err := parse(flagServerCPUs, serverText)
 	if err != nil {
 		return p, err
 	}
-	loader, err := parse(flagLoaderCPUs, loaderText)
+	loaderCPUs, err := parse(flagLoaderCPUs, loaderText)
 	if err != nil {
 		return p, err
 	}
 	switch {
 	case serverText != "" && loaderText != "":
-		if both := server.Intersect(loader); !both.IsEmpty() {
+		if both := kvCPUs.Intersect(loaderCPUs); !both.IsEmpty() {
 			return p, fmt.Errorf("%s %s and %s %s overlap (CPUs %s): kvserver and the loader need CPUs of their own; give disjoint lists such as 0-3 and 4-7",
-				flagServerCPUs, server, flagLoaderCPUs, loader, both)
+				flagServerCPUs, kvCPUs, flagLoaderCPUs, loaderCPUs, both)
 		}
-		p.Server, p.Loader, p.How = server, loader, flagServerCPUs+" and "+flagLoaderCPUs
+		p.Server, p.Loader, p.How = kvCPUs, loaderCPUs, flagServerCPUs+" and "+flagLoaderCPUs
 	case serverText != "":
-		rest := affinity.Minus(server)
-		if rest.IsEmpty() {
-			return p, fmt.Errorf("%s %s leaves none of this process's CPUs (%s) to the loader: give %s too, or fewer CPUs to %s",
-				flagServerCPUs, server, affinity, flagLoaderCPUs, flagServerCPUs)
-		}
-		p.Server, p.Loader, p.How = server, rest, flagServerCPUs+", the loader on the rest of this process's CPUs"
+		rest, err := restOf(affinity, flagServerCPUs, kvCPUs, flagLoaderCPUs, "the loader")
+		p.Server, p.Loader, p.How = kvCPUs, rest, flagServerCPUs+", the loader on the rest of this process's CPUs"
+		return p, err
 	case loaderText != "":
-		rest := affinity.Minus(loader)
-		if rest.IsEmpty() {
-			return p, fmt.Errorf("%s %s leaves none of this process's CPUs (%s) to kvserver: give %s too, or fewer CPUs to %s",
-				flagLoaderCPUs, loader, affinity, flagServerCPUs, flagLoaderCPUs)
-		}
-		p.Server, p.Loader, p.How = rest, loader, flagLoaderCPUs+", kvserver on the rest of this process's CPUs"
+		rest, err := restOf(affinity, flagLoaderCPUs, loaderCPUs, flagServerCPUs, "kvserver")
+		p.Server, p.Loader, p.How = rest, loaderCPUs, flagLoaderCPUs+", kvserver on the rest of this process's CPUs"
+		return p, err
 	default:
 		at := defaultSplitAt
 		if o.Preset == "scaling" {
@@ -128,8 +124,19 @@ func resolvePlacement(o *Options, affinity cpuset.Set, check func(cpuset.Set) er
 	return p, nil
 }
 
-// placement resolves o's placement on this machine.
-func (o *Options) placement() (Placement, error) {
+// restOf is the CPUs of affinity that the set given to flag leaves to
+// the other side (whom, with its flag other), refused where none are.
+func restOf(affinity cpuset.Set, flag string, given cpuset.Set, other, whom string) (cpuset.Set, error) {
+	rest := affinity.Minus(given)
+	if rest.IsEmpty() {
+		return rest, fmt.Errorf("%s %s leaves none of this process's CPUs (%s) to %s: give %s too, or fewer CPUs to %s",
+			flag, given, affinity, whom, other, flag)
+	}
+	return rest, nil
+}
+
+// placementOf resolves o's placement on this machine.
+func placementOf(o *plan.Options) (Placement, error) {
 	affinity, err := cpuset.Affinity()
 	if err != nil || affinity.IsEmpty() {
 		affinity, _ = cpuset.Online()
@@ -146,15 +153,18 @@ func (p Placement) serverSize() int {
 	return p.Affinity.Len()
 }
 
-// scalingCounts are the scaling preset's CPU counts for a server set of
-// n CPUs: the powers of two up to n, and n itself where it is not one.
-func scalingCounts(n int) []int {
-	var out []int
-	for c := 1; c <= n; c *= 2 {
-		out = append(out, c)
+// Validate reports the first option that cannot work, naming the flag:
+// the plan's checks (plan.Options.Validate), then the workload's syntax
+// and the CPU sets on this machine.
+func Validate(o *plan.Options) error {
+	if err := o.Validate(); err != nil {
+		return err
 	}
-	if len(out) > 0 && out[len(out)-1] != n {
-		out = append(out, n)
+	if o.Workload != "" {
+		if _, err := workload.ParseMix(o.Workload); err != nil {
+			return fmt.Errorf("-workload: %w", err)
+		}
 	}
-	return out
+	_, err := placementOf(o)
+	return err
 }

@@ -11,40 +11,14 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/compare/result"
 )
 
-// Environment is what the report says about the machine a comparison ran on.
-type Environment struct {
-	CPUModel  string
-	Cores     int
-	GoVersion string // `go version`, else this binary's runtime.Version
-	// KvserverVersion is the version label of kvserver_config_info.
-	KvserverVersion string
-	// Pinned: kvserver and the loader ran on CPU sets of their own,
-	// ServerCPUs and LoaderCPUs (cpu lists; both "" in a comparison
-	// from before they were recorded, which could only pin with -pin:
-	// kvserver on CPU 0, the loader on CPU 1). Where they shared,
-	// SharedCPUs is this process's affinity set. CPUsHow says how the
-	// sets were chosen.
-	Pinned     bool
-	ServerCPUs string `json:",omitempty"`
-	LoaderCPUs string `json:",omitempty"`
-	SharedCPUs string `json:",omitempty"`
-	CPUsHow    string `json:",omitempty"`
-	// LoaderLoops is how many event loops the loader ran (its runs'
-	// Result.Loops, the most of them); LoaderUnpinned, where a run asked
-	// to pin the loader could not, why (Result.Unpinned).
-	LoaderLoops    int    `json:",omitempty"`
-	LoaderUnpinned string `json:",omitempty"`
-	LoadStart      string // /proc/loadavg's first three fields
-	LoadEnd        string
-	Started        time.Time
-	Finished       time.Time
-}
-
 // readEnvironment fills what can be known before the first step.
-func readEnvironment(pl Placement) Environment {
-	e := Environment{
+func readEnvironment(pl Placement) result.Environment {
+	e := result.Environment{
 		CPUModel: cpuModel(), Cores: runtime.NumCPU(), GoVersion: goVersion(),
 		Pinned: !pl.Shared(), CPUsHow: pl.How, LoadStart: loadAvgText(), Started: time.Now().UTC(),
 	}
@@ -105,9 +79,6 @@ func loadAvgText() string {
 	return strings.Join(f[:3], " ")
 }
 
-// busyThreshold is the load above which a step first waits for quiet.
-const busyThreshold = 1.5
-
 // busyCores is how many cores other processes kept busy over window,
 // measured from /proc/stat while none of the comparison's servers runs and
 // its loader is idle. The load average cannot serve here: it decays over a
@@ -167,7 +138,7 @@ func cpuTicks() (busy, total uint64, err error) {
 const quietWindow = 300 * time.Millisecond
 
 // waitQuiet waits, up to limit, until other processes keep at most
-// busyThreshold cores busy. It returns the busy cores it saw first and
+// plan.BusyCores cores busy. It returns the busy cores it saw first and
 // last, and whether quiet came.
 // look measures the busy cores over one window (busyCores in production).
 func waitQuiet(ctx context.Context, limit time.Duration, look func(context.Context, time.Duration) (float64, error)) (first, last float64, quiet bool) {
@@ -181,7 +152,7 @@ func waitQuiet(ctx context.Context, limit time.Duration, look func(context.Conte
 		if first < 0 {
 			first = b
 		}
-		if b <= busyThreshold {
+		if b <= plan.BusyCores {
 			return first, b, true
 		}
 		if !time.Now().Before(deadline) {

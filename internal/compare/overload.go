@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/compare/verdict"
 	"github.com/kvpool/kvpool/internal/harness"
 	"github.com/kvpool/kvpool/internal/latency"
@@ -17,66 +19,46 @@ import (
 
 // overload runs the overload step between probes below saturation,
 // sampling kvserver's RSS each second; then stops the server and judges
-// how it degraded (E1's verdict rules, formerly loadtest/overload.sh).
-func (r *runner) overload(ctx context.Context, wr *WorkloadResult, v *VariantResult, srv *harness.Server) {
-	wl := wr.Workload
+// how it degraded (the rules of the verdict package). Every variant gets
+// the same rate and connections (s).
+func (r *runner) overload(ctx context.Context, wr *result.WorkloadResult, srv *instance, s *plan.Steps) {
+	wl, v := wr.Workload, srv.v
 	dir, rel := r.runDir(wl, v, "overload")
-	o := &OverloadRun{Asked: r.p.OverloadFactor * wr.BaseRate, ProbeRate: probeShare * refRate(r.p, wr, v), Dir: rel}
+	o := &result.OverloadRun{Asked: s.Overload.Rate, ProbeRate: plan.ProbeShare * r.refRate(wr, v), Dir: rel}
 	cfg, err := r.loadConfig(srv.URL, wl)
 	if err != nil {
 		r.fail(wl, v.Name, "overload", err.Error(), "")
-		r.stop(ctx, srv, wl, v.Name, "overload")
+		r.stop(ctx, srv, "overload")
 		return
 	}
+	// probe returns the corrected p99 of a probe and kvserver's CPU per
+	// request over it (0 where it shed: that measures no served request).
 	probe := func(name string, d time.Duration) (time.Duration, time.Duration, bool) {
 		c := cfg
 		c.Rate, c.Duration = o.ProbeRate, d
-		before, berr := srv.Sample()
-		res, _, err := runInto(ctx, c, filepath.Join(dir, name), v.Config)
-		span := r.span(srv, before, berr)
-		if _, dead := died(ctx, srv); err != nil && ctx.Err() == nil && !dead {
-			r.fail(wl, v.Name, "overload ("+name+" probe)", err.Error(), "") // a death is recorded below
-		}
-		if err != nil || ctx.Err() != nil {
+		m, ok := r.measure(ctx, srv, "overload ("+name+" probe)", c, filepath.Join(dir, name))
+		if !ok {
 			return 0, 0, false
 		}
-		var perReq time.Duration
-		if res.Sent > 0 && res.Codes[503] == 0 { // a probe that shed measures no served request's cost
-			perReq = span.cpu() / time.Duration(res.Sent)
+		perReq := m.perRequest()
+		if m.res.Codes[503] > 0 {
+			perReq = 0
 		}
-		return latency.ValueAt(res.Corrected, 99), perReq, true
+		return latency.ValueAt(m.res.Corrected, 99), perReq, true
 	}
 
-	o.FullLoadCPUPerRequest = r.fullLoadCost(ctx, wr, v, srv, cfg, filepath.Join(dir, "full-load"))
-	w := answerTime(v, wr.baseline(), o.Asked)
-	conns := littleConns(o.Asked, w, r.o.MaxConns)
-	r.logf("%s %s: overload %.0f req/s (%g× direct's saturation) for %v, %d connections at the start, up to %d", wl, v.Name, o.Asked, r.p.OverloadFactor, r.t.Overload, conns, r.o.MaxConns)
-	rss := startRSSSampler(srv)
-	var res *loadgen.Result
-	var span serverSpan
+	o.FullLoadCPUPerRequest = r.fullLoadCost(ctx, srv, r.fullLoadConfig(cfg, s), filepath.Join(dir, "full-load"))
+	oc := r.overloadConfig(cfg, s)
+	r.logf("%s %s: overload %.0f req/s (%g× direct's saturation) for %v, %d connections at the start, up to %d", wl, v.Name, o.Asked, r.p.OverloadFactor, r.t.Overload, oc.Conns, oc.MaxConns)
+	rss := startRSSSampler(srv.Server)
+	var m stepRun
 	if p99, perReq, ok := probe("baseline", r.t.ProbeBaseline); ok {
 		o.BaselineP99, o.ProbeCPUPerRequest = p99, perReq
 		rss.setPhase("overload")
-		c := cfg
-		c.Rate, c.Duration = o.Asked, r.t.Overload
-		c.Conns, c.MaxConns, c.GrowAfter = conns, r.o.MaxConns, time.Millisecond
-		c.Timeout = r.t.RequestTimeout
-		c.KeepResults = true // results.bin: served and shed told apart below
-		before, berr := srv.Sample()
-		var note string
-		res, note, err = runInto(ctx, c, dir, v.Config)
-		span = r.span(srv, before, berr)
-		if note != "" {
-			r.note("overload %s: %s", v.Name, note)
-		}
-		if err != nil && ctx.Err() == nil {
-			r.fail(wl, v.Name, "overload", err.Error(), "")
-		}
-		if res != nil && ctx.Err() == nil {
-			o.ServerCPU = span.cpu()
-			if res.Sent > 0 {
-				o.ServerCPUPerRequest = o.ServerCPU / time.Duration(res.Sent)
-			}
+		m, _ = r.measure(ctx, srv, "overload", oc, dir)
+		if m.res != nil && ctx.Err() == nil {
+			o.ServerCPU = m.span.cpu()
+			o.ServerCPUPerRequest = m.perRequest()
 			rss.setPhase("recovery")
 			for i := 1; i <= r.t.RecoverProbes; i++ {
 				p99, _, ok := probe(fmt.Sprintf("recover-%d", i), r.t.ProbeLength)
@@ -93,7 +75,7 @@ func (r *runner) overload(ctx context.Context, wr *WorkloadResult, v *VariantRes
 	readyCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	o.Alive = harness.WaitReady(readyCtx, srv.URL) == nil
 	cancel()
-	_, dead := died(ctx, srv)
+	dead := r.died(ctx, srv, "overload")
 	stopErr := srv.Stop(stopTimeout)
 	o.ExitCode = srv.ExitCode()
 	logTail := srv.LogTail(200)
@@ -102,16 +84,14 @@ func (r *runner) overload(ctx context.Context, wr *WorkloadResult, v *VariantRes
 		srv.Cleanup() // Ctrl-C: the step is incomplete and not judged
 		return
 	}
-	switch {
-	case dead:
-		r.fail(wl, v.Name, "overload", fmt.Sprintf("kvserver exited mid-step with code %d", o.ExitCode), srv.LogTail(20))
-	case stopErr != nil:
+	if stopErr != nil && !dead {
 		r.fail(wl, v.Name, "overload", "kvserver did not stop cleanly: "+stopErr.Error(), srv.LogTail(20))
 	}
+	res := m.res
 	if res == nil {
 		return
 	}
-	lc := r.checkLoader(wl, v.Name, "overload", res, span)
+	lc := r.checkLoader(srv, "overload", m)
 	o.LoaderKeptUp = lc.KeptUp
 	o.Planned, o.Sent, o.Achieved = res.Planned, res.Sent, res.AchievedRate()
 	o.ConnsStart, o.ConnsPeak, o.InFlightPeak = res.ConnsStart, res.ConnsPeak, res.InFlightPeak
@@ -119,7 +99,7 @@ func (r *runner) overload(ctx context.Context, wr *WorkloadResult, v *VariantRes
 	if a, err := readAnswers(bin, res.Start, res.Config.Rate); err != nil {
 		r.fail(wl, v.Name, "overload", err.Error(), "")
 	} else {
-		o.addAnswers(a, res)
+		addAnswers(o, a, res)
 		// results.bin has served its purpose and is by far the largest file.
 		os.Remove(bin)
 	}
@@ -132,81 +112,26 @@ func (r *runner) overload(ctx context.Context, wr *WorkloadResult, v *VariantRes
 	r.logf("%s %s: goodput %.0f/s, served p99 %v, shed %.1f%%, %s", wl, v.Name, o.Goodput, o.ServedP99, o.ShedPct, o.Verdict)
 }
 
-// fullLoadCost runs one closed-loop round of Timing.Closed on srv, with
-// the connections a closed loop at direct's saturation needs (as the
-// closed-loop step sizes them), and returns kvserver's CPU per request
-// over it: what a request costs the variant when it serves as fast as it
-// can, queueing and hand-offs included, and sheds nothing (0 where it
-// shed, failed, or was not measured). A cooldown follows, so the probe
-// after it sees the server settled.
-func (r *runner) fullLoadCost(ctx context.Context, wr *WorkloadResult, v *VariantResult, srv *harness.Server, cfg loadgen.Config, dir string) time.Duration {
+// fullLoadCost runs one closed-loop round of Timing.Closed on srv with
+// cfg (the planned full-load connections) and returns kvserver's CPU per
+// request over it: what a request costs the variant when it serves as
+// fast as it can, queueing and hand-offs included, and sheds nothing (0
+// where it shed, failed, or was not measured). A cooldown follows, so the
+// probe after it sees the server settled.
+func (r *runner) fullLoadCost(ctx context.Context, srv *instance, cfg loadgen.Config, dir string) time.Duration {
 	if r.t.Closed <= 0 {
 		return 0
 	}
-	w := unloadedAnswerTime(v)
-	if b := wr.baseline(); w == 0 && b != nil {
-		w = unloadedAnswerTime(b)
-	}
-	cfg.Rate, cfg.Duration = 0, r.t.Closed
-	cfg.Conns = littleConns(wr.BaseRate, w, r.o.MaxConns)
-	cfg.MaxConns = cfg.Conns
-	before, berr := srv.Sample()
-	res, _, err := runInto(ctx, cfg, dir, v.Config)
-	span := r.span(srv, before, berr)
-	if err != nil || ctx.Err() != nil || res.Sent == 0 || res.ErrorCount > 0 || span.cpu() <= 0 {
+	m, ok := r.measure(ctx, srv, "overload (full-load round)", cfg, dir)
+	if !ok || m.res.ErrorCount > 0 || m.perRequest() <= 0 {
 		return 0
 	}
-	_ = sleepCtx(ctx, r.t.SatCooldown)
-	return span.cpu() / time.Duration(res.Sent)
-}
-
-// ServedCPU is what a served request is taken to cost kvserver in the
-// overload step, and where that figure comes from: the variant's own
-// closed-loop round at full load just before (FullLoadCPUPerRequest:
-// it serves as fast as it can and sheds nothing), else its baseline
-// probe, where nothing was shed but the load was half (so a served
-// request costs more there: fewer requests per wake-up). 0 where
-// neither was measured.
-func (o *OverloadRun) ServedCPU() (time.Duration, string) {
-	if o.FullLoadCPUPerRequest > 0 {
-		return o.FullLoadCPUPerRequest, "its closed loop"
-	}
-	return o.ProbeCPUPerRequest, "the baseline probe"
-}
-
-// minShedForCost is the share of a step's answers that must be 503s
-// before CPUPerShed derives a figure: the error in the served requests'
-// cost is multiplied by served ÷ shed in it, so with 1 % shed a 2 µs
-// error in a served request's cost becomes 200 µs per 503.
-const minShedForCost = 0.10
-
-// CPUPerShed is what a 503 cost kvserver, derived: the overload step's
-// CPU less what its served requests cost at ServedCPU each, spread over
-// the 503s. It assumes a served request costs what ServedCPU says; where
-// it cost less, the figure comes out high, where more, low (even
-// negative: then nothing can be derived). false where fewer than
-// minShedForCost of the answers were 503s, or a figure is missing.
-func (o *OverloadRun) CPUPerShed() (time.Duration, bool) {
-	served, _ := o.ServedCPU()
-	if o.Shed == 0 || float64(o.Shed) < minShedForCost*float64(o.Shed+o.Served) || o.ServerCPU <= 0 || served <= 0 {
-		return 0, false
-	}
-	return (o.ServerCPU - time.Duration(o.Served)*served) / time.Duration(o.Shed), true
-}
-
-// ShedCostRatio is CPUPerShed as a share of ServedCPU: what a 503 cost
-// against a served request.
-func (o *OverloadRun) ShedCostRatio() (float64, bool) {
-	d, ok := o.CPUPerShed()
-	if !ok {
-		return 0, false
-	}
-	served, _ := o.ServedCPU()
-	return float64(d) / float64(served), true
+	pause(ctx, r.t.SatCooldown)
+	return m.perRequest()
 }
 
 // addAnswers fills o from the step's answers split by kind.
-func (o *OverloadRun) addAnswers(a *answers, res *loadgen.Result) {
+func addAnswers(o *result.OverloadRun, a *answers, res *loadgen.Result) {
 	o.Served, o.Shed, o.Timeouts, o.Other = a.Served, a.Shed, a.Timeouts, a.Other
 	if res.Elapsed > 0 {
 		o.Goodput = float64(a.Served) / res.Elapsed.Seconds()
@@ -223,7 +148,7 @@ func (o *OverloadRun) addAnswers(a *answers, res *loadgen.Result) {
 
 // judgeOverload applies the overload rules to what o measured; it also
 // sets o's RSS summary of the overload's second half.
-func judgeOverload(o *OverloadRun, v Variant, sum report.Summary, dead bool, logTail string) verdict.Verdict {
+func judgeOverload(o *result.OverloadRun, v plan.Variant, sum report.Summary, dead bool, logTail string) verdict.Verdict {
 	var rss []verdict.RSSSample
 	for _, p := range o.RSS {
 		if p.Phase == "overload" {
@@ -250,8 +175,8 @@ func judgeOverload(o *OverloadRun, v Variant, sum report.Summary, dead bool, log
 type rssSampler struct {
 	srv    *harness.Server
 	began  time.Time
-	phase  atomic.Value // string
-	points []RSSPoint   // written by the sampling goroutine until done
+	phase  atomic.Value      // string
+	points []result.RSSPoint // written by the sampling goroutine until done
 	stop   chan struct{}
 	done   chan struct{}
 }
@@ -269,7 +194,7 @@ func (s *rssSampler) run() {
 	defer tick.Stop()
 	for {
 		if p, err := s.srv.Sample(); err == nil {
-			s.points = append(s.points, RSSPoint{Second: time.Since(s.began).Seconds(), Phase: s.phase.Load().(string), RSS: p.RSSBytes})
+			s.points = append(s.points, result.RSSPoint{Second: time.Since(s.began).Seconds(), Phase: s.phase.Load().(string), RSS: p.RSSBytes})
 		}
 		select {
 		case <-tick.C:
@@ -284,8 +209,10 @@ func (s *rssSampler) run() {
 func (s *rssSampler) setPhase(p string) { s.phase.Store(p) }
 
 // finish stops the sampling and returns the samples.
-func (s *rssSampler) finish() []RSSPoint {
+func (s *rssSampler) finish() []result.RSSPoint {
 	close(s.stop)
 	<-s.done
 	return s.points
 }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

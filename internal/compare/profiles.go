@@ -9,56 +9,48 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/harness"
 )
 
-// profileKinds are the profiles captured per pool: file kind and the
-// /debug/pprof endpoint. All but cpu are taken as deltas over the same
-// seconds (?seconds=N), so they describe the step, not the process's life.
-var profileKinds = []struct{ Kind, Endpoint string }{
-	{"cpu", "profile"}, {"mutex", "mutex"}, {"block", "block"}, {"allocs", "allocs"}, {"heap", "heap"},
+// ProfilesDir holds profiles/<variant>/<kind>.pb.gz in a comparison's
+// folder, the layout `make pprof-diff` reads.
+const ProfilesDir = "profiles"
+
+// endpoint is the /debug/pprof endpoint of a profile kind. All but cpu
+// are taken as deltas over the same seconds (?seconds=N), so they
+// describe the step, not the process's life.
+func endpoint(kind string) string {
+	if kind == "cpu" {
+		return "profile"
+	}
+	return kind
 }
 
-// Profile-run flags: kvserver samples mutex contention and blocking only
-// in profile runs, since sampling costs time the timing runs must not pay.
-var profileArgs = []string{"-mutex-profile-fraction", "100", "-block-profile-rate", "10000"}
-
-// ProfileSet is one pool's profiles and what the report shows of them.
-type ProfileSet struct {
-	Variant string
-	// Files maps a kind (cpu, mutex, ...) to its .pb.gz, relative to the
-	// report's folder.
-	Files map[string]string
-	// Errors maps a kind to why it was not captured.
-	Errors map[string]string
-	// Diffs maps cpu and mutex to the table `go tool pprof -top
-	// -diff_base=<direct's>` prints (pprofdiff.Top).
-	Diffs    map[string]string
-	DiffErrs map[string]string
-	// SVG is the CPU call graph, relative to the report's folder ("" with
-	// SVGNote saying why).
-	SVG     string
-	SVGNote string
-}
+// profileLoad is how long a profile run's load lasts: it starts with the
+// captures and outlasts them by a second.
+func profileLoad(seconds int) time.Duration { return time.Duration(seconds+1) * time.Second }
 
 // captureProfiles takes every profile kind at once over seconds while the
 // caller's load runs, into dir as <kind>.pb.gz.
-func captureProfiles(ctx context.Context, srv *harness.Server, dir, relDir string, seconds int) *ProfileSet {
-	ps := &ProfileSet{Files: map[string]string{}, Errors: map[string]string{}, Diffs: map[string]string{}, DiffErrs: map[string]string{}}
+func captureProfiles(ctx context.Context, srv *harness.Server, dir, relDir string, seconds int) *result.ProfileSet {
+	ps := &result.ProfileSet{Files: map[string]string{}, Errors: map[string]string{}, Diffs: map[string]string{}, DiffErrs: map[string]string{}}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, k := range profileKinds {
+	for _, kind := range plan.ProfileKinds {
 		wg.Go(func() {
-			name := k.Kind + ".pb.gz"
-			err := srv.Profile(ctx, k.Endpoint, seconds, filepath.Join(dir, name))
+			name := kind + ".pb.gz"
+			err := srv.Profile(ctx, endpoint(kind), seconds, filepath.Join(dir, name))
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				ps.Errors[k.Kind] = err.Error()
+				ps.Errors[kind] = err.Error()
 				return
 			}
-			ps.Files[k.Kind] = filepath.Join(relDir, name)
+			ps.Files[kind] = filepath.Join(relDir, name)
 		})
 	}
 	wg.Wait()

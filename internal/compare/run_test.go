@@ -17,6 +17,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/compare/render"
+	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/harness"
 	"github.com/kvpool/kvpool/internal/harness/harnesstest"
 )
@@ -32,8 +35,8 @@ func TestMain(m *testing.M) {
 
 // tinyTiming keeps every step to a second or less: the test checks the
 // report's shape, not the numbers.
-func tinyTiming() *Timing {
-	return &Timing{
+func tinyTiming() *plan.Timing {
+	return &plan.Timing{
 		SatStep: 300 * time.Millisecond, SatValidate: 500 * time.Millisecond, SatCooldown: 50 * time.Millisecond,
 		SatStartRate: 500, SatMaxRate: 2000, SatPrecision: 0.5,
 		Fixed: time.Second, Overload: time.Second,
@@ -51,28 +54,28 @@ func tinyTiming() *Timing {
 func TestQueuesEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	o := DefaultOptions()
+	o := plan.DefaultOptions()
 	o.Kvserver, o.Pools, o.Workload = kvserverBin, []string{"direct", "lifo"}, "get"
 	o.Keys, o.ValueSize, o.Repeat = 500, 100, 1
 	o.MaxConns, o.Timing, o.QuietWait, o.Out = 256, tinyTiming(), 0, t.TempDir()
-	c, err := Run(ctx, o)
+	c, rep, err := Run(ctx, o, nil)
 	require.NoError(t, err)
 	require.NoError(t, ctx.Err(), "the comparison did not finish in time")
 	assert.Empty(t, c.Failures, "no step should fail against a healthy kvserver")
 	assert.False(t, c.Interrupted)
-	assert.NotEmpty(t, c.Findings, "the run's numbers support at least its overload findings")
+	assert.NotEmpty(t, rep.Findings, "the run's numbers support at least its overload findings")
 
-	b, err := os.ReadFile(filepath.Join(c.Dir, ReportFile))
+	b, err := os.ReadFile(filepath.Join(c.Dir, render.ReportFile))
 	require.NoError(t, err)
 	report := string(b)
 	last := -1
-	for _, h := range []string{headPools, headEnvironment, headLoader, headResults + ": `get`", headClosed + ": `get`", headOverload + ": `get`", headCharts, headProfiles, headFindings} {
+	for _, h := range []string{render.HeadPools, render.HeadEnvironment, render.HeadLoader, render.HeadResults + ": `get`", render.HeadClosed + ": `get`", render.HeadOverload + ": `get`", render.HeadCharts, render.HeadProfiles, render.HeadFindings} {
 		i := strings.Index(report, "\n"+h)
 		require.GreaterOrEqual(t, i, 0, "heading %q missing from the report", h)
 		assert.Greater(t, i, last, "heading %q out of order", h)
 		last = i
 	}
-	for _, section := range []string{headResults, headOverload} {
+	for _, section := range []string{render.HeadResults, render.HeadOverload} {
 		body := sectionOf(report, section)
 		for _, pool := range []string{"direct", "lifo"} {
 			assert.Regexp(t, regexp.MustCompile(`(?m)^\| `+pool+` \|`), body, "%s: no table row for %s", section, pool)
@@ -83,35 +86,39 @@ func TestQueuesEndToEnd(t *testing.T) {
 	require.NotNil(t, c.Workloads[0].Variants[0].Closed, "direct's closed loop")
 	assert.Len(t, c.Workloads[0].Variants[0].Closed.Rounds, 2)
 	assert.Nil(t, c.Workloads[0].Variants[1].Closed, "only direct's saturation is cross-checked")
-	assert.Contains(t, strings.Join(c.Findings, "\n"), "`get` cross-check, direct's saturation")
+	assert.Contains(t, strings.Join(rep.Findings, "\n"), "`get` cross-check, direct's saturation")
 	for _, l := range c.Loader {
 		assert.Positive(t, l.LoaderCPUs, "%s %s: the loader's CPUs", l.Variant, l.Step)
 		assert.Positive(t, l.ServerCPUs, "%s %s: kvserver's CPUs", l.Variant, l.Step)
 	}
+	steps := c.Plan.StepsOf("get")
+	require.NotNil(t, steps, "the step plan is kept in compare.json")
 	for _, v := range c.Workloads[0].Variants {
 		require.NotNil(t, v.Fixed)
-		assert.GreaterOrEqual(t, v.Fixed.ConnsStart, minConns, "%s: sized by Little's law, at least %d", v.Name, minConns)
+		assert.Equal(t, steps.Fixed.Conns, v.Fixed.ConnsStart, "%s: the fixed step's planned connections, the same for every variant", v.Name)
+		assert.GreaterOrEqual(t, v.Fixed.ConnsStart, plan.MinConns, "%s: sized by Little's law, at least %d", v.Name, plan.MinConns)
 		require.NotNil(t, v.Overload)
 		assert.Positive(t, v.Overload.ProbeCPUPerRequest, "%s: the probe's CPU per request", v.Name)
+		assert.Equal(t, steps.Overload.Conns, v.Overload.ConnsStart, "%s: the overload step's planned connections", v.Name)
 	}
 	assert.NotContains(t, report, "kvserver | version unknown", "kvserver_config_info's version not read")
 
-	require.NotEmpty(t, c.Charts)
-	for _, ch := range c.Charts {
+	require.NotEmpty(t, rep.Charts)
+	for _, ch := range rep.Charts {
 		assertSVG(t, filepath.Join(c.Dir, ch.Path))
 		assert.Contains(t, report, "]("+ch.Path+")", "chart %s not linked from the report", ch.Path)
 	}
 
 	require.Len(t, c.Profiles, 2, "one profile set per pool")
 	for _, ps := range c.Profiles {
-		for _, k := range profileKinds {
-			require.Contains(t, ps.Files, k.Kind, "%s: %s profile missing: %v", ps.Variant, k.Kind, ps.Errors)
-			f, err := os.Open(filepath.Join(c.Dir, ps.Files[k.Kind]))
+		for _, kind := range plan.ProfileKinds {
+			require.Contains(t, ps.Files, kind, "%s: %s profile missing: %v", ps.Variant, kind, ps.Errors)
+			f, err := os.Open(filepath.Join(c.Dir, ps.Files[kind]))
 			require.NoError(t, err)
 			p, err := profile.Parse(f)
 			f.Close()
-			require.NoError(t, err, "%s %s does not load with pprof", ps.Variant, k.Kind)
-			assert.NotEmpty(t, p.SampleType, "%s %s has no sample types", ps.Variant, k.Kind)
+			require.NoError(t, err, "%s %s does not load with pprof", ps.Variant, kind)
+			assert.NotEmpty(t, p.SampleType, "%s %s has no sample types", ps.Variant, kind)
 		}
 		if ps.Variant == "lifo" {
 			assert.Contains(t, ps.Diffs, "cpu", "no cpu diff against direct: %v", ps.DiffErrs)
@@ -124,57 +131,58 @@ func TestQueuesEndToEnd(t *testing.T) {
 		}
 	}
 	assert.Regexp(t, regexp.MustCompile(`(?m)^\| direct \| - \| ([0-9,]+ ± [0-9,]+ \(1\.00×\)|≥ [0-9,]+, loader-bound)`), report, "direct's saturation with its spread and its ratio to itself (or a lower bound)")
-	var back Comparison
-	b, err = os.ReadFile(filepath.Join(c.Dir, ComparisonFile))
+	var back result.Comparison
+	b, err = os.ReadFile(filepath.Join(c.Dir, result.File))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &back), "compare.json reads back")
 	require.Len(t, back.Workloads, 1)
 	assert.Equal(t, c.Workloads[0].BaseRate, back.Workloads[0].BaseRate)
 	assert.FileExists(t, filepath.Join(c.Dir, "runs", "get", "lifo", "fixed", "summary.json"))
 
-	// Rendering the run again from what it left on disk gives the same
-	// report and the same charts, the latency chart's distributions read
-	// back from the fixed steps' interval logs.
-	again, err := Render(c.Dir, nil)
-	require.NoError(t, err)
-	rendered, err := os.ReadFile(filepath.Join(c.Dir, ReportFile))
-	require.NoError(t, err)
-	assert.Equal(t, report, string(rendered), "the rendered report differs from the run's own")
-	require.Equal(t, c.Charts, again.Charts)
-	for _, ch := range again.Charts {
-		assertSVG(t, filepath.Join(c.Dir, ch.Path))
+	// Rendering the run again from its compare.json gives the same report
+	// and the same charts, byte for byte.
+	charts := map[string][]byte{}
+	for _, ch := range rep.Charts {
+		charts[ch.Path] = mustRead(t, filepath.Join(c.Dir, ch.Path))
 	}
-	for _, v := range again.Workloads[0].Variants {
-		require.NotNil(t, v.Fixed.CorrectedHist, "%s: no distribution read back", v.Name)
-		want := c.Workloads[0].Variants[0].Fixed
-		if v.Name == "lifo" {
-			want = c.Workloads[0].Variants[1].Fixed
-		}
-		assert.Equal(t, want.CorrectedHist.TotalCount(), v.Fixed.CorrectedHist.TotalCount(), "%s: every request read back", v.Name)
-		assert.InEpsilon(t, want.CorrectedHist.ValueAtPercentile(99), v.Fixed.CorrectedHist.ValueAtPercentile(99), 0.01, "%s: p99 read back", v.Name)
+	_, again, err := Render(c.Dir)
+	require.NoError(t, err)
+	assert.Equal(t, report, string(mustRead(t, filepath.Join(c.Dir, render.ReportFile))), "the rendered report differs from the run's own")
+	require.Equal(t, rep.Charts, again.Charts)
+	for _, ch := range again.Charts {
+		assert.Equal(t, charts[ch.Path], mustRead(t, filepath.Join(c.Dir, ch.Path)), "%s drawn again differs", ch.Path)
 	}
 
-	// A compare.json from before the options were kept in it renders with
-	// its preset's defaults.
-	var raw map[string]json.RawMessage
+	// A compare.json from before the distributions were kept in it gets
+	// them from the runs' interval logs; one from before the options were
+	// kept renders with its preset's defaults.
+	var raw map[string]any
 	require.NoError(t, json.Unmarshal(b, &raw))
 	delete(raw, "Options")
+	for _, v := range raw["Workloads"].([]any)[0].(map[string]any)["Variants"].([]any) {
+		delete(v.(map[string]any)["Fixed"].(map[string]any), "Distribution")
+	}
 	b, err = json.Marshal(raw)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(c.Dir, ComparisonFile), b, 0o644))
-	old, err := Render(c.Dir, nil)
+	require.NoError(t, os.WriteFile(filepath.Join(c.Dir, result.File), b, 0o644))
+	old, _, err := Render(c.Dir)
 	require.NoError(t, err)
-	assert.Equal(t, DefaultOptions().Repeat, old.Options.Repeat)
+	assert.Equal(t, plan.DefaultOptions().Repeat, old.Options.Repeat)
 	assert.Equal(t, "queues", old.Options.Preset)
+	for i, v := range old.Workloads[0].Variants {
+		d, want := v.Fixed.Distribution, c.Workloads[0].Variants[i].Fixed.Distribution
+		require.NotNil(t, d, "%s: no distribution read back", v.Name)
+		assert.InEpsilon(t, float64(want.Corrected[4]), float64(d.Corrected[4]), 0.01, "%s: p99 read back", v.Name)
+	}
 }
 
 // TestRenderRefusesAFolderWithoutAComparison: a clear error, nothing
 // written.
 func TestRenderRefusesAFolderWithoutAComparison(t *testing.T) {
 	dir := t.TempDir()
-	_, err := Render(dir, nil)
+	_, _, err := Render(dir)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), ComparisonFile)
+	assert.Contains(t, err.Error(), result.File)
 	entries, _ := os.ReadDir(dir)
 	assert.Empty(t, entries)
 }
@@ -185,19 +193,18 @@ func TestRenderRefusesAFolderWithoutAComparison(t *testing.T) {
 func TestInterruptedRunStillWritesReport(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	o := DefaultOptions()
+	o := plan.DefaultOptions()
 	o.Kvserver, o.Pools, o.Workload = kvserverBin, []string{"direct", "fifo"}, "get"
 	o.Keys, o.ValueSize, o.Repeat = 200, 10, 1
 	o.Timing, o.QuietWait, o.Out = tinyTiming(), 0, t.TempDir()
 	// Cancel as soon as the first saturation search reports its start.
-	o.Log = cancelOn{pattern: "saturation search", cancel: cancel}
-	c, err := Run(ctx, o)
+	c, _, err := Run(ctx, o, cancelOn{pattern: "saturation search", cancel: cancel})
 	require.NoError(t, err)
 	assert.True(t, c.Interrupted)
-	b, err := os.ReadFile(filepath.Join(c.Dir, ReportFile))
+	b, err := os.ReadFile(filepath.Join(c.Dir, render.ReportFile))
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "Interrupted")
-	assert.Contains(t, string(b), headFindings)
+	assert.Contains(t, string(b), render.HeadFindings)
 }
 
 // TestServerDeathMidStep kills lifo's kvserver as its overload step
@@ -206,16 +213,15 @@ func TestInterruptedRunStillWritesReport(t *testing.T) {
 func TestServerDeathMidStep(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	o := DefaultOptions()
+	o := plan.DefaultOptions()
 	o.Preset, o.Kvserver, o.Pools, o.Policies, o.Limits = "policies", kvserverBin, []string{"lifo"}, []string{"reject"}, []string{}
 	o.Keys, o.ValueSize, o.Repeat, o.Rate = 200, 10, 1, 1000
 	o.MaxConns, o.Timing, o.QuietWait, o.Out = 128, tinyTiming(), 0, t.TempDir()
-	o.onStart = func(step string, v Variant, srv *harness.Server) {
+	c, _, err := runComparison(ctx, o, nil, func(step string, v plan.Variant, srv *harness.Server) {
 		if v.Name() == "lifo/reject cap=1024" {
 			require.NoError(t, srv.Kill())
 		}
-	}
-	c, err := Run(ctx, o)
+	})
 	require.NoError(t, err)
 	require.Len(t, c.Failures, 1, "exactly lifo/reject's step fails: %+v", c.Failures)
 	f := c.Failures[0]
@@ -223,9 +229,9 @@ func TestServerDeathMidStep(t *testing.T) {
 	assert.Contains(t, f.Reason, "exited mid-step")
 	assert.NotEmpty(t, f.LogTail, "the failure carries kvserver's log")
 	require.NotNil(t, c.Workloads[0].Variants[0].Overload, "direct's step still ran")
-	b, err := os.ReadFile(filepath.Join(c.Dir, ReportFile))
+	b, err := os.ReadFile(filepath.Join(c.Dir, render.ReportFile))
 	require.NoError(t, err)
-	assert.Contains(t, string(b), headFailures)
+	assert.Contains(t, string(b), render.HeadFailures)
 	assert.Contains(t, string(b), "| lifo cap=1024 | reject | not run (see failures)")
 	require.NotNil(t, c.Workloads[0].Variants[1].Overload, "lifo at kvserver's defaults still ran")
 }
@@ -279,4 +285,11 @@ func assertSVG(t *testing.T, path string) {
 		}
 	}
 	assert.Equal(t, "svg", root, "%s: root element", path)
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return b
 }

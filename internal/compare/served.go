@@ -11,6 +11,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/latency"
 )
 
@@ -29,15 +30,7 @@ type answers struct {
 	ShedWait *hdrhistogram.Histogram
 	// PerSecond is the corrected p99 of every request by the second it was
 	// due in, and the answers of each kind in that second.
-	PerSecond []SecondPoint
-}
-
-// SecondPoint is one second of a step.
-type SecondPoint struct {
-	Second int // since the step's start
-	P99    time.Duration
-	Served int64
-	Shed   int64
+	PerSecond []result.SecondPoint
 }
 
 // served reports whether an answer counts as served: 2xx, or 404 (an
@@ -55,7 +48,7 @@ func readAnswers(path string, start time.Time, rate float64) (*answers, error) {
 	defer f.Close()
 	a := &answers{ServedCorrected: latency.New(), ServedUncorrected: latency.New(), ShedWait: latency.New()}
 	perSecond := map[int]*hdrhistogram.Histogram{}
-	counts := map[int]*SecondPoint{}
+	counts := map[int]*result.SecondPoint{}
 	dec := vegeta.NewDecoder(bufio.NewReaderSize(f, 1<<20))
 	var r vegeta.Result
 	for {
@@ -73,7 +66,7 @@ func readAnswers(path string, start time.Time, rate float64) (*answers, error) {
 		if h == nil {
 			h = latency.New()
 			perSecond[sec] = h
-			counts[sec] = &SecondPoint{Second: sec}
+			counts[sec] = &result.SecondPoint{Second: sec}
 		}
 		latency.Record(h, corrected)
 		switch {

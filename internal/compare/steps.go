@@ -2,13 +2,13 @@ package compare
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
+	"github.com/kvpool/kvpool/internal/compare/analysis"
+	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/harness"
 	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/pprofdiff"
@@ -24,7 +24,7 @@ func (r *runner) store(ctx context.Context) (string, error) {
 	}
 	dir := filepath.Join(r.tmp, "store-"+key)
 	r.logf("filling a store: %d ids × %d B", r.o.Keys, r.o.ValueSize)
-	o := harness.Options{Binary: r.o.Kvserver, Args: []string{"-pool", baselinePool}, DataDir: dir, CPUs: r.pl.Server}
+	o := harness.Options{Binary: r.o.Kvserver, Args: []string{"-pool", plan.Baseline}, DataDir: dir, CPUs: r.pl.Server}
 	srv, err := harness.Start(ctx, o)
 	if err != nil {
 		return "", fmt.Errorf("cannot start kvserver to fill the store: %w", err)
@@ -55,32 +55,10 @@ func (r *runner) store(ctx context.Context) (string, error) {
 	return dir, nil
 }
 
-// settleFill and settleStart bound the wait for an idle kvserver: after the
-// fill (Pebble compacts a gigabyte) and after each start on a copy (a
-// settled store needs seconds at most).
-const (
-	settleFill  = 10 * time.Minute
-	settleStart = time.Minute
-)
-
-// settle waits until srv is idle, so that nothing measured on it pays for
-// its compactions or log replay; the report notes a server that never
-// idled.
-func (r *runner) settle(ctx context.Context, srv *harness.Server, what string, within time.Duration) {
-	waited, err := srv.WaitIdle(ctx, within)
-	switch {
-	case ctx.Err() != nil:
-	case err != nil:
-		r.note("%s: %v; measured anyway", what, err)
-	case waited > 5*time.Second:
-		r.logf("%s: kvserver idle after %v", what, waited.Round(time.Second))
-	}
-}
-
 // saturation runs the saturation searches of wl: every variant (or only
 // direct), -repeat times, direct first in each round; then sets BaseRate.
-func (r *runner) saturation(ctx context.Context, wr *WorkloadResult, seed string) {
-	base := wr.baseline()
+func (r *runner) saturation(ctx context.Context, wr *result.WorkloadResult, seed string) {
+	base := wr.Baseline()
 	if r.o.Rate > 0 {
 		wr.BaseRate = r.o.Rate
 		if !r.p.SaturateAll {
@@ -109,12 +87,12 @@ func (r *runner) saturation(ctx context.Context, wr *WorkloadResult, seed string
 		}
 	}
 	if wr.BaseRate == 0 && base != nil {
-		wr.BaseRate = median(base.SatRates())
+		wr.BaseRate = analysis.Median(base.SatRates())
 		wr.BaseLowerBound = base.LoaderBound()
 	}
 }
 
-func (r *runner) saturateOne(ctx context.Context, wl string, v *VariantResult, rep int, seed string, hint float64) {
+func (r *runner) saturateOne(ctx context.Context, wl string, v *result.VariantResult, rep int, seed string, hint float64) {
 	step := fmt.Sprintf("saturate-%d", rep)
 	dir, rel := r.runDir(wl, v, step)
 	r.quiet(ctx, "saturation search "+v.Name)
@@ -122,22 +100,18 @@ func (r *runner) saturateOne(ctx context.Context, wl string, v *VariantResult, r
 	if srv == nil {
 		return
 	}
-	defer r.stop(ctx, srv, wl, v.Name, step)
+	defer r.stop(ctx, srv, step)
 	cfg, err := r.loadConfig(srv.URL, wl)
 	if err != nil {
 		r.fail(wl, v.Name, step, err.Error(), "")
 		return
 	}
 	r.logf("%s %s: saturation search %d/%d", wl, v.Name, rep, r.o.Repeat)
-	run, validation, vstep, err := r.search(ctx, cfg, dir, srv, v.Config, hint)
-	if ctx.Err() != nil {
+	run, validation, vstep, err := r.search(ctx, cfg, dir, srv.Server, v.Config, hint)
+	switch {
+	case ctx.Err() != nil, r.died(ctx, srv, step):
 		return
-	}
-	if why, dead := died(ctx, srv); dead {
-		r.fail(wl, v.Name, step, why, srv.LogTail(20))
-		return
-	}
-	if err != nil {
+	case err != nil:
 		r.fail(wl, v.Name, step, err.Error(), srv.LogTail(10))
 		return
 	}
@@ -152,14 +126,13 @@ func (r *runner) saturateOne(ctx context.Context, wl string, v *VariantResult, r
 		r.logf("%s %s: saturation %.0f req/s (validated: %v)", wl, v.Name, run.Rate, run.Validated)
 	}
 	if rep == r.o.Repeat && r.wantsClosed(v) && ctx.Err() == nil {
-		r.closed(ctx, wl, v, srv)
+		r.closed(ctx, v, srv)
 	}
 }
 
-// steps runs, per variant on one server, the fixed-rate step at 70 % of
-// direct's saturation (or its own, see plan.OwnRates) and then the
-// overload step.
-func (r *runner) steps(ctx context.Context, wr *WorkloadResult, seed string) {
+// steps runs, per variant on one server, the fixed-rate step and then the
+// overload step, each over the connections s planned for every variant.
+func (r *runner) steps(ctx context.Context, wr *result.WorkloadResult, seed string, s *plan.Steps) {
 	for _, v := range wr.Variants {
 		if ctx.Err() != nil {
 			return
@@ -172,63 +145,48 @@ func (r *runner) steps(ctx context.Context, wr *WorkloadResult, seed string) {
 		}
 		ok := true
 		if r.p.Fixed {
-			ok = r.fixed(ctx, wr, v, srv)
+			ok = r.fixed(ctx, wr, srv, s)
 		}
 		if ok && r.p.Overload && ctx.Err() == nil {
-			r.overload(ctx, wr, v, srv)
+			r.overload(ctx, wr, srv, s)
 			continue // overload stops the server itself: its exit code is a verdict
 		}
-		r.stop(ctx, srv, wr.Workload, v.Name, "fixed")
+		r.stop(ctx, srv, "fixed")
 	}
 }
 
-// fixed runs the fixed-rate step; false when the server died.
-func (r *runner) fixed(ctx context.Context, wr *WorkloadResult, v *VariantResult, srv *harness.Server) bool {
+// fixed runs the fixed-rate step; false when the server died or the step
+// could not run.
+func (r *runner) fixed(ctx context.Context, wr *result.WorkloadResult, srv *instance, s *plan.Steps) bool {
+	v := srv.v
 	dir, rel := r.runDir(wr.Workload, v, "fixed")
 	cfg, err := r.loadConfig(srv.URL, wr.Workload)
 	if err != nil {
 		r.fail(wr.Workload, v.Name, "fixed", err.Error(), "")
 		return false
 	}
-	cfg.Rate, cfg.Duration = fixedShare*refRate(r.p, wr, v), r.t.Fixed
-	w := answerTime(v, wr.baseline(), cfg.Rate)
-	cfg.Conns = littleConns(cfg.Rate, w, r.o.MaxConns)
-	cfg.MaxConns = max(cfg.MaxConns, cfg.Conns)
-	r.logf("%s %s: fixed rate %.0f req/s for %v over %d connections (answers took %v at p99 in the search)", wr.Workload, v.Name, cfg.Rate, cfg.Duration, cfg.Conns, w)
-	before, berr := srv.Sample()
-	res, note, err := runInto(ctx, cfg, dir, v.Config)
-	span := r.span(srv, before, berr)
-	if why, dead := died(ctx, srv); dead {
-		r.fail(wr.Workload, v.Name, "fixed", why, srv.LogTail(20))
+	cfg = r.fixedConfig(cfg, wr, v, s)
+	r.logf("%s %s: fixed rate %.0f req/s for %v over %d connections (up to %d)", wr.Workload, v.Name, cfg.Rate, cfg.Duration, cfg.Conns, cfg.MaxConns)
+	m, ok := r.measure(ctx, srv, "fixed", cfg, dir)
+	if !ok {
 		return false
 	}
-	if err != nil || ctx.Err() != nil {
-		if err != nil {
-			r.fail(wr.Workload, v.Name, "fixed", err.Error(), "")
-		}
-		return false
-	}
-	if note != "" {
-		r.note("fixed %s: %s", v.Name, note)
-	}
-	r.checkLoader(wr.Workload, v.Name, "fixed", res, span)
-	f := &FixedRun{
+	res := m.res
+	r.checkLoader(srv, "fixed", m)
+	v.Fixed = &result.FixedRun{
 		Asked: cfg.Rate, Achieved: res.AchievedRate(),
 		Corrected: latenciesOf(res.Corrected), Uncorrected: latenciesOf(res.Uncorrected),
-		CorrectedHist: res.Corrected, UncorrectedHist: res.Uncorrected,
-		ErrorRate: res.ErrorRate(), ConnsStart: res.ConnsStart, ConnsPeak: res.ConnsPeak, InFlightPeak: res.InFlightPeak, Dir: rel,
+		Distribution:        distributionOf(res.Corrected, res.Uncorrected, chartPercentiles),
+		ServerCPUPerRequest: m.perRequest(),
+		ErrorRate:           res.ErrorRate(), ConnsStart: res.ConnsStart, ConnsPeak: res.ConnsPeak, InFlightPeak: res.InFlightPeak, Dir: rel,
 	}
-	if res.Sent > 0 {
-		f.ServerCPUPerRequest = span.cpu() / time.Duration(res.Sent)
-	}
-	v.Fixed = f
 	return true
 }
 
 // profiles runs, per variant, a separate kvserver with mutex and block
 // sampling on, a fixed-rate step at 70 % of direct's saturation (or its
 // own, see plan.OwnRates), and captures every profile kind during it.
-func (r *runner) profiles(ctx context.Context, wr *WorkloadResult, seed string) {
+func (r *runner) profiles(ctx context.Context, wr *result.WorkloadResult, seed string) {
 	r.c.ProfileWorkload = wr.Workload
 	secs := r.t.ProfileSeconds
 	for _, v := range wr.Variants {
@@ -238,31 +196,29 @@ func (r *runner) profiles(ctx context.Context, wr *WorkloadResult, seed string) 
 		rel := filepath.Join(ProfilesDir, v.Variant.Slug())
 		dir := filepath.Join(r.c.Dir, rel)
 		r.quiet(ctx, "profile run "+v.Name)
-		srv := r.start(ctx, wr.Workload, v, "profile", seed, dir, profileArgs...)
+		srv := r.start(ctx, wr.Workload, v, "profile", seed, dir, plan.ProfileArgs...)
 		if srv == nil {
 			continue
 		}
 		cfg, err := r.loadConfig(srv.URL, wr.Workload)
 		if err != nil {
 			r.fail(wr.Workload, v.Name, "profile", err.Error(), "")
-			r.stop(ctx, srv, wr.Workload, v.Name, "profile")
+			r.stop(ctx, srv, "profile")
 			continue
 		}
 		// The load starts with the captures and outlasts them by a second.
-		cfg.Rate, cfg.Duration = fixedShare*refRate(r.p, wr, v), time.Duration(secs+1)*time.Second
+		cfg.Rate, cfg.Duration = plan.FixedShare*r.refRate(wr, v), profileLoad(secs)
 		r.logf("%s %s: profiles over %ds at %.0f req/s", wr.Workload, v.Name, secs, cfg.Rate)
 		loadDone := make(chan error, 1)
 		go func() {
 			_, err := loadgen.Run(ctx, cfg, nil)
 			loadDone <- err
 		}()
-		ps := captureProfiles(ctx, srv, dir, rel, secs)
+		ps := captureProfiles(ctx, srv.Server, dir, rel, secs)
 		ps.Variant = v.Name
 		<-loadDone
-		if why, dead := died(ctx, srv); dead {
-			r.fail(wr.Workload, v.Name, "profile", why, srv.LogTail(20))
-		}
-		r.stop(ctx, srv, wr.Workload, v.Name, "profile")
+		r.died(ctx, srv, "profile")
+		r.stop(ctx, srv, "profile")
 		if ctx.Err() != nil {
 			return
 		}
@@ -273,9 +229,9 @@ func (r *runner) profiles(ctx context.Context, wr *WorkloadResult, seed string) 
 // diffProfiles diffs every pool's cpu and mutex profiles against direct's
 // and draws each CPU call graph.
 func (r *runner) diffProfiles(ctx context.Context) {
-	var base *ProfileSet
+	var base *result.ProfileSet
 	for _, ps := range r.c.Profiles {
-		if ps.Variant == baselinePool {
+		if ps.Variant == plan.Baseline {
 			base = ps
 		}
 	}
@@ -311,14 +267,4 @@ func (r *runner) diffProfiles(ctx context.Context) {
 			ps.Diffs[kind] = top
 		}
 	}
-}
-
-// writeJSON writes v as indented JSON to dir/name; a failure only loses
-// that file, so it is not fatal.
-func writeJSON(dir, name string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, name), append(b, '\n'), 0o644)
 }

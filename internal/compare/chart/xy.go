@@ -12,6 +12,29 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
+// logAxis puts a on a log scale over lo…hi (padded), its label saying
+// so, where lo > 0 and hi reaches from × lo (the data spans decades), and
+// tells whether it did; otherwise a is left as it was.
+func logAxis(a *plot.Axis, lo, hi, from float64) bool {
+	if lo <= 0 || hi/lo < from {
+		return false
+	}
+	a.Label.Text = logLabel(a.Label.Text)
+	a.Scale = plot.LogScale{}
+	a.Min, a.Max = padRange(lo, hi, true)
+	return true
+}
+
+// newXYFigure is a figure of lines, which it checks (xyRange), with
+// their finite points' ranges.
+func newXYFigure(spec Spec, caption string, lines []XYLine) (f *figure, xmin, xmax, ymin, ymax float64, err error) {
+	if f, err = newFigure(spec, caption); err != nil {
+		return nil, 0, 0, 0, 0, err
+	}
+	xmin, xmax, ymin, ymax, err = xyRange(spec.Title, lines)
+	return f, xmin, xmax, ymin, ymax, err
+}
+
 // xyRange checks lines (names, lengths, values) and returns the ranges of
 // their finite points. NaN y is allowed ("no value"); NaN x and infinities
 // are not.
@@ -84,12 +107,8 @@ func (f *figure) drawLines(p *plot.Plot, title string, lines []XYLine, dots bool
 }
 
 func timeSeries(spec Spec, lines []XYLine, marks []Mark) (Chart, error) {
-	f, err := newFigure(spec, "Corrected p99 of each second, one line per pool; the shaded span is the overload. "+
-		"Read how high each pool's p99 climbs under overload and how fast it comes back after it; a gap is a second without answers.")
-	if err != nil {
-		return Chart{}, err
-	}
-	xmin, xmax, ymin, ymax, err := xyRange(spec.Title, lines)
+	f, xmin, xmax, ymin, ymax, err := newXYFigure(spec, "Corrected p99 of each second, one line per pool; the shaded span is the overload. "+
+		"Read how high each pool's p99 climbs under overload and how fast it comes back after it; a gap is a second without answers.", lines)
 	if err != nil {
 		return Chart{}, err
 	}
@@ -102,11 +121,8 @@ func timeSeries(spec Spec, lines []XYLine, marks []Mark) (Chart, error) {
 	p := f.panel(true)
 	p.X.Label.Text = labelOr(spec.XLabel, "time since the step started (s)")
 	p.Y.Label.Text = labelOr(spec.YLabel, "corrected p99 (ms)")
-	if ymin > 0 && ymax/ymin >= 10 {
-		p.Y.Label.Text = logLabel(p.Y.Label.Text)
-		p.Y.Scale = plot.LogScale{}
+	if logAxis(&p.Y, ymin, ymax, 10) {
 		p.Y.Tick.Marker = logTicks{}
-		p.Y.Min, p.Y.Max = padRange(ymin, ymax, true)
 	} else {
 		p.Y.Min, p.Y.Max = linearFromZero(ymin, ymax)
 	}
@@ -142,22 +158,15 @@ func (m *markPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 }
 
 func sweep(spec Spec, lines []XYLine) (Chart, error) {
-	f, err := newFigure(spec, "One line per pool against the swept parameter; compare the lines at each value, and read where a line bends.")
-	if err != nil {
-		return Chart{}, err
-	}
-	xmin, xmax, ymin, ymax, err := xyRange(spec.Title, lines)
+	f, xmin, xmax, ymin, ymax, err := newXYFigure(spec, "One line per pool against the swept parameter; compare the lines at each value, and read where a line bends.", lines)
 	if err != nil {
 		return Chart{}, err
 	}
 	p := f.panel(true)
 	p.X.Label.Text = labelOr(spec.XLabel, "swept parameter")
 	p.Y.Label.Text = labelOr(spec.YLabel, "value")
-	if xmin > 0 && xmax/xmin >= 8 {
-		p.X.Label.Text = logLabel(p.X.Label.Text)
-		p.X.Scale = plot.LogScale{}
+	if logAxis(&p.X, xmin, xmax, 8) {
 		p.X.Tick.Marker = xTicks(lines)
-		p.X.Min, p.X.Max = padRange(xmin, xmax, true)
 	} else {
 		p.X.Min, p.X.Max = padRange(xmin, xmax, false)
 	}
@@ -207,12 +216,8 @@ func logLabel(label string) string {
 }
 
 func scaling(spec Spec, lines []XYLine) (Chart, error) {
-	f, err := newFigure(spec, "One line per pool against the server's CPUs; each pool's dashed line is linear scaling from its figure at the fewest CPUs. "+
-		"A pool scales as far as its solid line follows its dashed one.")
-	if err != nil {
-		return Chart{}, err
-	}
-	xmin, xmax, ymin, ymax, err := xyRange(spec.Title, lines)
+	f, xmin, xmax, ymin, ymax, err := newXYFigure(spec, "One line per pool against the server's CPUs; each pool's dashed line is linear scaling from its figure at the fewest CPUs. "+
+		"A pool scales as far as its solid line follows its dashed one.", lines)
 	if err != nil {
 		return Chart{}, err
 	}
@@ -237,11 +242,7 @@ func scaling(spec Spec, lines []XYLine) (Chart, error) {
 	p := f.panel(true)
 	p.X.Label.Text = labelOr(spec.XLabel, "server CPUs")
 	p.Y.Label.Text = labelOr(spec.YLabel, "value")
-	if xmin > 0 && xmax/xmin >= 8 {
-		p.X.Label.Text = logLabel(p.X.Label.Text)
-		p.X.Scale = plot.LogScale{}
-		p.X.Min, p.X.Max = padRange(xmin, xmax, true)
-	} else {
+	if !logAxis(&p.X, xmin, xmax, 8) {
 		p.X.Min, p.X.Max = padRange(xmin, xmax, false)
 	}
 	p.X.Tick.Marker = xTicks(lines)

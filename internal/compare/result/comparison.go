@@ -1,22 +1,29 @@
-package compare
+// Package result is what a comparison measured, as data: the
+// Comparison that the runner fills step by step and keeps in
+// compare.json, and that the analysis and the report are computed from.
+// Nothing here measures, judges or formats; Load reads any compare.json,
+// an older one's missing fields filled with what its run did.
+package result
 
 import (
 	"slices"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kvpool/kvpool/internal/compare/plan"
 )
 
 // Comparison is everything one `loadtest compare` measured: what the
 // report, the charts and compare.json are written from.
 type Comparison struct {
 	Preset string
-	// Options are those it ran with (compare.json keeps them, so that
-	// Render can write the report again).
-	Options Options
-	plan    *plan
-	Env     Environment
-	// Dir is the report's folder.
+	// Options are those it ran with, Plan what they made of the preset
+	// (compare.json keeps both, so that the report can be written again).
+	Options plan.Options
+	Plan    *plan.Plan
+	// Criteria are the rules its steps were judged by.
+	Criteria Criteria
+	Env      Environment
+	// Dir is the folder the run wrote (its runs, profiles and report).
 	Dir       string
 	Workloads []*WorkloadResult
 	Failures  []Failure
@@ -30,13 +37,31 @@ type Comparison struct {
 	OverloadFailed []string
 	// Loader is one line per step on whether the loader kept up.
 	Loader []LoaderCheck
-	// Charts are the charts written, relative to Dir.
-	Charts []ChartFile
 	// ProfileWorkload is the workload the profiles were taken under.
 	ProfileWorkload string
 	Profiles        []*ProfileSet
-	// Findings are the report's findings, as written.
-	Findings []string
+	// Published says where a published copy came from (nil: the run's
+	// own folder).
+	Published *Published `json:",omitempty"`
+}
+
+// Criteria are the rules a comparison's steps were judged by, as its
+// saturation searches applied them.
+type Criteria struct {
+	// MaxErrorRate is the share of failed requests a sustained rate may
+	// have; a fixed-rate step above it is not comparable with an
+	// error-free one.
+	MaxErrorRate float64
+	// LoaderBusy is the share of its CPUs at which the loader counts as
+	// having run out (a step it failed is then loader-bound).
+	LoaderBusy float64
+}
+
+// Published is a report copied for others to read (`make
+// compare-publish`): From is the run's folder it came from, where its
+// raw profiles stayed.
+type Published struct {
+	From string
 }
 
 // WorkloadResult is one workload's numbers for every variant.
@@ -54,7 +79,7 @@ type WorkloadResult struct {
 
 // VariantResult is one variant under one workload.
 type VariantResult struct {
-	Variant Variant
+	Variant plan.Variant
 	Name    string
 	Sat     []SatRun
 	// Closed is the closed-loop step (direct's cross-check; every
@@ -96,7 +121,7 @@ type CurvePoint struct {
 	P99             time.Duration // corrected
 	// P99FromSend is the p99 from the actual send (0: unknown, an older
 	// comparison): the server's answer time, which sizes the connections
-	// of later steps (littleConns).
+	// of later steps (plan.LittleConns).
 	P99FromSend time.Duration `json:",omitempty"`
 	Pass        bool
 	Verdict     string
@@ -144,17 +169,6 @@ func (c *ClosedRun) Rates() []float64 {
 	return r
 }
 
-// CPUPerRequest is the median of the rounds' server CPU per request.
-func (c *ClosedRun) CPUPerRequest() time.Duration {
-	var xs []float64
-	for _, x := range c.Rounds {
-		if x.ServerCPUPerRequest > 0 {
-			xs = append(xs, float64(x.ServerCPUPerRequest))
-		}
-	}
-	return time.Duration(median(xs))
-}
-
 // LoaderBound tells whether a round was loader-bound.
 func (c *ClosedRun) LoaderBound() bool {
 	return slices.ContainsFunc(c.Rounds, func(r ClosedRound) bool { return r.LoaderBound })
@@ -165,9 +179,11 @@ type Latencies struct {
 	P50, P90, P99, P999, Max time.Duration
 }
 
-func latenciesOf(h *hdrhistogram.Histogram) Latencies {
-	at := func(p float64) time.Duration { return time.Duration(h.ValueAtPercentile(p)) * time.Microsecond }
-	return Latencies{P50: at(50), P90: at(90), P99: at(99), P999: at(99.9), Max: time.Duration(h.Max()) * time.Microsecond}
+// Distribution is a step's latencies at the chart's percentiles, from
+// the intended send (corrected) and from the actual send.
+type Distribution struct {
+	Percentiles            []float64
+	Corrected, Uncorrected []time.Duration
 }
 
 // FixedRun is the fixed-rate step at 70 % of direct's saturation (or of
@@ -175,14 +191,15 @@ func latenciesOf(h *hdrhistogram.Histogram) Latencies {
 type FixedRun struct {
 	Asked, Achieved        float64
 	Corrected, Uncorrected Latencies
-	// The distributions, for the latency-by-percentile chart.
-	CorrectedHist, UncorrectedHist *hdrhistogram.Histogram `json:"-"`
+	// Distribution is for the latency-by-percentile chart (nil in a
+	// comparison from before it was kept: its run's interval logs hold it).
+	Distribution *Distribution `json:",omitempty"`
 	// ServerCPUPerRequest is kvserver's CPU time over the step divided by
 	// the requests sent.
 	ServerCPUPerRequest time.Duration
 	ErrorRate           float64
 	// ConnsStart are the connections the loader opened before the step
-	// (littleConns), ConnsPeak the most it had: above ConnsStart, every
+	// (plan.LittleConns), ConnsPeak the most it had: above ConnsStart, every
 	// connection was busy at times and it opened more (0: an older
 	// comparison, which did not record the start).
 	ConnsStart   int `json:",omitempty"`
@@ -283,11 +300,6 @@ type LoaderCheck struct {
 	Why         string `json:",omitempty"`
 }
 
-// ChartFile is a chart written next to the report.
-type ChartFile struct {
-	Title, Path, Caption string
-}
-
 // SatRates is v's saturation rates over the repeats (0 where none passed).
 func (v *VariantResult) SatRates() []float64 {
 	var r []float64
@@ -303,9 +315,9 @@ func (v *VariantResult) LoaderBound() bool {
 	return slices.ContainsFunc(v.Sat, func(s SatRun) bool { return s.LoaderBound })
 }
 
-// loaderCPUs is how many CPUs the loader had in v's loader-bound
+// LoaderCPUs is how many CPUs the loader had in v's loader-bound
 // searches (the fewest, 0 if none says).
-func (v *VariantResult) loaderCPUs() int {
+func (v *VariantResult) LoaderCPUs() int {
 	n := 0
 	for _, s := range v.Sat {
 		if s.LoaderBound && s.LoaderCPUs > 0 && (n == 0 || s.LoaderCPUs < n) {
@@ -315,33 +327,23 @@ func (v *VariantResult) loaderCPUs() int {
 	return n
 }
 
-// median of xs (0 for none).
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// spread is max - min of xs.
-func spread(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	return slices.Max(xs) - slices.Min(xs)
-}
-
-// baseline is the direct variant of w, if it ran.
-func (w *WorkloadResult) baseline() *VariantResult {
+// Baseline is the direct variant of w, if it ran (under the scaling
+// preset, the first: on the fewest CPUs).
+func (w *WorkloadResult) Baseline() *VariantResult {
 	for _, v := range w.Variants {
 		if v.Variant.IsBaseline() {
 			return v
+		}
+	}
+	return nil
+}
+
+// BaselineOf is the direct variant v is compared with: the one on as
+// many CPUs (all the same but under the scaling preset).
+func (w *WorkloadResult) BaselineOf(v *VariantResult) *VariantResult {
+	for _, b := range w.Variants {
+		if b.Variant.IsBaseline() && b.Variant.CPUs == v.Variant.CPUs {
+			return b
 		}
 	}
 	return nil

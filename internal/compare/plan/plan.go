@@ -1,169 +1,22 @@
-package compare
+// Package plan says what a comparison runs: its options (flags and step
+// lengths), the variants of kvserver it compares, the presets that make
+// them, and the load every variant's fixed-rate and overload steps get.
+// It is data and pure functions of data: nothing here measures, so that
+// the report can be written from a plan without the runner.
+package plan
 
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
 
-// The names kvserver accepts for -pool, -overflow, -exec and -limit.
-// They are repeated here rather than imported because the load side
-// talks to kvserver as a user would, over HTTP and as a process (it never
-// imports the server's packages); kvserver itself refuses a name it does
-// not know. Limits are the adaptive algorithms (fixed, kvserver's
-// default, is every other variant).
-var (
-	Pools    = []string{"direct", "fifo", "lifo", "msqueue", "multiqueue", "adaptive"}
-	Policies = []string{"reject", "drop-oldest", "caller-runs", "block"}
-	Execs    = []string{"handler", "worker"}
-	Limits   = []string{"gradient2", "vegas", "aimd"}
-	Presets  = []string{"queues", "capacity", "policies", "slow-backend", "overload", "scaling"}
-)
-
-// baselinePool is the pool every other is compared against: no pool at all,
-// the store call runs in the connection's handler.
-const baselinePool = "direct"
-
-// unboundedPools are the pools the overload preset also runs with -cap -1,
-// as loadtest/overload.sh did: the named exception whose queue may grow.
-var unboundedPools = []string{"msqueue"}
-
-// limitPools are the pools the limit variants run on (issue 20).
-var limitPools = []string{"fifo", "lifo"}
-
-// seedsCap is the queue bound of the policy variants: with kvserver's
-// default -cap (auto: -max-conns, one place per connection) a queue never
-// fills and an overflow policy never applies, so the seeds' experiments
-// name their bound, with -queue-timeout 0 (no shedding by age), as
-// kvserver's defaults were when the seeds ran.
-const seedsCap = 1024
-
-// Variant is one kvserver configuration under comparison.
-type Variant struct {
-	Pool   string
-	Policy string // "" = kvserver's default
-	// Cap is passed as -cap when CapSet; -1 is unbounded.
-	Cap    int
-	CapSet bool
-	// QueueTimeout is passed as -queue-timeout when QueueTimeoutSet (the
-	// policy variants: 0, none).
-	QueueTimeout    time.Duration
-	QueueTimeoutSet bool
-	// Workers is passed as -workers when > 0.
-	Workers int
-	// Exec is passed as -exec when set: "handler" or "worker".
-	Exec string
-	// Limit is passed as -limit when set: an adaptive algorithm.
-	Limit string
-	// CPUs (scaling preset), when > 0, starts kvserver on the first CPUs
-	// of its set, this many.
-	CPUs        int
-	IODelay     time.Duration
-	IODelayDist string
-}
-
-// Name is how tables and charts label v: "lifo", "fifo/drop-oldest",
-// "fifo cap=64", "lifo workers=8", "msqueue unbounded", "lifo/reject
-// cap=1024", "lifo exec=worker", "fifo limit=vegas", "lifo cpus=4". The
-// policy variants' -queue-timeout 0 is not in the name: the preset's text
-// and the settings line say it.
-func (v Variant) Name() string {
-	var b strings.Builder
-	b.WriteString(v.Pool)
-	if v.Policy != "" {
-		b.WriteString("/" + v.Policy)
-	}
-	switch {
-	case v.CapSet && v.Cap < 0:
-		b.WriteString(" unbounded")
-	case v.CapSet:
-		b.WriteString(" cap=" + strconv.Itoa(v.Cap))
-	}
-	if v.Workers > 0 {
-		b.WriteString(" workers=" + strconv.Itoa(v.Workers))
-	}
-	if v.Exec != "" {
-		b.WriteString(" exec=" + v.Exec)
-	}
-	if v.Limit != "" {
-		b.WriteString(" limit=" + v.Limit)
-	}
-	if v.CPUs > 0 {
-		b.WriteString(" cpus=" + strconv.Itoa(v.CPUs))
-	}
-	if v.QueueTimeoutSet && v.Policy == "" && !v.CapSet {
-		b.WriteString(" queue-timeout=" + v.QueueTimeout.String())
-	}
-	return b.String()
-}
-
-// Slug is Name made safe for a folder name.
-func (v Variant) Slug() string {
-	return strings.NewReplacer("/", "-", " ", "-", "=", "").Replace(v.Name())
-}
-
-// PolicyLabel is the policy column of a table.
-func (v Variant) PolicyLabel() string {
-	switch {
-	case v.Pool == baselinePool:
-		return "-"
-	case v.CapSet && v.Cap < 0:
-		return "unbounded"
-	case v.Policy == "":
-		return "default"
-	}
-	return v.Policy
-}
-
-// Args are v's kvserver flags.
-func (v Variant) Args() []string {
-	a := []string{"-pool", v.Pool}
-	if v.Policy != "" {
-		a = append(a, "-overflow", v.Policy)
-	}
-	if v.CapSet {
-		a = append(a, "-cap", strconv.Itoa(v.Cap))
-	}
-	if v.QueueTimeoutSet {
-		a = append(a, "-queue-timeout", v.QueueTimeout.String())
-	}
-	if v.Workers > 0 {
-		a = append(a, "-workers", strconv.Itoa(v.Workers))
-	}
-	if v.Exec != "" {
-		a = append(a, "-exec", v.Exec)
-	}
-	if v.Limit != "" {
-		a = append(a, "-limit", v.Limit)
-	}
-	if v.IODelay > 0 {
-		a = append(a, "-io-delay", v.IODelay.String())
-		if v.IODelayDist != "" {
-			a = append(a, "-io-delay-dist", v.IODelayDist)
-		}
-	}
-	return a
-}
-
-// IsBaseline tells whether v is the direct pool every ratio refers to.
-func (v Variant) IsBaseline() bool { return v.Pool == baselinePool }
-
-// AtDefaults tells whether v is a queueing pool at kvserver's default
-// configuration: no -cap, -overflow, -queue-timeout, -workers or -limit
-// flag, and the default -exec (handler): what issue 20 judges.
-func (v Variant) AtDefaults() bool {
-	return !v.IsBaseline() && v.Policy == "" && !v.CapSet && !v.QueueTimeoutSet && v.Workers == 0 &&
-		v.Limit == "" && (v.Exec == "" || v.Exec == "handler")
-}
-
-// withoutCPUs is v run on its whole set: the scaling tables' row label.
-func (v Variant) withoutCPUs() Variant { v.CPUs = 0; return v }
-
-// plan is what a preset runs: the variants (the baseline first), the
-// workloads, and which steps.
-type plan struct {
+// Plan is what a preset runs: the variants (the baseline first), the
+// workloads, and which steps. compare.json keeps it; Steps is filled
+// per workload once direct's saturation is known, before any variant's
+// fixed-rate or overload step runs, and not changed after.
+type Plan struct {
 	Preset    string
 	Workloads []string
 	Variants  []Variant
@@ -193,6 +46,20 @@ type plan struct {
 	// queue growing. The overload step still asks every variant for the
 	// same multiple of direct's.
 	OwnRates bool
+	// Steps is the load of each workload's fixed-rate and overload
+	// steps, the same for every variant (nil in a comparison from before
+	// it was planned: each variant then sized its own).
+	Steps []*Steps `json:",omitempty"`
+}
+
+// StepsOf is the planned load of workload's steps (nil: none planned).
+func (p *Plan) StepsOf(workload string) *Steps {
+	for _, s := range p.Steps {
+		if s.Workload == workload {
+			return s
+		}
+	}
+	return nil
 }
 
 // queuedPools is Pools without the baseline.
@@ -237,7 +104,7 @@ func (vs *variants) add(v Variant) {
 // by variant, in the order of pools then values.
 func perPool[T any](vs *variants, pools []string, values []T, variant func(pool string, value T) Variant) {
 	for _, pl := range pools {
-		if pl == baselinePool {
+		if pl == Baseline {
 			continue
 		}
 		for _, x := range values {
@@ -261,11 +128,11 @@ func (vs *variants) addLimits(pools, limits []string, with func(Variant) Variant
 
 func none[T any](v T) T { return v }
 
-// newPlan builds the plan of o.Preset from o (already validated);
+// New builds the plan of o.Preset from o (already validated);
 // serverCPUs is how many CPUs kvserver's set has (the scaling preset's
 // counts come from it).
-func newPlan(o *Options, serverCPUs int) (*plan, error) {
-	base := Variant{Pool: baselinePool}
+func New(o *Options, serverCPUs int) (*Plan, error) {
+	base := Variant{Pool: Baseline}
 	pools, policies, limits := o.Pools, o.Policies, o.Limits
 	if policies == nil {
 		policies = Policies
@@ -273,7 +140,7 @@ func newPlan(o *Options, serverCPUs int) (*plan, error) {
 	if limits == nil {
 		limits = Limits
 	}
-	p := &plan{Preset: o.Preset, OverloadFactor: 2}
+	p := &Plan{Preset: o.Preset, OverloadFactor: 2}
 	if o.Factor > 0 {
 		p.OverloadFactor = o.Factor
 	}
@@ -286,7 +153,7 @@ func newPlan(o *Options, serverCPUs int) (*plan, error) {
 	}
 	defaults := func(vs *variants) {
 		for _, pl := range pools {
-			if pl != baselinePool {
+			if pl != Baseline {
 				vs.add(Variant{Pool: pl})
 			}
 		}
@@ -367,12 +234,12 @@ func newPlan(o *Options, serverCPUs int) (*plan, error) {
 		}
 		p.Workloads = []string{"get", "put"}
 		p.SaturateAll, p.ClosedAll = true, true
-		p.Counts = scalingCounts(max(serverCPUs, 1))
+		p.Counts = ScalingCounts(max(serverCPUs, 1))
 		vs = &variants{execs: newVariants(o, base).execs}
 		for _, n := range p.Counts {
-			vs.list = append(vs.list, Variant{Pool: baselinePool, CPUs: n})
+			vs.list = append(vs.list, Variant{Pool: Baseline, CPUs: n})
 			for _, pl := range pools {
-				if pl != baselinePool {
+				if pl != Baseline {
 					vs.add(Variant{Pool: pl, CPUs: n})
 				}
 			}
@@ -388,4 +255,17 @@ func newPlan(o *Options, serverCPUs int) (*plan, error) {
 		p.Workloads = []string{o.Workload}
 	}
 	return p, nil
+}
+
+// ScalingCounts are the scaling preset's CPU counts for a server set of
+// n CPUs: the powers of two up to n, and n itself where it is not one.
+func ScalingCounts(n int) []int {
+	var out []int
+	for c := 1; c <= n; c *= 2 {
+		out = append(out, c)
+	}
+	if len(out) > 0 && out[len(out)-1] != n {
+		out = append(out, n)
+	}
+	return out
 }

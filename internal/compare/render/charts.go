@@ -1,4 +1,4 @@
-package compare
+package render
 
 import (
 	"fmt"
@@ -6,58 +6,68 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/compare/analysis"
 	"github.com/kvpool/kvpool/internal/compare/chart"
+	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/compare/result"
 )
 
-// chartPercentiles are the points of the latency-by-percentile lines.
-var chartPercentiles = []float64{50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.999}
+// slug makes a workload name safe for a file name.
+func slug(s string) string { return strings.NewReplacer(":", "", "/", "-", " ", "-").Replace(s) }
 
 // drawCharts draws every chart the comparison's numbers allow into
-// Dir/charts; a chart that cannot be drawn becomes a note.
-func (r *runner) drawCharts() {
-	c := r.c
-	dir := filepath.Join(c.Dir, "charts")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		r.note("no charts: %v", err)
+// dir/charts (replaced), listing them in r; a chart that cannot be drawn
+// becomes a note of r.
+func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Report) {
+	if err := os.RemoveAll(filepath.Join(dir, ChartsDir)); err != nil {
+		r.Notes = append(r.Notes, fmt.Sprintf("no charts: %v", err))
+		return
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ChartsDir), 0o755); err != nil {
+		r.Notes = append(r.Notes, fmt.Sprintf("no charts: %v", err))
 		return
 	}
 	save := func(name string, ch chart.Chart, err error, title string) {
 		if err != nil {
-			r.note("chart %q not drawn: %v", title, err)
+			r.Notes = append(r.Notes, fmt.Sprintf("chart %q not drawn: %v", title, err))
 			return
 		}
-		rel := filepath.Join("charts", name)
-		if err := ch.Save(filepath.Join(c.Dir, rel)); err != nil {
-			r.note("chart %q not saved: %v", title, err)
+		rel := filepath.Join(ChartsDir, name)
+		if err := ch.Save(filepath.Join(dir, rel)); err != nil {
+			r.Notes = append(r.Notes, fmt.Sprintf("chart %q not saved: %v", title, err))
 			return
 		}
-		c.Charts = append(c.Charts, ChartFile{Title: title, Path: rel, Caption: ch.Caption})
+		r.Charts = append(r.Charts, Chart{Title: title, Path: rel, Caption: ch.Caption})
 	}
-	for _, wr := range c.Workloads {
+	p, t := c.Plan, c.Options.StepTiming()
+	for i, wr := range c.Workloads {
+		aw := a.Workloads[i]
 		wl := slug(wr.Workload)
 		if lines := percentileLines(wr); len(lines) > 0 {
-			title := fmt.Sprintf("Latency by percentile at %s req/s (70 %% of direct's saturation), %s", thousands(fixedShare*wr.BaseRate), wr.Workload)
-			if r.p.OwnRates {
+			title := fmt.Sprintf("Latency by percentile at %s req/s (70 %% of direct's saturation), %s", thousands(plan.FixedShare*wr.BaseRate), wr.Workload)
+			if p.OwnRates {
 				title = fmt.Sprintf("Latency by percentile at 70 %% of each pool's own saturation, %s", wr.Workload)
 			}
 			ch, err := chart.LatencyByPercentile(chart.Spec{Title: title}, lines)
 			save(wl+"-latency.svg", ch, err, title)
 		}
-		if lines := curveLines(wr); len(lines) > 0 {
+		if lines := curveLines(wr, aw.Grid); len(lines) > 0 {
 			title := "Saturation search, " + wr.Workload
-			if g := gridOf(wr); len(g.counts) > 0 {
-				title += fmt.Sprintf(", kvserver on %s", cpusText(g.counts[len(g.counts)-1], "CPU"))
+			if aw.Grid != nil && aw.Grid.Largest() > 0 {
+				title += fmt.Sprintf(", kvserver on %s", cpusText(aw.Grid.Largest(), "CPU"))
 			}
 			spec := chart.Spec{Title: title}
-			if curvesLoaderBound(lines) {
+			if slices.ContainsFunc(lines, func(l chart.CurveLine) bool { return slices.Contains(l.LoaderBound, true) }) {
 				spec.Caption = "Above: answered rate against offered rate; below: corrected p99 against the red SLO line. A cross marks a loader-bound step: it failed because the loader ran out, so it says nothing of the server, and the saturation found below it is only a lower bound."
 			}
 			ch, err := chart.Curves(spec, lines, ms(c.Options.SLO))
 			save(wl+"-saturation.svg", ch, err, title)
 		}
-		if sat, cpu := scalingLines(wr); len(sat) > 0 || len(cpu) > 0 {
+		if aw.Grid != nil {
+			sat, cpu := scalingLines(aw.Grid)
 			if len(sat) > 0 {
 				title := fmt.Sprintf("Saturation against kvserver's CPUs, %s", wr.Workload)
 				ch, err := chart.Scaling(chart.Spec{Title: title, XLabel: "kvserver's CPUs", YLabel: "saturation, median (req/s)",
@@ -79,24 +89,24 @@ func (r *runner) drawCharts() {
 			ch, err = chart.GroupedBars(chart.Spec{Title: title, YLabel: "corrected p99 of served (ms)"}, groups, series, p99)
 			save(wl+"-overload-p99.svg", ch, err, title)
 		}
-		if lines, marks := perSecondLines(wr, r.t, r.p.OverloadFactor); len(lines) > 0 {
+		if lines, marks := perSecondLines(wr, t, p.OverloadFactor); len(lines) > 0 {
 			if wr.BaseLowerBound {
-				marks[0].Label = fmt.Sprintf("overload, at most %g×", r.p.OverloadFactor)
+				marks[0].Label = fmt.Sprintf("overload, at most %g×", p.OverloadFactor)
 			}
 			title := fmt.Sprintf("Corrected p99 per second through the overload and after, %s", wr.Workload)
 			ch, err := chart.TimeSeries(chart.Spec{Title: title, YLabel: "corrected p99 (ms)"}, lines, marks)
 			save(wl+"-overload-timeline.svg", ch, err, title)
 		}
-		if r.p.Sweep != "" {
-			sat, p99 := sweepLines(wr, r.p.Sweep)
-			xl := map[string]string{"cap": "queue capacity (-cap)", "workers": "workers (-workers)"}[r.p.Sweep]
+		if p.Sweep != "" {
+			sat, p99 := sweepLines(wr, aw, p.Sweep)
+			xl := map[string]string{"cap": "queue capacity (-cap)", "workers": "workers (-workers)"}[p.Sweep]
 			if len(sat) > 0 {
-				title := fmt.Sprintf("Saturation against %s, %s", r.p.Sweep, wr.Workload)
+				title := fmt.Sprintf("Saturation against %s, %s", p.Sweep, wr.Workload)
 				ch, err := chart.Sweep(chart.Spec{Title: title, XLabel: xl, YLabel: "saturation, median (req/s)"}, sat)
 				save(wl+"-sweep-saturation.svg", ch, err, title)
 			}
 			if len(p99) > 0 {
-				title := fmt.Sprintf("p99 at 70 %% of %s against %s, %s", refName(r.p), r.p.Sweep, wr.Workload)
+				title := fmt.Sprintf("p99 at 70 %% of %s against %s, %s", refName(p), p.Sweep, wr.Workload)
 				ch, err := chart.Sweep(chart.Spec{Title: title, XLabel: xl, YLabel: "corrected p99 (ms)"}, p99)
 				save(wl+"-sweep-p99.svg", ch, err, title)
 			}
@@ -104,20 +114,19 @@ func (r *runner) drawCharts() {
 	}
 }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// percentileLines: one line per variant with a fixed-rate step.
-func percentileLines(wr *WorkloadResult) []chart.PercentileLine {
+// percentileLines: one line per variant with a fixed-rate step whose
+// distribution is known.
+func percentileLines(wr *result.WorkloadResult) []chart.PercentileLine {
 	var lines []chart.PercentileLine
 	for _, v := range wr.Variants {
-		f := v.Fixed
-		if f == nil || f.CorrectedHist == nil || f.CorrectedHist.TotalCount() == 0 {
+		if v.Fixed == nil || v.Fixed.Distribution == nil || len(v.Fixed.Distribution.Percentiles) == 0 {
 			continue
 		}
-		l := chart.PercentileLine{Name: v.Name, Percentiles: chartPercentiles}
-		for _, p := range chartPercentiles {
-			l.CorrectedMs = append(l.CorrectedMs, float64(f.CorrectedHist.ValueAtPercentile(p))/1000)
-			l.UncorrectedMs = append(l.UncorrectedMs, float64(f.UncorrectedHist.ValueAtPercentile(p))/1000)
+		d := v.Fixed.Distribution
+		l := chart.PercentileLine{Name: v.Name, Percentiles: d.Percentiles}
+		for i := range d.Percentiles {
+			l.CorrectedMs = append(l.CorrectedMs, ms(d.Corrected[i]))
+			l.UncorrectedMs = append(l.UncorrectedMs, ms(d.Uncorrected[i]))
 		}
 		lines = append(lines, l)
 	}
@@ -128,11 +137,10 @@ func percentileLines(wr *WorkloadResult) []chart.PercentileLine {
 // left out (it repeats a rate already on the curve), its loader-bound
 // steps marked. Of a scaling comparison, the variants at the most CPUs
 // only (one line per pool).
-func curveLines(wr *WorkloadResult) []chart.CurveLine {
+func curveLines(wr *result.WorkloadResult, g *analysis.Grid) []chart.CurveLine {
 	var lines []chart.CurveLine
-	g := gridOf(wr)
 	for _, v := range wr.Variants {
-		if len(v.Sat) == 0 || len(g.counts) > 0 && v.Variant.CPUs != g.counts[len(g.counts)-1] {
+		if len(v.Sat) == 0 || g != nil && v.Variant.CPUs != g.Largest() {
 			continue
 		}
 		l := chart.CurveLine{Name: v.Name}
@@ -152,21 +160,47 @@ func curveLines(wr *WorkloadResult) []chart.CurveLine {
 	return lines
 }
 
-// curvesLoaderBound tells whether a line has a loader-bound step.
-func curvesLoaderBound(lines []chart.CurveLine) bool {
-	for _, l := range lines {
-		if slices.Contains(l.LoaderBound, true) {
-			return true
+// scalingLines are the scaling charts' lines: per variant, the median
+// saturation against kvserver's CPUs (loader-bound points left out: they
+// are lower bounds, not the curve), and CPU per request (the closed
+// loop's, else the validating runs').
+func scalingLines(g *analysis.Grid) (sat, cpu []chart.XYLine) {
+	for _, row := range g.Rows {
+		s, c := chart.XYLine{Name: row}, chart.XYLine{Name: row}
+		for _, n := range g.Counts {
+			v := g.At(row, n)
+			if v == nil {
+				continue
+			}
+			if v.Sat != nil && !v.Sat.LowerBound && v.Sat.Rate.Median > 0 {
+				s.X, s.Y = append(s.X, float64(n)), append(s.Y, v.Sat.Rate.Median)
+			}
+			var d time.Duration
+			if v.Closed != nil {
+				d = v.Closed.CPUPerRequest
+			}
+			if d <= 0 && v.Sat != nil {
+				d = v.Sat.CPUPerRequest
+			}
+			if d > 0 {
+				c.X, c.Y = append(c.X, float64(n)), append(c.Y, float64(d)/float64(time.Microsecond))
+			}
+		}
+		if len(s.X) > 0 {
+			sat = append(sat, s)
+		}
+		if len(c.X) > 0 {
+			cpu = append(cpu, c)
 		}
 	}
-	return false
+	return sat, cpu
 }
 
 // overloadBars: groups are pools (with their workers or exec mode),
 // series their configurations: the policy (of the policy variants, at
 // -cap 1024), kvserver's defaults, an adaptive limit, unbounded; NaN
 // where a pool has no such series (direct).
-func overloadBars(wr *WorkloadResult) (groups, series []string, goodput, p99 [][]float64) {
+func overloadBars(wr *result.WorkloadResult) (groups, series []string, goodput, p99 [][]float64) {
 	kinds := map[string]bool{}
 	for _, v := range wr.Variants {
 		if v.Overload != nil && !v.Variant.IsBaseline() {
@@ -175,7 +209,7 @@ func overloadBars(wr *WorkloadResult) (groups, series []string, goodput, p99 [][
 	}
 	// One configuration (or none besides direct): one series, no legend
 	// of configurations.
-	seriesOf := func(v Variant) string {
+	seriesOf := func(v plan.Variant) string {
 		switch {
 		case len(kinds) <= 1:
 			return "at each pool's default policy"
@@ -184,8 +218,8 @@ func overloadBars(wr *WorkloadResult) (groups, series []string, goodput, p99 [][
 		}
 		return barSeries(v)
 	}
-	groupOf := func(v Variant) string {
-		return Variant{Pool: v.Pool, Workers: v.Workers, Exec: v.Exec, CPUs: v.CPUs}.Name()
+	groupOf := func(v plan.Variant) string {
+		return plan.Variant{Pool: v.Pool, Workers: v.Workers, Exec: v.Exec, CPUs: v.CPUs}.Name()
 	}
 	for _, v := range wr.Variants {
 		if v.Overload == nil {
@@ -213,7 +247,7 @@ func overloadBars(wr *WorkloadResult) (groups, series []string, goodput, p99 [][
 
 // barSeries is v's configuration as an overload chart's series: its
 // policy, "unbounded", "limit=vegas", or "defaults".
-func barSeries(v Variant) string {
+func barSeries(v plan.Variant) string {
 	switch {
 	case v.CapSet && v.Cap < 0:
 		return "unbounded"
@@ -238,7 +272,7 @@ func nanGrid(rows, cols int) [][]float64 {
 
 // perSecondLines: corrected p99 per second of the overload step (by the
 // second each request was due in), then one point per recovery probe.
-func perSecondLines(wr *WorkloadResult, t Timing, factor float64) ([]chart.XYLine, []chart.Mark) {
+func perSecondLines(wr *result.WorkloadResult, t plan.Timing, factor float64) ([]chart.XYLine, []chart.Mark) {
 	var lines []chart.XYLine
 	for _, v := range wr.Variants {
 		o := v.Overload
@@ -273,10 +307,10 @@ func perSecondLines(wr *WorkloadResult, t Timing, factor float64) ([]chart.XYLin
 
 // sweepLines: per pool, the median saturation and the fixed step's p99
 // against the swept parameter.
-func sweepLines(wr *WorkloadResult, sweep string) (sat, p99 []chart.XYLine) {
+func sweepLines(wr *result.WorkloadResult, aw *analysis.Workload, sweep string) (sat, p99 []chart.XYLine) {
 	satBy, p99By := map[string]*chart.XYLine{}, map[string]*chart.XYLine{}
 	var order []string
-	for _, v := range wr.Variants {
+	for i, v := range wr.Variants {
 		x := float64(v.Variant.Cap)
 		if sweep == "workers" {
 			x = float64(v.Variant.Workers)
@@ -292,9 +326,9 @@ func sweepLines(wr *WorkloadResult, sweep string) (sat, p99 []chart.XYLine) {
 			order = append(order, name)
 			satBy[name], p99By[name] = &chart.XYLine{Name: name}, &chart.XYLine{Name: name}
 		}
-		if rates := v.SatRates(); len(rates) > 0 {
+		if s := aw.Variants[i].Sat; s != nil {
 			satBy[name].X = append(satBy[name].X, x)
-			satBy[name].Y = append(satBy[name].Y, median(rates))
+			satBy[name].Y = append(satBy[name].Y, s.Rate.Median)
 		}
 		if v.Fixed != nil {
 			p99By[name].X = append(p99By[name].X, x)

@@ -1,15 +1,11 @@
-package compare
+package plan
 
 import (
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/kvpool/kvpool/internal/harness"
-	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
 // Options configure one comparison; cmd/loadtest's compare subcommand fills
@@ -70,11 +66,6 @@ type Options struct {
 	// QuietWait is the most a step waits for a loaded machine to calm
 	// down (0: do not check).
 	QuietWait time.Duration
-	// Log receives progress lines (nil: discarded).
-	Log io.Writer `json:"-"`
-
-	// onStart, for tests, sees every kvserver a step starts.
-	onStart func(step string, v Variant, srv *harness.Server)
 }
 
 // Timing is the length of every kind of step.
@@ -134,15 +125,15 @@ func DefaultOptions() Options {
 	}
 }
 
-// quickKeys is the store size of -quick and of the overload preset.
-const quickKeys = 100_000
+// QuickKeys is the store size of -quick and of the overload preset.
+const QuickKeys = 100_000
 
 // ApplyDefaults sets what depends on the preset and -quick where the user
 // left the defaults: the overload preset and quick mode use 100,000 ids
 // (the overload preset as loadtest/overload.sh did), and one repeat.
 func (o *Options) ApplyDefaults(keysGiven, repeatGiven bool) {
 	if !keysGiven && (o.Quick || o.Preset == "overload") {
-		o.Keys = quickKeys
+		o.Keys = QuickKeys
 	}
 	if !repeatGiven && o.Preset == "overload" {
 		o.Repeat = 1 // one search sets the rate; nothing else is repeated
@@ -156,9 +147,9 @@ func (o *Options) ApplyDefaults(keysGiven, repeatGiven bool) {
 	o.QuietWait = min(o.QuietWait, 10*time.Second)
 }
 
-// quickProbeBefore is QuickTiming's ProbeBaseline before it became
+// QuickProbeBefore is QuickTiming's ProbeBaseline before it became
 // 500 ms: what a quick comparison that did not record its timing ran.
-const quickProbeBefore = time.Second
+const QuickProbeBefore = time.Second
 
 // StepTiming is o's step lengths: Timing, else by Quick.
 func (o *Options) StepTiming() Timing {
@@ -170,16 +161,18 @@ func (o *Options) StepTiming() Timing {
 	}
 	t := FullTiming()
 	if o.Preset == "overload" {
-		t.Overload = overloadPresetDuration
+		t.Overload = OverloadPresetDuration
 	}
 	return t
 }
 
-// overloadPresetDuration is the overload preset's step in full mode, as
+// OverloadPresetDuration is the overload preset's step in full mode, as
 // long as loadtest/overload.sh's, so that RSS growth shows.
-const overloadPresetDuration = time.Minute
+const OverloadPresetDuration = time.Minute
 
 // Validate reports the first option that cannot work, naming the flag.
+// It checks what needs no machine and no loader: the runner's Validate
+// adds the workload's syntax and the CPU sets.
 func (o *Options) Validate() error {
 	if !slices.Contains(Presets, o.Preset) {
 		return fmt.Errorf("-preset: unknown preset %q; valid: %s", o.Preset, strings.Join(Presets, ", "))
@@ -195,11 +188,6 @@ func (o *Options) Validate() error {
 	}
 	if err := checkNames("limit (-limits)", o.Limits, Limits); err != nil {
 		return err
-	}
-	if o.Workload != "" {
-		if _, err := workload.ParseMix(o.Workload); err != nil {
-			return fmt.Errorf("-workload: %w", err)
-		}
 	}
 	switch {
 	case o.Kvserver == "":
@@ -226,9 +214,6 @@ func (o *Options) Validate() error {
 		return errors.New("-io-delay: the slow-backend preset needs a positive store delay")
 	case o.IODelayDist != "" && o.IODelayDist != "fixed" && o.IODelayDist != "exp":
 		return fmt.Errorf("-io-delay-dist %q: valid: fixed, exp", o.IODelayDist)
-	}
-	if _, err := o.placement(); err != nil {
-		return err
 	}
 	for _, c := range o.Caps {
 		if c < -1 {

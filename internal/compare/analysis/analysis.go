@@ -1,0 +1,315 @@
+// Package analysis derives from what a comparison measured every number
+// its report shows beyond the measured ones (medians and their spread,
+// ratios to direct, costs per request) and the findings those numbers
+// support, as data: a finding has a kind, the variants it names, the
+// figures it rests on with their intervals, and a verdict. Analyze is a
+// pure function of the result, computed once; the report only formats
+// what it finds here, and tests read the findings as data.
+package analysis
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/kvpool/kvpool/internal/compare/result"
+)
+
+// Analysis is what Analyze derives from one comparison.
+type Analysis struct {
+	// Workloads are the comparison's workloads, in its order.
+	Workloads []*Workload
+	// Findings are what the numbers support, in the report's order.
+	Findings []Finding
+}
+
+// Workload is one workload's derived numbers.
+type Workload struct {
+	Name string
+	// Variants are the workload's variants, in the comparison's order.
+	Variants []*Variant
+	// OnlyBaseRate: no variant ran a fixed-rate step and none but direct
+	// a saturation search (the policies and overload presets).
+	OnlyBaseRate bool
+	// Grid is the scaling preset's variants by CPU count (nil: not a
+	// scaling workload).
+	Grid *Grid
+}
+
+// Variant is one variant's derived numbers; a step it did not run is nil.
+type Variant struct {
+	Name     string
+	Sat      *Searches
+	Closed   *Closed
+	Fixed    *Fixed
+	Overload *Overload
+}
+
+// Searches summarises a variant's saturation searches.
+type Searches struct {
+	Rate Estimate
+	// Ratio is Rate's median to direct's on as many CPUs; NaN where
+	// either is a lower bound or direct has none.
+	Ratio float64
+	// LowerBound: a search was loader-bound, so Rate is only a lower
+	// bound of the server's; LoaderCPUs is how many CPUs the loader had
+	// there (the fewest; 0 unknown), LoaderBoundRuns how many searches
+	// were.
+	LowerBound      bool
+	LoaderCPUs      int
+	LoaderBoundRuns int
+	// Runs are the searches, Validated those whose rate held over the
+	// longer validating run too; HitMax: one passed the highest rate.
+	Runs, Validated int
+	HitMax          bool
+	// CPUPerRequest is kvserver's CPU per request over the validating
+	// runs (median; 0 unknown), CPURatio it to direct's.
+	CPUPerRequest time.Duration
+	CPURatio      float64
+}
+
+// Closed summarises a closed-loop step.
+type Closed struct {
+	Conns int
+	Rate  Estimate
+	// CPUPerRequest is kvserver's, the median over the rounds; CPURatio
+	// it to direct's on as many CPUs (NaN: none).
+	CPUPerRequest time.Duration
+	CPURatio      float64
+	// LoaderShare and ServerShare are each side's CPU share, the median
+	// over the rounds (negative: unknown), of LoaderCPUs and ServerCPUs.
+	LoaderShare, ServerShare float64
+	LoaderCPUs, ServerCPUs   int
+	// LoaderBound: a round was, for Why.
+	LoaderBound bool
+	Why         string
+}
+
+// Fixed is a fixed-rate step against direct's: each percentile's and the
+// CPU per request's ratio (NaN where direct has none).
+type Fixed struct {
+	P50, P90, P99, P999, Max float64
+	CPU                      float64
+}
+
+// Overload is what an overload step's figures make.
+type Overload struct {
+	// Goodput, ServedP99 and ServedP99FromSend to direct's (NaN: none).
+	Goodput, ServedP99, ServedP99FromSend float64
+	// ServedCPU is what a served request is taken to cost kvserver,
+	// ServedCPUFrom where that figure comes from (servedCPU).
+	ServedCPU     time.Duration
+	ServedCPUFrom string
+	// CPUPerShed is what a 503 cost kvserver, derived (cpuPerShed), and
+	// ShedCostRatio that against ServedCPU; ShedCost: they could be
+	// derived.
+	CPUPerShed    time.Duration
+	ShedCostRatio float64
+	ShedCost      bool
+	// PeakRSS is the largest RSS sample, in bytes.
+	PeakRSS int64
+}
+
+// Analyze derives c's numbers and findings.
+func Analyze(c *result.Comparison) *Analysis {
+	a := &Analysis{}
+	for _, wr := range c.Workloads {
+		a.Workloads = append(a.Workloads, workloadOf(wr))
+	}
+	a.Findings = findings(c, a)
+	return a
+}
+
+// Workload is the analysis of the workload named wl (nil: none).
+func (a *Analysis) Workload(wl string) *Workload {
+	for _, w := range a.Workloads {
+		if w.Name == wl {
+			return w
+		}
+	}
+	return nil
+}
+
+// Variant is the workload's variant named name (nil: none).
+func (w *Workload) Variant(name string) *Variant {
+	for _, v := range w.Variants {
+		if v.Name == name {
+			return v
+		}
+	}
+	return nil
+}
+
+func workloadOf(wr *result.WorkloadResult) *Workload {
+	w := &Workload{Name: wr.Workload, OnlyBaseRate: true}
+	for _, v := range wr.Variants {
+		base := wr.BaselineOf(v)
+		w.Variants = append(w.Variants, &Variant{Name: v.Name, Sat: saturationOf(v, base), Closed: closedOf(v, base),
+			Fixed: fixedOf(v, base), Overload: overloadOf(v, wr.Baseline())})
+		if v.Fixed != nil || (!v.Variant.IsBaseline() && len(v.Sat) > 0) {
+			w.OnlyBaseRate = false
+		}
+	}
+	if slices.ContainsFunc(wr.Variants, func(v *result.VariantResult) bool { return v.Variant.CPUs > 0 }) {
+		w.Grid = gridOf(wr, w)
+	}
+	return w
+}
+
+// baseSat is direct's median saturation for ratios: 0 (no ratios) where
+// it ran none or it is only a lower bound.
+func baseSat(base *result.VariantResult) float64 {
+	if base == nil || base.LoaderBound() {
+		return 0
+	}
+	return median(base.SatRates())
+}
+
+// satCPUPerRequest is the median over v's searches of kvserver's CPU per
+// request in the validating run (0: unknown).
+func satCPUPerRequest(v *result.VariantResult) time.Duration {
+	if v == nil {
+		return 0
+	}
+	var ds []time.Duration
+	for _, s := range v.Sat {
+		ds = append(ds, s.ServerCPUPerRequest)
+	}
+	return medianCost(ds)
+}
+
+func saturationOf(v, base *result.VariantResult) *Searches {
+	if len(v.Sat) == 0 {
+		return nil
+	}
+	s := &Searches{Rate: estimateOf(v.SatRates()), LowerBound: v.LoaderBound(), LoaderCPUs: v.LoaderCPUs(), Runs: len(v.Sat),
+		CPUPerRequest: satCPUPerRequest(v), Ratio: math.NaN()}
+	for _, r := range v.Sat {
+		if r.LoaderBound {
+			s.LoaderBoundRuns++
+		}
+		if r.Validated {
+			s.Validated++
+		}
+		s.HitMax = s.HitMax || r.HitMax
+	}
+	if !s.LowerBound {
+		s.Ratio = ratio(s.Rate.Median, baseSat(base))
+	}
+	s.CPURatio = ratio(float64(s.CPUPerRequest), float64(satCPUPerRequest(base)))
+	return s
+}
+
+// closedCPUPerRequest is the median of v's closed-loop rounds' kvserver
+// CPU per request (0: none ran, or none known).
+func closedCPUPerRequest(v *result.VariantResult) time.Duration {
+	if v == nil || v.Closed == nil {
+		return 0
+	}
+	var ds []time.Duration
+	for _, x := range v.Closed.Rounds {
+		ds = append(ds, x.ServerCPUPerRequest)
+	}
+	return medianCost(ds)
+}
+
+// medianCost is the median of the known (positive) costs in ds, 0 where
+// none is known.
+func medianCost(ds []time.Duration) time.Duration {
+	var xs []float64
+	for _, d := range ds {
+		if d > 0 {
+			xs = append(xs, float64(d))
+		}
+	}
+	return time.Duration(median(xs))
+}
+
+func closedOf(v, base *result.VariantResult) *Closed {
+	cr := v.Closed
+	if cr == nil || len(cr.Rounds) == 0 {
+		return nil
+	}
+	c := &Closed{Conns: cr.Conns, Rate: estimateOf(cr.Rates()), CPUPerRequest: closedCPUPerRequest(v)}
+	c.CPURatio = ratio(float64(c.CPUPerRequest), float64(closedCPUPerRequest(base)))
+	var lshare, sshare []float64
+	for _, rd := range cr.Rounds {
+		lshare, sshare = append(lshare, rd.LoaderShare), append(sshare, rd.ServerShare)
+		c.LoaderCPUs, c.ServerCPUs = rd.LoaderCPUs, rd.ServerCPUs
+		if rd.LoaderBound && !c.LoaderBound {
+			c.LoaderBound, c.Why = true, rd.Why
+		}
+	}
+	c.LoaderShare, c.ServerShare = median(lshare), median(sshare)
+	return c
+}
+
+func fixedOf(v, base *result.VariantResult) *Fixed {
+	f := v.Fixed
+	if f == nil {
+		return nil
+	}
+	bf := &result.FixedRun{}
+	if base != nil && base.Fixed != nil {
+		bf = base.Fixed
+	}
+	d := func(x, b time.Duration) float64 { return ratio(float64(x), float64(b)) }
+	return &Fixed{P50: d(f.Corrected.P50, bf.Corrected.P50), P90: d(f.Corrected.P90, bf.Corrected.P90), P99: d(f.Corrected.P99, bf.Corrected.P99),
+		P999: d(f.Corrected.P999, bf.Corrected.P999), Max: d(f.Corrected.Max, bf.Corrected.Max), CPU: d(f.ServerCPUPerRequest, bf.ServerCPUPerRequest)}
+}
+
+func overloadOf(v, base *result.VariantResult) *Overload {
+	o := v.Overload
+	if o == nil {
+		return nil
+	}
+	bo := &result.OverloadRun{}
+	if base != nil && base.Overload != nil {
+		bo = base.Overload
+	}
+	a := &Overload{Goodput: ratio(o.Goodput, bo.Goodput), ServedP99: ratio(float64(o.ServedP99), float64(bo.ServedP99)),
+		ServedP99FromSend: ratio(float64(o.ServedP99Uncorrected), float64(bo.ServedP99Uncorrected))}
+	a.ServedCPU, a.ServedCPUFrom = servedCPU(o)
+	a.CPUPerShed, a.ShedCost = cpuPerShed(o)
+	if a.ShedCost {
+		a.ShedCostRatio = float64(a.CPUPerShed) / float64(a.ServedCPU)
+	}
+	for _, p := range o.RSS {
+		a.PeakRSS = max(a.PeakRSS, p.RSS)
+	}
+	return a
+}
+
+// servedCPU is what a served request is taken to cost kvserver in the
+// overload step, and where that figure comes from: the variant's own
+// closed-loop round at full load just before (FullLoadCPUPerRequest: it
+// serves as fast as it can and sheds nothing), else its baseline probe,
+// where nothing was shed but the load was half (so a served request
+// costs more there: fewer requests per wake-up). 0 where neither was
+// measured.
+func servedCPU(o *result.OverloadRun) (time.Duration, string) {
+	if o.FullLoadCPUPerRequest > 0 {
+		return o.FullLoadCPUPerRequest, "its closed loop"
+	}
+	return o.ProbeCPUPerRequest, "the baseline probe"
+}
+
+// MinShedForCost is the share of a step's answers that must be 503s
+// before cpuPerShed derives a figure: the error in the served requests'
+// cost is multiplied by served ÷ shed in it, so with 1 % shed a 2 µs
+// error in a served request's cost becomes 200 µs per 503.
+const MinShedForCost = 0.10
+
+// cpuPerShed is what a 503 cost kvserver, derived: the overload step's
+// CPU less what its served requests cost at servedCPU each, spread over
+// the 503s. It assumes a served request costs what servedCPU says; where
+// it cost less, the figure comes out high, where more, low (even
+// negative: then nothing can be derived). false where fewer than
+// MinShedForCost of the answers were 503s, or a figure is missing.
+func cpuPerShed(o *result.OverloadRun) (time.Duration, bool) {
+	served, _ := servedCPU(o)
+	if o.Shed == 0 || float64(o.Shed) < MinShedForCost*float64(o.Shed+o.Served) || o.ServerCPU <= 0 || served <= 0 {
+		return 0, false
+	}
+	return (o.ServerCPU - time.Duration(o.Served)*served) / time.Duration(o.Shed), true
+}

@@ -1,0 +1,286 @@
+package analysis
+
+// Kind is what a finding is about. Each kind's comment says which
+// variants it names, which figures it carries and which verdicts it
+// reaches; the report has a sentence for each.
+type Kind string
+
+// The kinds of finding, in the order a workload's findings come.
+const (
+	// SearchCapped: Variants passed the search's highest rate, so no
+	// saturation was found and nothing is ranked. Verdict NotRanked.
+	SearchCapped Kind = "search-capped"
+	// SaturationLowerBound: Variants' searches were loader-bound; each
+	// has a Saturation figure (its median) and, where known, LoaderCPUs.
+	// Verdict NotRanked.
+	SaturationLowerBound Kind = "saturation-lower-bound"
+	// SaturationLead: which variant saturates highest. Variants are the
+	// best and the runner-up, each with its Saturation (median and the
+	// range of its searches); Note is the verdict package's reasoning.
+	// Verdict Clear or Tie.
+	SaturationLead Kind = "saturation-lead"
+	// SaturationVsDirect: Variants whose saturation is Above, Below or
+	// Tied with direct's (the Verdict), each with its Saturation.
+	SaturationVsDirect Kind = "saturation-vs-direct"
+	// CrossCheck: direct's (Variants[0]) open-loop Saturation against
+	// its ClosedRate (median and range of the rounds) over Conns; for
+	// Below and Above, Difference (%). Verdict SatLowerBound,
+	// ClosedLowerBound (Note: why), Within, Below or Above.
+	CrossCheck Kind = "cross-check"
+	// FixedErrors: Variants whose fixed-rate step failed more than the
+	// searches allow, each with its ErrorRate. Verdict NotComparable.
+	FixedErrors Kind = "fixed-errors"
+	// ConcurrencyBound: a variant (Variants[0]) held back by its workers
+	// waiting on a slow store: its Saturation, ConcurrencyBound, Workers,
+	// IODelay (ns), ShareOfBound and BelowDirect (%), and direct's
+	// Saturation. Verdict Bound.
+	ConcurrencyBound Kind = "concurrency-bound"
+	// ProfileGrowth: a variant (Variants[0]) saturating below direct,
+	// with Loss (% below direct) and the function its CPU diff grows
+	// most: TopFunction (Text; Value its flat share, %) and TopFlat (Text).
+	// Verdict Below.
+	ProfileGrowth Kind = "profile-growth"
+)
+
+// The overload step's kinds.
+const (
+	// OverloadLowerBound: direct's saturation, which set the asked rate,
+	// was a lower bound; Factor. Verdict LowerBound.
+	OverloadLowerBound Kind = "overload-lower-bound"
+	// OverloadLoaderBehind: the loader sent only part of what was
+	// planned: Variants with SentShare (%); Variants' ServedP99FromSend
+	// figures, each Within or Over the SLO figure. Verdict Behind.
+	OverloadLoaderBehind Kind = "overload-loader-behind"
+	// OverloadSLO: each variant's corrected ServedP99, Within or Over the
+	// SLO figure. Verdict SomeWithin or NoneWithin.
+	OverloadSLO Kind = "overload-slo"
+	// OverloadGoodput: each variant's Goodput, Shed or Kept (the figure's
+	// verdict); per group (Of GroupShed, GroupKept) the range of Goodput,
+	// of GoodputVsDirect where direct served, and of ShedPct. Verdict
+	// Ranged.
+	OverloadGoodput Kind = "overload-goodput"
+	// DefaultsTargets: the pools at kvserver's defaults against the
+	// targets for them (docs/load-lab.md). Per variant GoodputVsSat
+	// (Met or Missed the floor), GoodputVsDirect where direct served,
+	// ServedP99FromSend (Met where it is among the best); the workload's
+	// DirectSaturation (LowerBound verdict where it is one),
+	// DirectServedP99FromSend, the Floor and Best targets with their
+	// verdicts (Met, Missed), BestP99 (ns), and Lowest and Highest naming
+	// the variants at either end (Of). Verdict Met where both are.
+	DefaultsTargets Kind = "defaults-targets"
+	// ShedCost: what a 503 cost against a served request (ShedCostRatio
+	// per variant that shed; its range Of ""), Variants the lowest and
+	// highest. Verdict Derived, or NotDerivable where the lowest is ≤ 0.
+	ShedCost Kind = "shed-cost"
+	// ShedWait: how long the shed requests had waited (ShedWait) and the
+	// served ones (ServedWait), each a range Of a policy or a variant
+	// (By). Verdict Ranged.
+	ShedWait Kind = "shed-wait"
+	// OverloadFailed and OverloadException: Variants whose overload step
+	// failed the degradation checks, or were the unbounded exception
+	// with reasons, each with Reasons (Text). Verdict Failed, Exception.
+	OverloadFailed    Kind = "overload-failed"
+	OverloadException Kind = "overload-exception"
+	// OverloadPassed: every variant passed the degradation checks.
+	// Verdict Passed.
+	OverloadPassed Kind = "overload-passed"
+)
+
+// The scaling preset's kinds; each figure's CPUs says at which count.
+const (
+	// ScalingVsDirect: per row (Of), VsDirect Below or Tied with direct
+	// at some count; for Below, BelowAt figures (Value: the count) and,
+	// at the largest count, RatioAtLargest and DirectAtLargest. CPUCount
+	// figures list the counts. Verdict Below (some row is) or Tied.
+	ScalingVsDirect Kind = "scaling-vs-direct"
+	// ScalingLowerBound: per row and count a loader-bound LowerBound
+	// (median). Verdict NotRanked.
+	ScalingLowerBound Kind = "scaling-lower-bound"
+	// ScalingEfficiency: per row Efficiency, its saturation at the most
+	// CPUs as a share of linear scaling from the fewest (FromCPUs,
+	// ToCPUs). Verdict Ranged.
+	ScalingEfficiency Kind = "scaling-efficiency"
+	// ScalingCPU: per count, direct's closed-loop CPUPerRequest (ns) and
+	// each row's CPURatio to it. Verdict Ranged.
+	ScalingCPU Kind = "scaling-cpu"
+	// HandlerTarget: per -exec handler row its WorstCPURatio to direct
+	// (CPUs: where), Met or Missed against Tolerance; CPUCount figures
+	// list the counts. Verdict Met where every row is.
+	HandlerTarget Kind = "handler-target"
+)
+
+// Verdict is what a finding, or one of its figures, concludes.
+type Verdict string
+
+// The verdicts.
+const (
+	NotRanked     Verdict = "not-ranked"
+	Clear         Verdict = "clear"
+	Tie           Verdict = "tie"
+	Above         Verdict = "above"
+	Below         Verdict = "below"
+	Tied          Verdict = "tied"
+	Within        Verdict = "within"
+	Over          Verdict = "over"
+	SatLowerBound Verdict = "saturation-lower-bound"
+	// ClosedLowerBound: the closed loop was loader-bound.
+	ClosedLowerBound Verdict = "closed-lower-bound"
+	NotComparable    Verdict = "not-comparable"
+	Bound            Verdict = "bound"
+	LowerBound       Verdict = "lower-bound"
+	Behind           Verdict = "behind"
+	SomeWithin       Verdict = "some-within"
+	NoneWithin       Verdict = "none-within"
+	Ranged           Verdict = "ranged"
+	Shed             Verdict = "shed"
+	Kept             Verdict = "kept"
+	Met              Verdict = "met"
+	Missed           Verdict = "missed"
+	Derived          Verdict = "derived"
+	NotDerivable     Verdict = "not-derivable"
+	Failed           Verdict = "failed"
+	Exception        Verdict = "exception"
+	Passed           Verdict = "passed"
+)
+
+// Measure names what a figure is.
+type Measure string
+
+// The measures; rates are req/s, durations nanoseconds, shares and
+// differences per cent where the name says so, else plain ratios.
+const (
+	Saturation              Measure = "saturation"
+	LoaderCPUs              Measure = "loader-cpus"
+	ClosedRate              Measure = "closed-rate"
+	Conns                   Measure = "connections"
+	Difference              Measure = "difference-%"
+	ErrorRate               Measure = "error-rate"
+	ConcurrencyLimit        Measure = "concurrency-bound"
+	Workers                 Measure = "workers"
+	IODelay                 Measure = "io-delay"
+	ShareOfBound            Measure = "share-of-bound-%"
+	BelowDirect             Measure = "below-direct-%"
+	Loss                    Measure = "loss-%"
+	TopFunction             Measure = "top-function-%"
+	TopFlat                 Measure = "top-flat"
+	Factor                  Measure = "factor"
+	SentShare               Measure = "sent-%"
+	SLO                     Measure = "slo"
+	ServedP99               Measure = "served-p99"
+	ServedP99FromSend       Measure = "served-p99-from-send"
+	Goodput                 Measure = "goodput"
+	GoodputVsDirect         Measure = "goodput-vs-direct"
+	GoodputVsSat            Measure = "goodput-vs-saturation"
+	ShedPct                 Measure = "shed-%"
+	DirectSaturation        Measure = "direct-saturation"
+	DirectServedP99FromSend Measure = "direct-served-p99-from-send"
+	Floor                   Measure = "floor"
+	Best                    Measure = "best"
+	BestP99                 Measure = "best-p99"
+	Lowest                  Measure = "lowest"
+	Highest                 Measure = "highest"
+	ShedCostRatio           Measure = "shed-cost-ratio"
+	ShedWaitP50             Measure = "shed-wait-p50"
+	ServedWaitP50           Measure = "served-wait-p50"
+	Reasons                 Measure = "reasons"
+	VsDirect                Measure = "vs-direct"
+	BelowAt                 Measure = "below-at"
+	RatioAtLargest          Measure = "ratio-at-largest"
+	DirectAtLargest         Measure = "direct-at-largest"
+	CPUCount                Measure = "cpu-count"
+	LowerBoundRate          Measure = "lower-bound"
+	Efficiency              Measure = "efficiency"
+	FromCPUs                Measure = "from-cpus"
+	ToCPUs                  Measure = "to-cpus"
+	CPUPerRequest           Measure = "cpu-per-request"
+	CPURatio                Measure = "cpu-ratio"
+	WorstCPURatio           Measure = "worst-cpu-ratio"
+	Tolerance               Measure = "tolerance"
+)
+
+// The groups of OverloadGoodput.
+const (
+	GroupShed = "shed 503s"
+	GroupKept = "shed nothing"
+)
+
+// Finding is one thing a comparison's numbers support.
+type Finding struct {
+	Kind     Kind
+	Workload string
+	Verdict  Verdict
+	// Variants are those the finding names, in its order.
+	Variants []string
+	// Figures are the numbers it rests on.
+	Figures []Figure
+	// By says what the figures' Of names where it is not a variant
+	// ("policy").
+	By string `json:",omitempty"`
+	// Note quotes, in words, a ruling made elsewhere (the verdict
+	// package's reasoning, why a step was loader-bound).
+	Note string `json:",omitempty"`
+}
+
+// Figure is one number of a finding.
+type Figure struct {
+	// Of is the variant (or group, policy) the figure is of; "" the
+	// workload's.
+	Of   string `json:",omitempty"`
+	Name Measure
+	// CPUs is the CPU count it was measured at (the scaling preset).
+	CPUs  int `json:",omitempty"`
+	Value float64
+	// Interval is the spread it came with (nil: one value).
+	Interval *Interval `json:",omitempty"`
+	// Text is a figure that is a word (a function's name, reasons).
+	Text    string  `json:",omitempty"`
+	Verdict Verdict `json:",omitempty"`
+}
+
+// Figure is f's figure name of of (the first, at any CPU count).
+func (f Finding) Figure(of string, name Measure) (Figure, bool) {
+	for _, x := range f.Figures {
+		if x.Of == of && x.Name == name {
+			return x, true
+		}
+	}
+	return Figure{}, false
+}
+
+// Value is f's figure name of of's value (0: none).
+func (f Finding) Value(of string, name Measure) float64 {
+	x, _ := f.Figure(of, name)
+	return x.Value
+}
+
+// All are f's figures named name, in order.
+func (f Finding) All(name Measure) []Figure {
+	var out []Figure
+	for _, x := range f.Figures {
+		if x.Name == name {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Find is a's first finding of kind about workload (false: none).
+func (a *Analysis) Find(kind Kind, workload string) (Finding, bool) {
+	for _, f := range a.Findings {
+		if f.Kind == kind && f.Workload == workload {
+			return f, true
+		}
+	}
+	return Finding{}, false
+}
+
+// FindAll are a's findings of kind, in order.
+func (a *Analysis) FindAll(kind Kind) []Finding {
+	var out []Finding
+	for _, f := range a.Findings {
+		if f.Kind == kind {
+			out = append(out, f)
+		}
+	}
+	return out
+}

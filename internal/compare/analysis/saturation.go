@@ -1,0 +1,276 @@
+package analysis
+
+import (
+	"slices"
+
+	"github.com/kvpool/kvpool/internal/compare/result"
+	"github.com/kvpool/kvpool/internal/compare/verdict"
+	"github.com/kvpool/kvpool/internal/pprofdiff"
+)
+
+// findings states what c's own numbers support: which variant saturates
+// highest and whether its lead exceeds the spread (a tie otherwise),
+// which failed requests at the fixed rate (their tail then includes 503s
+// answered at once), which keep the served p99 under the SLO under
+// overload, which were held back by their workers waiting on a slow
+// store, and what the CPU profile diff attributes the other pools'
+// losses to. Where the numbers are missing or do not decide, nothing is
+// claimed.
+func findings(c *result.Comparison, a *Analysis) []Finding {
+	var out []Finding
+	for i, wr := range c.Workloads {
+		if w := a.Workloads[i]; w.Grid != nil {
+			out = append(out, scalingFindings(wr, w)...)
+		} else {
+			out = append(out, saturationFindings(wr, w)...)
+		}
+		out = append(out, crossCheckFindings(wr, a.Workloads[i])...)
+		out = append(out, fixedErrorFindings(c, wr)...)
+		out = append(out, overloadFindings(c, wr, a.Workloads[i])...)
+	}
+	for i, wr := range c.Workloads {
+		out = append(out, concurrencyFindings(wr, a.Workloads[i])...)
+	}
+	return append(out, profileFindings(c, a)...)
+}
+
+// satFigure is v's saturation as a figure: its median and the range of
+// its searches.
+func satFigure(name string, s *Searches) Figure {
+	iv := s.Rate.Interval
+	return Figure{Of: name, Name: Saturation, Value: s.Rate.Median, Interval: &iv}
+}
+
+// saturationFindings ranks the variants' saturations, and each against
+// direct's, where the spread allows. A loader-bound saturation is only a
+// lower bound: never ranked, and said so with how to measure more.
+func saturationFindings(wr *result.WorkloadResult, w *Workload) []Finding {
+	wl := wr.Workload
+	samples := map[string][]float64{}
+	capped := Finding{Kind: SearchCapped, Workload: wl, Verdict: NotRanked}
+	lower := Finding{Kind: SaturationLowerBound, Workload: wl, Verdict: NotRanked}
+	for i, v := range wr.Variants {
+		s := w.Variants[i].Sat
+		switch {
+		case s == nil:
+			continue
+		case s.HitMax:
+			capped.Variants = append(capped.Variants, v.Name)
+		}
+		switch {
+		case s.LowerBound:
+			lower.Variants = append(lower.Variants, v.Name)
+			lower.Figures = append(lower.Figures, satFigure(v.Name, s))
+			if s.LoaderCPUs > 0 {
+				lower.Figures = append(lower.Figures, Figure{Of: v.Name, Name: LoaderCPUs, Value: float64(s.LoaderCPUs)})
+			}
+		default:
+			samples[v.Name] = v.SatRates()
+		}
+	}
+	if len(capped.Variants) > 0 {
+		// A search that passed its highest rate measured a floor, not a
+		// saturation: no order can be claimed.
+		return []Finding{capped}
+	}
+	var out []Finding
+	if len(lower.Variants) > 0 {
+		out = append(out, lower)
+	}
+	if len(samples) < 2 {
+		return out
+	}
+	l, err := verdict.FindLead(samples, true)
+	if err != nil {
+		return out
+	}
+	lead := Finding{Kind: SaturationLead, Workload: wl, Verdict: Tie, Variants: []string{l.Best, l.RunnerUp}, Note: l.Reason,
+		Figures: []Figure{satFigure(l.Best, w.Variant(l.Best).Sat), satFigure(l.RunnerUp, w.Variant(l.RunnerUp).Sat)}}
+	if l.Clear {
+		lead.Verdict = Clear
+	}
+	out = append(out, lead)
+	// Against direct: is any pool clearly above or below the baseline?
+	base := wr.Baseline()
+	if base == nil || samples[base.Name] == nil {
+		return out
+	}
+	vs := map[Verdict]*Finding{}
+	for _, verdictOf := range []Verdict{Above, Below, Tied} {
+		vs[verdictOf] = &Finding{Kind: SaturationVsDirect, Workload: wl, Verdict: verdictOf}
+	}
+	for i, v := range wr.Variants {
+		if v == base || samples[v.Name] == nil {
+			continue
+		}
+		pair, err := verdict.FindLead(map[string][]float64{v.Name: v.SatRates(), base.Name: base.SatRates()}, true)
+		var f *Finding
+		switch {
+		case err != nil:
+			continue
+		case pair.Clear && pair.Best == v.Name:
+			f = vs[Above]
+		case pair.Clear:
+			f = vs[Below]
+		default:
+			f = vs[Tied]
+		}
+		f.Variants = append(f.Variants, v.Name)
+		f.Figures = append(f.Figures, satFigure(v.Name, w.Variants[i].Sat))
+	}
+	for _, verdictOf := range []Verdict{Above, Below, Tied} {
+		if f := vs[verdictOf]; len(f.Variants) > 0 {
+			out = append(out, *f)
+		}
+	}
+	return out
+}
+
+// crossCheckFindings compares direct's open-loop saturation with its
+// closed loop on the same CPUs: within the closed loop's spread, or how
+// far off; a loader-bound side is named as a lower bound instead.
+func crossCheckFindings(wr *result.WorkloadResult, w *Workload) []Finding {
+	var out []Finding
+	for i, v := range wr.Variants {
+		av := w.Variants[i]
+		if !v.Variant.IsBaseline() || av.Closed == nil || av.Sat == nil {
+			continue
+		}
+		sat, cr := av.Sat.Rate.Median, av.Closed
+		iv := cr.Rate.Interval
+		f := Finding{Kind: CrossCheck, Workload: wr.Workload, Variants: []string{v.Name}, Figures: []Figure{
+			{Of: v.Name, Name: Saturation, Value: sat},
+			{Of: v.Name, Name: ClosedRate, Value: cr.Rate.Median, Interval: &iv},
+			{Of: v.Name, Name: Conns, Value: float64(cr.Conns)},
+		}}
+		switch {
+		case av.Sat.LowerBound:
+			f.Verdict = SatLowerBound
+		case cr.LoaderBound:
+			f.Verdict, f.Note = ClosedLowerBound, cr.Why
+		case sat >= iv.Lo && sat <= iv.Hi:
+			f.Verdict = Within
+		case sat < iv.Lo:
+			f.Verdict = Below
+			f.Figures = append(f.Figures, Figure{Of: v.Name, Name: Difference, Value: 100 * (1 - sat/cr.Rate.Median)})
+		default:
+			f.Verdict = Above
+			f.Figures = append(f.Figures, Figure{Of: v.Name, Name: Difference, Value: 100 * (sat/cr.Rate.Median - 1)})
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// fixedErrorFindings names the variants whose fixed-rate step failed
+// more than the searches' error limit (a small -cap answering 503 below
+// saturation): their percentiles include those quick answers, so a lower
+// p99 there is not a better-served request.
+func fixedErrorFindings(c *result.Comparison, wr *result.WorkloadResult) []Finding {
+	f := Finding{Kind: FixedErrors, Workload: wr.Workload, Verdict: NotComparable}
+	for _, v := range wr.Variants {
+		if fx := v.Fixed; fx != nil && fx.ErrorRate > c.Criteria.MaxErrorRate {
+			f.Variants = append(f.Variants, v.Name)
+			f.Figures = append(f.Figures, Figure{Of: v.Name, Name: ErrorRate, Value: fx.ErrorRate})
+		}
+	}
+	if len(f.Variants) == 0 {
+		return nil
+	}
+	return []Finding{f}
+}
+
+// concurrencyBound is what v can serve at most when every request holds
+// one of its Workers for at least the store's IODelay: Workers/IODelay
+// req/s. It is 0 where v has no fixed worker count or no delay, and
+// under an adaptive -limit, which moves the bound.
+func concurrencyBound(v *result.VariantResult) float64 {
+	if v.Variant.Workers <= 0 || v.Variant.IODelay <= 0 || v.Variant.Limit != "" {
+		return 0
+	}
+	return float64(v.Variant.Workers) / v.Variant.IODelay.Seconds()
+}
+
+// boundByWorkers tells whether v's saturation is explained by its
+// concurrency bound rather than by CPU: the bound lies well below
+// baseSat, what direct reached (so CPU did not stop v first), and v got
+// at least half of it.
+func boundByWorkers(v *result.VariantResult, s *Searches, baseSat float64) bool {
+	bound := concurrencyBound(v)
+	if bound == 0 || baseSat == 0 || s == nil || s.LowerBound {
+		return false
+	}
+	return bound < 0.9*baseSat && s.Rate.Median >= 0.5*bound
+}
+
+// concurrencyFindings: where a pool's workers each wait on a slow store
+// (the slow-backend preset), its saturation is set by how many requests
+// its workers can hold at once, not by CPU; direct runs each request on
+// its connection's own goroutine and is bounded by the connections.
+func concurrencyFindings(wr *result.WorkloadResult, w *Workload) []Finding {
+	base := wr.Baseline()
+	if base == nil || len(base.SatRates()) == 0 {
+		return nil
+	}
+	direct := baseSat(base) // a lower bound says nothing of where CPU would stop
+	var out []Finding
+	for i, v := range wr.Variants {
+		s := w.Variants[i].Sat
+		if v == base || !boundByWorkers(v, s, direct) {
+			continue
+		}
+		bound, sat := concurrencyBound(v), s.Rate.Median
+		out = append(out, Finding{Kind: ConcurrencyBound, Workload: wr.Workload, Verdict: Bound, Variants: []string{v.Name}, Figures: []Figure{
+			{Of: v.Name, Name: Saturation, Value: sat},
+			{Of: v.Name, Name: ConcurrencyLimit, Value: bound},
+			{Of: v.Name, Name: Workers, Value: float64(v.Variant.Workers)},
+			{Of: v.Name, Name: IODelay, Value: float64(v.Variant.IODelay)},
+			{Of: v.Name, Name: ShareOfBound, Value: 100 * sat / bound},
+			{Of: v.Name, Name: BelowDirect, Value: 100 * (1 - sat/direct)},
+			{Of: base.Name, Name: Saturation, Value: direct},
+		}})
+	}
+	return out
+}
+
+// profileFindings: for each pool of the profiled workload that saturates
+// below direct beyond the spread, and not because its workers were all
+// waiting on the store (see concurrencyFindings), the function its CPU
+// diff grows most.
+func profileFindings(c *result.Comparison, a *Analysis) []Finding {
+	if len(c.Profiles) == 0 {
+		return nil
+	}
+	i := slices.IndexFunc(c.Workloads, func(w *result.WorkloadResult) bool { return w.Workload == c.ProfileWorkload })
+	if i < 0 || c.Workloads[i].Baseline() == nil {
+		return nil
+	}
+	wr, w := c.Workloads[i], a.Workloads[i]
+	base := wr.Baseline()
+	bs := w.Variant(base.Name).Sat
+	var out []Finding
+	for j, v := range wr.Variants {
+		s := w.Variants[j].Sat
+		if v == base || s == nil || bs == nil || s.LowerBound || bs.LowerBound || boundByWorkers(v, s, bs.Rate.Median) {
+			continue // a pool bound by its workers lost nothing to CPU: its profile explains nothing
+		}
+		pair, err := verdict.FindLead(map[string][]float64{v.Name: v.SatRates(), base.Name: base.SatRates()}, true)
+		if err != nil || !pair.Clear || pair.Best != base.Name {
+			continue
+		}
+		k := slices.IndexFunc(c.Profiles, func(p *result.ProfileSet) bool { return p.Variant == v.Name })
+		if k < 0 {
+			continue
+		}
+		row, ok := pprofdiff.LargestIncrease(pprofdiff.ParseTop(c.Profiles[k].Diffs["cpu"]))
+		if !ok {
+			continue
+		}
+		out = append(out, Finding{Kind: ProfileGrowth, Workload: wr.Workload, Verdict: Below, Variants: []string{v.Name}, Figures: []Figure{
+			{Of: v.Name, Name: Loss, Value: 100 * (1 - s.Rate.Median/bs.Rate.Median)},
+			{Of: v.Name, Name: TopFunction, Value: row.FlatPct, Text: row.Function},
+			{Of: v.Name, Name: TopFlat, Text: row.Flat},
+		}})
+	}
+	return out
+}

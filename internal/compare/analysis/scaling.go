@@ -1,0 +1,218 @@
+package analysis
+
+import (
+	"slices"
+
+	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/compare/result"
+	"github.com/kvpool/kvpool/internal/compare/verdict"
+)
+
+// Grid is a scaling workload's variants by row (the variant on its whole
+// set, in order of first appearance) and kvserver's CPU count
+// (ascending).
+type Grid struct {
+	Rows   []string
+	Counts []int
+	at     map[string]map[int]cell
+}
+
+// cell is one variant of a grid, measured and derived.
+type cell struct {
+	r *result.VariantResult
+	a *Variant
+}
+
+func gridOf(wr *result.WorkloadResult, w *Workload) *Grid {
+	g := &Grid{at: map[string]map[int]cell{}}
+	for i, v := range wr.Variants {
+		if v.Variant.CPUs <= 0 {
+			continue
+		}
+		row := v.Variant.WithoutCPUs().Name()
+		if g.at[row] == nil {
+			g.Rows = append(g.Rows, row)
+			g.at[row] = map[int]cell{}
+		}
+		g.at[row][v.Variant.CPUs] = cell{v, w.Variants[i]}
+		if !slices.Contains(g.Counts, v.Variant.CPUs) {
+			g.Counts = append(g.Counts, v.Variant.CPUs)
+		}
+	}
+	slices.Sort(g.Counts)
+	return g
+}
+
+// At is row's variant on n CPUs (nil: not measured there).
+func (g *Grid) At(row string, n int) *Variant { return g.at[row][n].a }
+
+// Largest is the most CPUs kvserver ran on (0: no count).
+func (g *Grid) Largest() int {
+	if len(g.Counts) == 0 {
+		return 0
+	}
+	return g.Counts[len(g.Counts)-1]
+}
+
+// runsInHandler tells whether v's jobs run in their handlers (-exec
+// handler): as its server reported, else as its flags say.
+func runsInHandler(v *result.VariantResult) bool {
+	if e, ok := v.Config["exec"]; ok {
+		return e == "handler"
+	}
+	return v.Variant.Exec == "" || v.Variant.Exec == "handler"
+}
+
+// HandlerTolerance is the target for -exec handler's CPU per request:
+// within 5 % of direct's at every CPU count (docs/load-lab.md, "Reading
+// a report").
+const HandlerTolerance = 0.05
+
+// countFigures are the grid's CPU counts as figures.
+func countFigures(g *Grid) []Figure {
+	var out []Figure
+	for _, n := range g.Counts {
+		out = append(out, Figure{Name: CPUCount, Value: float64(n)})
+	}
+	return out
+}
+
+// scalingFindings: which variants saturate below direct beyond the
+// spread at some count and by how much at the largest; how far each
+// scales from its fewest CPUs; and the closed loop's CPU per request
+// against direct's at each count, with the target for -exec handler.
+func scalingFindings(wr *result.WorkloadResult, w *Workload) []Finding {
+	g := w.Grid
+	if len(g.Counts) == 0 {
+		return nil
+	}
+	wl, largest := wr.Workload, g.Largest()
+	vs := Finding{Kind: ScalingVsDirect, Workload: wl, Verdict: Tied, Figures: countFigures(g)}
+	lower := Finding{Kind: ScalingLowerBound, Workload: wl, Verdict: NotRanked}
+	for _, row := range g.Rows {
+		if row == plan.Baseline {
+			continue
+		}
+		var at []Figure
+		compared := false
+		for _, n := range g.Counts {
+			v, base := g.at[row][n], g.at[plan.Baseline][n]
+			if v.a == nil || base.a == nil || v.a.Sat == nil || base.a.Sat == nil {
+				continue
+			}
+			if v.a.Sat.LowerBound || base.a.Sat.LowerBound {
+				if v.a.Sat.LowerBound {
+					lower.Variants = append(lower.Variants, row)
+					lower.Figures = append(lower.Figures, Figure{Of: row, Name: LowerBoundRate, CPUs: n, Value: v.a.Sat.Rate.Median})
+				}
+				continue
+			}
+			compared = true
+			pair, err := verdict.FindLead(map[string][]float64{row: v.r.SatRates(), plan.Baseline: base.r.SatRates()}, true)
+			if err == nil && pair.Clear && pair.Best == plan.Baseline {
+				at = append(at, Figure{Of: row, Name: BelowAt, CPUs: n, Value: float64(n)})
+			}
+		}
+		switch {
+		case len(at) > 0:
+			vs.Verdict = Below
+			vs.Variants = append(vs.Variants, row)
+			vs.Figures = append(vs.Figures, Figure{Of: row, Name: VsDirect, Verdict: Below})
+			vs.Figures = append(vs.Figures, at...)
+			if v, base := g.At(row, largest), g.At(plan.Baseline, largest); v != nil && base != nil && v.Sat != nil && base.Sat != nil &&
+				!v.Sat.LowerBound && !base.Sat.LowerBound && base.Sat.Rate.Median > 0 {
+				vs.Figures = append(vs.Figures, Figure{Of: row, Name: RatioAtLargest, CPUs: largest, Value: v.Sat.Rate.Median / base.Sat.Rate.Median},
+					Figure{Of: plan.Baseline, Name: DirectAtLargest, CPUs: largest, Value: base.Sat.Rate.Median})
+			}
+		case compared:
+			vs.Variants = append(vs.Variants, row)
+			vs.Figures = append(vs.Figures, Figure{Of: row, Name: VsDirect, Verdict: Tied})
+		}
+	}
+	var out []Finding
+	if len(vs.Variants) > 0 {
+		out = append(out, vs)
+	}
+	if len(lower.Variants) > 0 {
+		out = append(out, lower)
+	}
+	if f, ok := efficiencyFinding(wl, g); ok {
+		out = append(out, f)
+	}
+	return append(out, closedCPUFindings(wl, g)...)
+}
+
+// efficiencyFinding: each variant's saturation at the largest count as a
+// share of linear scaling from its smallest.
+func efficiencyFinding(wl string, g *Grid) (Finding, bool) {
+	if len(g.Counts) < 2 {
+		return Finding{}, false
+	}
+	lo, hi := g.Counts[0], g.Largest()
+	f := Finding{Kind: ScalingEfficiency, Workload: wl, Verdict: Ranged,
+		Figures: []Figure{{Name: FromCPUs, Value: float64(lo)}, {Name: ToCPUs, Value: float64(hi)}}}
+	for _, row := range g.Rows {
+		a, z := g.At(row, lo), g.At(row, hi)
+		if a == nil || z == nil || a.Sat == nil || z.Sat == nil || a.Sat.LowerBound || z.Sat.LowerBound || a.Sat.Rate.Median <= 0 {
+			continue
+		}
+		f.Variants = append(f.Variants, row)
+		f.Figures = append(f.Figures, Figure{Of: row, Name: Efficiency, Value: z.Sat.Rate.Median / (a.Sat.Rate.Median * float64(hi) / float64(lo))})
+	}
+	return f, len(f.Variants) > 0
+}
+
+// closedCPUFindings: per count, each variant's closed-loop CPU per
+// request as a ratio to direct's, and whether every -exec handler
+// variant stayed within HandlerTolerance of direct at every count: at
+// most 1.05× (costing less than direct is no miss).
+func closedCPUFindings(wl string, g *Grid) []Finding {
+	perCount := Finding{Kind: ScalingCPU, Workload: wl, Verdict: Ranged}
+	worst := map[string]Figure{}
+	var handlers []string
+	for _, n := range g.Counts {
+		base := g.At(plan.Baseline, n)
+		if base == nil || base.Closed == nil || base.Closed.CPUPerRequest <= 0 {
+			continue
+		}
+		var figs []Figure
+		for _, row := range g.Rows {
+			c := g.at[row][n]
+			if row == plan.Baseline || c.a == nil || c.a.Closed == nil || c.a.Closed.CPUPerRequest <= 0 {
+				continue
+			}
+			x := c.a.Closed.CPURatio
+			figs = append(figs, Figure{Of: row, Name: CPURatio, CPUs: n, Value: x})
+			if runsInHandler(c.r) {
+				if !slices.Contains(handlers, row) {
+					handlers = append(handlers, row)
+				}
+				if m, ok := worst[row]; !ok || x > m.Value {
+					worst[row] = Figure{Of: row, Name: WorstCPURatio, CPUs: n, Value: x}
+				}
+			}
+		}
+		if len(figs) > 0 {
+			perCount.Figures = append(perCount.Figures, Figure{Of: plan.Baseline, Name: CPUPerRequest, CPUs: n, Value: float64(base.Closed.CPUPerRequest)})
+			perCount.Figures = append(perCount.Figures, figs...)
+		}
+	}
+	if len(perCount.Figures) == 0 {
+		return nil
+	}
+	out := []Finding{perCount}
+	if len(handlers) == 0 {
+		return out
+	}
+	target := Finding{Kind: HandlerTarget, Workload: wl, Verdict: Met, Variants: handlers,
+		Figures: append(countFigures(g), Figure{Name: Tolerance, Value: HandlerTolerance})}
+	for _, row := range handlers {
+		m := worst[row]
+		m.Verdict = Met
+		if m.Value > 1+HandlerTolerance {
+			m.Verdict, target.Verdict = Missed, Missed
+		}
+		target.Figures = append(target.Figures, m)
+	}
+	return []Finding{perCount, target}
+}

@@ -1,0 +1,138 @@
+package compare
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/kvpool/kvpool/internal/compare/result"
+	"github.com/kvpool/kvpool/internal/harness"
+)
+
+// stopTimeout bounds kvserver's graceful stop.
+const stopTimeout = 30 * time.Second
+
+// settleFill and settleStart bound the wait for an idle kvserver: after the
+// fill (Pebble compacts a gigabyte) and after each start on a copy (a
+// settled store needs seconds at most).
+const (
+	settleFill  = 10 * time.Minute
+	settleStart = time.Minute
+)
+
+// instance is one kvserver started for a variant's steps.
+type instance struct {
+	*harness.Server
+	wl string
+	v  *result.VariantResult
+	// deathRecorded: that it exited mid-step is among the failures.
+	deathRecorded bool
+}
+
+// start starts kvserver for v (with extra flags) on a fresh copy of seed,
+// its output in runDir/kvserver.log. A nil server comes with the failure
+// already recorded.
+func (r *runner) start(ctx context.Context, wl string, v *result.VariantResult, step, seed, runDir string, extra ...string) *instance {
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		r.fail(wl, v.Name, step, err.Error(), "")
+		return nil
+	}
+	logf, err := os.Create(filepath.Join(runDir, "kvserver.log"))
+	if err != nil {
+		r.fail(wl, v.Name, step, err.Error(), "")
+		return nil
+	}
+	o := harness.Options{
+		Binary: r.o.Kvserver, Args: append(v.Variant.Args(), extra...),
+		SeedDir: seed, Log: logf, CPUs: r.serverSet(v.Variant),
+	}
+	srv, err := harness.Start(ctx, o)
+	if err != nil {
+		logf.Close()
+		if ctx.Err() == nil {
+			tail := ""
+			var se *harness.StartError
+			if errors.As(err, &se) {
+				tail = se.LogTail
+			}
+			r.fail(wl, v.Name, step, "kvserver did not start: "+err.Error(), tail)
+		}
+		return nil
+	}
+	if v.Config == nil {
+		if info, err := srv.ConfigInfo(ctx); err == nil {
+			v.Config = info
+			if r.c.Env.KvserverVersion == "" {
+				r.c.Env.KvserverVersion = info["version"]
+			}
+		}
+	}
+	go func() { <-srv.Exited(); logf.Close() }()
+	r.settle(ctx, srv, fmt.Sprintf("%s %s %s", wl, v.Name, step), settleStart)
+	if r.onStart != nil {
+		r.onStart(step, v.Variant, srv)
+	}
+	return &instance{Server: srv, wl: wl, v: v}
+}
+
+// stop stops srv, recording an unclean stop as a failure of step. After
+// Ctrl-C nothing is recorded: the terminal's SIGINT reached kvserver too,
+// which may have stopped by itself.
+func (r *runner) stop(ctx context.Context, srv *instance, step string) error {
+	select {
+	case <-srv.Exited(): // died mid-step: already recorded as such
+		return srv.Cleanup()
+	default:
+	}
+	err := srv.Stop(stopTimeout)
+	if ctx.Err() != nil {
+		srv.Cleanup()
+		return nil
+	}
+	if err != nil {
+		r.fail(srv.wl, srv.v.Name, step, "kvserver did not stop cleanly: "+err.Error(), srv.LogTail(20))
+	}
+	return err
+}
+
+// exited says, if srv has exited on its own, that it did and with which
+// code. After Ctrl-C an exit is expected and not reported.
+func exited(ctx context.Context, srv *harness.Server) (string, bool) {
+	if ctx.Err() != nil {
+		return "", false
+	}
+	select {
+	case <-srv.Exited():
+		return fmt.Sprintf("kvserver exited mid-step with code %d", srv.ExitCode()), true
+	default:
+		return "", false
+	}
+}
+
+// died tells whether srv has exited on its own, recording it, once per
+// server, as a failure of step with the end of its log.
+func (r *runner) died(ctx context.Context, srv *instance, step string) bool {
+	why, dead := exited(ctx, srv.Server)
+	if dead && !srv.deathRecorded {
+		srv.deathRecorded = true
+		r.fail(srv.wl, srv.v.Name, step, why, srv.LogTail(20))
+	}
+	return dead
+}
+
+// settle waits until srv is idle, so that no step on it pays for
+// its compactions or log replay; the report notes a server that never
+// idled.
+func (r *runner) settle(ctx context.Context, srv *harness.Server, what string, within time.Duration) {
+	waited, err := srv.WaitIdle(ctx, within)
+	switch {
+	case ctx.Err() != nil:
+	case err != nil:
+		r.note("%s: %v; measured anyway", what, err)
+	case waited > 5*time.Second:
+		r.logf("%s: kvserver idle after %v", what, waited.Round(time.Second))
+	}
+}

@@ -1,0 +1,167 @@
+package compare
+
+import (
+	"context"
+	"time"
+
+	"github.com/kvpool/kvpool/internal/compare/result"
+	"github.com/kvpool/kvpool/internal/harness"
+	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/saturate"
+)
+
+// stepRun is one loader run on a server, with kvserver's CPU over it.
+type stepRun struct {
+	res  *loadgen.Result // nil where the run could not be made
+	span serverSpan
+}
+
+// measure runs cfg against srv with its files in dir, reading kvserver's
+// CPU just before and just after: the idiom of every step but the
+// searches (saturate reads the CPU around each of its own). ok is false
+// where ctx was cancelled (nothing recorded), where kvserver died
+// (recorded as a failure of step, once per server, with its log) or the
+// run failed (recorded); a file the run could not write is noted, the run
+// stands. A run kvserver died in still returns its result.
+func (r *runner) measure(ctx context.Context, srv *instance, step string, cfg loadgen.Config, dir string) (stepRun, bool) {
+	before, berr := srv.Sample()
+	res, note, err := runInto(ctx, cfg, dir, srv.v.Config)
+	m := stepRun{res: res, span: r.span(srv.Server, before, berr)}
+	switch {
+	case ctx.Err() != nil:
+		return m, false
+	case r.died(ctx, srv, step):
+		return m, false
+	case err != nil:
+		r.fail(srv.wl, srv.v.Name, step, err.Error(), srv.LogTail(10))
+		return m, false
+	}
+	if note != "" {
+		r.note("%s %s: %s", step, srv.v.Name, note)
+	}
+	return m, true
+}
+
+// perRequest is kvserver's CPU over m per request sent (0: unknown).
+func (m stepRun) perRequest() time.Duration {
+	if m.res == nil || m.res.Sent == 0 || !m.span.ok {
+		return 0
+	}
+	return m.span.cpu() / time.Duration(m.res.Sent)
+}
+
+// serverSpan is kvserver's CPU time read before and after a step.
+type serverSpan struct {
+	before, after harness.ProcSample
+	cpus          int
+	ok            bool
+}
+
+// span pairs before, srv's CPU time read (with beforeErr) just before a
+// step, with a reading taken now, just after it.
+func (r *runner) span(srv *harness.Server, before harness.ProcSample, beforeErr error) serverSpan {
+	after, err := srv.Sample()
+	return serverSpan{before: before, after: after, cpus: r.serverCPUs(srv), ok: beforeErr == nil && err == nil && after.CPU >= before.CPU}
+}
+
+// serverCPUs is how many CPUs srv may run on: its set's size, or every
+// online CPU where it is not pinned. A share of them is its CPU share.
+func (r *runner) serverCPUs(srv *harness.Server) int {
+	if n := srv.CPUs.Len(); n > 0 {
+		return n
+	}
+	return r.online
+}
+
+// cpu is the server's CPU time over the span (0 when unknown).
+func (s serverSpan) cpu() time.Duration {
+	if !s.ok {
+		return 0
+	}
+	return s.after.CPU - s.before.CPU
+}
+
+// share is the server's CPU over the span as a share of its CPUs
+// (negative: unknown).
+func (s serverSpan) share() float64 {
+	wall := s.after.At.Sub(s.before.At)
+	if !s.ok || wall <= 0 || s.cpus < 1 {
+		return -1
+	}
+	return s.cpu().Seconds() / (wall.Seconds() * float64(s.cpus))
+}
+
+// loaderShare is the loader's CPU over res as a share of its CPUs
+// (negative: unknown).
+func loaderShare(res *loadgen.Result) float64 {
+	cpu := res.CPU.Total()
+	if cpu <= 0 || res.Elapsed <= 0 || res.LoaderCPUs < 1 {
+		return -1
+	}
+	return cpu.Seconds() / (res.Elapsed.Seconds() * float64(res.LoaderCPUs))
+}
+
+// sawLoader notes, for the environment table, how many loops the loader
+// ran and why it could not pin itself where it was asked to.
+func (r *runner) sawLoader(res *loadgen.Result) {
+	r.c.Env.LoaderLoops = max(r.c.Env.LoaderLoops, res.Loops)
+	if !res.Config.CPUs.IsEmpty() && !res.Pinned && r.c.Env.LoaderUnpinned == "" {
+		r.c.Env.LoaderUnpinned = res.Unpinned
+		r.note("the loader could not pin itself to CPUs %s and ran unpinned: %s", res.Config.CPUs, res.Unpinned)
+	}
+}
+
+// newLoaderCheck is what res says of the loader in one step; the
+// server's share and the bound are the caller's to fill in.
+func (r *runner) newLoaderCheck(wl, variant, step string, res *loadgen.Result) result.LoaderCheck {
+	r.sawLoader(res)
+	asked := res.Config.Rate
+	lc := result.LoaderCheck{Workload: wl, Variant: variant, Step: step, Asked: asked, SendRate: res.SendRate(),
+		CPUPerRequest: res.CPUPerRequest(), LoaderShare: loaderShare(res), LoaderCPUs: res.LoaderCPUs, ServerShare: -1}
+	if res.SendLag != nil {
+		lc.LagP99 = time.Duration(res.SendLag.ValueAtPercentile(99)) * time.Microsecond
+	}
+	if res.Elapsed > 0 {
+		lc.CPUShare = res.CPU.Total().Seconds() / res.Elapsed.Seconds()
+	}
+	lc.KeptUp = asked > 0 && lc.SendRate >= 0.99*asked && res.Unsent() == 0
+	return lc
+}
+
+// checkLoader records whether the loader kept up with m's asked rate in
+// a fixed-rate or overload step, and whether a shortfall was its own
+// (saturate.Bound, the rule of the saturation searches): the step fell
+// short with the loader at 90 % or more of its CPUs, or fell behind while
+// kvserver stayed under 90 % of its own. Falling behind counts as the
+// loader's only while it had connections to spare (ConnsPeak below
+// MaxConns): with every connection it may open held by the server, the
+// sends waited on the server. It returns the record.
+func (r *runner) checkLoader(srv *instance, step string, m stepRun) result.LoaderCheck {
+	res := m.res
+	lc := r.newLoaderCheck(srv.wl, srv.v.Name, step, res)
+	lc.ServerShare, lc.ServerCPUs = m.span.share(), m.span.cpus
+	lc.LoaderBound, lc.Why = saturate.Bound(saturate.Evidence{
+		Pass: lc.KeptUp, FellBehind: !lc.KeptUp && res.ConnsPeak < res.Config.MaxConns,
+		LoaderCPUShare: lc.LoaderShare, LoaderCPUs: lc.LoaderCPUs,
+		ServerCPUShare: lc.ServerShare, ServerCPUs: lc.ServerCPUs, Shared: r.pl.Shared(),
+	})
+	if !lc.LoaderBound {
+		lc.Why = ""
+	}
+	r.c.Loader = append(r.c.Loader, lc)
+	return lc
+}
+
+// checkValidation records the loader's check of a search's validating
+// run, its server share and bound as the search judged them.
+func (r *runner) checkValidation(wl, variant, step string, res *loadgen.Result, s *saturate.Step) {
+	lc := r.newLoaderCheck(wl, variant, step, res)
+	if s != nil {
+		lc.ServerShare, lc.ServerCPUs = s.ServerCPUShare, s.ServerCPUs
+		lc.LoaderBound, lc.Why = s.LoaderBound, s.BoundWhy
+		if !lc.LoaderBound {
+			lc.Why = ""
+		}
+	}
+	r.c.Loader = append(r.c.Loader, lc)
+}

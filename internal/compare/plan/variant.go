@@ -1,0 +1,172 @@
+package plan
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The names kvserver accepts for -pool, -overflow, -exec and -limit.
+// They are repeated here rather than imported because the load side
+// talks to kvserver as a user would, over HTTP and as a process (it never
+// imports the server's packages); kvserver itself refuses a name it does
+// not know. Limits are the adaptive algorithms (fixed, kvserver's
+// default, is every other variant).
+var (
+	Pools    = []string{"direct", "fifo", "lifo", "msqueue", "multiqueue", "adaptive"}
+	Policies = []string{"reject", "drop-oldest", "caller-runs", "block"}
+	Execs    = []string{"handler", "worker"}
+	Limits   = []string{"gradient2", "vegas", "aimd"}
+	Presets  = []string{"queues", "capacity", "policies", "slow-backend", "overload", "scaling"}
+)
+
+// Baseline is the pool every other is compared against: no pool at all,
+// the store call runs in the connection's handler.
+const Baseline = "direct"
+
+// unboundedPools are the pools the overload preset also runs with -cap -1,
+// as loadtest/overload.sh did: the named exception whose queue may grow.
+var unboundedPools = []string{"msqueue"}
+
+// limitPools are the pools the adaptive-limit variants run on.
+var limitPools = []string{"fifo", "lifo"}
+
+// seedsCap is the queue bound of the policy variants: with kvserver's
+// default -cap (auto: -max-conns, one place per connection) a queue never
+// fills and an overflow policy never applies, so the seeds' experiments
+// name their bound, with -queue-timeout 0 (no shedding by age), as
+// kvserver's defaults were when the seeds ran.
+const seedsCap = 1024
+
+// Variant is one kvserver configuration under comparison.
+type Variant struct {
+	Pool   string
+	Policy string // "" = kvserver's default
+	// Cap is passed as -cap when CapSet; -1 is unbounded.
+	Cap    int
+	CapSet bool
+	// QueueTimeout is passed as -queue-timeout when QueueTimeoutSet (the
+	// policy variants: 0, none).
+	QueueTimeout    time.Duration
+	QueueTimeoutSet bool
+	// Workers is passed as -workers when > 0.
+	Workers int
+	// Exec is passed as -exec when set: "handler" or "worker".
+	Exec string
+	// Limit is passed as -limit when set: an adaptive algorithm.
+	Limit string
+	// CPUs (scaling preset), when > 0, starts kvserver on the first CPUs
+	// of its set, this many.
+	CPUs        int
+	IODelay     time.Duration
+	IODelayDist string
+}
+
+// Name is how tables and charts label v: "lifo", "fifo/drop-oldest",
+// "fifo cap=64", "lifo workers=8", "msqueue unbounded", "lifo/reject
+// cap=1024", "lifo exec=worker", "fifo limit=vegas", "lifo cpus=4". The
+// policy variants' -queue-timeout 0 is not in the name: the preset's text
+// and the settings line say it.
+func (v Variant) Name() string {
+	var b strings.Builder
+	b.WriteString(v.Pool)
+	if v.Policy != "" {
+		b.WriteString("/" + v.Policy)
+	}
+	switch {
+	case v.CapSet && v.Cap < 0:
+		b.WriteString(" unbounded")
+	case v.CapSet:
+		b.WriteString(" cap=" + strconv.Itoa(v.Cap))
+	}
+	if v.Workers > 0 {
+		b.WriteString(" workers=" + strconv.Itoa(v.Workers))
+	}
+	if v.Exec != "" {
+		b.WriteString(" exec=" + v.Exec)
+	}
+	if v.Limit != "" {
+		b.WriteString(" limit=" + v.Limit)
+	}
+	if v.CPUs > 0 {
+		b.WriteString(" cpus=" + strconv.Itoa(v.CPUs))
+	}
+	if v.QueueTimeoutSet && v.Policy == "" && !v.CapSet {
+		b.WriteString(" queue-timeout=" + v.QueueTimeout.String())
+	}
+	return b.String()
+}
+
+// Slug is Name made safe for a folder name.
+func (v Variant) Slug() string {
+	return strings.NewReplacer("/", "-", " ", "-", "=", "").Replace(v.Name())
+}
+
+// PolicyLabel is the policy column of a table.
+func (v Variant) PolicyLabel() string {
+	switch {
+	case v.Pool == Baseline:
+		return "-"
+	case v.CapSet && v.Cap < 0:
+		return "unbounded"
+	case v.Policy == "":
+		return "default"
+	}
+	return v.Policy
+}
+
+// Args are v's kvserver flags.
+func (v Variant) Args() []string {
+	a := []string{"-pool", v.Pool}
+	if v.Policy != "" {
+		a = append(a, "-overflow", v.Policy)
+	}
+	if v.CapSet {
+		a = append(a, "-cap", strconv.Itoa(v.Cap))
+	}
+	if v.QueueTimeoutSet {
+		a = append(a, "-queue-timeout", v.QueueTimeout.String())
+	}
+	if v.Workers > 0 {
+		a = append(a, "-workers", strconv.Itoa(v.Workers))
+	}
+	if v.Exec != "" {
+		a = append(a, "-exec", v.Exec)
+	}
+	if v.Limit != "" {
+		a = append(a, "-limit", v.Limit)
+	}
+	if v.IODelay > 0 {
+		a = append(a, "-io-delay", v.IODelay.String())
+		if v.IODelayDist != "" {
+			a = append(a, "-io-delay-dist", v.IODelayDist)
+		}
+	}
+	return a
+}
+
+// IsBaseline tells whether v is the direct pool every ratio refers to.
+func (v Variant) IsBaseline() bool { return v.Pool == Baseline }
+
+// AtDefaults tells whether v is a queueing pool at kvserver's default
+// configuration: no -cap, -overflow, -queue-timeout, -workers or -limit
+// flag, and the default -exec (handler): what the defaults' targets
+// under overload judge (docs/load-lab.md, "Reading a report").
+func (v Variant) AtDefaults() bool {
+	return !v.IsBaseline() && v.Policy == "" && !v.CapSet && !v.QueueTimeoutSet && v.Workers == 0 &&
+		v.Limit == "" && (v.Exec == "" || v.Exec == "handler")
+}
+
+// WithoutCPUs is v run on its whole set: the scaling tables' row label.
+func (v Variant) WithoutCPUs() Variant { v.CPUs = 0; return v }
+
+// PoolLabel is the pool column of a table: the pool with its swept
+// parameter, without the policy (a column of its own) or "unbounded"
+// (the policy column says it).
+func (v Variant) PoolLabel() string {
+	v.Policy = ""
+	if v.CapSet && v.Cap < 0 {
+		v.CapSet = false
+	}
+	return v.Name()
+}

@@ -1,0 +1,191 @@
+package render
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kvpool/kvpool/internal/compare/analysis"
+	"github.com/kvpool/kvpool/internal/compare/result"
+)
+
+// sentences words a's findings, in order, as the report's list does.
+func sentences(c *result.Comparison, a *analysis.Analysis) []string {
+	var out []string
+	for _, f := range a.Findings {
+		if s := sentence(c, f); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// sentence words one finding ("" for a kind it does not know).
+func sentence(c *result.Comparison, f analysis.Finding) string {
+	if s, ok := overloadSentence(c, f); ok {
+		return s
+	}
+	if s, ok := scalingSentence(f); ok {
+		return s
+	}
+	wl := f.Workload
+	switch f.Kind {
+	case analysis.SearchCapped:
+		return fmt.Sprintf("`%s`: %s passed the search's highest rate, so their saturation was not found and no pool is ranked.", wl, strings.Join(f.Variants, ", "))
+	case analysis.SaturationLowerBound:
+		var parts []string
+		for _, v := range f.Variants {
+			with := ""
+			if n := f.Value(v, analysis.LoaderCPUs); n > 0 {
+				with = " with " + cpusText(int(n), "loader CPU")
+			}
+			parts = append(parts, fmt.Sprintf("%s (≥ %s req/s%s)", v, thousands(f.Value(v, analysis.Saturation)), with))
+		}
+		return fmt.Sprintf("`%s`: **loader-bound, so only lower bounds, not ranked**: %s: the loader ran out of CPU (or fell behind while kvserver had CPU to spare) before kvserver reached its limit. To measure further, give the loader more CPUs (`-loader-cpus`), or load from more hosts (`loadtest attack -shard K/N -start-at`, then `loadtest merge`).",
+			wl, strings.Join(parts, ", "))
+	case analysis.SaturationLead:
+		if f.Verdict == analysis.Clear {
+			best, second := f.Variants[0], f.Variants[1]
+			return fmt.Sprintf("`%s`: **%s saturates highest**, %s req/s (median) against %s's %s: %s.",
+				wl, best, thousands(f.Value(best, analysis.Saturation)), second, thousands(f.Value(second, analysis.Saturation)), f.Note)
+		}
+		return fmt.Sprintf("`%s`: **no pool saturates clearly highest**: %s.", wl, f.Note)
+	case analysis.SaturationVsDirect:
+		how := map[analysis.Verdict]string{
+			analysis.Above: "saturates higher than direct beyond the spread",
+			analysis.Below: "saturates lower than direct beyond the spread",
+			analysis.Tied:  "not distinguishable from direct's saturation (ranges overlap, or one run)",
+		}[f.Verdict]
+		return fmt.Sprintf("`%s`: %s: %s.", wl, how, strings.Join(f.Variants, ", "))
+	case analysis.CrossCheck:
+		return crossCheckSentence(f)
+	case analysis.FixedErrors:
+		var parts []string
+		for _, v := range f.Variants {
+			parts = append(parts, v+" "+errorShare(f.Value(v, analysis.ErrorRate)))
+		}
+		return fmt.Sprintf("`%s` at the fixed rate, failed requests (503s or time-outs) of what was sent: %s; their percentiles include those answers, so read a lower p99 there as shed load, not as faster service.",
+			wl, strings.Join(parts, ", "))
+	case analysis.ConcurrencyBound:
+		v := f.Variants[0]
+		var direct float64
+		for _, x := range f.All(analysis.Saturation) {
+			if x.Of != v {
+				direct = x.Value
+			}
+		}
+		return fmt.Sprintf("`%s`: %s saturates at %s req/s, %.0f %% of its concurrency bound (%d workers, each holding a request for at least the store's %v: %s req/s) and %.0f %% below direct's %s: its workers waiting on the store set the limit, not the CPU; direct runs every request on its connection's own goroutine, as many at once as there are connections.",
+			wl, v, thousands(f.Value(v, analysis.Saturation)), f.Value(v, analysis.ShareOfBound), int(f.Value(v, analysis.Workers)),
+			time.Duration(f.Value(v, analysis.IODelay)), thousands(f.Value(v, analysis.ConcurrencyLimit)), f.Value(v, analysis.BelowDirect), thousands(direct))
+	case analysis.ProfileGrowth:
+		v := f.Variants[0]
+		top, _ := f.Figure(v, analysis.TopFunction)
+		flat, _ := f.Figure(v, analysis.TopFlat)
+		return fmt.Sprintf("%s saturates %.0f %% below direct (`%s`); its CPU profile beyond direct's grows most in `%s` (%s, %+.1f %% of direct's samples).",
+			v, f.Value(v, analysis.Loss), wl, top.Text, flat.Text, top.Value)
+	}
+	return ""
+}
+
+// crossCheckSentence words direct's saturation against its closed loop.
+func crossCheckSentence(f analysis.Finding) string {
+	v := f.Variants[0]
+	sat := f.Value(v, analysis.Saturation)
+	cl, _ := f.Figure(v, analysis.ClosedRate)
+	closed := fmt.Sprintf("the closed loop's %s req/s (%d rounds, %s–%s, %d connections)", thousands(cl.Value), cl.Interval.N,
+		thousands(cl.Interval.Lo), thousands(cl.Interval.Hi), int(f.Value(v, analysis.Conns)))
+	head := fmt.Sprintf("`%s` cross-check, %s's saturation %s req/s against %s", f.Workload, v, thousands(sat), closed)
+	switch f.Verdict {
+	case analysis.SatLowerBound:
+		return fmt.Sprintf("%s: **loader-bound: the saturation is a lower bound**, so the cross-check cannot confirm it.", head)
+	case analysis.ClosedLowerBound:
+		return fmt.Sprintf("%s: the closed loop was loader-bound (%s), so its rate is only what the loader could send: a lower bound of kvserver's.", head, f.Note)
+	case analysis.Within:
+		return fmt.Sprintf("%s: **within the closed loop's spread**.", head)
+	case analysis.Below:
+		return fmt.Sprintf("%s: **%.0f %% below** the closed loop's median: the search stopped short of what kvserver serves with no schedule to keep (its short steps, or the SLO, which a closed loop does not keep; the loader table says whether the loader kept up).",
+			head, f.Value(v, analysis.Difference))
+	}
+	return fmt.Sprintf("%s: **%.0f %% above** the closed loop's median: its connections, not kvserver, may have limited the closed loop.", head, f.Value(v, analysis.Difference))
+}
+
+// scalingSentence words the scaling preset's findings.
+func scalingSentence(f analysis.Finding) (string, bool) {
+	wl := f.Workload
+	var counts []int
+	for _, x := range f.All(analysis.CPUCount) {
+		counts = append(counts, int(x.Value))
+	}
+	switch f.Kind {
+	case analysis.ScalingVsDirect:
+		var below, tied []string
+		for _, x := range f.All(analysis.VsDirect) {
+			if x.Verdict == analysis.Tied {
+				tied = append(tied, x.Of)
+				continue
+			}
+			var at []string
+			for _, b := range f.All(analysis.BelowAt) {
+				if b.Of == x.Of {
+					at = append(at, strconv.Itoa(b.CPUs))
+				}
+			}
+			text := fmt.Sprintf("%s (at %s CPUs", x.Of, strings.Join(at, ", "))
+			if r, ok := f.Figure(x.Of, analysis.RatioAtLargest); ok {
+				d := f.All(analysis.DirectAtLargest)[0]
+				text += fmt.Sprintf("; at %s %.2f× direct's %s req/s", cpusText(r.CPUs, "CPU"), r.Value, thousands(d.Value))
+			}
+			below = append(below, text+")")
+		}
+		if f.Verdict == analysis.Below {
+			return fmt.Sprintf("`%s` scaling: **saturates below direct beyond the spread**: %s; not distinguishable from direct at any count (ranges overlap, or one run): %s.",
+				wl, strings.Join(below, "; "), orNone(tied)), true
+		}
+		return fmt.Sprintf("`%s` scaling: no variant saturated below direct beyond the spread at any count of %s (ranges overlap, or one run each: -repeat 3 gives a spread): %s.",
+			wl, countsText(counts), strings.Join(tied, ", ")), true
+	case analysis.ScalingLowerBound:
+		var parts []string
+		for _, x := range f.All(analysis.LowerBoundRate) {
+			parts = append(parts, fmt.Sprintf("%s at %s (≥ %s)", x.Of, cpusText(x.CPUs, "CPU"), thousands(x.Value)))
+		}
+		return fmt.Sprintf("`%s` scaling: only lower bounds, not ranked (loader-bound searches): %s; give the loader more CPUs (-loader-cpus) or more hosts (`loadtest attack -shard K/N -start-at`, then `loadtest merge`).",
+			wl, strings.Join(parts, ", ")), true
+	case analysis.ScalingEfficiency:
+		var parts []string
+		for _, x := range f.All(analysis.Efficiency) {
+			parts = append(parts, fmt.Sprintf("%s %.2f", x.Of, x.Value))
+		}
+		lo, hi := int(f.Value("", analysis.FromCPUs)), int(f.Value("", analysis.ToCPUs))
+		return fmt.Sprintf("`%s` scaling from %s to %s, saturation as a share of linear scaling from the %s figure (1.00: linear): %s.",
+			wl, cpusText(lo, "CPU"), cpusText(hi, "CPU"), cpusText(lo, "CPU"), strings.Join(parts, ", ")), true
+	case analysis.ScalingCPU:
+		var perCount []string
+		for _, d := range f.All(analysis.CPUPerRequest) {
+			var parts []string
+			for _, x := range f.All(analysis.CPURatio) {
+				if x.CPUs == d.CPUs {
+					parts = append(parts, fmt.Sprintf("%s %.2f×", x.Of, x.Value))
+				}
+			}
+			perCount = append(perCount, fmt.Sprintf("%s (direct %s): %s", cpusText(d.CPUs, "CPU"), cpuMicros(time.Duration(d.Value)), strings.Join(parts, ", ")))
+		}
+		return fmt.Sprintf("`%s` closed loop, kvserver's CPU per request against direct's on as many CPUs: %s.", wl, strings.Join(perCount, "; ")), true
+	case analysis.HandlerTarget:
+		var met, missed []string
+		for _, x := range f.All(analysis.WorstCPURatio) {
+			if x.Verdict == analysis.Met {
+				met = append(met, fmt.Sprintf("%s (at most %.2f×)", x.Of, x.Value))
+			} else {
+				missed = append(missed, fmt.Sprintf("%s (%.2f× at %s)", x.Of, x.Value, cpusText(x.CPUs, "CPU")))
+			}
+		}
+		text := "**met** by every one: " + strings.Join(met, ", ")
+		if len(missed) > 0 {
+			text = fmt.Sprintf("**missed** by %s; met by %s", strings.Join(missed, ", "), orNone(met))
+		}
+		return fmt.Sprintf("`%s` the target for -exec handler, within %.0f %% of direct's CPU per request at every count (%s): %s.",
+			wl, 100*f.Value("", analysis.Tolerance), countsText(counts), text), true
+	}
+	return "", false
+}

@@ -1,0 +1,133 @@
+// Package render writes a comparison's report: REPORT.md and its SVG
+// charts, from what the comparison measured (result) and what the
+// analysis derived from it. It measures nothing, computes no statistic
+// and needs no runner: Render writes the report of any compare.json
+// again, byte for byte what the run wrote where the code is the same,
+// and a published copy (compare.json's Published record) as it was
+// published.
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/kvpool/kvpool/internal/compare/analysis"
+	"github.com/kvpool/kvpool/internal/compare/result"
+)
+
+// Files in the report's folder.
+const (
+	ReportFile = "REPORT.md"
+	ChartsDir  = "charts"
+)
+
+// Headings of REPORT.md, in order; the tests check them.
+const (
+	HeadPools       = "## What a pool does in Go"
+	HeadEnvironment = "## Environment"
+	HeadLoader      = "### Did the loader keep up?"
+	HeadFailures    = "## Failed steps"
+	HeadResults     = "## Results"
+	HeadClosed      = "### Closed loop"
+	HeadScaling     = "## Scaling"
+	HeadOverload    = "## Overload"
+	HeadCharts      = "## Charts"
+	HeadProfiles    = "## Profiles"
+	HeadFindings    = "## Findings"
+)
+
+// Report is what Write wrote.
+type Report struct {
+	// Path is REPORT.md's.
+	Path string
+	// Findings are the findings as the report words them.
+	Findings []string
+	// Charts are the charts drawn, relative to the report's folder.
+	Charts []Chart
+	// Notes are what the report says went wrong while writing it (a
+	// chart that could not be drawn), after the run's own notes.
+	Notes []string
+}
+
+// Chart is one chart of a report.
+type Chart struct {
+	Title, Path, Caption string
+}
+
+// Render writes the report of the comparison in dir again from its
+// compare.json, with this build's report code: REPORT.md and charts/ are
+// replaced, nothing else is touched.
+func Render(dir string) (*result.Comparison, *Report, error) {
+	c, err := result.Load(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := Write(c, analysis.Analyze(c), dir)
+	return c, r, err
+}
+
+// Write writes c's report into dir: its charts into dir/charts (replaced)
+// and REPORT.md, from c and a, its analysis.
+func Write(c *result.Comparison, a *analysis.Analysis, dir string) (*Report, error) {
+	r := &Report{Path: filepath.Join(dir, ReportFile)}
+	drawCharts(c, a, dir, r)
+	var b bytes.Buffer
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("# Compare: preset `%s`\n\n", c.Preset)
+	if p := c.Published; p != nil {
+		w("*Published from `%s` by `make compare-publish`: the charts and CPU call graphs are here; the raw profiles (`.pb.gz`, for `make pprof-diff` and `go tool pprof -http`) stayed in that run's folder.*\n\n",
+			filepath.Base(p.From))
+	}
+	w("%s\n\n", runSummary(c))
+	if c.Interrupted {
+		w("**Interrupted (Ctrl-C) before the end: this report holds the steps that finished.**\n\n")
+	}
+	w("%s\n\n%s\n\n", HeadPools, poolsInGo)
+	writeEnvironment(&b, c, r.Notes)
+	if len(c.Failures) > 0 {
+		w("%s\n\n", HeadFailures)
+		for _, f := range c.Failures {
+			w("- **%s** %s %s: %s\n", f.Workload, f.Variant, f.Step, f.Reason)
+			if f.LogTail != "" {
+				w("\n  ```\n%s\n  ```\n", indent(strings.TrimRight(f.LogTail, "\n"), "  "))
+			}
+		}
+		w("\n")
+	}
+	for i, wr := range c.Workloads {
+		if aw := a.Workloads[i]; aw.Grid != nil {
+			writeScaling(&b, c, wr, aw)
+		} else {
+			writeWorkload(&b, c, wr, aw)
+		}
+	}
+	writeCharts(&b, r.Charts)
+	writeProfiles(&b, c, dir)
+	w("%s\n\n", HeadFindings)
+	r.Findings = sentences(c, a)
+	if len(r.Findings) == 0 {
+		w("None: the numbers of this run support no finding (see the failures and notes above).\n")
+	}
+	for _, f := range r.Findings {
+		w("- %s\n", f)
+	}
+	if err := os.WriteFile(r.Path, b.Bytes(), 0o644); err != nil {
+		return r, fmt.Errorf("cannot write the report: %w", err)
+	}
+	return r, nil
+}
+
+// poolsInGo is the opening section: how to read the numbers coming from
+// the seeds' Java servers.
+const poolsInGo = `fasthttp already runs each connection on its own goroutine, and kvserver's
+handler waits for its job's result. So here a pool does not free a selector
+thread, as ` + "`ExecutorService`" + ` did behind one-nio's selectors in the course's Java
+servers: it bounds how many requests touch the store at once and decides the
+order in which waiting work is served (FIFO, LIFO, relaxed, adaptive) and what
+is shed when the queue is full. A goroutine per job is cheaper than any pool
+hand-off (` + "`make bench-pools`" + ` measures both), so ` + "`direct`" + ` (the store call in
+the handler) is the baseline every ratio below refers to: a pool earns its
+place by what it does under load (bounds, order, shedding), not by raw speed.`

@@ -1,0 +1,314 @@
+package render
+
+import (
+	"bytes"
+	"encoding/xml"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvpool/kvpool/internal/compare/analysis"
+	"github.com/kvpool/kvpool/internal/compare/chart"
+	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/compare/result"
+)
+
+// comparisonOf builds a comparison of preset with one workload, "get",
+// whose variants (named pools) have the given saturation runs.
+func comparisonOf(t *testing.T, preset string, sat map[string][]float64, order ...string) *result.Comparison {
+	t.Helper()
+	wr := &result.WorkloadResult{Workload: "get"}
+	for _, name := range order {
+		v := &result.VariantResult{Variant: plan.Variant{Pool: name}, Name: name}
+		for i, r := range sat[name] {
+			v.Sat = append(v.Sat, result.SatRun{Repeat: i + 1, Rate: r})
+		}
+		wr.Variants = append(wr.Variants, v)
+	}
+	o := plan.DefaultOptions()
+	o.Preset = preset
+	p, err := plan.New(&o, 2)
+	require.NoError(t, err)
+	return &result.Comparison{Preset: preset, Options: o, Plan: p, Workloads: []*result.WorkloadResult{wr},
+		Criteria: result.Criteria{MaxErrorRate: 0.001, LoaderBusy: 0.9}}
+}
+
+// workloadText is what writeWorkload writes of c's first workload.
+func workloadText(c *result.Comparison) string {
+	var b bytes.Buffer
+	writeWorkload(&b, c, c.Workloads[0], analysis.Analyze(c).Workloads[0])
+	return b.String()
+}
+
+func TestNumbers(t *testing.T) {
+	assert.Equal(t, "41,200", thousands(41200))
+	assert.Equal(t, "999", thousands(999.4))
+	assert.Equal(t, "1,000,000", thousands(1e6))
+	assert.Equal(t, "-1,500", thousands(-1500))
+	assert.Equal(t, " (0.50×)", ratio(0.5))
+	assert.Equal(t, "", ratio(math.NaN()), "no ratio without a baseline")
+	assert.Equal(t, "12.3us", cpuMicros(12340*time.Nanosecond))
+	assert.Equal(t, "2.46ms (1.20×)", durRatio(2460*time.Microsecond, 1.2))
+	assert.Equal(t, "0", errorShare(0))
+	assert.Equal(t, "0.65 %", errorShare(0.0065))
+	assert.Equal(t, "93 % of 8", shareCell(0.93, 8))
+	assert.Equal(t, "unknown", shareCell(-1, 8))
+	assert.Equal(t, "-", shareCell(0.5, 0))
+	assert.Equal(t, "1, 2 and 4 CPUs", countsText([]int{1, 2, 4}))
+	assert.Equal(t, "1 CPU", countsText([]int{1}))
+	assert.Equal(t, "0.50–0.75", span(0.5, 0.75, two))
+	assert.Equal(t, "0.50", span(0.5, 0.501, two), "one value where both print the same")
+}
+
+// TestSaturationCells: a loader-bound saturation reads "≥ X" with the
+// loader's CPUs and no ratio; ratios are to direct's.
+func TestSaturationCells(t *testing.T) {
+	c := comparisonOf(t, "queues", map[string][]float64{"direct": {40000, 41000, 40500}, "fifo": {30000, 31000, 30500}, "lifo": {104000}},
+		"direct", "fifo", "lifo")
+	wr := c.Workloads[0]
+	wr.Variants[2].Sat[0].LoaderBound, wr.Variants[2].Sat[0].LoaderCPUs = true, 1
+	wr.Variants[2].Fixed = &result.FixedRun{}
+	wr.BaseRate = 40500
+	text := workloadText(c)
+	assert.Contains(t, text, "| lifo | default | ≥ 104,000, loader-bound with 1 loader CPU, 0 of 1 held in validation |")
+	assert.Contains(t, text, "| fifo | default | 30,500 ± 500 (0.75×)")
+
+	for i := range wr.Variants[0].Sat {
+		wr.Variants[0].Sat[i].LoaderBound, wr.Variants[0].Sat[i].LoaderCPUs = true, 2
+	}
+	text = workloadText(c)
+	assert.Contains(t, text, "| direct | - | ≥ 40,500 ± 500, loader-bound with 2 loader CPUs, 0 of 3 held in validation |")
+	assert.Contains(t, text, "| fifo | default | 30,500 ± 500, 0 of 3 held", "no ratio to a lower bound")
+}
+
+// TestResultsTableOnlyWhereMeasured: a preset that measures the variants
+// only under overload gets direct's saturation in a sentence, not a table
+// of dashes; one with fixed steps keeps its table.
+func TestResultsTableOnlyWhereMeasured(t *testing.T) {
+	c := comparisonOf(t, "policies", map[string][]float64{"direct": {26000, 27000, 38000}}, "direct", "fifo")
+	wr := c.Workloads[0]
+	wr.BaseRate = 27000
+	wr.Variants[0].Sat[2].Validated = true
+	wr.Variants[1].Overload = &result.OverloadRun{Asked: 54000}
+	text := workloadText(c)
+	assert.Contains(t, text, "Direct's saturation in req/s (median ± half the spread of its searches): 27,000 ± 6,000, 1 of 3 held in validation. This preset measures the variants only under overload (below).")
+	assert.NotContains(t, text, "| pool | policy | saturation")
+
+	wr.Variants[0].Overload = &result.OverloadRun{Asked: 54000}
+	assert.Contains(t, workloadText(c), "only under overload (below), asking 2× that.")
+	wr.BaseLowerBound = true
+	assert.Contains(t, workloadText(c), "asking 2× a lower bound: at most 2× direct's saturation.")
+	assert.Contains(t, workloadText(c), "**Direct's saturation, which set the asked rate, is only a lower bound**")
+	wr.BaseLowerBound = false
+
+	wr.Variants[1].Fixed = &result.FixedRun{ErrorRate: 0.0065}
+	text = workloadText(c)
+	assert.Contains(t, text, "| pool | policy | saturation")
+	assert.Contains(t, text, "| max | errors | server CPU/request |")
+	assert.Contains(t, text, "| 0.65 % | ", "a fixed step's 503s are beside its latencies, which include them")
+	assert.NotContains(t, text, "This preset measures the variants only under overload")
+}
+
+// TestOwnRatesTable: in the slow-backend preset each variant's fixed
+// step runs at 70 % of its own saturation, and the table says at which
+// rate.
+func TestOwnRatesTable(t *testing.T) {
+	c := comparisonOf(t, "slow-backend", map[string][]float64{"direct": {60000, 64000, 62000}, "fifo": {1700, 1750, 1800}}, "direct", "fifo")
+	wr := c.Workloads[0]
+	wr.BaseRate = 62000
+	wr.Variants[0].Fixed = &result.FixedRun{Asked: plan.FixedShare * 62000}
+	wr.Variants[1].Fixed = &result.FixedRun{Asked: plan.FixedShare * 1750}
+	text := workloadText(c)
+	assert.Contains(t, text, "at 70 % of its own saturation (the fixed rate column)")
+	assert.Contains(t, text, "| fixed rate req/s | p50 |")
+	assert.Contains(t, text, "|---|---|---|---|---|---|---|---|---|---|---|---|\n", "one rule cell per column")
+	assert.Contains(t, text, "| 1,225 | ", "fifo's own rate")
+	assert.Contains(t, text, "| 43,400 | ", "direct's")
+	assert.Contains(t, runSummary(c), "a fixed-rate step of 20s at 70 % of each variant's own saturation")
+}
+
+func TestOverloadBarsSeries(t *testing.T) {
+	w := &result.WorkloadResult{Variants: []*result.VariantResult{
+		{Variant: plan.Variant{Pool: "direct"}, Overload: &result.OverloadRun{Goodput: 100}},
+		{Variant: plan.Variant{Pool: "fifo"}, Overload: &result.OverloadRun{Goodput: 90}},
+	}}
+	groups, series, good, _ := overloadBars(w)
+	assert.Equal(t, []string{"direct", "fifo"}, groups)
+	assert.Equal(t, []string{"at each pool's default policy"}, series, "one policy: one series")
+	assert.Equal(t, [][]float64{{100, 90}}, good)
+
+	w = &result.WorkloadResult{Variants: []*result.VariantResult{
+		{Variant: plan.Variant{Pool: "direct"}, Overload: &result.OverloadRun{Goodput: 100}},
+		{Variant: plan.Variant{Pool: "fifo", Policy: "reject"}, Overload: &result.OverloadRun{Goodput: 80}},
+		{Variant: plan.Variant{Pool: "fifo", Policy: "block"}, Overload: &result.OverloadRun{Goodput: 70}},
+	}}
+	groups, series, good, _ = overloadBars(w)
+	assert.Equal(t, []string{"direct", "fifo"}, groups)
+	assert.Equal(t, []string{"direct (no queue)", "reject", "block"}, series)
+	assert.Equal(t, 100.0, good[0][0])
+	assert.True(t, math.IsNaN(good[0][1]), "direct's series has no fifo bar")
+	assert.Equal(t, 80.0, good[1][1])
+	assert.Equal(t, 70.0, good[2][1])
+}
+
+// TestChartsOfACapacitySweep draws the charts of a synthetic capacity
+// comparison: every chart the numbers allow is drawn, valid SVG, linked
+// with its caption, and none becomes a note.
+func TestChartsOfACapacitySweep(t *testing.T) {
+	c := comparisonOf(t, "capacity", nil)
+	wr := c.Workloads[0]
+	wr.BaseRate = 40000
+	ps := []float64{50, 90, 99, 99.9}
+	add := func(v plan.Variant, rate float64, p99 time.Duration) {
+		vr := &result.VariantResult{Variant: v, Name: v.Name()}
+		for i, r := range []float64{rate, rate * 1.02} {
+			vr.Sat = append(vr.Sat, result.SatRun{Repeat: i + 1, Rate: r, Curve: []result.CurvePoint{
+				{Phase: "ramp", Asked: rate / 2, Achieved: rate / 2, P99: p99 / 4, Pass: true},
+				{Phase: "ramp", Asked: rate, Achieved: rate, P99: p99, Pass: true},
+				{Phase: "ramp", Asked: 2 * rate, Achieved: 1.1 * rate, P99: 40 * p99},
+				{Phase: "validate", Asked: rate, Achieved: rate, P99: p99, Pass: true},
+			}})
+		}
+		d := &result.Distribution{Percentiles: ps}
+		for _, p := range ps {
+			d.Corrected = append(d.Corrected, time.Duration(p/99*float64(p99)))
+			d.Uncorrected = append(d.Uncorrected, time.Duration(p/110*float64(p99)))
+		}
+		vr.Fixed = &result.FixedRun{Distribution: d, Corrected: result.Latencies{P99: p99}}
+		wr.Variants = append(wr.Variants, vr)
+	}
+	add(plan.Variant{Pool: "direct"}, 40000, time.Millisecond)
+	for _, pool := range []string{"fifo", "lifo"} {
+		for _, n := range []int{32, 256, 1024} {
+			add(plan.Variant{Pool: pool, Cap: n, CapSet: true}, 38000+float64(n), 2*time.Millisecond)
+		}
+	}
+	dir := t.TempDir()
+	a := analysis.Analyze(c)
+	r, err := Write(c, a, dir)
+	require.NoError(t, err)
+	assert.Empty(t, r.Notes, "every chart drawn")
+	var names []string
+	report := string(mustRead(t, r.Path))
+	for _, ch := range r.Charts {
+		names = append(names, filepath.Base(ch.Path))
+		assert.NotEmpty(t, ch.Caption, "%s has a caption", ch.Path)
+		assert.Contains(t, report, "]("+ch.Path+")", "chart %s not linked", ch.Path)
+		assertSVG(t, filepath.Join(dir, ch.Path))
+	}
+	assert.Equal(t, []string{"get-latency.svg", "get-saturation.svg", "get-sweep-saturation.svg", "get-sweep-p99.svg"}, names)
+
+	sat, p99 := sweepLines(wr, a.Workloads[0], "cap")
+	require.Len(t, sat, 2, "one line per pool, direct left out")
+	assert.Equal(t, "fifo", sat[0].Name)
+	assert.Equal(t, []float64{32, 256, 1024}, sat[0].X)
+	assert.InDelta(t, 1.01*(38000+32), sat[0].Y[0], 1, "the median of the repeats")
+	assert.Len(t, p99, 2)
+}
+
+func TestPerSecondLineHasGapsForUnsentSeconds(t *testing.T) {
+	wr := &result.WorkloadResult{Variants: []*result.VariantResult{{Name: "lifo", Variant: plan.Variant{Pool: "lifo"}, Overload: &result.OverloadRun{
+		PerSecond:   []result.SecondPoint{{Second: 0, P99: time.Millisecond}, {Second: 1, P99: 2 * time.Millisecond}},
+		RecoveryP99: []time.Duration{time.Millisecond},
+	}}}}
+	tm := plan.QuickTiming()
+	tm.Overload = 3 * time.Second
+	lines, marks := perSecondLines(wr, tm, 2)
+	require.Len(t, lines, 1)
+	assert.Equal(t, []float64{0.5, 1.5, 2.5, 3.5}, lines[0].X)
+	assert.Equal(t, []float64{1, 2}, lines[0].Y[:2])
+	assert.True(t, math.IsNaN(lines[0].Y[2]), "second 2 had no request sent: a gap")
+	assert.Equal(t, 1.0, lines[0].Y[3], "the recovery probe after the overload")
+	assert.Equal(t, []chart.Mark{{From: 0, To: 3, Label: "overload 2×"}}, marks)
+}
+
+// TestRenderAnOlderComparison: a compare.json written before the CPU
+// sets, the loader's shares, the closed loop, Little's connections and
+// the step plan renders: absent fields read as "not recorded", never as
+// measured zeros or a loader-bound verdict.
+func TestRenderAnOlderComparison(t *testing.T) {
+	dir := t.TempDir()
+	old := `{
+  "Preset": "policies",
+  "Options": {"Preset": "policies", "Kvserver": "bin/kvserver", "Keys": 100000, "ValueSize": 500, "Repeat": 1,
+    "SLO": 100000000, "Quick": true, "Pin": true, "MaxConns": 4096, "Out": "results"},
+  "Env": {"CPUModel": "AMD EPYC", "Cores": 2, "GoVersion": "go1.26", "KvserverVersion": "devel", "Pinned": true,
+    "LoadStart": "0.1 0.1 0.1", "LoadEnd": "1 1 1", "Started": "2026-11-24T10:00:00Z", "Finished": "2026-11-24T10:16:00Z"},
+  "Workloads": [{"Workload": "mixed:0.5", "BaseRate": 46000, "Variants": [
+    {"Variant": {"Pool": "direct", "Policy": "", "Cap": 0, "CapSet": false, "Workers": 0, "IODelay": 0, "IODelayDist": ""}, "Name": "direct",
+     "Sat": [{"Repeat": 1, "Rate": 46000, "Validated": true, "HitMax": false, "Curve": [
+       {"Phase": "ramp", "Asked": 23000, "Achieved": 23000, "P99": 2000000, "Pass": true, "Verdict": "ok"},
+       {"Phase": "ramp", "Asked": 46000, "Achieved": 46000, "P99": 9000000, "Pass": true, "Verdict": "ok"},
+       {"Phase": "ramp", "Asked": 92000, "Achieved": 50000, "P99": 900000000, "Pass": false, "Verdict": "p99 > 100ms"}], "Dir": "x"}],
+     "Overload": {"Asked": 92000, "Planned": 1840000, "Sent": 1000000, "Achieved": 46000, "Goodput": 41578, "Served": 831560, "ServedP99": 900000000,
+       "ServedP99Uncorrected": 150000000, "ConnsPeak": 4096, "InFlightPeak": 4000, "ServerCPUPerRequest": 20000, "Alive": true, "Verdict": "PASS"}},
+    {"Variant": {"Pool": "lifo", "Policy": "reject", "Cap": 0, "CapSet": false, "Workers": 0, "IODelay": 0, "IODelayDist": ""}, "Name": "lifo/reject",
+     "Overload": {"Asked": 92000, "Planned": 1840000, "Sent": 1000000, "Achieved": 46000, "Goodput": 30846, "Served": 616920, "Shed": 300000, "ShedPct": 30,
+       "ServedP99": 900000000, "ServedP99Uncorrected": 450000000, "ConnsPeak": 4096, "InFlightPeak": 4000, "ServerCPUPerRequest": 18000, "Alive": true, "Verdict": "PASS"}}]}],
+  "Loader": [{"Workload": "mixed:0.5", "Variant": "direct", "Step": "overload", "Asked": 92000, "SendRate": 50000, "LagP99": 0, "CPUPerRequest": 12000, "CPUShare": 0.61, "KeptUp": false}],
+  "Findings": ["an older comparison kept its findings' words; they are derived again"],
+  "Charts": [{"Title": "an older chart list", "Path": "charts/x.svg"}]
+}`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, result.File), []byte(old), 0o644))
+	c, r, err := Render(dir)
+	require.NoError(t, err)
+	assert.Equal(t, result.Criteria{MaxErrorRate: 0.001, LoaderBusy: 0.9}, c.Criteria, "the rules of then")
+	assert.Empty(t, c.Plan.Steps, "no step plan: each variant sized its own")
+	report := string(mustRead(t, r.Path))
+	assert.Contains(t, report, "| CPUs | kvserver on CPU 0, the loader on CPU 1 (-pin) |")
+	assert.Contains(t, report, "| mixed:0.5 | direct | overload | 92,000 | 50,000 | 0.00us | 12.0us | 0.61 cores | - | **no** | - |", "no shares, no verdict recorded")
+	assert.NotContains(t, report, "CPU shares are of each side's own CPUs")
+	assert.NotContains(t, report, "loader-bound with", "nothing was loader-bound")
+	assert.NotContains(t, report, "Little's law")
+	assert.NotContains(t, report, HeadClosed)
+	assert.NotContains(t, report, "older chart list")
+	assert.Contains(t, report, "Direct's saturation in req/s (median ± half the spread of its searches): 46,000 ± 0. This preset measures the variants only under overload (below), asking 2× that.")
+	assert.Contains(t, report, "| 4096 / 4000 | ", "peak connections without a recorded start")
+	assert.Contains(t, report, "| - | - | - | PASS |", "no probe CPU recorded: no derived 503 cost")
+	assert.Contains(t, report, "probes at 50 % of direct's saturation (1s before", "the quick timing of then")
+	assert.NotContains(t, r.Findings, "an older comparison kept its findings' words; they are derived again")
+	for _, ch := range r.Charts {
+		assertSVG(t, filepath.Join(dir, ch.Path))
+	}
+	assert.Equal(t, old, string(mustRead(t, filepath.Join(dir, result.File))), "rendering changes no data")
+}
+
+// TestRenderRefusesAFolderWithoutAComparison: a clear error, nothing
+// written.
+func TestRenderRefusesAFolderWithoutAComparison(t *testing.T) {
+	dir := t.TempDir()
+	_, _, err := Render(dir)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), result.File)
+	entries, _ := os.ReadDir(dir)
+	assert.Empty(t, entries)
+}
+
+// assertSVG checks that path is a well-formed XML document whose root is
+// an <svg> element.
+func assertSVG(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	dec := xml.NewDecoder(f)
+	dec.Strict = false
+	root := ""
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err, "%s is not well-formed XML", path)
+		if se, ok := tok.(xml.StartElement); ok && root == "" {
+			root = se.Name.Local
+		}
+	}
+	assert.Equal(t, "svg", root, "%s: root element", path)
+}

@@ -1,0 +1,252 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/compare/result"
+	"github.com/kvpool/kvpool/internal/cpuset"
+)
+
+// runSummary is the report's first paragraph: what was run.
+func runSummary(c *result.Comparison) string {
+	o, p := c.Options, c.Plan
+	t := o.StepTiming()
+	var variants, wls, steps []string
+	if len(c.Workloads) > 0 {
+		for _, v := range c.Workloads[0].Variants {
+			variants = append(variants, "`"+v.Name+"`")
+		}
+	}
+	for _, wr := range c.Workloads {
+		wls = append(wls, "`"+wr.Workload+"`")
+	}
+	who := "direct's"
+	if p.SaturateAll {
+		who = "every variant's"
+	}
+	if o.Rate > 0 {
+		steps = append(steps, fmt.Sprintf("direct's saturation taken as %s req/s (-rate)", thousands(o.Rate)))
+	}
+	if p.SaturateAll || o.Rate <= 0 {
+		steps = append(steps, fmt.Sprintf("a search for %s saturation, %d× (steps of %v; sustained: corrected p99 ≤ %v, < 0.1 %% errors, every request sent, ≥ 99 %% of the asked rate)",
+			who, o.Repeat, t.SatStep, o.SLO))
+	}
+	if closedRan(c) {
+		who := "direct's"
+		if p.ClosedAll {
+			who = "every variant's"
+		}
+		steps = append(steps, fmt.Sprintf("%s closed loop (each connection sends its next request when the last is answered; %d × %v on the server of its last search, once idle), the cross-check of the saturation", who, t.ClosedRounds, t.Closed))
+	}
+	if p.Fixed {
+		steps = append(steps, fmt.Sprintf("a fixed-rate step of %v at %.0f %% of %s", t.Fixed, 100*plan.FixedShare, refName(p)))
+	}
+	if p.Overload {
+		steps = append(steps, fmt.Sprintf("an overload step of %v at %g× direct's saturation over up to %d connections, between probes at %.0f %% of %s (%v before, %d × %v after)",
+			t.Overload, p.OverloadFactor, o.MaxConns, 100*plan.ProbeShare, refName(p), t.ProbeBaseline, t.RecoverProbes, t.ProbeLength))
+	}
+	switch {
+	case len(p.Steps) > 0:
+		steps = append(steps, connsPlanText(c))
+	case sizedConns(c):
+		steps = append(steps, fmt.Sprintf("the fixed-rate, overload and closed-loop steps start with the connections Little's law asks for (%d × the rate × the answer time of the search's passing step nearest that rate: its p99 from the send, for the closed loop its median; at least %d, at most %d)",
+			plan.LittleHeadroom, plan.MinConns, o.MaxConns))
+	}
+	if len(p.Counts) > 0 {
+		steps = append(steps, fmt.Sprintf("each variant with kvserver on %s of its set in turn (the lowest-numbered)", countsText(p.Counts)))
+	}
+	if p.Profiles {
+		steps = append(steps, fmt.Sprintf("a separate profile run per variant (%d s captures)", t.ProfileSeconds))
+	}
+	mode := "full"
+	if o.Quick {
+		mode = "quick (short steps, one repeat: the numbers are indicative)"
+	}
+	return fmt.Sprintf("Variants %s; workloads %s over %s ids with %d B values. Per workload: %s. Mode: %s. Every kvserver started on a fresh copy (on disk before the start) of one filled store, which was left to compact until its server idled, and was measured only once idle itself.",
+		strings.Join(variants, ", "), strings.Join(wls, ", "), thousands(float64(o.Keys)), o.ValueSize, strings.Join(steps, "; "), mode)
+}
+
+// connsPlanText says, once, over how many connections every variant of
+// each step ran: the plan made before the first of them.
+func connsPlanText(c *result.Comparison) string {
+	load := func(what string, l *plan.Load) string {
+		if l == nil {
+			return ""
+		}
+		s := fmt.Sprintf("%s %d", what, l.Conns)
+		if l.MaxConns > l.Conns {
+			s += fmt.Sprintf(" (up to %d where every one is busy)", l.MaxConns)
+		}
+		return s
+	}
+	var per []string
+	for _, s := range c.Plan.Steps {
+		var parts []string
+		for _, p := range []string{load("the fixed-rate step", s.Fixed), load("the full-load round", s.FullLoad), load("the overload step", s.Overload)} {
+			if p != "" {
+				parts = append(parts, p)
+			}
+		}
+		per = append(per, fmt.Sprintf("`%s`: %s", s.Workload, strings.Join(parts, ", ")))
+	}
+	return fmt.Sprintf("every variant of a step over the same connections, planned once direct's search was done and before the first variant's step (Little's law: %d × the step's rate × direct's answer time at the passing search step nearest that rate, its p99 from the send, for the full-load round its median at the lowest rate; at least %d): %s",
+		plan.LittleHeadroom, plan.MinConns, strings.Join(per, "; "))
+}
+
+// refName names the rate the fixed-rate step, the profile run and the
+// probes take their share of, for the report.
+func refName(p *plan.Plan) string {
+	if p.OwnRates {
+		return "each variant's own saturation"
+	}
+	return "direct's saturation"
+}
+
+// sizedConns tells whether c's steps recorded the connections they
+// started with, which Little's law sized (not in older comparisons).
+func sizedConns(c *result.Comparison) bool {
+	return anyVariant(c, func(v *result.VariantResult) bool {
+		return v.Fixed != nil && v.Fixed.ConnsStart > 0 || v.Overload != nil && v.Overload.ConnsStart > 0 || v.Closed != nil
+	})
+}
+
+// closedRan tells whether any variant of c ran a closed-loop step.
+func closedRan(c *result.Comparison) bool {
+	return anyVariant(c, func(v *result.VariantResult) bool { return v.Closed != nil })
+}
+
+// anyVariant tells whether a variant of any of c's workloads is one.
+func anyVariant(c *result.Comparison, is func(*result.VariantResult) bool) bool {
+	for _, wr := range c.Workloads {
+		if slices.ContainsFunc(wr.Variants, is) {
+			return true
+		}
+	}
+	return false
+}
+
+func writeEnvironment(b *bytes.Buffer, c *result.Comparison, renderNotes []string) {
+	e := c.Env
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	w("%s\n\n| | |\n|---|---|\n", HeadEnvironment)
+	w("| CPU | %s, %d cores |\n", e.CPUModel, e.Cores)
+	w("| Go | %s |\n", e.GoVersion)
+	w("| kvserver | version %s (from `kvserver_config_info`) |\n", orUnknown(e.KvserverVersion))
+	w("| CPUs | %s |\n", cpusRow(e))
+	w("| load average | %s at the start, %s at the end |\n", e.LoadStart, orUnknown(e.LoadEnd))
+	w("| started, finished | %s, %s (%v) |\n", e.Started.Format(time.RFC3339), e.Finished.Format(time.RFC3339), e.Finished.Sub(e.Started).Round(time.Second))
+	if c.Options.QuietWait > 0 {
+		w("| quiet check | before each step, up to %v of waiting while other processes kept more than %.1f cores busy (measured from /proc/stat, since the load average still counts this comparison's previous step); notes below |\n", c.Options.QuietWait, plan.BusyCores)
+	} else {
+		w("| quiet check | off (-quiet-wait 0) |\n")
+	}
+	w("| profiling | mutex and block sampling (`%s`) only in the separate profile runs; timing runs without |\n", strings.Join(plan.ProfileArgs, " "))
+	w("\n")
+	notes := append(slices.Clone(c.Notes), renderNotes...)
+	for _, n := range notes {
+		w("- %s\n", n)
+	}
+	if len(notes) > 0 {
+		w("\n")
+	}
+	writeLoader(b, c)
+}
+
+// writeLoader is the table of whether the loader kept up in each step.
+func writeLoader(b *bytes.Buffer, c *result.Comparison) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	w("%s\n\n", HeadLoader)
+	if len(c.Loader) == 0 {
+		w("No step finished.\n\n")
+		return
+	}
+	fell := 0
+	for _, l := range c.Loader {
+		if !l.KeptUp {
+			fell++
+		}
+	}
+	w("A step counts as kept up when the loader sent at least 99 %% of the asked rate on schedule. %d of %d steps kept up.", len(c.Loader)-fell, len(c.Loader))
+	if slices.ContainsFunc(c.Loader, func(l result.LoaderCheck) bool { return l.LoaderCPUs > 0 }) {
+		busy := 100 * c.Criteria.LoaderBusy
+		w(" CPU shares are of each side's own CPUs (kvserver's: all online CPUs where it shared them); a step that fell short is loader-bound, and measured the loader rather than kvserver, "+
+			"when the loader used %.0f %% or more of its CPUs, or fell behind with connections to spare while kvserver stayed under %.0f %% of its own (the rule of the saturation searches).",
+			busy, busy)
+	}
+	w("\n\n")
+	w("| workload | variant | step | asked req/s | sent req/s | send lag p99 | loader CPU/request | loader CPU | kvserver CPU | kept up | loader-bound |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	var bound []result.LoaderCheck
+	for _, l := range c.Loader {
+		kept := "yes"
+		if !l.KeptUp {
+			kept = "**no**"
+		}
+		lb := "no"
+		switch {
+		case l.LoaderCPUs == 0 && l.ServerCPUs == 0:
+			lb = "-" // an older comparison: not judged
+		case l.LoaderBound:
+			lb = "**yes**"
+			bound = append(bound, l)
+		}
+		loader := fmt.Sprintf("%.2f cores", l.CPUShare)
+		if l.LoaderCPUs > 0 {
+			loader = shareCell(l.LoaderShare, l.LoaderCPUs)
+		}
+		w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.Workload, l.Variant, l.Step, thousands(l.Asked), thousands(l.SendRate),
+			duration(l.LagP99), cpuMicros(l.CPUPerRequest), loader, shareCell(l.ServerShare, l.ServerCPUs), kept, lb)
+	}
+	w("\n")
+	for _, l := range bound {
+		w("- loader-bound: %s %s %s: %s\n", l.Workload, l.Variant, l.Step, l.Why)
+	}
+	if len(bound) > 0 {
+		w("\n")
+	}
+}
+
+// cpusRow is the environment table's CPUs row: where each side ran, how
+// that was chosen, and why the loader could not pin itself if it could
+// not.
+func cpusRow(e result.Environment) string {
+	s := PlacementText(e)
+	if e.CPUsHow != "" {
+		s += "; chosen by " + e.CPUsHow
+	}
+	if e.LoaderUnpinned != "" {
+		s += "; **the loader could not pin itself and ran unpinned**: " + e.LoaderUnpinned
+	}
+	return s
+}
+
+// PlacementText says where kvserver and the loader ran: "kvserver on
+// CPUs 0-7 (8), loader on 8-15 (8 loops)", or that they shared.
+func PlacementText(e result.Environment) string {
+	loops := ""
+	if e.LoaderLoops > 0 {
+		loops = " (" + cpusText(e.LoaderLoops, "loop") + ")"
+	}
+	switch {
+	case e.Pinned && e.ServerCPUs != "":
+		n := 0
+		if s, err := cpuset.Parse(e.ServerCPUs); err == nil {
+			n = s.Len()
+		}
+		if loops == "" {
+			if s, err := cpuset.Parse(e.LoaderCPUs); err == nil {
+				loops = " (" + cpusText(s.Len(), "CPU") + ")"
+			}
+		}
+		return fmt.Sprintf("kvserver on CPUs %s (%d), loader on %s%s", e.ServerCPUs, n, e.LoaderCPUs, loops)
+	case e.Pinned:
+		return "kvserver on CPU 0, the loader on CPU 1 (-pin)"
+	case e.SharedCPUs != "":
+		return fmt.Sprintf("kvserver and the loader share CPUs %s%s", e.SharedCPUs, loops)
+	}
+	return "none: kvserver and the loader share the cores"
+}

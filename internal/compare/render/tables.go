@@ -1,0 +1,236 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/kvpool/kvpool/internal/compare/analysis"
+	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/compare/result"
+)
+
+func writeWorkload(b *bytes.Buffer, c *result.Comparison, wr *result.WorkloadResult, aw *analysis.Workload) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	base := wr.Baseline()
+	w("%s: `%s`\n\n", HeadResults, wr.Workload)
+	if aw.OnlyBaseRate {
+		// Nothing but direct's saturation was measured outside the
+		// overload step (the policies and overload presets): a table of
+		// dashes would say nothing.
+		var bs *analysis.Searches
+		if base != nil {
+			bs = aw.Variant(base.Name).Sat
+		}
+		w("Direct's saturation in req/s (median ± half the spread of its searches): %s. This preset measures the variants only under overload (below)", satCell(bs, false))
+		if base != nil && base.Overload != nil && wr.BaseRate > 0 {
+			w(", asking %s", askedText(base.Overload.Asked/wr.BaseRate, wr.BaseLowerBound))
+		}
+		w(".\n\n")
+	} else {
+		writeResultsTable(b, c, wr, aw)
+	}
+	writeClosedTable(b, wr, aw)
+	if s := settingsLine(wr); s != "" {
+		w("kvserver's settings as it reported them (`kvserver_config_info`): %s.\n\n", s)
+	}
+	if hasOverload(c) {
+		writeOverloadTable(b, c, wr, aw)
+	}
+}
+
+// askedText is "2× that", or where that (direct's saturation) is only a
+// lower bound, "2× a lower bound: at most 2× direct's saturation".
+func askedText(factor float64, lowerBound bool) string {
+	if lowerBound {
+		return fmt.Sprintf("%g× a lower bound: at most %g× direct's saturation", factor, factor)
+	}
+	return fmt.Sprintf("%g× that", factor)
+}
+
+// writeClosedTable is the closed-loop steps of wr, if any ran.
+func writeClosedTable(b *bytes.Buffer, wr *result.WorkloadResult, aw *analysis.Workload) {
+	var rows []*analysis.Variant
+	for _, v := range aw.Variants {
+		if v.Closed != nil {
+			rows = append(rows, v)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	w("%s: `%s`\n\n", HeadClosed, wr.Workload)
+	w("Each connection sends its next request as soon as the last is answered, over as many connections as Little's law asks for at the variant's saturation (at least %d): the server's throughput with no schedule to keep, the cross-check of the open-loop saturation (the findings compare the two).\n\n", plan.MinConns)
+	w("| variant | connections | rounds | req/s (median ± half the spread) | saturation req/s | server CPU/request | loader CPU | kvserver CPU | loader-bound |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, v := range rows {
+		cr := v.Closed
+		lb := "no"
+		if cr.LoaderBound {
+			lb = "**yes**"
+		}
+		w("| %s | %d | %d | %s ± %s | %s | %s | %s | %s | %s |\n", v.Name, cr.Conns, cr.Rate.N, thousands(cr.Rate.Median), thousands(cr.Rate.HalfSpread()),
+			satCell(v.Sat, false), cpuMicros(cr.CPUPerRequest), shareCell(cr.LoaderShare, cr.LoaderCPUs), shareCell(cr.ServerShare, cr.ServerCPUs), lb)
+	}
+	w("\n")
+}
+
+// satCell is a variant's saturation: median ± half the spread of its
+// searches, with its ratio to direct's, and whether the searches hit the
+// maximum or failed validation; "-" if it ran none. A loader-bound
+// saturation is a lower bound, "≥ 104,000, loader-bound with 1 loader
+// CPU", with no ratio.
+func satCell(s *analysis.Searches, withRatio bool) string {
+	if s == nil {
+		return "-"
+	}
+	var sat string
+	if s.LowerBound {
+		sat = "≥ " + thousands(s.Rate.Median)
+		if s.Rate.N > 1 {
+			sat += " ± " + thousands(s.Rate.HalfSpread())
+		}
+		sat += ", loader-bound"
+		if s.LoaderCPUs > 0 {
+			sat += " with " + cpusText(s.LoaderCPUs, "loader CPU")
+		}
+		if s.LoaderBoundRuns < s.Runs {
+			sat += fmt.Sprintf(" (%d of %d searches)", s.LoaderBoundRuns, s.Runs)
+		}
+	} else {
+		sat = thousands(s.Rate.Median) + " ± " + thousands(s.Rate.HalfSpread())
+		if withRatio {
+			sat += ratio(s.Ratio)
+		}
+	}
+	if s.HitMax {
+		sat += ", at the search's maximum rate"
+	}
+	if s.Validated < s.Runs {
+		sat += fmt.Sprintf(", %d of %d held in validation", s.Validated, s.Runs)
+	}
+	return sat
+}
+
+// connsCell is a step's peak connections and requests in flight:
+// "64 / 50", or where it had to open more than it started with,
+// "64→212 opened / 180".
+func connsCell(start, peak, inFlight int) string {
+	if start > 0 && peak > start {
+		return fmt.Sprintf("%d→%d opened / %d", start, peak, inFlight)
+	}
+	return fmt.Sprintf("%d / %d", peak, inFlight)
+}
+
+// writeResultsTable is the table of saturation and fixed-rate numbers.
+func writeResultsTable(b *bytes.Buffer, c *result.Comparison, wr *result.WorkloadResult, aw *analysis.Workload) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	own := c.Plan.OwnRates
+	if own {
+		w("Direct's saturation: %s req/s. Each variant's fixed-rate step ran at %.0f %% of its own saturation (the fixed rate column), so the latencies compare the variants each at the same share of what it can serve, not at the same load. Each cell's ratio is to `direct` in this run.\n\n",
+			thousands(wr.BaseRate), 100*plan.FixedShare)
+	} else {
+		w("Direct's saturation: %s req/s; fixed-rate step at %s req/s. Each cell's ratio is to `direct` in this run.\n\n",
+			thousands(wr.BaseRate), thousands(plan.FixedShare*wr.BaseRate))
+	}
+	head, rule := "| pool | policy | saturation req/s (median, spread over %d) |", "|---|---|---|"
+	if own {
+		head, rule = head+" fixed rate req/s |", rule+"---|"
+	}
+	w(head+" p50 | p90 | p99 | p99.9 | max | errors | server CPU/request | peak conns / in flight |\n", c.Options.Repeat)
+	w("%s---|---|---|---|---|---|---|---|\n", rule)
+	opened := false
+	for i, v := range wr.Variants {
+		av := aw.Variants[i]
+		sat := satCell(av.Sat, true)
+		lat := []string{"-", "-", "-", "-", "-", "-", "-"}
+		peak := "-"
+		if f, x := v.Fixed, av.Fixed; f != nil {
+			lat = []string{
+				durRatio(f.Corrected.P50, x.P50), durRatio(f.Corrected.P90, x.P90), durRatio(f.Corrected.P99, x.P99),
+				durRatio(f.Corrected.P999, x.P999), durRatio(f.Corrected.Max, x.Max), errorShare(f.ErrorRate),
+				cpuMicros(f.ServerCPUPerRequest) + ratio(x.CPU),
+			}
+			peak = connsCell(f.ConnsStart, f.ConnsPeak, f.InFlightPeak)
+			opened = opened || f.ConnsStart > 0 && f.ConnsPeak > f.ConnsStart
+		}
+		if own {
+			rate := "-"
+			if v.Fixed != nil {
+				rate = thousands(v.Fixed.Asked)
+			}
+			sat += " | " + rate
+		}
+		w("| %s | %s | %s | %s | %s |\n", v.Variant.PoolLabel(), v.Variant.PolicyLabel(), sat, strings.Join(lat, " | "), peak)
+	}
+	w("\nLatencies are corrected for coordinated omission (from each request's intended send time) at the fixed rate, over every answer as wrk2's are, errors included: a pool that answered some requests 503 at once (a small -cap) shows a lower tail for it, so read the errors column beside them. Spread is ± half the range. A saturation is the highest rate whose short step kept the SLO; \"k of n held in validation\" says how many of the searches also kept it over the longer validating run at that rate; \"≥ X, loader-bound\" is a lower bound: the loader, not kvserver, ran out first (see the loader's table above), and no ratio is given for it.\n\n")
+	if opened {
+		w("\"a→b opened\": the step started with a connections (Little's law at the fixed rate) and every one was busy at times, so the loader opened more, up to b; requests that waited for a connection were sent late, and their corrected latencies include that wait in the loader.\n\n")
+	}
+}
+
+// settingKeys are the config_info labels that tell the variants apart.
+var settingKeys = []string{"exec", "workers", "limit", "cap", "overflow", "queue_timeout", "io_delay", "io_delay_dist"}
+
+// settingsLine lists each variant's distinguishing settings.
+func settingsLine(wr *result.WorkloadResult) string {
+	var parts []string
+	for _, v := range wr.Variants {
+		if v.Config == nil {
+			continue
+		}
+		var kv []string
+		for _, k := range settingKeys {
+			if val, ok := v.Config[k]; ok {
+				kv = append(kv, k+"="+val)
+			}
+		}
+		parts = append(parts, fmt.Sprintf("`%s` %s", v.Name, strings.Join(kv, " ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// hasOverload tells whether any variant of c ran an overload step.
+func hasOverload(c *result.Comparison) bool {
+	return anyVariant(c, func(v *result.VariantResult) bool { return v.Overload != nil })
+}
+
+// writeOverloadTable is the table of the overload steps.
+func writeOverloadTable(b *bytes.Buffer, c *result.Comparison, wr *result.WorkloadResult, aw *analysis.Workload) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	w("%s: `%s`\n\n", HeadOverload, wr.Workload)
+	if wr.BaseLowerBound && wr.BaseRate > 0 {
+		w("**Direct's saturation, which set the asked rate, is only a lower bound** (its search was loader-bound): each step asked %s, and may have overloaded kvserver less than that, or not at all.\n\n",
+			askedText(c.Plan.OverloadFactor, true))
+	}
+	w("The loader could open connections as requests fell due, up to %d, so that an excess over what the server serves waits in, and is shed by, the server's queue rather than the loader's; the peak columns say how many it needed.\n\n", c.Options.MaxConns)
+	w("| pool | policy | asked req/s | sent | goodput req/s | p99 of served: corrected / from the send | shed %% | shed after (p50 wait) | served after (p50 wait) | timeouts | peak conns / in flight | p99 before → after | RSS steady / peak MiB (growth MiB/s) | server CPU per served request | per 503 (derived) | 503 ÷ served | verdict |\n")
+	w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for i, v := range wr.Variants {
+		o, x := v.Overload, aw.Variants[i].Overload
+		if o == nil {
+			w("| %s | %s | not run (see failures) ||||||||||||||\n", v.Variant.PoolLabel(), v.Variant.PolicyLabel())
+			continue
+		}
+		var rec []string
+		for _, p := range o.RecoveryP99 {
+			rec = append(rec, duration(p))
+		}
+		served, per503, shedRatio := "-", "-", "-"
+		if x.ServedCPU > 0 {
+			served = cpuMicros(x.ServedCPU)
+		}
+		if x.ShedCost {
+			per503, shedRatio = cpuMicros(x.CPUPerShed), two(x.ShedCostRatio)
+		}
+		w("| %s | %s | %s | %s of %s | %s%s | %s / %s | %.1f | %s | %s | %d | %s | %s → %s | %.0f / %s (%+.1f) | %s | %s | %s | %s |\n",
+			v.Variant.PoolLabel(), v.Variant.PolicyLabel(), thousands(o.Asked), thousands(float64(o.Sent)), thousands(float64(o.Planned)),
+			thousands(o.Goodput), ratio(x.Goodput), durRatio(o.ServedP99, x.ServedP99), durRatio(o.ServedP99Uncorrected, x.ServedP99FromSend), o.ShedPct,
+			waitText(o.ShedWaitP50, o.Shed), waitText(o.ServedWaitP50, o.Served), o.Timeouts,
+			connsCell(o.ConnsStart, o.ConnsPeak, o.InFlightPeak), duration(o.BaselineP99), strings.Join(rec, ", "), o.RSSSteadyMiB, mib(x.PeakRSS), o.RSSGrowthMiBPerS,
+			served, per503, shedRatio, o.Verdict)
+	}
+	w("\nGoodput counts served answers (2xx, 404) per second; shed are 503s. p99 of served leaves the 503s out; corrected, it runs from the intended send and so includes any wait in the loader (all connections busy), from the send it does not. Probes before and after run at %.0f %% of %s. "+
+		"Server CPU per served request is the variant's over a closed-loop round on the same server just before the overload step (%v, as many connections as direct's saturation needs: it served at full load, queueing and hand-offs included, and shed nothing), or, where that shed or failed, over its baseline probe, where nothing was shed but the load was half (a served request costs more there); per 503 is derived from it: (kvserver's CPU over the overload step − served × that) ÷ 503s, so it is only as good as that assumption, and a figure at or below 0 says the assumption failed; it is given only where 503s were at least %.0f %% of the answers, since the error in a served request's cost is multiplied by served ÷ 503s in it; \"503 ÷ served\" is the ratio of the two. `make bench-http POOLS=\"direct shed\"` measures a 503's cost directly.\n\n",
+		100*plan.ProbeShare, refName(c.Plan), c.Options.StepTiming().Closed, 100*analysis.MinShedForCost)
+}

@@ -1,0 +1,66 @@
+package compare
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/kvpool/kvpool/internal/compare/result"
+	"github.com/kvpool/kvpool/internal/harness"
+	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/report"
+	"github.com/kvpool/kvpool/internal/loadgen/saturate"
+)
+
+// This file is the comparison's use of the saturation search: configure
+// it, run it, and reduce it to the SatRun that compare.json keeps.
+
+// saturateConfig is the search's criteria and step lengths.
+func (r *runner) saturateConfig(dir string) saturate.Config {
+	sc := saturate.DefaultConfig()
+	sc.SLO = r.o.SLO
+	sc.Step, sc.ValidateFor, sc.Cooldown = r.t.SatStep, r.t.SatValidate, r.t.SatCooldown
+	sc.StartRate, sc.MaxRate, sc.Precision = r.t.SatStartRate, r.t.SatMaxRate, r.t.SatPrecision
+	sc.Out = dir
+	sc.Shared = r.pl.Shared()
+	return sc
+}
+
+// search runs a saturation search of srv, its ramp starting at half of
+// hint where that is above the configured start, and reduces it to a
+// SatRun; the validating run's files go into dir. Each step reads srv's
+// CPU around it, so that a step the loader could not deliver is told
+// from the server's limit (saturate.Bound). It returns the validating
+// run and its step (nil where none ran).
+func (r *runner) search(ctx context.Context, cfg loadgen.Config, dir string, srv *harness.Server, settings map[string]string, hint float64) (result.SatRun, *loadgen.Result, *saturate.Step, error) {
+	sc := r.saturateConfig(dir)
+	sc.StartRate = max(sc.StartRate, math.Round(hint/2))
+	sc.MaxRate = max(sc.MaxRate, sc.StartRate)
+	cpus := r.serverCPUs(srv)
+	sc.ServerCPU = func(context.Context) (time.Duration, int, error) {
+		p, err := srv.Sample()
+		return p.CPU, cpus, err
+	}
+	sat, err := saturate.Run(ctx, cfg, sc, nil, nil)
+	if err != nil {
+		return result.SatRun{}, nil, nil, err
+	}
+	// Rate is the search's figure, validated or not (Validated says
+	// which), as this comparison has always read it: the candidate.
+	run := result.SatRun{Rate: sat.Candidate, Validated: sat.Validated, HitMax: sat.HitMax,
+		LoaderBound: sat.LoaderBound, LoaderCeiling: sat.LoaderCeiling, LoaderCPUs: sat.LoaderCPUs, Why: sat.Why}
+	var validation *saturate.Step
+	for i, s := range sat.Steps {
+		run.Curve = append(run.Curve, result.CurvePoint{Phase: s.Phase, Asked: s.Asked, Achieved: s.Achieved, P50: s.P50, P99: s.P99, P99FromSend: s.P99Uncorr,
+			Pass: s.Pass, Verdict: s.Verdict, LoaderShare: s.LoaderCPUShare, ServerShare: s.ServerCPUShare, LoaderBound: s.LoaderBound, Retry: s.Retry})
+		if s.Phase == saturate.PhaseValidate {
+			validation = &sat.Steps[i]
+			run.ServerCPUPerRequest = s.ServerCPUPerReq
+		}
+	}
+	if sat.Validation != nil {
+		report.WriteFiles(dir, sat.Validation, settings)
+	}
+	report.WriteJSON(dir, "saturate.json", sat)
+	return run, sat.Validation, validation, nil
+}
