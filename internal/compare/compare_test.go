@@ -2,7 +2,6 @@ package compare
 
 import (
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
 )
 
@@ -81,30 +79,23 @@ func TestCPUTicks(t *testing.T) {
 func TestQuietWaitsOnceThenLooks(t *testing.T) {
 	busy := 3.0
 	looks := 0
-	o := plan.DefaultOptions()
-	o.QuietWait = time.Nanosecond // the first look already passes the deadline
-	r := &runner{o: o, log: io.Discard, c: &result.Comparison{},
+	q := &quietCheck{wait: time.Nanosecond, // the first look already passes the deadline
 		look: func(context.Context, time.Duration) (float64, error) { looks++; return busy, nil }}
 	ctx := context.Background()
 
-	r.quiet(ctx, "step 1")
-	require.Len(t, r.c.Notes, 1)
-	assert.Contains(t, r.c.Notes[0], "no quiet came within 1ns")
-	assert.True(t, r.loaded)
+	assert.Contains(t, q.before(ctx, "step 1"), "no quiet came within 1ns")
+	assert.True(t, q.loaded)
 
 	looks = 0
-	r.quiet(ctx, "step 2")
+	assert.Contains(t, q.before(ctx, "step 2"), "before step 2: still 3.0 cores busy")
 	assert.Equal(t, 1, looks, "a machine known to be loaded is looked at once, not waited for")
-	require.Len(t, r.c.Notes, 2)
-	assert.Contains(t, r.c.Notes[1], "before step 2: still 3.0 cores busy")
 
 	busy = 0.2
-	r.quiet(ctx, "step 3")
-	assert.False(t, r.loaded)
-	assert.Len(t, r.c.Notes, 2, "a quiet machine is not noted")
+	assert.Empty(t, q.before(ctx, "step 3"), "a quiet machine is not noted")
+	assert.False(t, q.loaded)
 
-	r.o.QuietWait = 0
+	q.wait = 0
 	looks = 0
-	r.quiet(ctx, "step 4")
+	assert.Empty(t, q.before(ctx, "step 4"))
 	assert.Zero(t, looks, "-quiet-wait 0 turns the check off")
 }

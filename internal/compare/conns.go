@@ -19,7 +19,18 @@ import (
 // search's unlucky stall into more connections, and more connections
 // queue more requests in the server at the same rate.
 
-// planSteps sizes wr's steps by Little's law on direct's answer times
+// planner sizes and configures the fixed-rate and overload steps from
+// the plan, the loader's -max-conns and the step lengths.
+type planner struct {
+	p        *plan.Plan
+	maxConns int
+	t        plan.Timing
+}
+
+// planner is the runner's.
+func (r *runner) planner() planner { return planner{p: r.p, maxConns: r.o.MaxConns, t: r.t} }
+
+// steps sizes wr's steps by Little's law on direct's answer times
 // from its saturation search (at direct's saturation, wr.BaseRate), with
 // plan.LittleHeadroom, never below plan.MinConns: the fixed-rate step at
 // its rate on the p99 from the send of the passing search step nearest
@@ -27,26 +38,25 @@ import (
 // the overload step (a closed loop) at direct's saturation on the median
 // of its lowest passing step, without growth; the overload step at its
 // rate as the fixed-rate step, growing up to -max-conns.
-func (r *runner) planSteps(wr *result.WorkloadResult) *plan.Steps {
+func (pl planner) steps(wr *result.WorkloadResult) *plan.Steps {
 	base := wr.Baseline()
 	s := &plan.Steps{Workload: wr.Workload}
-	if r.p.Fixed {
+	if pl.p.Fixed {
 		rate := plan.FixedShare * wr.BaseRate
 		w := answerTime(base, rate)
-		conns := plan.LittleConns(rate, w, r.o.MaxConns)
+		conns := plan.LittleConns(rate, w, pl.maxConns)
 		s.Fixed = &plan.Load{Rate: rate, Latency: w, Conns: conns, MaxConns: max(loadgen.DefaultConfig().MaxConns, conns)}
 	}
-	if r.p.Overload {
-		if r.t.Closed > 0 {
+	if pl.p.Overload {
+		if pl.t.Closed > 0 {
 			w := unloadedAnswerTime(base)
-			conns := plan.LittleConns(wr.BaseRate, w, r.o.MaxConns)
+			conns := plan.LittleConns(wr.BaseRate, w, pl.maxConns)
 			s.FullLoad = &plan.Load{Closed: true, Rate: wr.BaseRate, Latency: w, Conns: conns, MaxConns: conns}
 		}
-		rate := r.p.OverloadFactor * wr.BaseRate
+		rate := pl.p.OverloadFactor * wr.BaseRate
 		w := answerTime(base, rate)
-		s.Overload = &plan.Load{Rate: rate, Latency: w, Conns: plan.LittleConns(rate, w, r.o.MaxConns), MaxConns: r.o.MaxConns}
+		s.Overload = &plan.Load{Rate: rate, Latency: w, Conns: plan.LittleConns(rate, w, pl.maxConns), MaxConns: pl.maxConns}
 	}
-	r.logf("%s: every variant's steps over the same connections: %s", wr.Workload, stepsText(s))
 	return s
 }
 
@@ -70,28 +80,28 @@ func withLoad(cfg loadgen.Config, l *plan.Load) loadgen.Config {
 	return cfg
 }
 
-// fixedConfig is v's fixed-rate step: its share of refRate, over the
+// fixed is v's fixed-rate step: its share of refRate, over the
 // step's planned connections.
-func (r *runner) fixedConfig(cfg loadgen.Config, wr *result.WorkloadResult, v *result.VariantResult, s *plan.Steps) loadgen.Config {
+func (pl planner) fixed(cfg loadgen.Config, wr *result.WorkloadResult, v *result.VariantResult, s *plan.Steps) loadgen.Config {
 	cfg = withLoad(cfg, s.Fixed)
-	cfg.Rate, cfg.Duration = plan.FixedShare*r.refRate(wr, v), r.t.Fixed
+	cfg.Rate, cfg.Duration = plan.FixedShare*pl.refRate(wr, v), pl.t.Fixed
 	return cfg
 }
 
-// fullLoadConfig is the closed-loop round before v's overload step.
-func (r *runner) fullLoadConfig(cfg loadgen.Config, s *plan.Steps) loadgen.Config {
+// fullLoad is the closed-loop round before v's overload step.
+func (pl planner) fullLoad(cfg loadgen.Config, s *plan.Steps) loadgen.Config {
 	cfg = withLoad(cfg, s.FullLoad)
-	cfg.Rate, cfg.Duration = 0, r.t.Closed
+	cfg.Rate, cfg.Duration = 0, pl.t.Closed
 	return cfg
 }
 
-// overloadConfig is an overload step: the same rate and connections for
+// overload is an overload step: the same rate and connections for
 // every variant, new connections opened as soon as a request finds every
 // one busy, its results kept to tell the 503s apart.
-func (r *runner) overloadConfig(cfg loadgen.Config, s *plan.Steps) loadgen.Config {
+func (pl planner) overload(cfg loadgen.Config, s *plan.Steps) loadgen.Config {
 	cfg = withLoad(cfg, s.Overload)
-	cfg.Rate, cfg.Duration = s.Overload.Rate, r.t.Overload
-	cfg.GrowAfter, cfg.Timeout = time.Millisecond, r.t.RequestTimeout
+	cfg.Rate, cfg.Duration = s.Overload.Rate, pl.t.Overload
+	cfg.GrowAfter, cfg.Timeout = time.Millisecond, pl.t.RequestTimeout
 	cfg.KeepResults = true
 	return cfg
 }
@@ -99,8 +109,8 @@ func (r *runner) overloadConfig(cfg loadgen.Config, s *plan.Steps) loadgen.Confi
 // refRate is the saturation v's fixed-rate step, profile run and probes
 // take their share of: direct's (wr.BaseRate), or under plan.OwnRates v's
 // own median saturation where its searches found one.
-func (r *runner) refRate(wr *result.WorkloadResult, v *result.VariantResult) float64 {
-	if r.p.OwnRates {
+func (pl planner) refRate(wr *result.WorkloadResult, v *result.VariantResult) float64 {
+	if pl.p.OwnRates {
 		if own := analysis.Median(v.SatRates()); own > 0 {
 			return own
 		}

@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"io"
 	"testing"
 	"time"
 
@@ -32,11 +31,11 @@ func TestAnswerTime(t *testing.T) {
 	assert.Zero(t, answerTime(old, 10_000), "an older comparison did not record it")
 }
 
-// stepsRunner is a runner of preset with direct, fifo and lifo searched:
+// stepsPlanner is the planner of preset with direct, fifo and lifo searched:
 // fifo's search met a stall near the fixed rate and lifo's answered
 // fastest, so that sizing each variant by its own search would give each
 // its own connections.
-func stepsRunner(t *testing.T, preset string) (*runner, *result.WorkloadResult) {
+func stepsPlanner(t *testing.T, preset string) (planner, *result.WorkloadResult) {
 	t.Helper()
 	o := plan.DefaultOptions()
 	o.Preset, o.Pools, o.Workers, o.Limits = preset, []string{"direct", "fifo", "lifo"}, []int{8}, []string{}
@@ -57,8 +56,7 @@ func stepsRunner(t *testing.T, preset string) (*runner, *result.WorkloadResult) 
 			wr.Variants = append(wr.Variants, &result.VariantResult{Variant: v, Name: v.Name(), Sat: s})
 		}
 	}
-	r := &runner{o: o, t: plan.FullTiming(), p: p, c: &result.Comparison{}, log: io.Discard}
-	return r, wr
+	return planner{p: p, maxConns: o.MaxConns, t: plan.FullTiming()}, wr
 }
 
 // TestEveryVariantOfAStepGetsTheSameConnections: the plan sizes each
@@ -68,8 +66,8 @@ func stepsRunner(t *testing.T, preset string) (*runner, *result.WorkloadResult) 
 // the fixed rates differ, the connections do not.
 func TestEveryVariantOfAStepGetsTheSameConnections(t *testing.T) {
 	for _, preset := range []string{"queues", "slow-backend"} {
-		r, wr := stepsRunner(t, preset)
-		s := r.planSteps(wr)
+		r, wr := stepsPlanner(t, preset)
+		s := r.steps(wr)
 		require.NotNil(t, s.Fixed, preset)
 		require.NotNil(t, s.FullLoad, preset)
 		require.NotNil(t, s.Overload, preset)
@@ -83,13 +81,13 @@ func TestEveryVariantOfAStepGetsTheSameConnections(t *testing.T) {
 		base := loadgen.DefaultConfig()
 		rates := map[float64]bool{}
 		for _, v := range wr.Variants {
-			f := r.fixedConfig(base, wr, v, s)
+			f := r.fixed(base, wr, v, s)
 			assert.Equal(t, [2]int{s.Fixed.Conns, s.Fixed.MaxConns}, [2]int{f.Conns, f.MaxConns}, "%s %s: fixed", preset, v.Name)
 			rates[f.Rate] = true
-			fl := r.fullLoadConfig(base, s)
+			fl := r.fullLoad(base, s)
 			assert.Equal(t, [2]int{s.FullLoad.Conns, s.FullLoad.MaxConns}, [2]int{fl.Conns, fl.MaxConns}, "%s %s: full load", preset, v.Name)
 			assert.Zero(t, fl.Rate, "a closed loop")
-			ov := r.overloadConfig(base, s)
+			ov := r.overload(base, s)
 			assert.Equal(t, [2]int{s.Overload.Conns, s.Overload.MaxConns}, [2]int{ov.Conns, ov.MaxConns}, "%s %s: overload", preset, v.Name)
 			assert.Equal(t, 80_000.0, ov.Rate)
 			assert.True(t, ov.KeepResults, "served and shed are told apart from results.bin")

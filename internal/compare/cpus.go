@@ -144,6 +144,20 @@ func placementOf(o *plan.Options) (Placement, error) {
 	return resolvePlacement(o, affinity, func(s cpuset.Set) error { return s.Check() })
 }
 
+// serverSet is the CPU set v's kvserver starts on: the server's set, or
+// under the scaling preset its first v.CPUs CPUs (of the affinity set
+// where the two share); empty: not pinned.
+func (p Placement) serverSet(v plan.Variant) cpuset.Set {
+	set := p.Server
+	if v.CPUs > 0 {
+		if set.IsEmpty() {
+			set = p.Affinity
+		}
+		return set.First(v.CPUs)
+	}
+	return set
+}
+
 // serverSize is how many CPUs kvserver may use: its set's, or where
 // it shares, the affinity set's.
 func (p Placement) serverSize() int {

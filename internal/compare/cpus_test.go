@@ -94,10 +94,10 @@ func TestValidateRefusesCPUsTheMachineLacks(t *testing.T) {
 // TestServerSet: a scaling variant runs on the first n CPUs of the
 // server's set, or of the affinity set where the two share.
 func TestServerSet(t *testing.T) {
-	r := &runner{pl: Placement{Server: cpuset.MustParse("4-7"), Loader: cpuset.MustParse("8-15")}}
+	r := Placement{Server: cpuset.MustParse("4-7"), Loader: cpuset.MustParse("8-15")}
 	assert.Equal(t, "4-5", r.serverSet(plan.Variant{Pool: "lifo", CPUs: 2}).String(), "the first CPUs of the server's set")
 	assert.Equal(t, "4-7", r.serverSet(plan.Variant{Pool: "lifo"}).String())
-	r = &runner{pl: Placement{Affinity: cpuset.MustParse("0")}}
+	r = Placement{Affinity: cpuset.MustParse("0")}
 	assert.Equal(t, "0", r.serverSet(plan.Variant{Pool: "lifo", CPUs: 1}).String(), "shared: counted from the affinity set")
 	assert.True(t, r.serverSet(plan.Variant{Pool: "lifo"}).IsEmpty(), "shared: not pinned")
 }

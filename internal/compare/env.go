@@ -160,3 +160,46 @@ func waitQuiet(ctx context.Context, limit time.Duration, look func(context.Conte
 		}
 	}
 }
+
+// quietCheck waits before each step, up to wait, while other processes
+// keep the cores busy. Once quiet failed to come, later steps only look
+// (no wait) until the machine is quiet again: waiting a minute before
+// every step of a busy machine would only make the run longer.
+type quietCheck struct {
+	wait time.Duration // 0: no check
+	// loaded is set while other processes keep the machine busy.
+	loaded bool
+	// look measures other processes' busy cores (nil: busyCores).
+	look func(context.Context, time.Duration) (float64, error)
+}
+
+// before checks before the step what, and returns what the report must
+// note of it ("" for nothing).
+func (q *quietCheck) before(ctx context.Context, what string) string {
+	if q.wait <= 0 {
+		return ""
+	}
+	limit := q.wait
+	if q.loaded {
+		limit = 0
+	}
+	look := q.look
+	if look == nil {
+		look = busyCores
+	}
+	first, last, quiet := waitQuiet(ctx, limit, look)
+	switch {
+	case ctx.Err() != nil:
+		return ""
+	case quiet:
+		q.loaded = false
+		if first > plan.BusyCores {
+			return fmt.Sprintf("before %s: other processes kept %.1f cores busy; it waited until they kept %.1f", what, first, last)
+		}
+		return ""
+	case !q.loaded:
+		q.loaded = true
+		return fmt.Sprintf("before %s: other processes kept %.1f cores busy and no quiet came within %v; this and later steps share the CPU (each noted)", what, last, limit)
+	}
+	return fmt.Sprintf("before %s: still %.1f cores busy with other processes", what, last)
+}

@@ -47,7 +47,7 @@ func (r *runner) start(ctx context.Context, wl string, v *result.VariantResult, 
 	}
 	o := harness.Options{
 		Binary: r.o.Kvserver, Args: append(v.Variant.Args(), extra...),
-		SeedDir: seed, Log: logf, CPUs: r.serverSet(v.Variant),
+		SeedDir: seed, Log: logf, CPUs: r.pl.serverSet(v.Variant),
 	}
 	srv, err := harness.Start(ctx, o)
 	if err != nil {

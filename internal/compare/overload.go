@@ -24,7 +24,7 @@ import (
 func (r *runner) overload(ctx context.Context, wr *result.WorkloadResult, srv *instance, s *plan.Steps) {
 	wl, v := wr.Workload, srv.v
 	dir, rel := r.runDir(wl, v, "overload")
-	o := &result.OverloadRun{Asked: s.Overload.Rate, ProbeRate: plan.ProbeShare * r.refRate(wr, v), Dir: rel}
+	o := &result.OverloadRun{Asked: s.Overload.Rate, ProbeRate: plan.ProbeShare * r.planner().refRate(wr, v), Dir: rel}
 	cfg, err := r.loadConfig(srv.URL, wl)
 	if err != nil {
 		r.fail(wl, v.Name, "overload", err.Error(), "")
@@ -47,8 +47,8 @@ func (r *runner) overload(ctx context.Context, wr *result.WorkloadResult, srv *i
 		return latency.ValueAt(m.res.Corrected, 99), perReq, true
 	}
 
-	o.FullLoadCPUPerRequest = r.fullLoadCost(ctx, srv, r.fullLoadConfig(cfg, s), filepath.Join(dir, "full-load"))
-	oc := r.overloadConfig(cfg, s)
+	o.FullLoadCPUPerRequest = r.fullLoadCost(ctx, srv, r.planner().fullLoad(cfg, s), filepath.Join(dir, "full-load"))
+	oc := r.planner().overload(cfg, s)
 	r.logf("%s %s: overload %.0f req/s (%g× direct's saturation) for %v, %d connections at the start, up to %d", wl, v.Name, o.Asked, r.p.OverloadFactor, r.t.Overload, oc.Conns, oc.MaxConns)
 	rss := startRSSSampler(srv.Server)
 	var m stepRun

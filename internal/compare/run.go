@@ -60,7 +60,8 @@ func runComparison(ctx context.Context, o plan.Options, log io.Writer, onStart f
 	if log == nil {
 		log = io.Discard
 	}
-	r := &runner{o: o, t: o.StepTiming(), p: p, log: log, onStart: onStart, stores: map[string]string{}, pl: pl, online: onlineCPUs()}
+	r := &runner{o: o, t: o.StepTiming(), p: p, log: log, onStart: onStart, stores: map[string]string{}, pl: pl, online: onlineCPUs(),
+		quietness: quietCheck{wait: o.QuietWait}}
 	env := readEnvironment(pl)
 	dir := filepath.Join(o.Out, fmt.Sprintf("compare-%s-%s", env.Started.Format("20060102T150405Z"), o.Preset))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -126,7 +127,8 @@ func (r *runner) runAll(ctx context.Context) {
 				Reason: "direct's saturation search found no sustainable rate, so there is no rate to set these steps by (see the failures above, or give -rate)"})
 			continue
 		}
-		steps := r.planSteps(wr)
+		steps := r.planner().steps(wr)
+		r.logf("%s: every variant's steps over the same connections: %s", w, stepsText(steps))
 		r.p.Steps = append(r.p.Steps, steps)
 		r.steps(ctx, wr, seed, steps)
 		if ctx.Err() != nil {

@@ -26,10 +26,8 @@ type runner struct {
 	// machine has (a shared server's CPU share is of all of them).
 	pl     Placement
 	online int
-	// loaded is set while other processes keep the machine busy.
-	loaded bool
-	// look measures other processes' busy cores (nil: busyCores).
-	look func(context.Context, time.Duration) (float64, error)
+	// quietness waits for a quiet machine before each step.
+	quietness quietCheck
 	// onStart, for tests, sees every kvserver a step starts.
 	onStart func(step string, v plan.Variant, srv *harness.Server)
 	// tmp holds the filled stores; removed at the end.
@@ -53,34 +51,10 @@ func (r *runner) fail(wl, variant, step, reason, tail string) {
 }
 
 // quiet waits before a step, up to -quiet-wait, while other processes
-// keep the cores busy, noting it. Once quiet failed to come, later steps
-// only look (no wait) until the machine is quiet again: waiting a minute
-// before every step of a busy machine would only make the run longer.
+// keep the cores busy (quietCheck), noting it.
 func (r *runner) quiet(ctx context.Context, what string) {
-	if r.o.QuietWait <= 0 {
-		return
-	}
-	limit := r.o.QuietWait
-	if r.loaded {
-		limit = 0
-	}
-	look := r.look
-	if look == nil {
-		look = busyCores
-	}
-	first, last, quiet := waitQuiet(ctx, limit, look)
-	switch {
-	case ctx.Err() != nil:
-	case quiet && first > plan.BusyCores:
-		r.note("before %s: other processes kept %.1f cores busy; it waited until they kept %.1f", what, first, last)
-		r.loaded = false
-	case quiet:
-		r.loaded = false
-	case !r.loaded:
-		r.note("before %s: other processes kept %.1f cores busy and no quiet came within %v; this and later steps share the CPU (each noted)", what, last, limit)
-		r.loaded = true
-	default:
-		r.note("before %s: still %.1f cores busy with other processes", what, last)
+	if n := r.quietness.before(ctx, what); n != "" {
+		r.note("%s", n)
 	}
 }
 
@@ -92,20 +66,6 @@ func slug(s string) string { return strings.NewReplacer(":", "", "/", "-", " ", 
 func (r *runner) runDir(wl string, v *result.VariantResult, step string) (abs, rel string) {
 	rel = filepath.Join("runs", slug(wl), v.Variant.Slug(), step)
 	return filepath.Join(r.c.Dir, rel), rel
-}
-
-// serverSet is the CPU set v's kvserver starts on: the server's set, or
-// under the scaling preset its first v.CPUs CPUs (of the affinity set
-// where the two share); empty: not pinned.
-func (r *runner) serverSet(v plan.Variant) cpuset.Set {
-	set := r.pl.Server
-	if v.CPUs > 0 {
-		if set.IsEmpty() {
-			set = r.pl.Affinity
-		}
-		return set.First(v.CPUs)
-	}
-	return set
 }
 
 // onlineCPUs is how many CPUs this machine has online.

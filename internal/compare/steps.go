@@ -165,7 +165,7 @@ func (r *runner) fixed(ctx context.Context, wr *result.WorkloadResult, srv *inst
 		r.fail(wr.Workload, v.Name, "fixed", err.Error(), "")
 		return false
 	}
-	cfg = r.fixedConfig(cfg, wr, v, s)
+	cfg = r.planner().fixed(cfg, wr, v, s)
 	r.logf("%s %s: fixed rate %.0f req/s for %v over %d connections (up to %d)", wr.Workload, v.Name, cfg.Rate, cfg.Duration, cfg.Conns, cfg.MaxConns)
 	m, ok := r.measure(ctx, srv, "fixed", cfg, dir)
 	if !ok {
@@ -207,7 +207,7 @@ func (r *runner) profiles(ctx context.Context, wr *result.WorkloadResult, seed s
 			continue
 		}
 		// The load starts with the captures and outlasts them by a second.
-		cfg.Rate, cfg.Duration = plan.FixedShare*r.refRate(wr, v), profileLoad(secs)
+		cfg.Rate, cfg.Duration = plan.FixedShare*r.planner().refRate(wr, v), profileLoad(secs)
 		r.logf("%s %s: profiles over %ds at %.0f req/s", wr.Workload, v.Name, secs, cfg.Rate)
 		loadDone := make(chan error, 1)
 		go func() {
