@@ -81,3 +81,27 @@ func TestComparePublishThenRender(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "-publish needs -render RUN")
 }
+
+// TestCommittedReportsRenderAgain: every report committed under
+// docs/report keeps the compare.json it was written from, and rendering a
+// copy of it writes the committed REPORT.md again byte for byte, so that a
+// change to the report's code shows in these files' diffs, and none is
+// prose nobody can reproduce.
+func TestCommittedReportsRenderAgain(t *testing.T) {
+	reports, err := filepath.Glob(filepath.Join("..", "..", "docs", "report", "*"))
+	require.NoError(t, err)
+	for _, dir := range reports {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			require.FileExists(t, filepath.Join(dir, "compare.json"), "a published report keeps the compare.json it was written from")
+			committed, err := os.ReadFile(filepath.Join(dir, "REPORT.md"))
+			require.NoError(t, err)
+			copied := filepath.Join(t.TempDir(), filepath.Base(dir))
+			require.NoError(t, os.CopyFS(copied, os.DirFS(dir)))
+			code, _, errs := invoke(t, "compare", "-render", copied)
+			require.Equal(t, 0, code, errs)
+			again, err := os.ReadFile(filepath.Join(copied, "REPORT.md"))
+			require.NoError(t, err)
+			assert.Equal(t, string(committed), string(again))
+		})
+	}
+}
