@@ -85,6 +85,7 @@ func withLoad(cfg loadgen.Config, l *plan.Load) loadgen.Config {
 func (pl planner) fixed(cfg loadgen.Config, wr *result.WorkloadResult, v *result.VariantResult, s *plan.Steps) loadgen.Config {
 	cfg = withLoad(cfg, s.Fixed)
 	cfg.Rate, cfg.Duration = plan.FixedShare*pl.refRate(wr, v), pl.t.Fixed
+	cfg.Interval = fixedInterval(cfg.Duration)
 	return cfg
 }
 

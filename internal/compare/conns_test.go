@@ -52,7 +52,7 @@ func stepsPlanner(t *testing.T, preset string) (planner, *result.WorkloadResult)
 	}
 	for _, v := range p.Variants {
 		if s, ok := searches[v.Pool]; ok {
-			s[0].Rate = 30_000 + 10_000*float64(len(wr.Variants))
+			s[0].Rate, s[0].Validated = 30_000+10_000*float64(len(wr.Variants)), true
 			wr.Variants = append(wr.Variants, &result.VariantResult{Variant: v, Name: v.Name(), Sat: s})
 		}
 	}

@@ -123,8 +123,8 @@ func (r *runner) runAll(ctx context.Context) {
 			continue
 		}
 		if wr.BaseRate <= 0 {
-			r.c.Failures = append(r.c.Failures, result.Failure{Workload: w, Step: "fixed and overload",
-				Reason: "direct's saturation search found no sustainable rate, so there is no rate to set these steps by (see the failures above, or give -rate)"})
+			r.c.Failures = append(r.c.Failures, result.Failure{Workload: w, Step: "fixed, overload and profiles",
+				Reason: noBaseRate(wr)})
 			continue
 		}
 		steps := r.planner().steps(wr)
@@ -141,4 +141,18 @@ func (r *runner) runAll(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// noBaseRate is why wr's fixed-rate, overload and profile steps did not
+// run: they take their shares of direct's validated saturation, and no
+// search of direct validated one. A rate that held only in the short
+// steps is not taken instead: what it would set is not measured at a
+// rate the server was shown to sustain.
+func noBaseRate(wr *result.WorkloadResult) string {
+	why := "direct's saturation search found no rate that held over its validation"
+	if base := wr.Baseline(); base != nil && len(base.Sat) > 0 {
+		s := base.Sat[len(base.Sat)-1]
+		why += fmt.Sprintf(" (it ended at %s; the validation of %.0f req/s failed)", bracketText(s.Bracket), s.Candidate)
+	}
+	return why + ", so there is no rate to set these steps by (see the failures above, or give -rate)"
 }

@@ -130,7 +130,12 @@ func TestQueuesEndToEnd(t *testing.T) {
 			assert.Contains(t, report, dotMissing)
 		}
 	}
-	assert.Regexp(t, regexp.MustCompile(`(?m)^\| direct \| - \| ([0-9,]+ ± [0-9,]+ \(1\.00×\)|≥ [0-9,]+, loader-bound)`), report, "direct's saturation with its spread and its ratio to itself (or a lower bound)")
+	assert.Regexp(t, regexp.MustCompile(`(?m)^\| direct \| - \| ((≥ )?[0-9,]+(–[0-9,]+)?, validated \(1\.00×\)|≥ [0-9,]+, loader-bound)`), report, "direct's saturation as its bracket, validated, and its ratio to itself (or a lower bound)")
+	for _, v := range c.Workloads[0].Variants {
+		s := v.Sat[0]
+		require.NotNil(t, s.Bracket, "%s: the search's bracket", v.Name)
+		assert.Equal(t, s.Bracket.Lo, s.Rate, "%s: a validated rate is the bracket's lower end", v.Name)
+	}
 	var back result.Comparison
 	b, err = os.ReadFile(filepath.Join(c.Dir, result.File))
 	require.NoError(t, err)

@@ -45,9 +45,11 @@ func (r *runner) search(ctx context.Context, cfg loadgen.Config, dir string, srv
 	if err != nil {
 		return result.SatRun{}, nil, nil, err
 	}
-	// Rate is the search's figure, validated or not (Validated says
-	// which), as this comparison has always read it: the candidate.
-	run := result.SatRun{Rate: sat.Candidate, Validated: sat.Validated, HitMax: sat.HitMax,
+	// Rate is the validated saturation or 0: no later step takes its
+	// share of a rate that did not hold over its validation. The bracket
+	// says where the search ended either way.
+	run := result.SatRun{Rate: sat.Rate, Validated: sat.Validated, Bracket: &result.Bracket{Lo: sat.Bracket.Lo, Hi: sat.Bracket.Hi},
+		Candidate: sat.Candidate, HitMax: sat.HitMax,
 		LoaderBound: sat.LoaderBound, LoaderCeiling: sat.LoaderCeiling, LoaderCPUs: sat.LoaderCPUs, Why: sat.Why}
 	var validation *saturate.Step
 	for i, s := range sat.Steps {
@@ -63,4 +65,12 @@ func (r *runner) search(ctx context.Context, cfg loadgen.Config, dir string, srv
 	}
 	report.WriteJSON(dir, "saturate.json", sat)
 	return run, sat.Validation, validation, nil
+}
+
+// bracketText is b as the search prints it: "62000–64000 req/s (3.2 %)".
+func bracketText(b *result.Bracket) string {
+	if b == nil {
+		return "none"
+	}
+	return saturate.Bracket{Lo: b.Lo, Hi: b.Hi}.String()
 }

@@ -82,14 +82,30 @@ func (r *runner) saturation(ctx context.Context, wr *result.WorkloadResult, seed
 			n := v.Variant.CPUs
 			r.saturateOne(ctx, wr.Workload, v, rep, seed, hint[n])
 			if v.Variant.IsBaseline() && hint[n] == 0 && len(v.Sat) > 0 {
-				hint[n] = v.Sat[0].Rate
+				hint[n] = searchHint(v.Sat[0])
 			}
 		}
 	}
 	if wr.BaseRate == 0 && base != nil {
+		// Validated rates only: where none held, BaseRate stays 0 and the
+		// steps that need it are skipped (runAll says why).
 		wr.BaseRate = analysis.Median(base.SatRates())
 		wr.BaseLowerBound = base.LoaderBound()
 	}
+}
+
+// searchHint is where a search of s's server found its limit, for the
+// next search's ramp: the validated rate, else the highest rate that held
+// in the short steps (a starting point, not a figure anything is computed
+// from).
+func searchHint(s result.SatRun) float64 {
+	if h := s.Held(); h > 0 {
+		return h
+	}
+	if s.Bracket != nil {
+		return s.Bracket.Lo
+	}
+	return 0
 }
 
 func (r *runner) saturateOne(ctx context.Context, wl string, v *result.VariantResult, rep int, seed string, hint float64) {
@@ -120,10 +136,13 @@ func (r *runner) saturateOne(ctx context.Context, wl string, v *result.VariantRe
 	if validation != nil {
 		r.checkValidation(wl, v.Name, step+" (validation)", validation, vstep)
 	}
-	if run.LoaderBound {
-		r.logf("%s %s: saturation ≥ %.0f req/s, loader-bound (validated: %v): %s", wl, v.Name, run.Rate, run.Validated, run.Why)
-	} else {
-		r.logf("%s %s: saturation %.0f req/s (validated: %v)", wl, v.Name, run.Rate, run.Validated)
+	switch b := run.Bracket; {
+	case !run.Validated:
+		r.logf("%s %s: no validated saturation: the search ended at %s, the validation of %.0f req/s failed", wl, v.Name, bracketText(b), run.Candidate)
+	case run.LoaderBound:
+		r.logf("%s %s: saturation ≥ %.0f req/s (validated), loader-bound: %s", wl, v.Name, run.Rate, run.Why)
+	default:
+		r.logf("%s %s: saturation %.0f req/s (validated), bracket %s", wl, v.Name, run.Rate, bracketText(b))
 	}
 	if rep == r.o.Repeat && r.wantsClosed(v) && ctx.Err() == nil {
 		r.closed(ctx, v, srv)
@@ -172,8 +191,8 @@ func (r *runner) fixed(ctx context.Context, wr *result.WorkloadResult, srv *inst
 		return false
 	}
 	res := m.res
-	r.checkLoader(srv, "fixed", m)
-	v.Fixed = &result.FixedRun{
+	lc := r.checkLoader(srv, "fixed", m)
+	v.Fixed = &result.FixedRun{Behind: fixedBehind(res, lc, r.o.SLO),
 		Asked: cfg.Rate, Achieved: res.AchievedRate(),
 		Corrected: latenciesOf(res.Corrected), Uncorrected: latenciesOf(res.Uncorrected),
 		Distribution:        distributionOf(res.Corrected, res.Uncorrected, chartPercentiles),

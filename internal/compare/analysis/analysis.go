@@ -8,6 +8,7 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -47,7 +48,17 @@ type Variant struct {
 
 // Searches summarises a variant's saturation searches.
 type Searches struct {
+	// Rate is over the validated searches only (N 0: none validated,
+	// and nothing is computed from the searches' figures).
 	Rate Estimate
+	// Bracket is where the searches ended: the median of their brackets'
+	// ends (Lo held, Hi failed twice; 0: not found); Brackets is false
+	// in a comparison that did not record them.
+	Bracket  Interval
+	Brackets bool
+	// Candidate is the median of the rates whose validation failed, in
+	// the searches that validated none (0: every search validated).
+	Candidate float64
 	// Ratio is Rate's median to direct's on as many CPUs; NaN where
 	// either is a lower bound or direct has none.
 	Ratio float64
@@ -86,10 +97,36 @@ type Closed struct {
 }
 
 // Fixed is a fixed-rate step against direct's: each percentile's and the
-// CPU per request's ratio (NaN where direct has none).
+// CPU per request's ratio (NaN where direct has none, or where direct's
+// step did not keep up: its latencies are then a growing queue's, and
+// nothing is compared with them).
 type Fixed struct {
 	P50, P90, P99, P999, Max float64
 	CPU                      float64
+	// KeptUp: the step served what it asked (keptUp); Behind says how it
+	// fell short where it did not. BaseKeptUp is the same of direct's
+	// step (false where direct ran none).
+	KeptUp     bool
+	Behind     string
+	BaseKeptUp bool
+}
+
+// MinAchieved is the share of its asked rate a fixed-rate step must
+// achieve to count as kept up.
+const MinAchieved = 0.98
+
+// keptUp tells whether f served what it asked: it achieved MinAchieved
+// of the asked rate and did not fall behind its schedule (Behind; an
+// older comparison did not check that, and is judged by the rate
+// alone). Where it did not, it says how.
+func keptUp(f *result.FixedRun) (bool, string) {
+	switch {
+	case f.Asked > 0 && f.Achieved < MinAchieved*f.Asked:
+		return false, fmt.Sprintf("achieved %.0f of %.0f req/s asked (%.1f %%)", f.Achieved, f.Asked, 100*f.Achieved/f.Asked)
+	case f.Behind != "":
+		return false, f.Behind
+	}
+	return true, ""
 }
 
 // Overload is what an overload step's figures make.
@@ -193,12 +230,34 @@ func saturationOf(v, base *result.VariantResult) *Searches {
 		}
 		s.HitMax = s.HitMax || r.HitMax
 	}
-	if !s.LowerBound {
+	var failed []float64
+	for _, r := range v.Sat {
+		switch {
+		case r.Validated:
+		case r.Bracket != nil:
+			failed = append(failed, r.Candidate)
+		default: // an older comparison kept the candidate as the rate
+			failed = append(failed, r.Rate)
+		}
+	}
+	s.Candidate = median(failed)
+	if s.Brackets = v.Brackets(); s.Brackets {
+		var los, his []float64
+		for _, r := range v.Sat {
+			los, his = append(los, r.Bracket.Lo), append(his, r.Bracket.Hi)
+		}
+		s.Bracket = Interval{Lo: median(los), Hi: median(his), N: len(v.Sat)}
+	}
+	if !s.LowerBound && s.Measured() {
 		s.Ratio = ratio(s.Rate.Median, baseSat(base))
 	}
 	s.CPURatio = ratio(float64(s.CPUPerRequest), float64(satCPUPerRequest(base)))
 	return s
 }
+
+// Measured tells whether a search validated a rate: only then is there
+// a saturation to compare, rank or take a share of.
+func (s *Searches) Measured() bool { return s != nil && s.Rate.N > 0 }
 
 // closedCPUPerRequest is the median of v's closed-loop rounds' kvserver
 // CPU per request (0: none ran, or none known).
@@ -250,12 +309,18 @@ func fixedOf(v, base *result.VariantResult) *Fixed {
 		return nil
 	}
 	bf := &result.FixedRun{}
+	x := &Fixed{}
+	x.KeptUp, x.Behind = keptUp(f)
 	if base != nil && base.Fixed != nil {
-		bf = base.Fixed
+		x.BaseKeptUp, _ = keptUp(base.Fixed)
+		if x.BaseKeptUp {
+			bf = base.Fixed
+		}
 	}
 	d := func(x, b time.Duration) float64 { return ratio(float64(x), float64(b)) }
-	return &Fixed{P50: d(f.Corrected.P50, bf.Corrected.P50), P90: d(f.Corrected.P90, bf.Corrected.P90), P99: d(f.Corrected.P99, bf.Corrected.P99),
-		P999: d(f.Corrected.P999, bf.Corrected.P999), Max: d(f.Corrected.Max, bf.Corrected.Max), CPU: d(f.ServerCPUPerRequest, bf.ServerCPUPerRequest)}
+	x.P50, x.P90, x.P99 = d(f.Corrected.P50, bf.Corrected.P50), d(f.Corrected.P90, bf.Corrected.P90), d(f.Corrected.P99, bf.Corrected.P99)
+	x.P999, x.Max, x.CPU = d(f.Corrected.P999, bf.Corrected.P999), d(f.Corrected.Max, bf.Corrected.Max), d(f.ServerCPUPerRequest, bf.ServerCPUPerRequest)
+	return x
 }
 
 func overloadOf(v, base *result.VariantResult) *Overload {

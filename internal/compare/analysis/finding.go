@@ -14,6 +14,11 @@ const (
 	// has a Saturation figure (its median) and, where known, LoaderCPUs.
 	// Verdict NotRanked.
 	SaturationLowerBound Kind = "saturation-lower-bound"
+	// SaturationUnvalidated: Variants none of whose searches held over
+	// its validation, each with its Bracket figure (Interval Lo–Hi, the
+	// median of its searches' brackets, Value Lo). Nothing is ranked or
+	// computed from them. Verdict NotRanked.
+	SaturationUnvalidated Kind = "saturation-unvalidated"
 	// SaturationLead: which variant saturates highest. Variants are the
 	// best and the runner-up, each with its Saturation (median and the
 	// range of its searches); Note is the verdict package's reasoning.
@@ -30,6 +35,13 @@ const (
 	// FixedErrors: Variants whose fixed-rate step failed more than the
 	// searches allow, each with its ErrorRate. Verdict NotComparable.
 	FixedErrors Kind = "fixed-errors"
+	// FixedBehind: Variants whose fixed-rate step did not keep up with
+	// its asked rate (analysis.MinAchieved of it, no growing backlog),
+	// each with its AchievedShare (%) and the way it fell behind (Text).
+	// Nothing is ranked from those steps; where direct is among them,
+	// no variant's latencies are compared with direct's. Verdict
+	// NotComparable.
+	FixedBehind Kind = "fixed-behind"
 	// ConcurrencyBound: a variant (Variants[0]) held back by its workers
 	// waiting on a slow store: its Saturation, ConcurrencyBound, Workers,
 	// IODelay (ns), ShareOfBound and BelowDirect (%), and direct's
@@ -150,11 +162,13 @@ type Measure string
 // differences per cent where the name says so, else plain ratios.
 const (
 	Saturation              Measure = "saturation"
+	Bracket                 Measure = "bracket"
 	LoaderCPUs              Measure = "loader-cpus"
 	ClosedRate              Measure = "closed-rate"
 	Conns                   Measure = "connections"
 	Difference              Measure = "difference-%"
 	ErrorRate               Measure = "error-rate"
+	AchievedShare           Measure = "achieved-%"
 	ConcurrencyLimit        Measure = "concurrency-bound"
 	Workers                 Measure = "workers"
 	IODelay                 Measure = "io-delay"

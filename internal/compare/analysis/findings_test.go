@@ -20,7 +20,7 @@ func comparisonOf(t *testing.T, sat map[string][]float64, order ...string) *resu
 	for _, name := range order {
 		v := &result.VariantResult{Variant: plan.Variant{Pool: name}, Name: name}
 		for i, r := range sat[name] {
-			v.Sat = append(v.Sat, result.SatRun{Repeat: i + 1, Rate: r})
+			v.Sat = append(v.Sat, result.SatRun{Repeat: i + 1, Rate: r, Validated: true})
 		}
 		wr.Variants = append(wr.Variants, v)
 	}

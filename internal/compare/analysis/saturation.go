@@ -20,11 +20,13 @@ func findings(c *result.Comparison, a *Analysis) []Finding {
 	var out []Finding
 	for i, wr := range c.Workloads {
 		if w := a.Workloads[i]; w.Grid != nil {
+			out = append(out, unvalidatedFindings(wr, w)...)
 			out = append(out, scalingFindings(wr, w)...)
 		} else {
 			out = append(out, saturationFindings(wr, w)...)
 		}
 		out = append(out, crossCheckFindings(wr, a.Workloads[i])...)
+		out = append(out, fixedBehindFindings(wr)...)
 		out = append(out, fixedErrorFindings(c, wr)...)
 		out = append(out, overloadFindings(c, wr, a.Workloads[i])...)
 	}
@@ -58,6 +60,8 @@ func saturationFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 			capped.Variants = append(capped.Variants, v.Name)
 		}
 		switch {
+		case !s.Measured():
+			continue // unvalidatedFindings names it
 		case s.LowerBound:
 			lower.Variants = append(lower.Variants, v.Name)
 			lower.Figures = append(lower.Figures, satFigure(v.Name, s))
@@ -73,7 +77,7 @@ func saturationFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 		// saturation: no order can be claimed.
 		return []Finding{capped}
 	}
-	var out []Finding
+	out := unvalidatedFindings(wr, w)
 	if len(lower.Variants) > 0 {
 		out = append(out, lower)
 	}
@@ -126,6 +130,24 @@ func saturationFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 	return out
 }
 
+// unvalidatedFindings names the variants none of whose searches held
+// over its validation, each with its bracket: they have no saturation,
+// and nothing is ranked or computed from them.
+func unvalidatedFindings(wr *result.WorkloadResult, w *Workload) []Finding {
+	f := Finding{Kind: SaturationUnvalidated, Workload: wr.Workload, Verdict: NotRanked}
+	for i, v := range wr.Variants {
+		if s := w.Variants[i].Sat; s != nil && !s.Measured() {
+			iv := s.Bracket
+			f.Variants = append(f.Variants, v.Name)
+			f.Figures = append(f.Figures, Figure{Of: v.Name, Name: Bracket, Value: iv.Lo, Interval: &iv})
+		}
+	}
+	if len(f.Variants) == 0 {
+		return nil
+	}
+	return []Finding{f}
+}
+
 // crossCheckFindings compares direct's open-loop saturation with its
 // closed loop on the same CPUs: within the closed loop's spread, or how
 // far off; a loader-bound side is named as a lower bound instead.
@@ -133,7 +155,7 @@ func crossCheckFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 	var out []Finding
 	for i, v := range wr.Variants {
 		av := w.Variants[i]
-		if !v.Variant.IsBaseline() || av.Closed == nil || av.Sat == nil {
+		if !v.Variant.IsBaseline() || av.Closed == nil || !av.Sat.Measured() {
 			continue
 		}
 		sat, cr := av.Sat.Rate.Median, av.Closed
@@ -160,6 +182,27 @@ func crossCheckFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// fixedBehindFindings names the variants whose fixed-rate step did not
+// keep up (keptUp): their percentiles are those of a queue that grew
+// for as long as the step ran, not of the asked rate.
+func fixedBehindFindings(wr *result.WorkloadResult) []Finding {
+	f := Finding{Kind: FixedBehind, Workload: wr.Workload, Verdict: NotComparable}
+	for _, v := range wr.Variants {
+		fx := v.Fixed
+		if fx == nil {
+			continue
+		}
+		if ok, why := keptUp(fx); !ok {
+			f.Variants = append(f.Variants, v.Name)
+			f.Figures = append(f.Figures, Figure{Of: v.Name, Name: AchievedShare, Value: 100 * ratio(fx.Achieved, fx.Asked), Text: why})
+		}
+	}
+	if len(f.Variants) == 0 {
+		return nil
+	}
+	return []Finding{f}
 }
 
 // fixedErrorFindings names the variants whose fixed-rate step failed
@@ -251,7 +294,7 @@ func profileFindings(c *result.Comparison, a *Analysis) []Finding {
 	var out []Finding
 	for j, v := range wr.Variants {
 		s := w.Variants[j].Sat
-		if v == base || s == nil || bs == nil || s.LowerBound || bs.LowerBound || boundByWorkers(v, s, bs.Rate.Median) {
+		if v == base || !s.Measured() || !bs.Measured() || s.LowerBound || bs.LowerBound || boundByWorkers(v, s, bs.Rate.Median) {
 			continue // a pool bound by its workers lost nothing to CPU: its profile explains nothing
 		}
 		pair, err := verdict.FindLead(map[string][]float64{v.Name: v.SatRates(), base.Name: base.SatRates()}, true)

@@ -97,8 +97,8 @@ func scalingFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 		compared := false
 		for _, n := range g.Counts {
 			v, base := g.at[row][n], g.at[plan.Baseline][n]
-			if v.a == nil || base.a == nil || v.a.Sat == nil || base.a.Sat == nil {
-				continue
+			if v.a == nil || base.a == nil || !v.a.Sat.Measured() || !base.a.Sat.Measured() {
+				continue // no validated rate on one side: nothing to compare
 			}
 			if v.a.Sat.LowerBound || base.a.Sat.LowerBound {
 				if v.a.Sat.LowerBound {
@@ -119,7 +119,7 @@ func scalingFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 			vs.Variants = append(vs.Variants, row)
 			vs.Figures = append(vs.Figures, Figure{Of: row, Name: VsDirect, Verdict: Below})
 			vs.Figures = append(vs.Figures, at...)
-			if v, base := g.At(row, largest), g.At(plan.Baseline, largest); v != nil && base != nil && v.Sat != nil && base.Sat != nil &&
+			if v, base := g.At(row, largest), g.At(plan.Baseline, largest); v != nil && base != nil && v.Sat.Measured() && base.Sat.Measured() &&
 				!v.Sat.LowerBound && !base.Sat.LowerBound && base.Sat.Rate.Median > 0 {
 				vs.Figures = append(vs.Figures, Figure{Of: row, Name: RatioAtLargest, CPUs: largest, Value: v.Sat.Rate.Median / base.Sat.Rate.Median},
 					Figure{Of: plan.Baseline, Name: DirectAtLargest, CPUs: largest, Value: base.Sat.Rate.Median})
@@ -153,7 +153,7 @@ func efficiencyFinding(wl string, g *Grid) (Finding, bool) {
 		Figures: []Figure{{Name: FromCPUs, Value: float64(lo)}, {Name: ToCPUs, Value: float64(hi)}}}
 	for _, row := range g.Rows {
 		a, z := g.At(row, lo), g.At(row, hi)
-		if a == nil || z == nil || a.Sat == nil || z.Sat == nil || a.Sat.LowerBound || z.Sat.LowerBound || a.Sat.Rate.Median <= 0 {
+		if a == nil || z == nil || !a.Sat.Measured() || !z.Sat.Measured() || a.Sat.LowerBound || z.Sat.LowerBound || a.Sat.Rate.Median <= 0 {
 			continue
 		}
 		f.Variants = append(f.Variants, row)

@@ -60,6 +60,24 @@ func sentence(c *result.Comparison, f analysis.Finding) string {
 		return fmt.Sprintf("`%s`: %s: %s.", wl, how, strings.Join(f.Variants, ", "))
 	case analysis.CrossCheck:
 		return crossCheckSentence(f)
+	case analysis.SaturationUnvalidated:
+		var parts []string
+		for _, v := range f.Variants {
+			b, _ := f.Figure(v, analysis.Bracket)
+			if b.Interval.N == 0 {
+				parts = append(parts, v+" (its bracket not recorded)")
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("%s (%s req/s)", v, bracketCell(*b.Interval)))
+		}
+		return fmt.Sprintf("`%s`: **not validated, so not ranked**: %s: no rate held over the validating run, so a search's bracket is where its short steps held and failed, not a saturation.", wl, strings.Join(parts, ", "))
+	case analysis.FixedBehind:
+		var parts []string
+		for _, v := range f.Variants {
+			x, _ := f.Figure(v, analysis.AchievedShare)
+			parts = append(parts, fmt.Sprintf("%s (%s)", v, x.Text))
+		}
+		return fmt.Sprintf("`%s` at the fixed rate, **did not keep up**: %s; nothing is ranked from those steps.", wl, strings.Join(parts, ", "))
 	case analysis.FixedErrors:
 		var parts []string
 		for _, v := range f.Variants {

@@ -27,7 +27,7 @@ func comparisonOf(t *testing.T, preset string, sat map[string][]float64, order .
 	for _, name := range order {
 		v := &result.VariantResult{Variant: plan.Variant{Pool: name}, Name: name}
 		for i, r := range sat[name] {
-			v.Sat = append(v.Sat, result.SatRun{Repeat: i + 1, Rate: r})
+			v.Sat = append(v.Sat, result.SatRun{Repeat: i + 1, Rate: r, Validated: true})
 		}
 		wr.Variants = append(wr.Variants, v)
 	}
@@ -66,25 +66,53 @@ func TestNumbers(t *testing.T) {
 	assert.Equal(t, "0.50", span(0.5, 0.501, two), "one value where both print the same")
 }
 
-// TestSaturationCells: a loader-bound saturation reads "≥ X" with the
-// loader's CPUs and no ratio; ratios are to direct's.
+// TestSaturationCells: a saturation reads as its bracket and whether it
+// was validated, with its ratio to direct's; an unvalidated one is
+// marked, with no ratio; a loader-bound one reads "≥ X" with the
+// loader's CPUs and no ratio; a comparison that did not record brackets
+// reads as it did.
 func TestSaturationCells(t *testing.T) {
 	c := comparisonOf(t, "queues", map[string][]float64{"direct": {40000, 41000, 40500}, "fifo": {30000, 31000, 30500}, "lifo": {104000}},
 		"direct", "fifo", "lifo")
 	wr := c.Workloads[0]
+	for _, v := range wr.Variants {
+		for i := range v.Sat {
+			v.Sat[i].Bracket = &result.Bracket{Lo: v.Sat[i].Rate, Hi: v.Sat[i].Rate + 2000}
+		}
+	}
 	wr.Variants[2].Sat[0].LoaderBound, wr.Variants[2].Sat[0].LoaderCPUs = true, 1
 	wr.Variants[2].Fixed = &result.FixedRun{}
 	wr.BaseRate = 40500
 	text := workloadText(c)
-	assert.Contains(t, text, "| lifo | default | ≥ 104,000, loader-bound with 1 loader CPU, 0 of 1 held in validation |")
-	assert.Contains(t, text, "| fifo | default | 30,500 ± 500 (0.75×)")
+	assert.Contains(t, text, "| pool | policy | saturation req/s: held–failed (median of 3) |")
+	assert.Contains(t, text, "| direct | - | 40,500–42,500, validated (1.00×) |")
+	assert.Contains(t, text, "| fifo | default | 30,500–32,500, validated (0.75×) |")
+	assert.Contains(t, text, "| lifo | default | ≥ 104,000, loader-bound with 1 loader CPU |")
+	assert.Contains(t, text, "Direct's saturation: 40,500 req/s, validated;")
+
+	fifo := wr.Variants[1]
+	for i := range fifo.Sat {
+		fifo.Sat[i].Candidate, fifo.Sat[i].Rate, fifo.Sat[i].Validated = fifo.Sat[i].Rate+1000, 0, false
+	}
+	text = workloadText(c)
+	assert.Contains(t, text, "| fifo | default | 30,500–32,500, **not validated** (31,500 failed its validation) in 3 of 3 searches |", "no ratio from an unvalidated rate")
 
 	for i := range wr.Variants[0].Sat {
 		wr.Variants[0].Sat[i].LoaderBound, wr.Variants[0].Sat[i].LoaderCPUs = true, 2
 	}
+	assert.Contains(t, workloadText(c), "| direct | - | ≥ 40,500, loader-bound with 2 loader CPUs |")
+
+	for _, v := range wr.Variants {
+		for i := range v.Sat {
+			v.Sat[i].Bracket = nil
+		}
+	}
+	fifo.Sat[1].Rate, fifo.Sat[1].Validated = 31000, true
 	text = workloadText(c)
-	assert.Contains(t, text, "| direct | - | ≥ 40,500 ± 500, loader-bound with 2 loader CPUs, 0 of 3 held in validation |")
-	assert.Contains(t, text, "| fifo | default | 30,500 ± 500, 0 of 3 held", "no ratio to a lower bound")
+	assert.Contains(t, text, "| fifo | default | 31,000 ± 0, 1 of 3 held in validation |", "an older comparison: the validated rate alone, no ratio to a lower bound")
+	assert.Contains(t, text, "did not record its searches' brackets")
+	wr.BaseRate = 0
+	assert.Contains(t, workloadText(c), "**no search of direct held over its validation**")
 }
 
 // TestResultsTableOnlyWhereMeasured: a preset that measures the variants
@@ -94,10 +122,11 @@ func TestResultsTableOnlyWhereMeasured(t *testing.T) {
 	c := comparisonOf(t, "policies", map[string][]float64{"direct": {26000, 27000, 38000}}, "direct", "fifo")
 	wr := c.Workloads[0]
 	wr.BaseRate = 27000
-	wr.Variants[0].Sat[2].Validated = true
+	wr.Variants[0].Sat[0].Validated, wr.Variants[0].Sat[1].Validated = false, false
 	wr.Variants[1].Overload = &result.OverloadRun{Asked: 54000}
 	text := workloadText(c)
-	assert.Contains(t, text, "Direct's saturation in req/s (median ± half the spread of its searches): 27,000 ± 6,000, 1 of 3 held in validation. This preset measures the variants only under overload (below).")
+	assert.Contains(t, text, "Direct's saturation in req/s (median ± half the spread of its searches): 38,000 ± 0, 1 of 3 held in validation. This preset measures the variants only under overload (below).",
+		"the validated search alone")
 	assert.NotContains(t, text, "| pool | policy | saturation")
 
 	wr.Variants[0].Overload = &result.OverloadRun{Asked: 54000}
@@ -168,7 +197,7 @@ func TestChartsOfACapacitySweep(t *testing.T) {
 	add := func(v plan.Variant, rate float64, p99 time.Duration) {
 		vr := &result.VariantResult{Variant: v, Name: v.Name()}
 		for i, r := range []float64{rate, rate * 1.02} {
-			vr.Sat = append(vr.Sat, result.SatRun{Repeat: i + 1, Rate: r, Curve: []result.CurvePoint{
+			vr.Sat = append(vr.Sat, result.SatRun{Repeat: i + 1, Rate: r, Validated: true, Curve: []result.CurvePoint{
 				{Phase: "ramp", Asked: rate / 2, Achieved: rate / 2, P99: p99 / 4, Pass: true},
 				{Phase: "ramp", Asked: rate, Achieved: rate, P99: p99, Pass: true},
 				{Phase: "ramp", Asked: 2 * rate, Achieved: 1.1 * rate, P99: 40 * p99},

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
@@ -22,7 +23,11 @@ func writeWorkload(b *bytes.Buffer, c *result.Comparison, wr *result.WorkloadRes
 		if base != nil {
 			bs = aw.Variant(base.Name).Sat
 		}
-		w("Direct's saturation in req/s (median ± half the spread of its searches): %s. This preset measures the variants only under overload (below)", satCell(bs, false))
+		how := "median ± half the spread of its searches"
+		if bs != nil && bs.Brackets {
+			how = "the bracket: the highest rate that held, the lowest that failed twice"
+		}
+		w("Direct's saturation in req/s (%s): %s. This preset measures the variants only under overload (below)", how, satCell(bs, false))
 		if base != nil && base.Overload != nil && wr.BaseRate > 0 {
 			w(", asking %s", askedText(base.Overload.Asked/wr.BaseRate, wr.BaseLowerBound))
 		}
@@ -75,21 +80,46 @@ func writeClosedTable(b *bytes.Buffer, wr *result.WorkloadResult, aw *analysis.W
 	w("\n")
 }
 
-// satCell is a variant's saturation: median ± half the spread of its
-// searches, with its ratio to direct's, and whether the searches hit the
-// maximum or failed validation; "-" if it ran none. A loader-bound
-// saturation is a lower bound, "≥ 104,000, loader-bound with 1 loader
-// CPU", with no ratio.
+// satCell is a variant's saturation, "-" if it ran none. Where the
+// searches recorded their brackets it is the bracket, "62,000–64,000"
+// (the highest rate that held, the lowest that failed twice; the median
+// of each end over the searches), and whether it held over the
+// validating run: a figure no validation held is marked, never shown as
+// a saturation, and no ratio is given for it. An older comparison's is
+// the median ± half the spread of its searches, as it was reported. A
+// loader-bound saturation is a lower bound, "≥ 104,000, loader-bound
+// with 1 loader CPU", with no ratio.
 func satCell(s *analysis.Searches, withRatio bool) string {
 	if s == nil {
 		return "-"
 	}
 	var sat string
-	if s.LowerBound {
+	switch {
+	case s.Brackets:
+		sat = bracketCell(s.Bracket)
+		if s.LowerBound {
+			sat = "≥ " + thousands(s.Bracket.Lo)
+		}
+	case !s.Measured():
+		sat = "none"
+	case s.LowerBound:
 		sat = "≥ " + thousands(s.Rate.Median)
 		if s.Rate.N > 1 {
 			sat += " ± " + thousands(s.Rate.HalfSpread())
 		}
+	default:
+		sat = thousands(s.Rate.Median) + " ± " + thousands(s.Rate.HalfSpread())
+	}
+	switch {
+	case !s.Measured():
+		sat += fmt.Sprintf(", **not validated** (%s failed its validation)", thousands(s.Candidate))
+		if s.Runs > 1 {
+			sat += fmt.Sprintf(" in %d of %d searches", s.Runs, s.Runs)
+		}
+		if s.LowerBound {
+			sat += ", loader-bound"
+		}
+	case s.LowerBound:
 		sat += ", loader-bound"
 		if s.LoaderCPUs > 0 {
 			sat += " with " + cpusText(s.LoaderCPUs, "loader CPU")
@@ -97,19 +127,35 @@ func satCell(s *analysis.Searches, withRatio bool) string {
 		if s.LoaderBoundRuns < s.Runs {
 			sat += fmt.Sprintf(" (%d of %d searches)", s.LoaderBoundRuns, s.Runs)
 		}
-	} else {
-		sat = thousands(s.Rate.Median) + " ± " + thousands(s.Rate.HalfSpread())
+	case s.Brackets:
+		sat += ", validated"
 		if withRatio {
 			sat += ratio(s.Ratio)
 		}
+	case withRatio:
+		sat += ratio(s.Ratio)
 	}
 	if s.HitMax {
 		sat += ", at the search's maximum rate"
 	}
-	if s.Validated < s.Runs {
+	if s.Measured() && s.Validated < s.Runs {
 		sat += fmt.Sprintf(", %d of %d held in validation", s.Validated, s.Runs)
 	}
 	return sat
+}
+
+// bracketCell is a search's bracket: "62,000–64,000", "≥ 62,000" where
+// nothing failed, "< 4,000" where nothing held.
+func bracketCell(b analysis.Interval) string {
+	switch {
+	case b.Lo > 0 && b.Hi > 0:
+		return thousands(b.Lo) + "–" + thousands(b.Hi)
+	case b.Lo > 0:
+		return "≥ " + thousands(b.Lo)
+	case b.Hi > 0:
+		return "< " + thousands(b.Hi)
+	}
+	return "none"
 }
 
 // connsCell is a step's peak connections and requests in flight:
@@ -126,14 +172,21 @@ func connsCell(start, peak, inFlight int) string {
 func writeResultsTable(b *bytes.Buffer, c *result.Comparison, wr *result.WorkloadResult, aw *analysis.Workload) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	own := c.Plan.OwnRates
-	if own {
+	bracketed := slices.ContainsFunc(aw.Variants, func(v *analysis.Variant) bool { return v.Sat != nil && v.Sat.Brackets })
+	switch {
+	case wr.BaseRate <= 0:
+		w("Direct's saturation: **no search of direct held over its validation**, so there is no rate to set the fixed-rate step by: it did not run (see the failures).\n\n")
+	case own:
 		w("Direct's saturation: %s req/s. Each variant's fixed-rate step ran at %.0f %% of its own saturation (the fixed rate column), so the latencies compare the variants each at the same share of what it can serve, not at the same load. Each cell's ratio is to `direct` in this run.\n\n",
 			thousands(wr.BaseRate), 100*plan.FixedShare)
-	} else {
-		w("Direct's saturation: %s req/s; fixed-rate step at %s req/s. Each cell's ratio is to `direct` in this run.\n\n",
-			thousands(wr.BaseRate), thousands(plan.FixedShare*wr.BaseRate))
+	default:
+		w("Direct's saturation: %s req/s%s; fixed-rate step at %s req/s. Each cell's ratio is to `direct` in this run.\n\n",
+			thousands(wr.BaseRate), validatedText(bracketed), thousands(plan.FixedShare*wr.BaseRate))
 	}
 	head, rule := "| pool | policy | saturation req/s (median, spread over %d) |", "|---|---|---|"
+	if bracketed {
+		head = "| pool | policy | saturation req/s: held–failed (median of %d) |"
+	}
 	if own {
 		head, rule = head+" fixed rate req/s |", rule+"---|"
 	}
@@ -163,6 +216,12 @@ func writeResultsTable(b *bytes.Buffer, c *result.Comparison, wr *result.Workloa
 		}
 		w("| %s | %s | %s | %s | %s |\n", v.Variant.PoolLabel(), v.Variant.PolicyLabel(), sat, strings.Join(lat, " | "), peak)
 	}
+	if bracketed {
+		w("\nA saturation is a bracket: the highest rate that held (its short step, then the longer validating run at that rate) and the lowest that failed twice; \"validated\" says the validating run held, and only a validated rate sets the later steps or is compared. A search whose validation never held is marked **not validated** and nothing is ranked from it.\n")
+	} else if slices.ContainsFunc(aw.Variants, func(v *analysis.Variant) bool { return v.Sat != nil }) {
+		w("\nThis comparison did not record its searches' brackets (it predates them): each saturation is the rate the search validated, without the rate that failed above it.\n")
+	}
+	writeFixedBehind(b, wr, aw)
 	w("\nLatencies are corrected for coordinated omission (from each request's intended send time) at the fixed rate, over every answer as wrk2's are, errors included: a pool that answered some requests 503 at once (a small -cap) shows a lower tail for it, so read the errors column beside them. Spread is ± half the range. A saturation is the highest rate whose short step kept the SLO; \"k of n held in validation\" says how many of the searches also kept it over the longer validating run at that rate; \"≥ X, loader-bound\" is a lower bound: the loader, not kvserver, ran out first (see the loader's table above), and no ratio is given for it.\n\n")
 	if opened {
 		w("\"a→b opened\": the step started with a connections (Little's law at the fixed rate) and every one was busy at times, so the loader opened more, up to b; requests that waited for a connection were sent late, and their corrected latencies include that wait in the loader.\n\n")
@@ -233,4 +292,37 @@ func writeOverloadTable(b *bytes.Buffer, c *result.Comparison, wr *result.Worklo
 	w("\nGoodput counts served answers (2xx, 404) per second; shed are 503s. p99 of served leaves the 503s out; corrected, it runs from the intended send and so includes any wait in the loader (all connections busy), from the send it does not. Probes before and after run at %.0f %% of %s. "+
 		"Server CPU per served request is the variant's over a closed-loop round on the same server just before the overload step (%v, as many connections as direct's saturation needs: it served at full load, queueing and hand-offs included, and shed nothing), or, where that shed or failed, over its baseline probe, where nothing was shed but the load was half (a served request costs more there); per 503 is derived from it: (kvserver's CPU over the overload step − served × that) ÷ 503s, so it is only as good as that assumption, and a figure at or below 0 says the assumption failed; it is given only where 503s were at least %.0f %% of the answers, since the error in a served request's cost is multiplied by served ÷ 503s in it; \"503 ÷ served\" is the ratio of the two. `make bench-http POOLS=\"direct shed\"` measures a 503's cost directly.\n\n",
 		100*plan.ProbeShare, refName(c.Plan), c.Options.StepTiming().Closed, 100*analysis.MinShedForCost)
+}
+
+// validatedText says, beside direct's saturation, that it was validated
+// (where the comparison records brackets, only a validated one sets the
+// steps).
+func validatedText(bracketed bool) string {
+	if bracketed {
+		return ", validated"
+	}
+	return ""
+}
+
+// writeFixedBehind names the variants whose fixed-rate step did not keep
+// up with its asked rate, and says what that means for the ratios.
+func writeFixedBehind(b *bytes.Buffer, wr *result.WorkloadResult, aw *analysis.Workload) {
+	var parts []string
+	baseBehind := false
+	for i, v := range wr.Variants {
+		x := aw.Variants[i].Fixed
+		if x == nil || x.KeptUp {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", v.Name, x.Behind))
+		baseBehind = baseBehind || v.Variant.IsBaseline()
+	}
+	if len(parts) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n**The fixed-rate step did not keep up** (at least %.0f %% of the asked rate served, on schedule, without a growing backlog) for %s: its latencies are those of a queue that grew for as long as the step ran, and nothing is ranked from them.", 100*analysis.MinAchieved, strings.Join(parts, "; "))
+	if baseBehind {
+		fmt.Fprintf(b, " Since direct's is among them, no latency or CPU ratio to direct is given.")
+	}
+	fmt.Fprintf(b, "\n")
 }

@@ -94,9 +94,21 @@ type VariantResult struct {
 
 // SatRun is one saturation search.
 type SatRun struct {
-	Repeat    int
+	Repeat int
+	// Rate is the validated saturation: the highest rate that held over
+	// its search step and over a validating run (0: none held over its
+	// validation). A comparison from before Bracket was recorded kept the
+	// search's last candidate here, validated or not: Validated says
+	// which, and Held reads both alike.
 	Rate      float64
 	Validated bool
+	// Bracket is where the search ended: Lo the highest rate that held,
+	// Hi the lowest that failed twice (0: none), both measured rates;
+	// without a validation Lo held only in the short steps. Candidate is
+	// the rate whose validation failed last where none held (else Rate).
+	// Nil in a comparison from before they were recorded.
+	Bracket   *Bracket `json:",omitempty"`
+	Candidate float64  `json:",omitempty"`
 	HitMax    bool
 	// LoaderBound: the loader, not the server, stopped the search, so Rate
 	// is only a lower bound of the server's saturation (saturate's
@@ -111,6 +123,20 @@ type SatRun struct {
 	ServerCPUPerRequest time.Duration `json:",omitempty"`
 	Curve               []CurvePoint
 	Dir                 string
+}
+
+// Bracket is a saturation search's answer: Lo held, Hi failed twice
+// (0: not found).
+type Bracket struct {
+	Lo, Hi float64
+}
+
+// Held is s's validated saturation, 0 where its validation did not hold.
+func (s SatRun) Held() float64 {
+	if !s.Validated {
+		return 0
+	}
+	return s.Rate
 }
 
 // CurvePoint is one step of a saturation search.
@@ -205,7 +231,12 @@ type FixedRun struct {
 	ConnsStart   int `json:",omitempty"`
 	ConnsPeak    int
 	InFlightPeak int
-	Dir          string
+	// Behind says how the step fell behind its schedule: requests sent
+	// late or never, or a backlog that grew over the step; "" where it
+	// kept to it (and in an older comparison, which did not check: the
+	// analysis then has Achieved against Asked alone).
+	Behind string `json:",omitempty"`
+	Dir    string
 }
 
 // RSSPoint is one sample of kvserver's resident memory.
@@ -300,13 +331,23 @@ type LoaderCheck struct {
 	Why         string `json:",omitempty"`
 }
 
-// SatRates is v's saturation rates over the repeats (0 where none passed).
+// SatRates are v's validated saturation rates over the repeats: a
+// search whose validation did not hold has none, and nothing is computed
+// from its figure.
 func (v *VariantResult) SatRates() []float64 {
 	var r []float64
 	for _, s := range v.Sat {
-		r = append(r, s.Rate)
+		if h := s.Held(); h > 0 {
+			r = append(r, h)
+		}
 	}
 	return r
+}
+
+// Brackets tells whether v's searches recorded their brackets (false: an
+// older comparison, or none ran).
+func (v *VariantResult) Brackets() bool {
+	return len(v.Sat) > 0 && !slices.ContainsFunc(v.Sat, func(s SatRun) bool { return s.Bracket == nil })
 }
 
 // LoaderBound tells whether a search of v was loader-bound: its

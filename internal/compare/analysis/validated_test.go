@@ -1,0 +1,99 @@
+package analysis
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvpool/kvpool/internal/compare/result"
+)
+
+// TestUnvalidatedSaturationIsNeverRanked: a search whose validation did
+// not hold has no saturation: its bracket is named as unvalidated, it
+// takes no part in the lead or in the comparison with direct, and has no
+// ratio; the validated variants are still compared.
+func TestUnvalidatedSaturationIsNeverRanked(t *testing.T) {
+	c := comparisonOf(t, map[string][]float64{"direct": {40000, 41000, 40500}, "fifo": {30000, 31000, 30500}, "lifo": {35000, 36000, 35500}},
+		"direct", "fifo", "lifo")
+	for _, v := range c.Workloads[0].Variants {
+		for i := range v.Sat {
+			v.Sat[i].Bracket = &result.Bracket{Lo: v.Sat[i].Rate, Hi: v.Sat[i].Rate + 2000}
+		}
+	}
+	fifo := c.Workloads[0].Variants[1]
+	for i := range fifo.Sat {
+		fifo.Sat[i].Candidate, fifo.Sat[i].Rate, fifo.Sat[i].Validated = fifo.Sat[i].Rate+1000, 0, false
+	}
+	a := Analyze(c)
+	s := a.Workloads[0].Variant("fifo").Sat
+	assert.False(t, s.Measured())
+	assert.True(t, s.Brackets)
+	assert.Equal(t, Interval{Lo: 30500, Hi: 32500, N: 3}, s.Bracket, "the median of each end")
+	assert.Equal(t, 31500.0, s.Candidate)
+	assert.True(t, s.Ratio != s.Ratio, "no ratio from an unvalidated rate")
+
+	u := find(t, a, SaturationUnvalidated)
+	assert.Equal(t, NotRanked, u.Verdict)
+	assert.Equal(t, []string{"fifo"}, u.Variants)
+	b, ok := u.Figure("fifo", Bracket)
+	require.True(t, ok)
+	assert.Equal(t, 30500.0, b.Interval.Lo)
+	assert.Equal(t, 32500.0, b.Interval.Hi)
+
+	lead := find(t, a, SaturationLead)
+	assert.ElementsMatch(t, []string{"direct", "lifo"}, lead.Variants, "fifo is not in the running")
+	for _, f := range a.FindAll(SaturationVsDirect) {
+		assert.NotContains(t, f.Variants, "fifo")
+	}
+}
+
+// TestOlderUnvalidatedRate: a comparison from before brackets kept the
+// candidate as the rate with Validated false; it reads as no saturation.
+func TestOlderUnvalidatedRate(t *testing.T) {
+	c := comparisonOf(t, map[string][]float64{"direct": {48000}, "lifo": {30000}}, "direct", "lifo")
+	c.Workloads[0].Variants[0].Sat[0].Validated = false
+	a := Analyze(c)
+	d := a.Workloads[0].Variant("direct").Sat
+	assert.False(t, d.Measured())
+	assert.Equal(t, 48000.0, d.Candidate)
+	assert.Empty(t, a.FindAll(SaturationLead), "one validated variant: nothing to rank")
+	assert.Equal(t, []string{"direct"}, find(t, a, SaturationUnvalidated).Variants)
+}
+
+// TestFixedBehind: a fixed-rate step that achieved less than
+// MinAchieved of its asked rate, or fell behind its schedule, is named;
+// where direct's did, no variant's latencies are compared with it.
+func TestFixedBehind(t *testing.T) {
+	c := comparisonOf(t, map[string][]float64{"direct": {40000}, "lifo": {30000}}, "direct", "lifo")
+	wr := c.Workloads[0]
+	fixed := func(asked, achieved float64, behind string) *result.FixedRun {
+		f := &result.FixedRun{Asked: asked, Achieved: achieved, Behind: behind}
+		f.Corrected.P99 = 10_000_000
+		f.ServerCPUPerRequest = 50_000
+		return f
+	}
+	wr.Variants[0].Fixed, wr.Variants[1].Fixed = fixed(28000, 27900, ""), fixed(28000, 25000, "")
+	a := Analyze(c)
+	f := find(t, a, FixedBehind)
+	assert.Equal(t, NotComparable, f.Verdict)
+	assert.Equal(t, []string{"lifo"}, f.Variants)
+	x, _ := f.Figure("lifo", AchievedShare)
+	assert.InDelta(t, 89.3, x.Value, 0.1)
+	assert.Contains(t, x.Text, "achieved 25000 of 28000 req/s")
+	lifo := a.Workloads[0].Variant("lifo").Fixed
+	assert.False(t, lifo.KeptUp)
+	assert.True(t, lifo.BaseKeptUp)
+	assert.Equal(t, 1.0, lifo.P99, "direct kept up: the ratio stands")
+
+	wr.Variants[0].Fixed = fixed(28000, 28000, "backlog grew: send lag p99 1ms → 40ms")
+	a = Analyze(c)
+	assert.Equal(t, []string{"direct", "lifo"}, find(t, a, FixedBehind).Variants)
+	lifo = a.Workloads[0].Variant("lifo").Fixed
+	assert.False(t, lifo.BaseKeptUp)
+	assert.True(t, lifo.P99 != lifo.P99 && lifo.CPU != lifo.CPU, "no ratio to a direct that did not keep up")
+
+	wr.Variants[0].Fixed, wr.Variants[1].Fixed = fixed(28000, 28000, ""), fixed(28000, 27500, "")
+	_, ok := Analyze(c).Find(FixedBehind, "get")
+	assert.False(t, ok, "98 % of the asked rate, on schedule, is kept up")
+}

@@ -1,0 +1,48 @@
+package compare
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kvpool/kvpool/internal/compare/result"
+	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/saturate"
+)
+
+// fixedInterval is the fixed-rate step's interval: the saturation
+// search's rule (a tenth of the step after a warm-up, at most a second),
+// so that even a short step has intervals enough to show a backlog grow.
+func fixedInterval(d time.Duration) time.Duration {
+	sc := saturate.Config{Step: d}
+	return sc.Interval()
+}
+
+// fixedBehind says how a fixed-rate step fell behind its schedule, ""
+// where it kept to it: the loader did not send the asked rate on
+// schedule (lc), or the backlog grew over the step's judged intervals by
+// the saturation search's rule (saturate.Config.BacklogGrew: requests in
+// flight or the send lag's p99, later half against earlier, beyond a
+// tenth of the SLO). Latencies of a step that fell behind are those of a
+// queue that kept growing, and depend on how long the step ran.
+func fixedBehind(res *loadgen.Result, lc result.LoaderCheck, slo time.Duration) string {
+	if !lc.KeptUp {
+		return fmt.Sprintf("sent %.0f of %.0f req/s asked on schedule, %d never sent", lc.SendRate, lc.Asked, res.Unsent())
+	}
+	sc := saturate.Config{SLO: slo}
+	// The intervals of the schedule but the first (the warm-up), as the
+	// searches judge them; the drain after it is not the step's.
+	var judged []saturate.Second
+	m := len(res.Intervals)
+	if iv := res.Config.Interval; iv > 0 {
+		m = min(m, int(res.Config.Duration/iv))
+	}
+	for i, p := range res.Intervals[:m] {
+		if i == 0 {
+			continue
+		}
+		us := func(v float64) time.Duration { return time.Duration(v * float64(time.Microsecond)) }
+		judged = append(judged, saturate.Second{T: p.StartS, Length: p.LengthS, Sent: p.Sent, Answered: p.Responses,
+			SendLagP99: us(p.SendLagP99Us), InFlight: p.InFlight, Conns: p.Conns})
+	}
+	return sc.BacklogGrew(judged, res.Config.Rate)
+}

@@ -1,0 +1,38 @@
+package compare
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/kvpool/kvpool/internal/compare/result"
+	"github.com/kvpool/kvpool/internal/loadgen"
+)
+
+// TestFixedBehind: a fixed-rate step falls behind where the loader did
+// not send on schedule, or where the backlog grew over its judged
+// intervals (the searches' rule); the warm-up and the drain after the
+// schedule do not count.
+func TestFixedBehind(t *testing.T) {
+	assert.Equal(t, time.Second, fixedInterval(20*time.Second))
+	assert.Equal(t, 136*time.Millisecond, fixedInterval(1500*time.Millisecond))
+
+	run := func(lagMs ...float64) *loadgen.Result {
+		res := &loadgen.Result{}
+		res.Config.Rate, res.Config.Duration, res.Config.Interval = 1000, 10*time.Second, time.Second
+		for i, l := range lagMs {
+			res.Intervals = append(res.Intervals, loadgen.Interval{StartS: float64(i), LengthS: 1, Sent: 1000, SendLagP99Us: 1000 * l, InFlight: 5})
+		}
+		return res
+	}
+	kept := result.LoaderCheck{KeptUp: true, Asked: 1000, SendRate: 1000}
+	steady := run(500, 1, 1, 1, 1, 1, 1, 1, 1, 1, 900) // a slow warm-up, and a drain interval
+	assert.Empty(t, fixedBehind(steady, kept, 100*time.Millisecond))
+
+	growing := run(1, 1, 1, 1, 1, 1, 30, 40, 50, 60)
+	assert.Contains(t, fixedBehind(growing, kept, 100*time.Millisecond), "backlog grew: send lag p99")
+
+	short := result.LoaderCheck{Asked: 1000, SendRate: 900}
+	assert.Contains(t, fixedBehind(steady, short, 100*time.Millisecond), "sent 900 of 1000 req/s asked on schedule")
+}
