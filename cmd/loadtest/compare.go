@@ -24,6 +24,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	o := plan.DefaultOptions()
 	var pools, policies, caps, workers, execs, limits, timeouts listFlag
 	var overloadFor time.Duration
+	var closedPairs int
 	fs := flag.NewFlagSet("loadtest compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.Preset, "preset", o.Preset, "experiment: "+strings.Join(plan.Presets, " | "))
@@ -48,6 +49,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.Float64Var(&o.Factor, "factor", 0, "overload step rate as a multiple of direct's saturation (default 2; 10 for -preset overload)")
 	fs.Float64Var(&o.Rate, "rate", 0, "take this as direct's saturation (req/s) instead of searching; saturation searches of other variants still run")
 	fs.DurationVar(&overloadFor, "overload-duration", 0, "length of the overload step (default 20s; -preset overload 1m; -quick 2s)")
+	fs.IntVar(&closedPairs, "closed-pairs", plan.MinPairs, fmt.Sprintf("closed-loop rounds each variant runs paired with direct's, alternating between the two servers, for its throughput and CPU-per-request ratios to direct with a 95 %% interval (0: none; fewer than %d bound no interval)", plan.MinPairs))
 	fs.DurationVar(&o.IODelay, "io-delay", o.IODelay, "slow-backend: kvserver's -io-delay (every store operation first sleeps this)")
 	fs.StringVar(&o.IODelayDist, "io-delay-dist", o.IODelayDist, "slow-backend: fixed | exp")
 	fs.DurationVar(&o.QuietWait, "quiet-wait", o.QuietWait, "before a step, wait up to this while other processes keep over 1.5 cores busy (0: do not check; -quick: at most 10s)")
@@ -111,6 +113,14 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if overloadFor > 0 {
 		t := o.StepTiming()
 		t.Overload = overloadFor
+		o.Timing = &t
+	}
+	if given["closed-pairs"] {
+		if closedPairs < 0 {
+			return usageError(fmt.Errorf("-closed-pairs %d: want 0 (none) or more", closedPairs))
+		}
+		t := o.StepTiming()
+		t.ClosedPairs = closedPairs
 		o.Timing = &t
 	}
 	if err := compare.Validate(&o); err != nil {

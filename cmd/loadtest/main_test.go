@@ -184,6 +184,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	f("-out is required", "merge", "a", "b")
 	f("at least two run folders", "merge", "a", "-out", "c")
 	f("-render takes no other flag", "compare", "-render", "x", "-preset", "capacity")
+	f("-closed-pairs -1: want 0 (none) or more", "compare", "-closed-pairs", "-1")
 }
 
 // compare -render of a folder that holds no comparison says so and exits 1.

@@ -59,21 +59,29 @@ func (r *runner) closed(ctx context.Context, v *result.VariantResult, srv *insta
 		if !ok {
 			return
 		}
-		res := m.res
-		r.sawLoader(res)
-		round := result.ClosedRound{Rate: res.AchievedRate(), LoaderShare: loaderShare(res), LoaderCPUs: res.LoaderCPUs,
-			ServerShare: m.span.share(), ServerCPUs: m.span.cpus, ErrorRate: res.ErrorRate(), ServerCPUPerRequest: m.perRequest()}
-		round.LoaderBound, round.Why = saturate.Bound(saturate.Evidence{
-			LoaderCPUShare: round.LoaderShare, LoaderCPUs: round.LoaderCPUs,
-			ServerCPUShare: round.ServerShare, ServerCPUs: round.ServerCPUs, Shared: r.pl.Shared(),
-		})
-		if !round.LoaderBound {
-			round.Why = ""
-		}
-		cr.Rounds = append(cr.Rounds, round)
+		cr.Rounds = append(cr.Rounds, r.closedRound(m))
 	}
 	v.Closed = cr
 	r.logf("%s %s: closed loop %.0f req/s (median of %d rounds), loader-bound: %v", wl, v.Name, analysis.Median(cr.Rates()), len(cr.Rounds), cr.LoaderBound())
+}
+
+// closedRound is what a closed-loop run m measured: its rate, kvserver's
+// CPU per request and both sides' CPU shares, and whether it was
+// loader-bound (saturate.Bound: with no schedule, a closed loop cannot
+// fall behind).
+func (r *runner) closedRound(m stepRun) result.ClosedRound {
+	res := m.res
+	r.sawLoader(res)
+	round := result.ClosedRound{Rate: res.AchievedRate(), LoaderShare: loaderShare(res), LoaderCPUs: res.LoaderCPUs,
+		ServerShare: m.span.share(), ServerCPUs: m.span.cpus, ErrorRate: res.ErrorRate(), ServerCPUPerRequest: m.perRequest()}
+	round.LoaderBound, round.Why = saturate.Bound(saturate.Evidence{
+		LoaderCPUShare: round.LoaderShare, LoaderCPUs: round.LoaderCPUs,
+		ServerCPUShare: round.ServerShare, ServerCPUs: round.ServerCPUs, Shared: r.pl.Shared(),
+	})
+	if !round.LoaderBound {
+		round.Why = ""
+	}
+	return round
 }
 
 // pause waits d, or until ctx is done: false then.

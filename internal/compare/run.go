@@ -119,6 +119,12 @@ func (r *runner) runAll(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		if r.wantsPaired() {
+			r.paired(ctx, wr, seed)
+			if ctx.Err() != nil {
+				return
+			}
+		}
 		if !r.p.Fixed && !r.p.Overload {
 			continue
 		}

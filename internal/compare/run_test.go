@@ -42,7 +42,7 @@ func tinyTiming() *plan.Timing {
 		Fixed: time.Second, Overload: time.Second,
 		ProbeBaseline: 500 * time.Millisecond, RecoverProbes: 1, ProbeLength: 500 * time.Millisecond,
 		ProfileSeconds: 1, RequestTimeout: 2 * time.Second,
-		Closed: 300 * time.Millisecond, ClosedRounds: 2,
+		Closed: 300 * time.Millisecond, ClosedRounds: 2, ClosedPairs: 2,
 	}
 }
 
@@ -136,6 +136,14 @@ func TestQueuesEndToEnd(t *testing.T) {
 		require.NotNil(t, s.Bracket, "%s: the search's bracket", v.Name)
 		assert.Equal(t, s.Bracket.Lo, s.Rate, "%s: a validated rate is the bracket's lower end", v.Name)
 	}
+	lifo := c.Workloads[0].Variants[1]
+	require.NotNil(t, lifo.Paired, "lifo's rounds paired with direct's")
+	assert.Equal(t, "direct", lifo.Paired.Against)
+	assert.Len(t, lifo.Paired.Base, 2)
+	assert.Len(t, lifo.Paired.Variant, 2)
+	assert.Nil(t, c.Workloads[0].Variants[0].Paired, "direct is not paired with itself")
+	assert.Contains(t, report, render.HeadPaired+": `get`")
+	assert.Contains(t, report, "No interval is bounded: fewer than 6 pairs ran")
 	var back result.Comparison
 	b, err = os.ReadFile(filepath.Join(c.Dir, result.File))
 	require.NoError(t, err)

@@ -42,6 +42,7 @@ type Variant struct {
 	Name     string
 	Sat      *Searches
 	Closed   *Closed
+	Paired   *Paired
 	Fixed    *Fixed
 	Overload *Overload
 }
@@ -181,7 +182,7 @@ func workloadOf(wr *result.WorkloadResult) *Workload {
 	w := &Workload{Name: wr.Workload, OnlyBaseRate: true}
 	for _, v := range wr.Variants {
 		base := wr.BaselineOf(v)
-		w.Variants = append(w.Variants, &Variant{Name: v.Name, Sat: saturationOf(v, base), Closed: closedOf(v, base),
+		w.Variants = append(w.Variants, &Variant{Name: v.Name, Sat: saturationOf(v, base), Closed: closedOf(v, base), Paired: pairedOf(v),
 			Fixed: fixedOf(v, base), Overload: overloadOf(v, wr.Baseline())})
 		if v.Fixed != nil || (!v.Variant.IsBaseline() && len(v.Sat) > 0) {
 			w.OnlyBaseRate = false

@@ -32,6 +32,15 @@ const (
 	// Below and Above, Difference (%). Verdict SatLowerBound,
 	// ClosedLowerBound (Note: why), Within, Below or Above.
 	CrossCheck Kind = "cross-check"
+	// PairedThroughput and PairedCPU: the variants' closed-loop served
+	// rate and kvserver CPU per request against direct's, from rounds
+	// paired with direct's (ThroughputRatio, CPURatio: the median of the
+	// pairs' ratios, Interval its 95 % interval). Verdict Above or Below
+	// where the interval excludes 1, NoDifference where it includes it
+	// (or too few pairs bound it); NotRanked for a throughput measured
+	// in a loader-bound round.
+	PairedThroughput Kind = "paired-throughput"
+	PairedCPU        Kind = "paired-cpu"
 	// FixedErrors: Variants whose fixed-rate step failed more than the
 	// searches allow, each with its ErrorRate. Verdict NotComparable.
 	FixedErrors Kind = "fixed-errors"
@@ -138,21 +147,24 @@ const (
 	// ClosedLowerBound: the closed loop was loader-bound.
 	ClosedLowerBound Verdict = "closed-lower-bound"
 	NotComparable    Verdict = "not-comparable"
-	Bound            Verdict = "bound"
-	LowerBound       Verdict = "lower-bound"
-	Behind           Verdict = "behind"
-	SomeWithin       Verdict = "some-within"
-	NoneWithin       Verdict = "none-within"
-	Ranged           Verdict = "ranged"
-	Shed             Verdict = "shed"
-	Kept             Verdict = "kept"
-	Met              Verdict = "met"
-	Missed           Verdict = "missed"
-	Derived          Verdict = "derived"
-	NotDerivable     Verdict = "not-derivable"
-	Failed           Verdict = "failed"
-	Exception        Verdict = "exception"
-	Passed           Verdict = "passed"
+	// NoDifference: the interval includes 1: no difference measurable
+	// here (benchstat's "~").
+	NoDifference Verdict = "no-difference"
+	Bound        Verdict = "bound"
+	LowerBound   Verdict = "lower-bound"
+	Behind       Verdict = "behind"
+	SomeWithin   Verdict = "some-within"
+	NoneWithin   Verdict = "none-within"
+	Ranged       Verdict = "ranged"
+	Shed         Verdict = "shed"
+	Kept         Verdict = "kept"
+	Met          Verdict = "met"
+	Missed       Verdict = "missed"
+	Derived      Verdict = "derived"
+	NotDerivable Verdict = "not-derivable"
+	Failed       Verdict = "failed"
+	Exception    Verdict = "exception"
+	Passed       Verdict = "passed"
 )
 
 // Measure names what a figure is.
@@ -165,6 +177,7 @@ const (
 	Bracket                 Measure = "bracket"
 	LoaderCPUs              Measure = "loader-cpus"
 	ClosedRate              Measure = "closed-rate"
+	ThroughputRatio         Measure = "throughput-ratio"
 	Conns                   Measure = "connections"
 	Difference              Measure = "difference-%"
 	ErrorRate               Measure = "error-rate"

@@ -26,6 +26,7 @@ func findings(c *result.Comparison, a *Analysis) []Finding {
 			out = append(out, saturationFindings(wr, w)...)
 		}
 		out = append(out, crossCheckFindings(wr, a.Workloads[i])...)
+		out = append(out, pairedFindings(wr, a.Workloads[i])...)
 		out = append(out, fixedBehindFindings(wr)...)
 		out = append(out, fixedErrorFindings(c, wr)...)
 		out = append(out, overloadFindings(c, wr, a.Workloads[i])...)

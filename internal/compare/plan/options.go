@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kvpool/kvpool/internal/ratio"
 )
 
 // Options configure one comparison; cmd/loadtest's compare subcommand fills
@@ -88,7 +90,16 @@ type Timing struct {
 	// how many rounds it runs (for a median and a spread); 0 runs none.
 	Closed       time.Duration
 	ClosedRounds int
+	// ClosedPairs is how many closed-loop rounds of Closed each variant
+	// runs paired with direct (one of each, alternating), for its ratios
+	// to direct with a 95 % interval; 0 runs none. MinPairs is the fewest
+	// that bound an interval.
+	ClosedPairs int `json:",omitempty"`
 }
+
+// MinPairs is the fewest pairs whose median ratio has a finite 95 %
+// interval.
+const MinPairs = ratio.MinPairs
 
 // FullTiming is the default, for numbers worth publishing.
 func FullTiming() Timing {
@@ -98,7 +109,7 @@ func FullTiming() Timing {
 		Fixed: 20 * time.Second, Overload: 20 * time.Second,
 		ProbeBaseline: 5 * time.Second, RecoverProbes: 5, ProbeLength: time.Second,
 		ProfileSeconds: 10, RequestTimeout: 2 * time.Second,
-		Closed: 5 * time.Second, ClosedRounds: 3,
+		Closed: 5 * time.Second, ClosedRounds: 3, ClosedPairs: MinPairs,
 	}
 }
 
@@ -110,7 +121,7 @@ func QuickTiming() Timing {
 		Fixed: 1500 * time.Millisecond, Overload: 2 * time.Second,
 		ProbeBaseline: 500 * time.Millisecond, RecoverProbes: 1, ProbeLength: time.Second,
 		ProfileSeconds: 1, RequestTimeout: 2 * time.Second,
-		Closed: time.Second, ClosedRounds: 3,
+		Closed: time.Second, ClosedRounds: 3, ClosedPairs: MinPairs,
 	}
 }
 

@@ -29,6 +29,9 @@ func sentence(c *result.Comparison, f analysis.Finding) string {
 	if s, ok := scalingSentence(f); ok {
 		return s
 	}
+	if s, ok := pairedSentence(f); ok {
+		return s
+	}
 	wl := f.Workload
 	switch f.Kind {
 	case analysis.SearchCapped:

@@ -100,6 +100,7 @@ func Write(c *result.Comparison, a *analysis.Analysis, dir string) (*Report, err
 	for i, wr := range c.Workloads {
 		if aw := a.Workloads[i]; aw.Grid != nil {
 			writeScaling(&b, c, wr, aw)
+			writePairedTable(&b, c, wr, aw)
 		} else {
 			writeWorkload(&b, c, wr, aw)
 		}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -340,4 +341,37 @@ func assertSVG(t *testing.T, path string) {
 		}
 	}
 	assert.Equal(t, "svg", root, "%s: root element", path)
+}
+
+// TestPairedTable: the paired rounds' ratios print as the ratio package
+// writes them, "~" where the interval includes 1, with how wide the
+// intervals came out; a comparison of variants without pairs says so.
+func TestPairedTable(t *testing.T) {
+	c := comparisonOf(t, "queues", map[string][]float64{"direct": {40000}, "fifo": {30000}, "lifo": {35000}}, "direct", "fifo", "lifo")
+	wr := c.Workloads[0]
+	wr.BaseRate = 40000
+	assert.Contains(t, workloadText(c), "No closed-loop rounds paired with direct's ran")
+
+	pr := func(ratios ...float64) *result.PairedRun {
+		p := &result.PairedRun{Against: "direct", Conns: 64}
+		for i, r := range ratios {
+			b := 30000 + 2000*float64(i)
+			p.Base = append(p.Base, result.ClosedRound{Rate: b, ServerCPUPerRequest: 20 * time.Microsecond})
+			p.Variant = append(p.Variant, result.ClosedRound{Rate: b * r, ServerCPUPerRequest: 20 * time.Microsecond})
+		}
+		return p
+	}
+	wr.Variants[1].Paired = pr(0.90, 0.91, 0.89, 0.90, 0.92, 0.88)
+	wr.Variants[2].Paired = pr(0.97, 1.03, 1.00, 0.99, 1.02, 0.98)
+	text := workloadText(c)
+	assert.Contains(t, text, HeadPaired+": `get`")
+	assert.Regexp(t, `\| fifo \| 6 \| 64 \| [0-9,]+ \| [0-9,]+ \| 0\.90× \(0\.88–0\.92\) \| 20\.0us \| ~ 1\.00× \(1\.00–1\.00\) \| no \|`, text)
+	assert.Regexp(t, `\| lifo \| 6 \| 64 \| .* \| ~ 0\.99× \(0\.97–1\.03\) \|`, text)
+	assert.Regexp(t, `The intervals came out ±[0-9.]+ % to ±[0-9.]+ % of their medians`, text)
+	assert.NotContains(t, text, "No closed-loop rounds paired")
+
+	a := analysis.Analyze(c)
+	s := strings.Join(sentences(c, a), "\n")
+	assert.Contains(t, s, "**closed-loop throughput lower than direct's** beyond the 95 % interval: fifo 0.90× (0.88–0.92)")
+	assert.Contains(t, s, "closed-loop throughput, **no difference measurable here** (the 95 % interval includes 1): lifo ~ 0.99× (0.97–1.03)")
 }

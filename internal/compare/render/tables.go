@@ -36,6 +36,7 @@ func writeWorkload(b *bytes.Buffer, c *result.Comparison, wr *result.WorkloadRes
 		writeResultsTable(b, c, wr, aw)
 	}
 	writeClosedTable(b, wr, aw)
+	writePairedTable(b, c, wr, aw)
 	if s := settingsLine(wr); s != "" {
 		w("kvserver's settings as it reported them (`kvserver_config_info`): %s.\n\n", s)
 	}

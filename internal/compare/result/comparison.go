@@ -84,7 +84,10 @@ type VariantResult struct {
 	Sat     []SatRun
 	// Closed is the closed-loop step (direct's cross-check; every
 	// variant's in the scaling preset).
-	Closed   *ClosedRun
+	Closed *ClosedRun
+	// Paired is the closed-loop rounds against direct, interleaved (nil:
+	// direct itself, none ran, or an older comparison).
+	Paired   *PairedRun `json:",omitempty"`
 	Fixed    *FixedRun
 	Overload *OverloadRun
 	// Config is kvserver_config_info's labels as the variant's server
@@ -198,6 +201,24 @@ func (c *ClosedRun) Rates() []float64 {
 // LoaderBound tells whether a round was loader-bound.
 func (c *ClosedRun) LoaderBound() bool {
 	return slices.ContainsFunc(c.Rounds, func(r ClosedRound) bool { return r.LoaderBound })
+}
+
+// Served is the round's answers without error per second.
+func (r ClosedRound) Served() float64 { return r.Rate * (1 - r.ErrorRate) }
+
+// PairedRun is a variant's closed-loop rounds paired with direct's on
+// as many CPUs: both kvservers up on fresh copies of one store and on
+// the same CPUs, the rounds alternating between them over the same
+// connections (direct, the variant, direct, the variant, …), so that
+// whatever drifts on the machine between pairs cancels inside each
+// pair's ratio. Base[i] and Variant[i] are pair i.
+type PairedRun struct {
+	// Against is the direct variant's name.
+	Against string
+	Conns   int
+	Base    []ClosedRound
+	Variant []ClosedRound
+	Dir     string
 }
 
 // Latencies are the percentiles the tables show.

@@ -1,0 +1,148 @@
+package analysis
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/kvpool/kvpool/internal/compare/result"
+	ratios "github.com/kvpool/kvpool/internal/ratio"
+)
+
+// Paired is what a variant's closed-loop rounds paired with direct's
+// make: each measure's ratio to direct with its 95 % interval, the
+// median of the pairs' ratios (ratios.Paired).
+type Paired struct {
+	Against string
+	Conns   int
+	// Pairs is how many pairs ran.
+	Pairs int
+	// BaseRate and Rate are the medians of direct's and the variant's
+	// rounds (answers without error per second); CPUPerRequest the
+	// variant's kvserver CPU per request, the median of its rounds.
+	BaseRate, Rate float64
+	CPUPerRequest  time.Duration
+	// Throughput is the variant's served rate over direct's, CPU its
+	// kvserver CPU per request over direct's (N: the pairs with both
+	// figures known).
+	Throughput, CPU ratios.Interval
+	// LoaderBound: a round of either side was loader-bound, so its rate
+	// is what the loader could send: the throughput ratio then compares
+	// nothing of kvserver's and is not ranked.
+	LoaderBound bool
+}
+
+// PairedOf is what pr's pairs make.
+func PairedOf(pr *result.PairedRun) *Paired {
+	p := &Paired{Against: pr.Against, Conns: pr.Conns, Pairs: min(len(pr.Base), len(pr.Variant))}
+	var bRate, vRate, bCPU, vCPU []float64
+	for i := range p.Pairs {
+		b, v := pr.Base[i], pr.Variant[i]
+		bRate, vRate = append(bRate, b.Served()), append(vRate, v.Served())
+		bCPU, vCPU = append(bCPU, float64(b.ServerCPUPerRequest)), append(vCPU, float64(v.ServerCPUPerRequest))
+		p.LoaderBound = p.LoaderBound || b.LoaderBound || v.LoaderBound
+	}
+	p.BaseRate, p.Rate = median(bRate), median(vRate)
+	p.CPUPerRequest = medianCost(durations(vCPU))
+	// The slices are of one length: Paired cannot fail here.
+	p.Throughput, _ = ratios.Paired(bRate, vRate)
+	p.CPU, _ = ratios.Paired(bCPU, vCPU)
+	return p
+}
+
+func durations(xs []float64) []time.Duration {
+	out := make([]time.Duration, len(xs))
+	for i, x := range xs {
+		out[i] = time.Duration(x)
+	}
+	return out
+}
+
+// pairedOf is v's Paired, nil where it ran no pairs.
+func pairedOf(v *result.VariantResult) *Paired {
+	if v.Paired == nil || len(v.Paired.Base) == 0 {
+		return nil
+	}
+	return PairedOf(v.Paired)
+}
+
+// pairedVerdict is what an interval says: Above or Below 1 where it
+// excludes 1 (ratio.Differs), else NoDifference (it includes 1, or is
+// unbounded: too few pairs).
+func pairedVerdict(iv ratios.Interval) Verdict {
+	switch {
+	case !iv.Differs():
+		return NoDifference
+	case iv.Lo > 1:
+		return Above
+	}
+	return Below
+}
+
+// intervalFigure is iv as a finding's figure of of.
+func intervalFigure(of string, name Measure, iv ratios.Interval) Figure {
+	lo, hi := iv.Lo, iv.Hi
+	return Figure{Of: of, Name: name, Value: iv.Median, Interval: &Interval{Lo: lo, Hi: hi, N: iv.N, Level: ratios.Confidence}, Verdict: pairedVerdict(iv)}
+}
+
+// pairedFindings: per measure (throughput, server CPU per request), the
+// variants whose paired ratio to direct is Above or Below 1 beyond its
+// 95 % interval, and those with NoDifference measurable here; a
+// loader-bound pair's throughput is NotRanked. One finding per measure
+// and verdict, each variant with its ratio figure (Interval: the 95 %
+// interval).
+func pairedFindings(wr *result.WorkloadResult, w *Workload) []Finding {
+	var out []Finding
+	for _, m := range []struct {
+		kind Kind
+		name Measure
+		of   func(*Paired) ratios.Interval
+	}{{PairedThroughput, ThroughputRatio, func(p *Paired) ratios.Interval { return p.Throughput }},
+		{PairedCPU, CPURatio, func(p *Paired) ratios.Interval { return p.CPU }}} {
+		by := map[Verdict]*Finding{}
+		var order []Verdict
+		for i, v := range wr.Variants {
+			p := w.Variants[i].Paired
+			if p == nil {
+				continue
+			}
+			iv := m.of(p)
+			verdict := pairedVerdict(iv)
+			if m.kind == PairedThroughput && p.LoaderBound {
+				verdict = NotRanked
+			}
+			f, ok := by[verdict]
+			if !ok {
+				f = &Finding{Kind: m.kind, Workload: wr.Workload, Verdict: verdict}
+				by[verdict] = f
+				order = append(order, verdict)
+			}
+			f.Variants = append(f.Variants, v.Name)
+			f.Figures = append(f.Figures, intervalFigure(v.Name, m.name, iv))
+		}
+		for _, verdict := range []Verdict{Above, Below, NoDifference, NotRanked} {
+			if slices.Contains(order, verdict) {
+				out = append(out, *by[verdict])
+			}
+		}
+	}
+	return out
+}
+
+// PairedWidths are the narrowest and widest half-widths (ratio.HalfWidth,
+// a share of the median) of w's paired intervals, both measures; ok
+// false where none is bounded.
+func (w *Workload) PairedWidths() (lo, hi float64, ok bool) {
+	lo, hi = math.Inf(1), 0
+	for _, v := range w.Variants {
+		if v.Paired == nil {
+			continue
+		}
+		for _, iv := range []ratios.Interval{v.Paired.Throughput, v.Paired.CPU} {
+			if iv.Finite() {
+				lo, hi, ok = min(lo, iv.HalfWidth()), max(hi, iv.HalfWidth()), true
+			}
+		}
+	}
+	return lo, hi, ok
+}

@@ -1,0 +1,89 @@
+package compare
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/kvpool/kvpool/internal/compare/analysis"
+	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/compare/result"
+)
+
+// pairedStep names the paired rounds' folders and failures.
+const pairedStep = "paired"
+
+// wantsPaired tells whether wr's variants get closed-loop rounds paired
+// with direct's: where every variant's saturation is searched (the
+// presets that compare the variants outside overload) and Timing asks
+// for pairs.
+func (r *runner) wantsPaired() bool {
+	return r.p.SaturateAll && r.t.ClosedPairs > 0 && r.t.Closed > 0
+}
+
+// paired runs, for every variant but direct, Timing.ClosedPairs
+// closed-loop rounds paired with direct's on as many CPUs (pairedOne).
+func (r *runner) paired(ctx context.Context, wr *result.WorkloadResult, seed string) {
+	for _, v := range wr.Variants {
+		base := wr.BaselineOf(v)
+		if v.Variant.IsBaseline() || base == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		r.pairedOne(ctx, wr.Workload, base, v, seed)
+	}
+}
+
+// pairedOne starts direct's kvserver and v's, each on a fresh copy of
+// seed and on the same CPUs, and once both are idle runs the closed-loop
+// rounds alternately on one and then the other (direct, v, direct, v,
+// …), the other idle meanwhile: pair i is direct's round i and v's round
+// i, taken one right after the other, so that the machine's drift
+// between pairs (another process, the CPU's clock, the page cache)
+// cancels inside each pair's ratio. Both get the connections Little's
+// law asks for at direct's validated saturation with its answer time
+// when nothing queues (as direct's closed-loop step): the same clients
+// for both sides of every pair. Fresh servers for each variant, so that
+// both sides of a pair have run as long on stores as old.
+func (r *runner) pairedOne(ctx context.Context, wl string, base, v *result.VariantResult, seed string) {
+	dir, rel := r.runDir(wl, v, pairedStep)
+	r.quiet(ctx, "paired rounds "+v.Name)
+	bsrv := r.start(ctx, wl, base, pairedStep, seed, filepath.Join(dir, "direct"))
+	if bsrv == nil {
+		return
+	}
+	defer r.stop(ctx, bsrv, pairedStep)
+	vsrv := r.start(ctx, wl, v, pairedStep, seed, filepath.Join(dir, "variant"))
+	if vsrv == nil {
+		return
+	}
+	defer r.stop(ctx, vsrv, pairedStep)
+	conns := plan.LittleConns(analysis.Median(base.SatRates()), unloadedAnswerTime(base), r.o.MaxConns)
+	pr := &result.PairedRun{Against: base.Name, Conns: conns, Dir: rel}
+	r.logf("%s %s: %d closed-loop rounds of %v paired with %s's, over %d connections", wl, v.Name, r.t.ClosedPairs, r.t.Closed, base.Name, conns)
+	for i := 1; i <= r.t.ClosedPairs; i++ {
+		var pair [2]result.ClosedRound
+		for side, srv := range []*instance{bsrv, vsrv} {
+			if (i > 1 || side > 0) && !pause(ctx, r.t.SatCooldown) {
+				return
+			}
+			cfg, err := r.loadConfig(srv.URL, wl)
+			if err != nil {
+				r.fail(wl, v.Name, pairedStep, err.Error(), "")
+				return
+			}
+			cfg.Conns, cfg.MaxConns, cfg.Rate, cfg.Duration = conns, conns, 0, r.t.Closed
+			m, ok := r.measure(ctx, srv, pairedStep, cfg, filepath.Join(dir, fmt.Sprintf("pair-%d-%s", i, []string{"direct", "variant"}[side])))
+			if !ok {
+				return
+			}
+			pair[side] = r.closedRound(m)
+		}
+		pr.Base, pr.Variant = append(pr.Base, pair[0]), append(pr.Variant, pair[1])
+		v.Paired = pr
+	}
+	a := analysis.PairedOf(pr)
+	r.logf("%s %s against %s, %d pairs: throughput %s, server CPU per request %s", wl, v.Name, base.Name, len(pr.Base), a.Throughput, a.CPU)
+}

@@ -1,0 +1,90 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/kvpool/kvpool/internal/compare/analysis"
+	"github.com/kvpool/kvpool/internal/compare/result"
+	ratios "github.com/kvpool/kvpool/internal/ratio"
+)
+
+// HeadPaired heads a workload's table of paired closed-loop rounds.
+const HeadPaired = "### Paired with direct"
+
+// writePairedTable is wr's variants' closed-loop ratios to direct from
+// paired rounds, if any ran; where the preset compares the variants and
+// none did (an older comparison, or -closed-pairs 0), a line says so.
+func writePairedTable(b *bytes.Buffer, c *result.Comparison, wr *result.WorkloadResult, aw *analysis.Workload) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	var rows []*analysis.Variant
+	for _, v := range aw.Variants {
+		if v.Paired != nil {
+			rows = append(rows, v)
+		}
+	}
+	if len(rows) == 0 {
+		if c.Plan.SaturateAll && len(wr.Variants) > 1 {
+			w("No closed-loop rounds paired with direct's ran (a comparison from before they were, or `-closed-pairs 0`): the ratios to direct above are of single measurements, with no interval.\n\n")
+		}
+		return
+	}
+	w("%s: `%s`\n\n", HeadPaired, wr.Workload)
+	w("Each variant's kvserver and direct's ran side by side, each on a fresh copy of the store and on the same CPUs, and closed-loop rounds of %v alternated between them (direct, the variant, direct, the variant, …), over the same connections, the server not under load idle meanwhile. Each pair of rounds, taken one right after the other, gives one ratio, and whatever drifts on the machine between pairs cancels inside it. A ratio is the median of the pairs' ratios with its 95 %% interval (order statistics, as benchstat's: nothing assumed of their distribution; %d pairs are the fewest that bound one). \"~\" marks an interval that includes 1: **no difference measurable here**, whatever the median. Throughput counts answers without error.\n\n",
+		c.Options.StepTiming().Closed, ratios.MinPairs)
+	w("| variant | pairs | connections | direct req/s | variant req/s | throughput ÷ direct | server CPU/request | ÷ direct | loader-bound |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, v := range rows {
+		p := v.Paired
+		lb := "no"
+		if p.LoaderBound {
+			lb = "**yes**: throughput not ranked"
+		}
+		w("| %s | %d | %d | %s | %s | %s | %s | %s | %s |\n", v.Name, p.Pairs, p.Conns, thousands(p.BaseRate), thousands(p.Rate),
+			p.Throughput, cpuMicros(p.CPUPerRequest), p.CPU, lb)
+	}
+	if lo, hi, ok := aw.PairedWidths(); ok {
+		w("\nThe intervals came out ±%s to ±%s of their medians (half their width, the larger side): a difference smaller than that is not measurable with these pairs on this machine; more pairs (`-closed-pairs`) or longer rounds narrow them.\n", pct(lo), pct(hi))
+	} else {
+		w("\nNo interval is bounded: fewer than %d pairs ran (`-closed-pairs`), so no difference is measurable.\n", ratios.MinPairs)
+	}
+	w("\n")
+}
+
+// pct is a share as a percentage to two significant digits: "3.4 %".
+func pct(x float64) string {
+	if x*100 >= 10 {
+		return fmt.Sprintf("%.0f %%", 100*x)
+	}
+	return fmt.Sprintf("%.1f %%", 100*x)
+}
+
+// pairedSentence words a paired finding.
+func pairedSentence(f analysis.Finding) (string, bool) {
+	var what string
+	var name analysis.Measure
+	switch f.Kind {
+	case analysis.PairedThroughput:
+		what, name = "closed-loop throughput", analysis.ThroughputRatio
+	case analysis.PairedCPU:
+		what, name = "kvserver CPU per request", analysis.CPURatio
+	default:
+		return "", false
+	}
+	var parts []string
+	for _, v := range f.Variants {
+		x, _ := f.Figure(v, name)
+		iv := ratios.Interval{Median: x.Value, N: x.Interval.N, Lo: x.Interval.Lo, Hi: x.Interval.Hi}
+		parts = append(parts, fmt.Sprintf("%s %s", v, iv))
+	}
+	list := strings.Join(parts, ", ")
+	switch f.Verdict {
+	case analysis.Above:
+		return fmt.Sprintf("`%s`, paired with direct: **%s higher than direct's** beyond the 95 %% interval: %s.", f.Workload, what, list), true
+	case analysis.Below:
+		return fmt.Sprintf("`%s`, paired with direct: **%s lower than direct's** beyond the 95 %% interval: %s.", f.Workload, what, list), true
+	case analysis.NotRanked:
+		return fmt.Sprintf("`%s`, paired with direct: %s not ranked, a round was loader-bound: %s.", f.Workload, what, list), true
+	}
+	return fmt.Sprintf("`%s`, paired with direct: %s, **no difference measurable here** (the 95 %% interval includes 1): %s.", f.Workload, what, list), true
+}
