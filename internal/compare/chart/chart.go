@@ -95,6 +95,13 @@ type CurveLine struct {
 	// the loader, not the server, ran out; drawn as a large cross. nil:
 	// none is.
 	LoaderBound []bool
+	// BracketLo and BracketHi are where the search ended: the highest
+	// rate that held and the lowest that failed twice (0: not found);
+	// drawn as a band of the offered axis at the foot of the upper panel,
+	// solid where Validated (a validating run held at BracketLo), hatched
+	// with dashes where not. Both 0: none drawn (an older comparison).
+	BracketLo, BracketHi float64
+	Validated            bool
 }
 
 // Curves draws saturation curves in two panels sharing the x axis

@@ -99,7 +99,7 @@ func curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 	lat.Y.Min, lat.Y.Max = padRange(pmin, pmax, true)
 
 	col := colours(names)
-	anyBound := false
+	anyBound, anyBracket, anyUnvalidated := false, false, false
 	for i, l := range lines {
 		xs := make([]float64, len(sorted[i]))
 		ach := make([]float64, len(sorted[i]))
@@ -135,10 +135,22 @@ func curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 			pts.p.Add(sc)
 			anyBound = true
 		}
+		if b, ok, err := bracketLine(l, col[l.Name], rate.Y.Max); err != nil {
+			return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, l.Name, err)
+		} else if ok {
+			rate.Add(b)
+			anyBracket, anyUnvalidated = true, anyUnvalidated || !l.Validated
+		}
 		f.addLegend(l.Name, th)
 	}
 	f.addLegend("")
 	f.addLegend("offered = answered", thumb{style: ideal.LineStyle})
+	if anyBracket {
+		f.addLegend("bracket: held–failed twice", thumb{style: bracketStyle(rgb(0x333333), true)})
+	}
+	if anyUnvalidated {
+		f.addLegend("bracket, not validated", thumb{style: bracketStyle(rgb(0x333333), false)})
+	}
 	if anyBound {
 		f.addLegend("loader-bound step", glyphThumb{loaderBoundGlyph(rgb(0x333333))})
 	}
@@ -152,6 +164,37 @@ func curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 		f.addLegend(fmt.Sprintf("SLO p99 %s ms", formatTick(sloMs)), thumb{style: slo.LineStyle})
 	}
 	return f.render(defaultWidth, defaultWidth)
+}
+
+// bracketLine is l's bracket as a thick segment of the offered axis
+// from BracketLo to BracketHi, at the answered rate BracketLo (where the
+// line left the diagonal), in l's colour; ok false where l has none
+// whole (either end 0) or it lies above top.
+func bracketLine(l CurveLine, c color.Color, top float64) (*plotter.Line, bool, error) {
+	lo, hi := l.BracketLo, l.BracketHi
+	if lo <= 0 || hi <= 0 || lo > top {
+		return nil, false, nil
+	}
+	if !finite(lo) || !finite(hi) || hi < lo {
+		return nil, false, fmt.Errorf("bracket %v–%v: give finite ends, the lower first", lo, hi)
+	}
+	line, err := plotter.NewLine(plotter.XYs{{X: lo, Y: lo}, {X: hi, Y: lo}})
+	if err != nil {
+		return nil, false, err
+	}
+	line.LineStyle = bracketStyle(c, l.Validated)
+	return line, true, nil
+}
+
+// bracketStyle draws a bracket thick and half transparent, dashed where
+// it was not validated.
+func bracketStyle(c color.Color, validated bool) draw.LineStyle {
+	r, g, b, _ := c.RGBA()
+	st := draw.LineStyle{Color: color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 0x90}, Width: vg.Points(6)}
+	if !validated {
+		st.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	}
+	return st
 }
 
 // loaderBoundGlyph marks a loader-bound step: a large cross, unlike the

@@ -63,6 +63,12 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 			if slices.ContainsFunc(lines, func(l chart.CurveLine) bool { return slices.Contains(l.LoaderBound, true) }) {
 				spec.Caption = "Above: answered rate against offered rate; below: corrected p99 against the red SLO line. A cross marks a loader-bound step: it failed because the loader ran out, so it says nothing of the server, and the saturation found below it is only a lower bound."
 			}
+			if slices.ContainsFunc(lines, func(l chart.CurveLine) bool { return l.BracketHi > 0 }) {
+				if spec.Caption == "" {
+					spec.Caption = "Above: answered rate against offered rate; below: corrected p99 against the red SLO line."
+				}
+				spec.Caption += " The thick band on a line is its search's bracket: from the highest offered rate that held to the lowest that failed twice; dashed where no validating run held, so that no saturation was found."
+			}
 			ch, err := chart.Curves(spec, lines, ms(c.Options.SLO))
 			save(wl+"-saturation.svg", ch, err, title)
 		}
@@ -143,7 +149,10 @@ func curveLines(wr *result.WorkloadResult, g *analysis.Grid) []chart.CurveLine {
 		if len(v.Sat) == 0 || g != nil && v.Variant.CPUs != g.Largest() {
 			continue
 		}
-		l := chart.CurveLine{Name: v.Name}
+		l := chart.CurveLine{Name: v.Name, Validated: v.Sat[0].Validated}
+		if b := v.Sat[0].Bracket; b != nil {
+			l.BracketLo, l.BracketHi = b.Lo, b.Hi
+		}
 		for _, s := range v.Sat[0].Curve {
 			if s.Phase == "validate" {
 				continue
