@@ -99,7 +99,7 @@ func (o *options) addEngine(fs *flag.FlagSet) {
 func (o *options) addLoader(fs *flag.FlagSet) {
 	c := &o.cfg
 	fs.IntVar(&c.Loops, "loops", c.Loops, "`N` event loops, each on a thread of its own with its share of -conns and of the schedule (wrk's -t); "+
-		"0 = one per CPU of -cpus, else of the CPUs this process may run on, at most -conns; -engine vegeta: 1")
+		"0 = the fewest the rate needs: one up to what one loop sends with headroom, more above; a closed loop (-rate 0) or saturate: one per CPU of -cpus, else of the CPUs this process may run on; never more than those CPUs or -conns; -engine vegeta: 1")
 	fs.Var(cpusFlag{&c.CPUs}, "cpus", "pin the loader to these CPUs, a `LIST` in Linux cpu-list syntax (0-3 or 0,2,4-5): loop i to the i-th, GOMAXPROCS sized to them; "+
 		"where pinning fails the run goes on unpinned and says why (default: unpinned)")
 }

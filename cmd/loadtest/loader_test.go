@@ -97,7 +97,16 @@ func TestAttackReportsItsLoader(t *testing.T) {
 	} else {
 		assert.Contains(t, out, "loader: 1 loop, unpinned: ")
 	}
-	assert.Equal(t, 1, s.Loops, "-loops 0: one per CPU of -cpus")
+	assert.Equal(t, 1, s.Loops, "-loops 0: never more than the CPUs of -cpus")
+
+	// -loops 0 at a rate one loop sends: one loop, and the report says why.
+	dir = filepath.Join(t.TempDir(), "run")
+	code, out, errs = invoke(t, "attack", "-target", url, "-rate", "500", "-duration", "100ms", "-conns", "4", "-q", "-out", dir)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "Loops:        1 loop: 500 req/s is within one loop's ~")
+	s = readSummary(t, dir)
+	assert.Equal(t, 1, s.Loops)
+	assert.Contains(t, s.LoopsWhy, "1 loop: 500 req/s is within one loop's ~")
 }
 
 // Three loaders each sending a shard of one schedule from one instant,

@@ -118,9 +118,12 @@ type Config struct {
 	// (Conns and MaxConns split as evenly as possible, the first loops
 	// taking one more) and of the schedule (loop l of L sends the run's
 	// requests l, l+L, l+2L, …, each at its time in the whole schedule).
-	// 0 = one per CPU the loader may run on (CPUs if set, else this
-	// process's affinity, as taskset leaves it), at most one per
-	// connection. The vegeta engine is always one. With the portable
+	// 0 = the fewest the run needs (see loopsFor): one up to what one
+	// loop sends with headroom, more for higher rates; for a closed loop
+	// or a saturation search (Search) one per CPU the loader may run on
+	// (CPUs if set, else this process's affinity, as taskset leaves it).
+	// Never more than those CPUs, nor than Conns. The vegeta engine is
+	// always one. With the portable
 	// engine and the closed loop a loop is its share of the connections
 	// and of the requests, with a counter of its own.
 	Loops int
@@ -129,6 +132,11 @@ type Config struct {
 	// and GOMAXPROCS sized to it. A loader that cannot pin itself runs
 	// unpinned and its Result says why.
 	CPUs cpuset.Set
+	// Search marks a step of a saturation search: -loops 0 then takes
+	// every CPU of the set, as for a closed loop, since the search asks
+	// for more than the server answers and the loader must not be what
+	// stops it.
+	Search bool
 	// Shard makes this loader one of Shard.N sending one schedule
 	// together (see Shard); the zero Shard sends all of it. Rate stays
 	// the whole schedule's rate.
@@ -237,7 +245,7 @@ const startAtSlack = time.Second
 func (c *Config) validateLoader(now time.Time) error {
 	switch {
 	case c.Loops < 0:
-		return fmt.Errorf("-loops %d is negative; give a count of event loops, or 0 for one per CPU", c.Loops)
+		return fmt.Errorf("-loops %d is negative; give a count of event loops, or 0 for the fewest the rate needs", c.Loops)
 	case c.Loops > c.Conns:
 		return fmt.Errorf("-loops %d is above -conns %d: each loop needs a connection of its own; lower -loops or raise -conns", c.Loops, c.Conns)
 	case c.Engine == EngineVegeta && c.Loops > 1:

@@ -13,6 +13,8 @@ import (
 // and whether it is pinned to them.
 type placement struct {
 	loops int
+	// loopsWhy says why that many: -loops, or what loopsFor chose.
+	loopsWhy string
 	// cpus is the set the loader runs on: Config.CPUs where it pinned
 	// itself to them, else its affinity.
 	cpus     cpuset.Set
@@ -78,12 +80,14 @@ func place(cfg *Config) (placement, func()) {
 		}
 	}
 
-	p.loops = cfg.Loops
-	if p.loops == 0 {
-		p.loops = max(1, min(avail, cfg.Conns))
-	}
-	if cfg.Engine == EngineVegeta {
-		p.loops = 1
+	switch {
+	case cfg.Engine == EngineVegeta:
+		p.loops, p.loopsWhy = 1, "1 loop: vegeta's attacker is one"
+	case cfg.Loops > 0:
+		p.loops, p.loopsWhy = cfg.Loops, fmt.Sprintf("%s: -loops %d", loopsText(cfg.Loops), cfg.Loops)
+	default:
+		w := loopsFor(cfg.AskedRate(), cfg.Conns, avail, cfg.Search)
+		p.loops, p.loopsWhy = w.n, w.why
 	}
 	eventLoops := cfg.Engine == EngineFast && cfg.Rate > 0 && cfg.Transport == TransportRaw && !cfg.noEventLoop && runtime.GOOS == "linux"
 	p.lockLoops = eventLoops && (p.loops > 1 || p.pinned)
@@ -164,7 +168,7 @@ func unpinLocked() {
 // record writes the placement into res, and the loops' failures to pin
 // their threads (pinErrs, nil entries for none).
 func (p placement) record(res *Result, pinErrs []error) {
-	res.Loops, res.LoaderCPUs, res.LoaderCPUSet = p.loops, p.cpus.Len(), p.cpus
+	res.Loops, res.LoopsWhy, res.LoaderCPUs, res.LoaderCPUSet = p.loops, p.loopsWhy, p.cpus.Len(), p.cpus
 	res.Pinned, res.Unpinned = p.pinned, p.unpinned
 	for _, err := range pinErrs {
 		if err != nil {

@@ -107,19 +107,26 @@ func TestUnpinnableLoaderRunsUnpinnedAndSaysWhy(t *testing.T) {
 	assert.Equal(t, int64(100), res.Sent)
 }
 
-// Without -cpus the loops run unpinned on what the process may use, one
-// per CPU of it by default (at most one per connection), with a P each
+// Without -cpus the loops run unpinned on what the process may use: by
+// default as few as the rate needs (one here), and for a saturation
+// search one per CPU of it (at most one per connection), with a P each
 // and one to spare while they run.
-func TestLoopsDefaultToOnePerAllowedCPU(t *testing.T) {
+func TestLoopsDefaultToWhatTheRateNeeds(t *testing.T) {
 	allowed, err := cpuset.Affinity()
 	require.NoError(t, err)
 	procs := runtime.GOMAXPROCS(0)
 
 	cfg := testConfig(loadgentest.ServeHandler(t, bareserver.Handler), 1000, 100*time.Millisecond)
 	cfg.Conns, cfg.MaxConns = 64, 64
-	v := watchLoops(t, &cfg)
 	res := run(t, cfg)
+	assert.Equal(t, 1, res.Loops)
+	assert.Contains(t, res.LoopsWhy, "1 loop: 1,000 req/s is within one loop's")
+
+	cfg.Search = true
+	v := watchLoops(t, &cfg)
+	res = run(t, cfg)
 	assert.Equal(t, min(allowed.Len(), 64), res.Loops)
+	assert.Contains(t, res.LoopsWhy, "a saturation search")
 	assert.False(t, res.Pinned)
 	assert.Equal(t, "no -cpus", res.Unpinned)
 	assert.Equal(t, allowed, res.LoaderCPUSet)

@@ -57,8 +57,11 @@ type Result struct {
 	// CPU is the loader process's CPU time during the run.
 	CPU CPUTime
 
-	// Loops is how many event loops sent the run (Config.Loops resolved).
-	Loops int
+	// Loops is how many event loops sent the run (Config.Loops resolved),
+	// LoopsWhy why that many ("1 loop: 5,000 req/s is within one loop's
+	// ~50,000 req/s").
+	Loops    int
+	LoopsWhy string
 	// LoaderCPUs is how many CPUs the loader ran on, LoaderCPUSet which:
 	// Config.CPUs where it pinned itself to them, else the CPUs its
 	// affinity allowed. The loader's share of them is

@@ -42,7 +42,7 @@ func DescribeLoad(c *loadgen.Config) string {
 	if w.Mix.Put > 0 {
 		value = fmt.Sprintf(", value %d B", w.ValueSize)
 	}
-	loops := "one loop per loader CPU"
+	loops := "loops by need"
 	switch {
 	case c.Engine == loadgen.EngineVegeta:
 		loops = "vegeta's workers"
@@ -84,6 +84,9 @@ func Print(w io.Writer, r *loadgen.Result) {
 		r.CPU.User.Seconds(), r.CPU.System.Seconds(), Micros(r.CPUPerRequest()), 100*r.CPU.Total().Seconds()/max(r.Elapsed.Seconds(), 1e-9))
 	if line := LoaderText(r); line != "" {
 		fmt.Fprintf(w, "%s\n", line)
+	}
+	if r.LoopsWhy != "" {
+		fmt.Fprintf(w, "Loops:        %s\n", r.LoopsWhy)
 	}
 	if line := ShardText(c); line != "" {
 		fmt.Fprintf(w, "%s\n", line)

@@ -88,6 +88,7 @@ type Summary struct {
 	// allowed: its CPU share is (user + sys) / (elapsed × loader_cpus)),
 	// and whether it was pinned, or why not ("no -cpus", or the error).
 	Loops         int    `json:"loops"`
+	LoopsWhy      string `json:"loops_why,omitempty"`
 	LoaderCPUs    int    `json:"loader_cpus"`
 	LoaderCPUList string `json:"loader_cpu_list"`
 	Pinned        bool   `json:"pinned"`
@@ -128,7 +129,7 @@ func Summarize(r *loadgen.Result, server map[string]string) Summary {
 		BytesIn: r.BytesIn, BytesOut: r.BytesOut, ConnsStart: r.ConnsStart, ConnsPeak: r.ConnsPeak, MaxConns: c.MaxConns,
 		ConnsUsed: r.ConnsUsed, Reconnects: r.Reconnects, InFlightPeak: r.InFlightPeak,
 		LoaderCPUUserS: r.CPU.User.Seconds(), LoaderCPUSysS: r.CPU.System.Seconds(), LoaderCPUPerReqUs: Micros(r.CPUPerRequest()),
-		Loops: r.Loops, LoaderCPUs: r.LoaderCPUs, LoaderCPUList: r.LoaderCPUSet.String(), Pinned: r.Pinned, Unpinned: r.Unpinned,
+		Loops: r.Loops, LoopsWhy: r.LoopsWhy, LoaderCPUs: r.LoaderCPUs, LoaderCPUList: r.LoaderCPUSet.String(), Pinned: r.Pinned, Unpinned: r.Unpinned,
 		Warnings:      r.Warnings(),
 		HistCorrected: encodeHist(r.Corrected), HistUncorrected: encodeHist(r.Uncorrected), HistSendLag: encodeHist(r.SendLag),
 	}

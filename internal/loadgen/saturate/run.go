@@ -32,7 +32,7 @@ func Run(ctx context.Context, load loadgen.Config, sc Config, onStep func(Step),
 		}
 		first = false
 		c := load
-		c.Rate, c.Duration, c.Requests, c.Interval = rate, length, 0, iv
+		c.Rate, c.Duration, c.Requests, c.Interval, c.Search = rate, length, 0, iv, true
 		c.Out, c.KeepResults = "", false
 		var p func(loadgen.Progress)
 		if phase == PhaseValidate {
