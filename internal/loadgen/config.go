@@ -35,13 +35,15 @@ const (
 	TransportHostClient = "hostclient"
 )
 
-// DefaultQuantum is the fast engine's default Config.Quantum, chosen by
-// measuring loader CPU and send lag side by side (README, "How far to
-// trust the loader"); MaxQuantum is the most it may be, a quarter of
+// DefaultQuantum is the fast engine's quantum, where Config.Quantum is 0
+// (sized by the run, see quantumFor), at rates whose quantum holds enough
+// requests to batch them, until the server's answers say otherwise:
+// chosen by measuring loader CPU and send lag side by side (README, "How
+// far to trust the loader"). MaxQuantum is the most any quantum may be:
 // wrk2's 1 ms timer.
 const (
 	DefaultQuantum = 250 * time.Microsecond
-	MaxQuantum     = 250 * time.Microsecond
+	MaxQuantum     = time.Millisecond
 )
 
 // Config is every setting of a run, filled from flags by cmd/loadtest.
@@ -104,9 +106,12 @@ type Config struct {
 	Name string
 
 	// Quantum is how often at most the fast engine's pacer wakes up: one
-	// wake-up sends every request that fell due since the last, so a send
-	// is up to a quantum late (the send lag shows it) and never early.
-	// Longer batches more sends per wake-up, at less loader CPU.
+	// wake-up sends every request that fell due within a quantum, so a
+	// send is up to a quantum late (the send lag shows it) and never
+	// early. Longer batches more sends per wake-up, at less loader CPU.
+	// 0 (the default): each event loop sizes it to its rate and to the
+	// server's answers as the run goes (see quantumFor): a wake-up per
+	// request at low rates, DefaultQuantum or more above.
 	Quantum time.Duration
 	// GrowAfter is how late the oldest due request must be, with every
 	// connection busy, before the fast engine opens another connection;
@@ -190,7 +195,7 @@ func DefaultConfig() Config {
 		KeepResults:   true,
 		VegetaLatency: LatencyUncorrected,
 		Interval:      time.Second,
-		Quantum:       DefaultQuantum,
+		Quantum:       0,
 		GrowAfter:     10 * time.Millisecond,
 	}
 }
@@ -227,8 +232,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("-vegeta-latency %q is not %s or %s", c.VegetaLatency, LatencyUncorrected, LatencyCorrected)
 	case c.GrowAfter < 0:
 		return fmt.Errorf("-grow-after %v is negative (0: open a connection as soon as a request finds every one busy)", c.GrowAfter)
-	case c.Quantum <= 0 || c.Quantum > MaxQuantum:
-		return fmt.Errorf("-quantum %v is outside (0, %v]", c.Quantum, MaxQuantum)
+	case c.Quantum < 0 || c.Quantum > MaxQuantum:
+		return fmt.Errorf("-quantum %v is outside [0, %v] (0: sized to the rate and the server's answers)", c.Quantum, MaxQuantum)
 	case c.Retries > 0 && c.Rate > 0:
 		return fmt.Errorf("retries apply to closed-loop runs (-rate 0) only, as fill uses them")
 	}

@@ -115,6 +115,32 @@ func newLoopEngine(cfg *Config, t target, l, n int) *fastEngine {
 	return e
 }
 
+// quantum is the quantum the engine's pacer starts from: Config.Quantum,
+// or where that is 0 the one for its rate before any answer (the event
+// loop sizes it again as answers come, see quantumFor).
+func (e *fastEngine) quantum() time.Duration {
+	if e.cfg.Quantum > 0 {
+		return e.cfg.Quantum
+	}
+	return quantumFor(e.rate(), 0)
+}
+
+// rate is the engine's share of the schedule, req/s (0: closed loop).
+func (e *fastEngine) rate() float64 {
+	if !e.paced {
+		return 0
+	}
+	return e.sched.rate / float64(max(e.part.stride, 1))
+}
+
+// lastQuantum is the quantum the engine's pacer had at the end.
+func (e *fastEngine) lastQuantum() time.Duration {
+	if e.loop != nil {
+		return e.loop.p.quantum
+	}
+	return e.quantum()
+}
+
 // evenShare is the l-th of n shares of total: total/n each, and one more
 // for each of the first total%n.
 func evenShare(total, l, n int) int {

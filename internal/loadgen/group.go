@@ -192,6 +192,9 @@ func (g *loopGroup) result(cpu CPUTime) *Result {
 	}
 	var recs []*recorder
 	for _, e := range g.engines {
+		if e.paced {
+			res.Quantum = max(res.Quantum, e.lastQuantum())
+		}
 		res.ConnsPeak += len(e.conns)
 		res.Reconnects += e.reconnects.Load()
 		if e.paced {

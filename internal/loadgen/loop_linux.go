@@ -65,7 +65,18 @@ type evloop struct {
 	stamping bool
 	// deferred counts the sleeps that left responses unread.
 	deferred int
+	// autoQuantum: Config.Quantum is 0, and the loop sizes p.quantum to
+	// its rate (loopRate, req/s) and to the median of the answers
+	// (answers), see quantumFor.
+	autoQuantum bool
+	loopRate    float64
+	answers     medianTracker
 }
+
+// requantumEvery is how many answers pass between two sizings of an
+// automatic quantum: the median moves slowly, and sizing it costs a
+// division.
+const requantumEvery = 256
 
 type dialResult struct {
 	c   *conn
@@ -79,10 +90,12 @@ const wakeSlot = -1
 func newEventLoop(e *fastEngine) (*evloop, error) {
 	var err error
 	l := &evloop{e: e, epfd: -1, wakeFd: -1, sleepFd: -1, pwait2: true,
-		events: make([]unix.EpollEvent, 256),
-		dials:  make(chan dialResult, e.maxConns+1),
-		p:      pacer{sched: e.sched, planned: e.planned, quantum: e.cfg.Quantum},
-		soleP:  runtime.GOMAXPROCS(0) == 1}
+		events:      make([]unix.EpollEvent, 256),
+		dials:       make(chan dialResult, e.maxConns+1),
+		p:           pacer{sched: e.sched, planned: e.planned, quantum: e.quantum()},
+		soleP:       runtime.GOMAXPROCS(0) == 1,
+		autoQuantum: e.cfg.Quantum == 0,
+		loopRate:    e.rate()}
 	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return nil, os.NewSyscallError("epoll_create1", err)
 	}
@@ -583,6 +596,12 @@ func (l *evloop) fail(c *conn, err error, now int64) {
 
 // done records c's request and counts it off those in flight.
 func (l *evloop) done(c *conn) {
+	if l.autoQuantum && c.o.err == nil {
+		l.answers.add(time.Duration(c.o.end - c.o.sent))
+		if l.answers.n%requantumEvery == 0 {
+			l.p.quantum = quantumFor(l.loopRate, l.answers.median())
+		}
+	}
 	c.record()
 	c.ev.busy, c.ev.waiting, c.retried = false, false, false
 	l.inFlight--

@@ -8,12 +8,19 @@ const pacerMaxSleep = 50 * time.Millisecond
 
 // pacer decides when the open model's sender wakes up. It does not send:
 // at each wake-up it calls dispatch, which sends every request due by then
-// and returns the first request still unsent. The next wake-up is when that
-// request falls due, but no sooner than one quantum after this one, so one
-// wake-up sends every request that fell due within the quantum before it.
-// A request is thus sent at most a quantum (plus the sleeper's own
-// lateness) after it is due, and never before: dispatch sends only what
-// is due at the time it is given.
+// and returns the first request still unsent. Requests are taken a quantum
+// at a time: the quantum that starts when that request falls due, and the
+// next wake-up is when the last request of it falls due, so that one
+// wake-up sends them all. A request is thus sent at most a quantum (plus
+// the sleeper's own lateness) after it is due, and never before: dispatch
+// sends only what is due at the time it is given.
+//
+// Waking for the last request of the quantum rather than a quantum after
+// the last wake-up sends as many requests per wake-up as the quantum
+// holds, whatever the phase of the schedule: at 5,000 req/s and 250 µs,
+// two (the first 200 µs late, the second on time) where a wake-up per
+// quantum boundary sends 1.25 for the same lag. Below one request per
+// quantum each request gets its own wake-up, on time.
 //
 // Time is nanoseconds since the start of the run, read from now; sleep
 // blocks for a duration. Tests give both a fake clock.
@@ -60,9 +67,18 @@ func (p *pacer) anchor(wakeAt, now int64) int64 {
 }
 
 // nextWake is when to wake up after one at now left request next the
-// first unsent: when it falls due, but a quantum after now at the
-// earliest. When next is already due (every connection busy), that is
-// one quantum on; senders that finish meanwhile send it themselves.
+// first unsent: when the last request due within a quantum of next's own
+// time falls due (next itself, when it is alone in its quantum). When
+// next is already due (every connection was busy), one quantum on;
+// senders that finish meanwhile send it themselves.
 func (p *pacer) nextWake(now int64, next uint64) int64 {
-	return max(p.sched.At(next), now+int64(p.quantum))
+	at := p.sched.At(next)
+	if at <= now {
+		return now + int64(p.quantum)
+	}
+	last := max(p.sched.DueBy(at+int64(p.quantum)-1), next+1) - 1
+	if p.planned > 0 {
+		last = min(last, p.planned-1)
+	}
+	return p.sched.At(max(last, next))
 }

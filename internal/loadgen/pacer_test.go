@@ -69,6 +69,60 @@ func TestPacerSendsWhatFellDueWithinAQuantumInOneWakeUp(t *testing.T) {
 	assert.Equal(t, 201, wakes, "one wake-up per quantum: 50 ms of 250 µs quanta, and one at the start")
 }
 
+// The pacer wakes when the last request of a quantum falls due, so each
+// wake-up sends as many requests as a quantum holds whatever the phase of
+// the schedule: at 5,000 req/s (one every 200 µs) and 250 µs, two per
+// wake-up, the first 200 µs late and the second on time, where waking a
+// quantum after the last wake-up would send 1.25.
+func TestPacerWakesForTheLastRequestOfEachQuantum(t *testing.T) {
+	const quantum = 250 * time.Microsecond
+	clk := &fakeClock{}
+	s := newSchedule(5000)
+	sends, wakes := runFakePacer(t, clk, 5000, 1001, quantum, false, 0)
+	require.Len(t, sends, 1001)
+	assert.Equal(t, 501, wakes, "request 0 at the start, then two per wake-up")
+	for seq := 1; seq < len(sends); seq += 2 {
+		assert.Equal(t, sends[seq].wake, sends[seq+1].wake, "requests %d and %d share a wake-up", seq, seq+1)
+		assert.Equal(t, s.At(uint64(seq+1)), sends[seq].at, "the wake-up comes when request %d falls due", seq+1)
+	}
+}
+
+// Whatever the rate, quantum and lateness of the sleeper, every request
+// is sent exactly once, never before it is due, and at most a quantum
+// (plus the sleeper's lateness) after; a wake-up that sends anything
+// sends at least as many as a quantum holds, less one for the phase.
+func TestPacerSendsEachRequestOnceNeverEarlyAtMostAQuantumLate(t *testing.T) {
+	f := func(rate float64, quantum, late time.Duration) {
+		t.Helper()
+		clk := &fakeClock{late: late}
+		s := newSchedule(rate)
+		const planned = 2000
+		sends, _ := runFakePacer(t, clk, rate, planned, quantum, false, 0)
+		require.Len(t, sends, planned, "rate %v quantum %v late %v", rate, quantum, late)
+		perWake := map[int]int{}
+		for seq, snd := range sends {
+			due := s.At(uint64(seq))
+			require.GreaterOrEqual(t, snd.at, due, "rate %v quantum %v: request %d early", rate, quantum, seq)
+			require.LessOrEqual(t, snd.at-due, int64(quantum+late), "rate %v quantum %v late %v: request %d", rate, quantum, late, seq)
+			perWake[snd.wake]++
+		}
+		if late == 0 {
+			holds := int(float64(quantum) * rate / 1e9) // whole intervals in a quantum
+			for w, n := range perWake {
+				if w > 1 && w < len(sends) && sends[len(sends)-1].wake != w {
+					require.GreaterOrEqual(t, n, max(holds, 1), "rate %v quantum %v: wake-up %d sent %d", rate, quantum, w, n)
+				}
+			}
+		}
+	}
+	for _, rate := range []float64{300, 4999, 5000, 7777, 20_000, 40_000, 123_457} {
+		for _, q := range []time.Duration{time.Microsecond, 100 * time.Microsecond, 250 * time.Microsecond, 777 * time.Microsecond, time.Millisecond} {
+			f(rate, q, 0)
+			f(rate, q, 35*time.Microsecond)
+		}
+	}
+}
+
 // Below one request per quantum the pacer sleeps until each request is
 // due and sends it on time.
 func TestPacerSendsSparseRequestsOnTime(t *testing.T) {

@@ -26,7 +26,10 @@ func (e *fastEngine) pace(ctx context.Context) {
 	sl := newSleeper()
 	defer sl.Close()
 	drainBy := int64(e.cfg.Duration + e.cfg.Timeout)
-	p := pacer{sched: e.sched, planned: e.planned, quantum: e.cfg.Quantum, now: e.now, sleep: sl.Sleep}
+	// The portable engine keeps one quantum: -quantum, or for 0 the one
+	// its rate takes before any answer (only the event loop sizes it
+	// again as the run goes).
+	p := pacer{sched: e.sched, planned: e.planned, quantum: e.quantum(), now: e.now, sleep: sl.Sleep}
 	p.run(func(now int64) bool {
 		return ctx.Err() != nil || now > drainBy
 	}, func(now int64) uint64 {

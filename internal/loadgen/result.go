@@ -57,6 +57,11 @@ type Result struct {
 	// CPU is the loader process's CPU time during the run.
 	CPU CPUTime
 
+	// Quantum is the fast engine's quantum at the end of an open-model
+	// run (Config.Quantum, or what the loops sized it to; the longest of
+	// the loops'); 0 for a closed loop or the vegeta engine.
+	Quantum time.Duration
+
 	// Loops is how many event loops sent the run (Config.Loops resolved),
 	// LoopsWhy why that many ("1 loop: 5,000 req/s is within one loop's
 	// ~50,000 req/s").

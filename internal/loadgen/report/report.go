@@ -66,9 +66,17 @@ func Print(w io.Writer, r *loadgen.Result) {
 	fmt.Fprintln(w)
 	latency.PrintTable(w, latency.TitleUncorrected, r.Uncorrected)
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "  Send lag (scheduled → actual send): p50 %s, p99 %s, max %s; %d sends more than %v late\n",
+	quantum := ""
+	if r.Quantum > 0 {
+		how := "-quantum"
+		if c.Quantum == 0 {
+			how = "sized to the rate and the answers"
+		}
+		quantum = fmt.Sprintf(" (quantum %s, %s)", latency.FormatMicros(latency.Micros(r.Quantum)), how)
+	}
+	fmt.Fprintf(w, "  Send lag (scheduled → actual send): p50 %s, p99 %s, max %s; %d sends more than %v late%s\n",
 		latency.FormatMicros(r.SendLag.ValueAtPercentile(50)), latency.FormatMicros(r.SendLag.ValueAtPercentile(99)),
-		latency.FormatMicros(r.SendLag.Max()), r.Late, loadgen.LateThreshold)
+		latency.FormatMicros(r.SendLag.Max()), r.Late, loadgen.LateThreshold, quantum)
 	fmt.Fprintf(w, "  %d requests in %.2fs, %s read, %s written\n", r.Sent, r.Elapsed.Seconds(), BytesText(r.BytesIn), BytesText(r.BytesOut))
 	if asked := c.AskedRate(); asked > 0 {
 		fmt.Fprintf(w, "Requests/sec: %10.2f  (asked %.0f: %.2f%%; sending %.2f/s)\n", r.AchievedRate(), asked, 100*r.AchievedRate()/asked, r.SendRate())

@@ -87,12 +87,13 @@ type Summary struct {
 	// (its -cpus where it pinned itself to them, else those its affinity
 	// allowed: its CPU share is (user + sys) / (elapsed × loader_cpus)),
 	// and whether it was pinned, or why not ("no -cpus", or the error).
-	Loops         int    `json:"loops"`
-	LoopsWhy      string `json:"loops_why,omitempty"`
-	LoaderCPUs    int    `json:"loader_cpus"`
-	LoaderCPUList string `json:"loader_cpu_list"`
-	Pinned        bool   `json:"pinned"`
-	Unpinned      string `json:"unpinned,omitempty"`
+	QuantumUs     float64 `json:"quantum_us,omitempty"`
+	Loops         int     `json:"loops"`
+	LoopsWhy      string  `json:"loops_why,omitempty"`
+	LoaderCPUs    int     `json:"loader_cpus"`
+	LoaderCPUList string  `json:"loader_cpu_list"`
+	Pinned        bool    `json:"pinned"`
+	Unpinned      string  `json:"unpinned,omitempty"`
 	// Shard is this run's part of a schedule that several loaders sent
 	// (-shard K/N), WholeRate that schedule's rate and StartAt the instant
 	// they agreed it starts (-start-at). AskedRate and Planned are then
@@ -129,7 +130,7 @@ func Summarize(r *loadgen.Result, server map[string]string) Summary {
 		BytesIn: r.BytesIn, BytesOut: r.BytesOut, ConnsStart: r.ConnsStart, ConnsPeak: r.ConnsPeak, MaxConns: c.MaxConns,
 		ConnsUsed: r.ConnsUsed, Reconnects: r.Reconnects, InFlightPeak: r.InFlightPeak,
 		LoaderCPUUserS: r.CPU.User.Seconds(), LoaderCPUSysS: r.CPU.System.Seconds(), LoaderCPUPerReqUs: Micros(r.CPUPerRequest()),
-		Loops: r.Loops, LoopsWhy: r.LoopsWhy, LoaderCPUs: r.LoaderCPUs, LoaderCPUList: r.LoaderCPUSet.String(), Pinned: r.Pinned, Unpinned: r.Unpinned,
+		QuantumUs: Micros(r.Quantum), Loops: r.Loops, LoopsWhy: r.LoopsWhy, LoaderCPUs: r.LoaderCPUs, LoaderCPUList: r.LoaderCPUSet.String(), Pinned: r.Pinned, Unpinned: r.Unpinned,
 		Warnings:      r.Warnings(),
 		HistCorrected: encodeHist(r.Corrected), HistUncorrected: encodeHist(r.Uncorrected), HistSendLag: encodeHist(r.SendLag),
 	}
