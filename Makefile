@@ -9,7 +9,7 @@ ADDR ?=
 DATA ?=
 ARGS ?=
 
-.PHONY: bench-loops tools-time all run build test test-stress vet fmt-check lint bench-http tools-wrk clean loadtest fill attack saturate bench-loader crashtest overload fuzz bench-pools tools-oha wire-check compare compare-publish pprof-diff tools-graphviz
+.PHONY: bench-loops bench-loader-bare tools-time all run build test test-stress vet fmt-check lint bench-http tools-wrk clean loadtest fill attack saturate bench-loader crashtest overload fuzz bench-pools tools-oha wire-check compare compare-publish pprof-diff tools-graphviz
 
 all: build
 
@@ -110,10 +110,20 @@ saturate: loadtest
 	./$(BIN)/loadtest saturate -target $(TARGET) -workload $(WORKLOAD) -keys $(KEYS) -value-size $(VALUE_SIZE) \
 		$(if $(OUT),-out $(OUT)) $(if $(STEP),-step $(STEP)) $(if $(QUICK),-quick) $(if $(LOADER_CPUS),-cpus $(LOADER_CPUS))
 
-# Our loader vs wrk on a bare fasthttp handler, side by side.
-bench-loader: tools-wrk tools-oha
-	@command -v jq >/dev/null && [ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq jq time; }
-	bash loadtest/bench-loader.sh
+# Our loader's CPU per request against wrk2 -t1 and oha at 5k, 20k and 40k
+# req/s on one kvserver (loadtest/bench-loader.sh, ~8 minutes at ROUNDS=3):
+# kvserver pinned on SERVER_CPU (default 0), the loaders on LOADER_CPU (1),
+# ratios to wrk2 per round. BEFORE=<git rev> adds that rev's loadtest to
+# the same run; WRK2=<binary> names wrk2 (not packaged: built from
+# github.com/giltene/wrk2; default bin/wrk2). Run it on a quiet machine.
+ROUNDS ?= 3
+bench-loader: tools-oha tools-time
+	ROUNDS=$(ROUNDS) $(if $(BEFORE),BEFORE=$(BEFORE)) $(if $(WRK2),WRK2=$(WRK2)) bash loadtest/bench-loader.sh
+
+# Our loader vs wrk on a bare fasthttp handler (closed loop, one
+# connection, open model under backlog) and vs oha at a fixed rate.
+bench-loader-bare: tools-wrk tools-oha tools-time
+	bash loadtest/bench-loader-bare.sh
 
 # One loader of L event loops (-loops L) against L one-loop processes on
 # one schedule merged (-shard, -start-at, merge) and wrk2 -tL, at fixed

@@ -1,5 +1,5 @@
 # lib.sh: helpers that the load-lab scripts source (bench-http.sh,
-# bench-loader.sh, wire-check.sh).
+# bench-loader.sh, bench-loader-bare.sh, wire-check.sh).
 
 # wait_ready LOADTEST URL PID LOG: waits until the server at URL, started
 # as process PID with its output in LOG, answers GET /v0/status with 200

@@ -42,6 +42,7 @@ var subcommands = []struct {
 	{"merge", "combine runs made at the same time from several loader machines", runMerge},
 	{"compare", "start kvserver per pool, compare them (presets), write REPORT.md with charts and profiles", runCompare},
 	{"bare-server", "serve the API shape with no work, to measure loaders against", runBareServer},
+	{"ratio", "the median of B/A over paired measurements \"A B\" on stdin, with its 95% interval", runRatio},
 	{"wait", "wait until a server answers GET /v0/status with 200 (scripts start servers with it)", runWait},
 }
 
