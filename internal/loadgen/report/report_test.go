@@ -43,7 +43,8 @@ func TestShardSummaryAndReport(t *testing.T) {
 	at := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	r := &loadgen.Result{Config: loadgen.DefaultConfig(), Planned: 10_000, Sent: 10_000, Elapsed: time.Second,
 		Uncorrected: latency.New(), Corrected: latency.New(), SendLag: latency.New(),
-		Loops: 2, LoopsWhy: "2 loops: -loops 2", LoaderCPUs: 2, LoaderCPUSet: cpuset.Of(0, 1), Pinned: true}
+		Loops: 2, LoopsWhy: "2 loops: -loops 2", LoaderCPUs: 2, LoaderCPUSet: cpuset.Of(0, 1), Pinned: true,
+		Quantum: 250 * time.Microsecond}
 	r.Config.Rate, r.Config.Shard, r.Config.StartAt = 40_000, loadgen.Shard{K: 2, N: 4}, at
 	s := Summarize(r, nil)
 	assert.Equal(t, 10_000.0, s.AskedRate, "this shard's share")
@@ -54,6 +55,7 @@ func TestShardSummaryAndReport(t *testing.T) {
 	assert.True(t, s.StartAt.Equal(at))
 	assert.Equal(t, 2, s.Loops)
 	assert.Equal(t, "2 loops: -loops 2", s.LoopsWhy)
+	assert.Equal(t, 250.0, s.QuantumUs)
 	assert.Equal(t, 2, s.LoaderCPUs)
 	assert.Equal(t, "0-1", s.LoaderCPUList)
 	assert.True(t, s.Pinned)
@@ -63,6 +65,7 @@ func TestShardSummaryAndReport(t *testing.T) {
 	assert.Contains(t, out.String(), "asked 10000: 100.00%")
 	assert.Contains(t, out.String(), "loader: 2 loops on CPUs 0-1 (pinned)")
 	assert.Contains(t, out.String(), "Loops:        2 loops: -loops 2\n")
+	assert.Regexp(t, `Send lag .* late \(quantum 250[.0]*us, sized to the rate and the answers\)\n`, out.String())
 	assert.Contains(t, out.String(), "shard 2/4 of a 40000 req/s schedule starting 2026-11-24T12:00:00Z")
 	assert.Empty(t, r.Warnings(), "10,000 req/s asked of this shard, and sent")
 }
