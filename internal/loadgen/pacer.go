@@ -69,12 +69,14 @@ func (p *pacer) anchor(wakeAt, now int64) int64 {
 // nextWake is when to wake up after one at now left request next the
 // first unsent: when the last request due within a quantum of next's own
 // time falls due (next itself, when it is alone in its quantum). When
-// next is already due (every connection was busy), one quantum on;
-// senders that finish meanwhile send it themselves.
+// next is already due (every connection was busy), one quantum on, and
+// no sooner than DefaultQuantum, so that a loop waking per request does
+// not spin while it waits for a connection; senders that finish
+// meanwhile send it themselves.
 func (p *pacer) nextWake(now int64, next uint64) int64 {
 	at := p.sched.At(next)
 	if at <= now {
-		return now + int64(p.quantum)
+		return now + int64(max(p.quantum, DefaultQuantum))
 	}
 	last := max(p.sched.DueBy(at+int64(p.quantum)-1), next+1) - 1
 	if p.planned > 0 {

@@ -179,6 +179,13 @@ func TestPacerWakesOncePerQuantumWhileStuck(t *testing.T) {
 	assert.Empty(t, sends)
 	assert.Equal(t, 40, wakes, "10 ms of 250 µs quanta")
 	assert.Equal(t, stopAt, clk.t, "it stops at the first wake-up that stop says to")
+
+	// A loop that wakes per request (PreciseQuantum) does not spin while
+	// stuck either: it waits DefaultQuantum between tries.
+	clk = &fakeClock{}
+	sends, wakes = runFakePacer(t, clk, 20_000, 1000, PreciseQuantum, true, stopAt)
+	assert.Empty(t, sends)
+	assert.Equal(t, 40, wakes, "10 ms of DefaultQuantum")
 }
 
 // One schedule split over shards and loops, each share paced by a pacer
