@@ -30,7 +30,7 @@ func (r *runner) loadConfig(target, wl string) (loadgen.Config, error) {
 	cfg.Workload.ValueSize = r.o.ValueSize
 	cfg.Progress = 0
 	cfg.KeepResults = false
-	cfg.CPUs = r.pl.Loader // one event loop per CPU (Loops 0)
+	cfg.CPUs = r.pl.Loader // Loops 0: as many event loops as the step's rate needs, every CPU of the set for a search or a closed loop
 	return cfg, nil
 }
 
