@@ -3,6 +3,9 @@ package loadgen
 import (
 	"fmt"
 	"math"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // OneLoopRate is about what one event loop of the fast engine sends per
@@ -86,20 +89,5 @@ func cpusText(n int) string {
 // thousands formats a rate as a whole number with thousands separators:
 // 5000 → "5,000".
 func thousands(x float64) string {
-	s := fmt.Sprintf("%.0f", x)
-	neg := len(s) > 0 && s[0] == '-'
-	if neg {
-		s = s[1:]
-	}
-	out := make([]byte, 0, len(s)+len(s)/3+1)
-	if neg {
-		out = append(out, '-')
-	}
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
+	return message.NewPrinter(language.English).Sprintf("%d", int64(math.Round(x)))
 }

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
 	"github.com/kvpool/kvpool/internal/latency"
 )
 
@@ -14,20 +17,7 @@ import (
 
 // thousands formats x rounded with thousands separators: 41,200.
 func thousands(x float64) string {
-	s := strconv.FormatInt(int64(math.Round(x)), 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var out []byte
-	for i := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	if neg {
-		return "-" + string(out)
-	}
-	return string(out)
+	return message.NewPrinter(language.English).Sprintf("%d", int64(math.Round(x)))
 }
 
 // ratio formats " (1.05×)", or "" where there is none (NaN).
