@@ -31,18 +31,12 @@ func fixedBehind(res *loadgen.Result, lc result.LoaderCheck, slo time.Duration) 
 	sc := saturate.Config{SLO: slo}
 	// The intervals of the schedule but the first (the warm-up), as the
 	// searches judge them; the drain after it is not the step's.
-	var judged []saturate.Second
-	m := len(res.Intervals)
+	judged := saturate.SecondsOf(res)
 	if iv := res.Config.Interval; iv > 0 {
-		m = min(m, int(res.Config.Duration/iv))
+		judged = judged[:min(len(judged), int(res.Config.Duration/iv))]
 	}
-	for i, p := range res.Intervals[:m] {
-		if i == 0 {
-			continue
-		}
-		us := func(v float64) time.Duration { return time.Duration(v * float64(time.Microsecond)) }
-		judged = append(judged, saturate.Second{T: p.StartS, Length: p.LengthS, Sent: p.Sent, Answered: p.Responses,
-			SendLagP99: us(p.SendLagP99Us), InFlight: p.InFlight, Conns: p.Conns})
+	if len(judged) > 0 {
+		judged = judged[1:]
 	}
 	return sc.BacklogGrew(judged, res.Config.Rate)
 }

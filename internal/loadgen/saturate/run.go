@@ -78,14 +78,23 @@ func stepFrom(res *loadgen.Result, shared bool) Step {
 	if cpu := res.CPU.Total(); cpu > 0 && res.Elapsed > 0 { // 0: getrusage failed
 		s.LoaderCPUShare = cpu.Seconds() / (res.Elapsed.Seconds() * float64(s.LoaderCPUs))
 	}
+	s.Seconds = SecondsOf(res)
+	return s
+}
+
+// SecondsOf is res's per-interval series as a step's seconds are judged,
+// each interval's CPU shares unknown (-1) until a search fills them in:
+// what a caller outside the search (compare's fixed-rate step) hands to
+// BacklogGrew.
+func SecondsOf(res *loadgen.Result) []Second {
 	us := func(v float64) time.Duration { return time.Duration(v * float64(time.Microsecond)) }
-	s.Seconds = make([]Second, len(res.Intervals))
+	out := make([]Second, len(res.Intervals))
 	for i, p := range res.Intervals {
-		s.Seconds[i] = Second{T: p.StartS, Length: p.LengthS, Sent: p.Sent, Answered: p.Responses, Rate: p.Rate, Errors: p.Errors,
+		out[i] = Second{T: p.StartS, Length: p.LengthS, Sent: p.Sent, Answered: p.Responses, Rate: p.Rate, Errors: p.Errors,
 			P50: us(p.P50Us), P99: us(p.P99Us), SendLagP99: us(p.SendLagP99Us), InFlight: p.InFlight, Conns: p.Conns,
 			LoaderCPUShare: -1, ServerCPUShare: -1}
 	}
-	return s
+	return out
 }
 
 // loaderCPUs is how many CPUs the loader ran on: res.LoaderCPUs, or
