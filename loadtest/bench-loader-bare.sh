@@ -87,14 +87,6 @@ trap 'kill $server $kv_pid 2>/dev/null || true' EXIT
 
 secs=${DURATION%s}
 
-# to_us VALUE: wrk's "493.00us" / "5.43ms" / "1.2s" → microseconds.
-to_us() {
-	awk -v v="$1" 'BEGIN {
-		n = v + 0
-		if (v ~ /us$/) print n; else if (v ~ /ms$/) print n * 1000; else if (v ~ /s$/) print n * 1e6; else print n
-	}'
-}
-
 # run_wrk NAME CONNS ROUND: wrk -t1 -cCONNS; records its req/s, CPU per
 # request and latencies under NAME and prints its req/s.
 run_wrk() {
@@ -102,12 +94,11 @@ run_wrk() {
 	local log=$OUT/$name-$round.txt
 	/usr/bin/time -f "cpu %U %S" -o "$OUT/$name-$round.time" \
 		wrk -t1 -c"$conns" -d"$DURATION" --latency "$target/v0/entity?id=1" >"$log"
-	local rps reqs cpu
+	local rps reqs
 	rps=$(awk '/^Requests\/sec:/ {print $2}' "$log")
 	reqs=$(awk '/requests in/ {print $1}' "$log")
-	cpu=$(awk '/^cpu/ {print $2 + $3}' "$OUT/$name-$round.time")
 	record "${name}_rps" "$rps"
-	record "${name}_cpu_us" "$(awk -v c="$cpu" -v n="$reqs" 'BEGIN {print c * 1e6 / n}')"
+	record "${name}_cpu_us" "$(cpu_us "$OUT/$name-$round.time" "$reqs")"
 	record "${name}_p50_us" "$(to_us "$(awk '$1 == "50%" {print $2}' "$log")")"
 	record "${name}_p99_us" "$(to_us "$(awk '$1 == "99%" {print $2}' "$log")")"
 	echo "$rps"
@@ -136,11 +127,10 @@ run_oha() {
 	local json=$OUT/$name-$round.json
 	/usr/bin/time -f "cpu %U %S" -o "$OUT/$name-$round.time" \
 		"$OHA" --no-tui --output-format json -z "$DURATION" -c 64 -q "$rate" "$target/v0/entity?id=1" >"$json"
-	local cpu reqs
-	cpu=$(awk '/^cpu/ {print $2 + $3}' "$OUT/$name-$round.time")
+	local reqs
 	reqs=$(jq '[.statusCodeDistribution[]] | add' "$json")
 	record "${name}_rps" "$(jq .summary.requestsPerSec "$json")"
-	record "${name}_cpu_us" "$(awk -v c="$cpu" -v n="$reqs" 'BEGIN {print c * 1e6 / n}')"
+	record "${name}_cpu_us" "$(cpu_us "$OUT/$name-$round.time" "$reqs")"
 	record "${name}_p50_us" "$(jq '.latencyPercentiles.p50 * 1e6' "$json")"
 	record "${name}_p99_us" "$(jq '.latencyPercentiles.p99 * 1e6' "$json")"
 }

@@ -78,17 +78,6 @@ wait_ready "$bin" "$target" "$kv_pid" "$OUT/kvserver.log"
 echo "filling $KEYS ids x $VALUE_SIZE B into kvserver -pool direct ..." >&2
 taskset -c "$LOADER_CPU" "$bin" fill -target "$target" -keys "$KEYS" -value-size "$VALUE_SIZE" -q -out "$OUT/fill" >"$OUT/fill.txt" 2>&1
 
-# cpu_us TIMEFILE REQUESTS: user + sys from /usr/bin/time, µs per request.
-cpu_us() { awk -v n="$2" '/^cpu/ {print ($2 + $3) * 1e6 / n}' "$1"; }
-
-# to_us VALUE: wrk2's "493.00us" / "5.43ms" / "1.2s" → microseconds.
-to_us() {
-	awk -v v="$1" 'BEGIN {
-		n = v + 0
-		if (v ~ /us$/) print n; else if (v ~ /ms$/) print n * 1000; else if (v ~ /s$/) print n * 1e6; else print n
-	}'
-}
-
 # run_wrk2 ROUND RATE
 run_wrk2() {
 	local name=wrk2_$2 log=$OUT/wrk2-$2-$1.txt

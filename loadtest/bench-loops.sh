@@ -112,11 +112,10 @@ run_wrk2 () {
 	# shellcheck disable=SC2046
 	/usr/bin/time -f "cpu %U %S" -o "$OUT/$1-$2.time" $(taskset_for "$LOADER_CPUS") \
 		"$WRK2" -t"$L" -c"$CONNS" -d"$DURATION" -R"$3" "$target/v0/entity?id=1" >"$log"
-	local reqs cpu
+	local reqs
 	reqs=$(awk '/requests in/ {print $1}' "$log")
-	cpu=$(awk '/^cpu/ {print $2 + $3}' "$OUT/$1-$2.time")
 	record "$1_rps" "$(awk '/^Requests\/sec:/ {print $2}' "$log")"
-	record "$1_cpu_us" "$(awk -v c="$cpu" -v n="$reqs" 'BEGIN {print c * 1e6 / n}')"
+	record "$1_cpu_us" "$(cpu_us "$OUT/$1-$2.time" "$reqs")"
 }
 
 : >"$OUT/measures"

@@ -1,5 +1,5 @@
 # lib.sh: helpers that the load-lab scripts source (bench-http.sh,
-# bench-loader.sh, bench-loader-bare.sh, wire-check.sh).
+# bench-loader.sh, bench-loader-bare.sh, bench-loops.sh, wire-check.sh).
 
 # wait_ready LOADTEST URL PID LOG: waits until the server at URL, started
 # as process PID with its output in LOG, answers GET /v0/status with 200
@@ -84,4 +84,18 @@ stats_awk() {
 	local prog=$1
 	shift
 	awk "${opts[@]}" "$STATS_AWK$prog" "$@"
+}
+
+# cpu_us TIMEFILE REQUESTS: the CPU per request, in microseconds, of a
+# process timed by `/usr/bin/time -f "cpu %U %S" -o TIMEFILE` (user +
+# system) that sent REQUESTS.
+cpu_us() { awk -v n="$2" '/^cpu/ {print ($2 + $3) * 1e6 / n}' "$1"; }
+
+# to_us VALUE: wrk's and wrk2's "493.00us" / "5.43ms" / "1.2s" →
+# microseconds.
+to_us() {
+	awk -v v="$1" 'BEGIN {
+		n = v + 0
+		if (v ~ /us$/) print n; else if (v ~ /ms$/) print n * 1000; else if (v ~ /s$/) print n * 1e6; else print n
+	}'
 }
