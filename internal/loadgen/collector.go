@@ -112,6 +112,25 @@ type Interval struct {
 	// Conns is how many connections the run had opened by the interval's
 	// end (the engine opens more when every one is busy).
 	Conns int `json:"conns"`
+
+	// What the clients did (Config.Client), of the attempts sent or
+	// refused in the interval: FirstTries and Retries were sent (Sent =
+	// FirstTries + Retries), Throttled were refused by the client's own
+	// throttle and never sent. Of those that ended in it: Useful are
+	// answers (2xx, 404 on GET) to a client still waiting, Timeouts the
+	// attempts its client gave up on, Shed the 503s, GaveUp the requests
+	// whose client gave up for good (its last attempt failed, or a retry
+	// was refused by the budget or the throttle).
+	FirstTries int64 `json:"first_tries,omitempty"`
+	Retries    int64 `json:"retries,omitempty"`
+	Throttled  int64 `json:"throttled,omitempty"`
+	Useful     int64 `json:"useful,omitempty"`
+	Timeouts   int64 `json:"timeouts,omitempty"`
+	Shed       int64 `json:"shed,omitempty"`
+	GaveUp     int64 `json:"gave_up,omitempty"`
+	// UsefulP99Us is the p99 of the useful answers' latency from their
+	// attempt's send, µs (the served requests' p99).
+	UsefulP99Us float64 `json:"useful_p99_us,omitempty"`
 }
 
 // Interval histograms hold nanoseconds, the unit the HdrHistogram log

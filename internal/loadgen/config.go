@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/cpuset"
+	"github.com/kvpool/kvpool/internal/loadgen/client"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
@@ -85,6 +86,15 @@ type Config struct {
 	// connection's worker and becomes a candidate for Result.Resume: the
 	// semantics of a resumable bulk load.
 	Retries int
+
+	// Client is how the run's clients behave (open model, fast engine):
+	// their own timeout, retries, backoff, retry budget, throttle and
+	// deadline header. The zero Model sends each request once and waits
+	// up to Timeout for it.
+	Client client.Model
+	// Spike, if set, raises the open model's rate for a while (see
+	// Spike); the zero Spike keeps Rate throughout.
+	Spike Spike
 
 	// Progress is the interval of progress lines (0 = none).
 	Progress time.Duration

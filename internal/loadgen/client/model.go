@@ -1,0 +1,100 @@
+// Package client models how a real HTTP client behaves when a server is
+// slow or refuses: it gives up after a timeout, retries some failures
+// (at once, or after an exponential backoff with full jitter, or when the
+// server's Retry-After says), keeps its retries within a budget, and
+// throttles itself when the server refuses much of what it asks. The
+// load lab's open-model loader asks a Client, per attempt, whether to send
+// and whether and when to retry; the package holds no connections and
+// reads no clock: every decision takes the time from its caller, so tests
+// drive it with a fake clock.
+package client
+
+import (
+	"fmt"
+	"time"
+)
+
+// Backoff kinds (-backoff).
+const (
+	BackoffNone = "none" // a retry is due at once
+	BackoffExp  = "exp"  // exponential, capped, with full jitter
+)
+
+// Model is one client population's behaviour. The zero Model is the lab's
+// classic client: it waits up to the run's -timeout and never retries.
+type Model struct {
+	// Timeout is how long the client waits for an attempt's answer
+	// before it gives up on it (closing the connection, as an HTTP/1.1
+	// client must) and counts a timeout; 0: the run's -timeout.
+	Timeout time.Duration `json:"timeout_ns,omitempty"`
+	// Retries is how many times a failed attempt is tried again (so at
+	// most Retries+1 attempts per request).
+	Retries int `json:"retries,omitempty"`
+	// RetryOn is which failures are retried; empty with Retries > 0
+	// means 503 and timeouts.
+	RetryOn RetryOn `json:"retry_on,omitempty"`
+	// Backoff is BackoffNone or BackoffExp ("" = none); BackoffBase and
+	// BackoffCap bound the exponential one: attempt n (1 = the first
+	// retry) waits a uniform time in [0, min(Cap, Base·2^(n-1))].
+	Backoff     string        `json:"backoff,omitempty"`
+	BackoffBase time.Duration `json:"backoff_base_ns,omitempty"`
+	BackoffCap  time.Duration `json:"backoff_cap_ns,omitempty"`
+	// RetryAfter honours the server's Retry-After on a 503: the retry
+	// waits at least that long.
+	RetryAfter bool `json:"retry_after,omitempty"`
+	// Budget, if > 0, caps retries at Budget × the first tries over a
+	// sliding window (Finagle's RetryBudget, Envoy's retry budget); a
+	// retry over it is not made (the request fails). 0: no budget.
+	Budget float64 `json:"budget,omitempty"`
+	// Throttle, if > 0, is K of Google SRE's client-side adaptive
+	// throttling: an attempt is refused locally, never sent, with
+	// probability max(0, (requests − K·accepts)/(requests + 1)) over a
+	// sliding window. 0: no throttling.
+	Throttle float64 `json:"throttle,omitempty"`
+	// SendDeadline sends each attempt's deadline (its timeout) in the
+	// X-Request-Timeout-Ms header, so that the server can drop work
+	// whose client has gone.
+	SendDeadline bool `json:"send_deadline,omitempty"`
+}
+
+// RetryOn is a set of retryable outcomes.
+type RetryOn struct {
+	Status503 bool `json:"503,omitempty"`
+	Timeout   bool `json:"timeout,omitempty"`
+	// Error: transport errors (refused, reset) other than timeouts.
+	Error bool `json:"error,omitempty"`
+}
+
+// IsZero reports whether no outcome is retried.
+func (r RetryOn) IsZero() bool { return r == RetryOn{} }
+
+// Retrying reports whether the model ever retries.
+func (m *Model) Retrying() bool { return m.Retries > 0 }
+
+// IsZero reports whether m is the classic client (no timeout of its own,
+// no retries, no throttle, no deadline header).
+func (m *Model) IsZero() bool { return *m == Model{} }
+
+// Validate reports the first setting that cannot work, naming its flag
+// and the form it accepts.
+func (m *Model) Validate() error {
+	switch {
+	case m.Timeout < 0:
+		return fmt.Errorf("-client-timeout %v must be above 0 (a duration such as 1s)", m.Timeout)
+	case m.Retries < 0:
+		return fmt.Errorf("-retries %d must be 0 or more", m.Retries)
+	case m.Backoff != "" && m.Backoff != BackoffNone && m.Backoff != BackoffExp:
+		return fmt.Errorf("-backoff %q is not %s or %s", m.Backoff, BackoffNone, BackoffExp)
+	case m.BackoffBase < 0 || m.BackoffCap < 0:
+		return fmt.Errorf("-backoff-base and -backoff-cap must be durations of 0 or more (such as 10ms and 1s)")
+	case m.Backoff == BackoffExp && m.BackoffBase <= 0:
+		return fmt.Errorf("-backoff %s needs -backoff-base above 0 (such as 10ms)", BackoffExp)
+	case m.Backoff == BackoffExp && m.BackoffBase > m.BackoffCap:
+		return fmt.Errorf("-backoff-base %v is above -backoff-cap %v", m.BackoffBase, m.BackoffCap)
+	case m.Budget < 0 || m.Budget > 1:
+		return fmt.Errorf("-retry-budget %v is outside [0, 1] (a share of first tries such as 0.2; 0: no budget)", m.Budget)
+	case m.Throttle != 0 && m.Throttle < 1:
+		return fmt.Errorf("-throttle %v must be 1 or more (K such as 2; 0: no throttling)", m.Throttle)
+	}
+	return nil
+}
