@@ -72,7 +72,8 @@ type collector struct {
 	sends                           sendSeries
 	spool                           *spoolWriter
 	records                         []record
-	err                             error // the first file error
+	err                             error        // the first file error
+	clients                         *clientStats // nil without a client model
 }
 
 // interval gathers the responses that ended within one -interval.
@@ -164,8 +165,18 @@ func newCollector(cfg *Config) *collector {
 		full: make(chan *chunk, chunksInFlight), free: make(chan *chunk, chunksInFlight),
 		stop: make(chan struct{}), done: make(chan struct{}),
 		uncorrected: latency.New(), corrected: latency.New(), sendLag: latency.New(),
-		sends: sendSeries{interval: int64(iv), grace: lagGrace(cfg.Timeout, iv)},
+		sends:   sendSeries{interval: int64(iv), grace: lagGrace(cfg.Timeout, iv)},
+		clients: clientStatsFor(cfg, int64(iv)),
 	}
+}
+
+// clientStatsFor is the client counts of a run with a client model, nil
+// for one without.
+func clientStatsFor(cfg *Config, interval int64) *clientStats {
+	if cfg.Client.IsZero() {
+		return nil
+	}
+	return &clientStats{interval: interval}
 }
 
 func (c *collector) newChunk() *chunk {
@@ -280,6 +291,15 @@ func (c *collector) take(ch *chunk) {
 }
 
 func (c *collector) record(rc *record) {
+	if c.inMemory {
+		c.records = append(c.records, *rc)
+	}
+	if c.clients != nil {
+		c.clients.record(rc)
+	}
+	if rc.flags&flagNotSent != 0 {
+		return // never sent: in no histogram, no count of sends, not in results.bin
+	}
 	end := rc.end()
 	lag := rc.sent - rc.intended
 	latency.Record(c.uncorrected, time.Duration(rc.latency))
@@ -317,9 +337,6 @@ func (c *collector) record(rc *record) {
 			c.spool.discard()
 			c.spool = nil
 		}
-	}
-	if c.inMemory {
-		c.records = append(c.records, *rc)
 	}
 }
 
@@ -445,6 +462,10 @@ func (c *collector) finish(res *Result) {
 	regAt := c.regAt
 	c.mu.Unlock()
 	res.Intervals = c.sends.fill(c.series, c.start, regAt)
+	if c.clients != nil {
+		res.Intervals = c.clients.fill(res.Intervals)
+		res.Clients = c.clients.totals()
+	}
 	if c.inMemory {
 		sort.Slice(c.records, func(i, j int) bool { return c.records[i].sent < c.records[j].sent })
 		res.records = c.records

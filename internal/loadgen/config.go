@@ -247,7 +247,40 @@ func (c *Config) Validate() error {
 	case c.Retries > 0 && c.Rate > 0:
 		return fmt.Errorf("retries apply to closed-loop runs (-rate 0) only, as fill uses them")
 	}
+	if err := c.validateClient(); err != nil {
+		return err
+	}
 	return c.validateLoader(time.Now())
+}
+
+// validateClient checks the client model and that the run can carry it:
+// only the fast engine's event loop keeps retries and per-attempt
+// timeouts, and only on an open schedule.
+func (c *Config) validateClient() error {
+	if c.Client.IsZero() {
+		return nil
+	}
+	if err := c.Client.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.Rate == 0:
+		return fmt.Errorf("client models (-client-timeout, -retries, -throttle, -send-deadline…) need the open model: give -rate above 0")
+	case c.Engine != EngineFast || c.Transport != TransportRaw:
+		return fmt.Errorf("client models (-client-timeout, -retries, -throttle, -send-deadline…) need -engine %s -transport %s", EngineFast, TransportRaw)
+	case c.Client.Timeout > c.Timeout:
+		return fmt.Errorf("-client-timeout %v is above -timeout %v; raise -timeout (it also bounds connecting and the drain)", c.Client.Timeout, c.Timeout)
+	}
+	return nil
+}
+
+// attemptTimeout is how long a client waits for an attempt's answer: its
+// own timeout, else the run's.
+func (c *Config) attemptTimeout() time.Duration {
+	if c.Client.Timeout > 0 {
+		return c.Client.Timeout
+	}
+	return c.Timeout
 }
 
 // startAtSlack is how far in the past -start-at may be: the instant the

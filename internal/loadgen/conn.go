@@ -70,7 +70,10 @@ type loopConn struct {
 	unwritten []byte // the rest of a request the socket could not take yet
 	busy      bool   // a request is in flight (or waits for the dial)
 	waiting   bool   // the request in flight waits for the dial to be sent
-	dialing   bool
+	// retryAfter is the Retry-After (seconds) of the response just read,
+	// for the client model's decision (see evloop.decide).
+	retryAfter int
+	dialing    bool
 }
 
 // record records c's request; on c's goroutine only.

@@ -32,6 +32,10 @@ func Run(ctx context.Context, cfg Config, progress func(Progress)) (*Result, err
 		res, err = runVegeta(ctx, &cfg, t, progress)
 	default:
 		g := newLoopGroup(&cfg, t, where)
+		if !cfg.Client.IsZero() && g.engines[0].loop == nil {
+			g.close()
+			return nil, fmt.Errorf("client models (-client-timeout, -retries, …) need the fast engine's event loop, which this system lacks (Linux only)")
+		}
 		res, err = g.run(ctx, progress)
 		pinErrs = g.pinErrs
 	}

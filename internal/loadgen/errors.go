@@ -13,6 +13,10 @@ import (
 // errTimeout is the error of a request that exceeded Config.Timeout.
 var errTimeout = errors.New("request timed out (-timeout)")
 
+// errClientTimeout is the error of an attempt whose client gave up
+// waiting for it (Config.Client.Timeout) and closed its connection.
+var errClientTimeout = errors.New("the client gave up waiting (-client-timeout)")
+
 // describeError turns a transport error into a short message without
 // addresses or ports, so the same failure on 64 connections is counted as
 // one kind of error, not 64.
@@ -22,6 +26,8 @@ func describeError(err error) string {
 	switch {
 	case errors.Is(err, errTimeout):
 		return errTimeout.Error()
+	case errors.Is(err, errClientTimeout):
+		return err.Error()
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused (is the server running?)"
 	case errors.Is(err, syscall.ECONNRESET):

@@ -226,6 +226,9 @@ func (e *fastEngine) newConn(i int) *conn {
 		c.hc = newHostClientConn(e.hc, e.t, e.cfg.Workload.ValueSize, e.cfg.Timeout)
 	} else {
 		c.rt = newRawConn(e.t, e.cfg.Workload.ValueSize, e.cfg.Timeout)
+		if e.cfg.Client.SendDeadline {
+			c.rt.deadlineMs = max(e.cfg.attemptTimeout().Milliseconds(), 1)
+		}
 	}
 	c.pending.Store(math.MaxUint64)
 	c.ev.slot, c.ev.fd = -1, -1

@@ -23,7 +23,7 @@ func TestEventLoopRequestAllocatesNothing(t *testing.T) {
 	l.idle.push(c)
 	var seq uint64
 	allocs := testing.AllocsPerRun(1000, func() {
-		l.send(l.idle.pop(), seq)
+		l.send(l.idle.pop(), attempt{at: e.sched.At(seq), seq: e.sched.Seq(seq)})
 		seq++
 		for c.ev.busy {
 			for i := range l.wait(time.Second) {

@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/kvpool/kvpool/internal/loadgen/client"
 )
 
 // evloop runs one loop's share of an open-model run (see loopGroup) over
@@ -71,6 +73,20 @@ type evloop struct {
 	autoQuantum bool
 	loopRate    float64
 	answers     medianTracker
+
+	// With a client model (Config.Client): client decides, per attempt,
+	// whether it is sent (its throttle) and whether and when a failed
+	// one is tried again; retries wait in retries for their time;
+	// attemptTimeout is how long a client waits for an answer (its own
+	// timeout, else Config.Timeout) and timeoutErr what giving up on one
+	// records; unsent records the attempts never sent (throttled, or
+	// retries the run's end caught). client is nil without a model.
+	client         *client.Client
+	retrying       bool
+	retries        retryQueue
+	attemptTimeout time.Duration
+	timeoutErr     error
+	unsent         *recorder
 }
 
 // requantumEvery is how many answers pass between two sizings of an
@@ -90,12 +106,21 @@ const wakeSlot = -1
 func newEventLoop(e *fastEngine) (*evloop, error) {
 	var err error
 	l := &evloop{e: e, epfd: -1, wakeFd: -1, sleepFd: -1, pwait2: true,
-		events:      make([]unix.EpollEvent, 256),
-		dials:       make(chan dialResult, e.maxConns+1),
-		p:           pacer{sched: e.sched, planned: e.planned, quantum: e.quantum()},
-		soleP:       runtime.GOMAXPROCS(0) == 1,
-		autoQuantum: e.cfg.Quantum == 0,
-		loopRate:    e.rate()}
+		events:         make([]unix.EpollEvent, 256),
+		dials:          make(chan dialResult, e.maxConns+1),
+		p:              pacer{sched: e.sched, planned: e.planned, quantum: e.quantum()},
+		soleP:          runtime.GOMAXPROCS(0) == 1,
+		autoQuantum:    e.cfg.Quantum == 0,
+		loopRate:       e.rate(),
+		attemptTimeout: e.cfg.attemptTimeout(), timeoutErr: errTimeout}
+	if m := e.cfg.Client; !m.IsZero() {
+		l.client = client.New(m, e.cfg.Seed*1_000_003+e.part.first+1)
+		l.retrying = m.Retrying()
+		l.unsent = newRecorder(e.cfg)
+		if m.Timeout > 0 {
+			l.timeoutErr = errClientTimeout
+		}
+	}
 	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return nil, os.NewSyscallError("epoll_create1", err)
 	}
@@ -190,23 +215,24 @@ func (l *evloop) run(ctx context.Context) {
 	for {
 		now := e.now()
 		next := e.next.Load()
-		if !l.stopped && (next >= e.planned || ctx.Err() != nil || now > drainBy) {
+		if !l.stopped && (next >= e.planned && l.settled() || ctx.Err() != nil || now > drainBy) {
 			l.stopped = true
+			l.abandonRetries(now)
 		}
 		if l.stopped && l.inFlight == 0 && l.dialing == 0 {
 			return
 		}
 		wait, wakeAt := pacerMaxSleep, int64(0)
 		if !l.stopped {
-			wakeAt = l.p.nextWake(lastTimer, next)
+			wakeAt = l.nextWake(lastTimer, next, now)
 			if now >= wakeAt {
 				l.dispatch(now)
 				lastTimer = l.p.anchor(wakeAt, now)
-				wakeAt = l.p.nextWake(lastTimer, e.next.Load())
+				wakeAt = l.nextWake(lastTimer, e.next.Load(), now)
 			}
 			wait = min(wait, time.Duration(wakeAt-now))
 		}
-		if time.Duration(now-l.checked) >= watchdogEvery(e.cfg.Timeout) {
+		if time.Duration(now-l.checked) >= watchdogEvery(l.attemptTimeout) {
 			l.watchdog(now)
 			l.checked = now
 		}
@@ -229,7 +255,7 @@ func (l *evloop) run(ctx context.Context) {
 			continue
 		}
 		// The goroutine that woke sends what fell due meanwhile.
-		if now := e.now(); !l.stopped && e.sched.At(e.next.Load()) <= now {
+		if now := e.now(); !l.stopped && (e.sched.At(e.next.Load()) <= now || l.retryDue(now)) {
 			l.dispatch(now)
 		}
 	}
@@ -271,7 +297,7 @@ func (l *evloop) preciseTimers() func() {
 // wake-up, so that no request will wait for a connection whose response
 // sits unread.
 func (l *evloop) deferReads(wait time.Duration, now int64) bool {
-	if wait <= 0 || wait > rawWaitMax || !l.stamping {
+	if wait <= 0 || wait > rawWaitMax || !l.stamping || l.retries.len() > 0 {
 		return false
 	}
 	e := l.e
@@ -369,15 +395,22 @@ func (l *evloop) waitOn(epfd int, d time.Duration) int {
 	}
 }
 
-// dispatch writes every request due at now onto idle connections, oldest
-// idle first, and opens more connections if requests wait too long.
+// dispatch writes every attempt due at now onto idle connections, oldest
+// idle first: the schedule's requests and the retries whose time has
+// come, in the order they fell due; and opens more connections if they
+// wait too long. An attempt the client's throttle refuses is recorded
+// unsent and takes no connection.
 func (l *evloop) dispatch(now int64) {
 	e := l.e
 	due := min(e.sched.DueBy(now), e.planned)
 	polled := false
-	for n := e.next.Load(); n < due; n = e.next.Load() {
-		c := l.idle.pop()
-		if c == nil {
+	for {
+		n := e.next.Load()
+		retry := l.retryDue(now) && (n >= due || l.retries.top().at <= e.sched.At(n))
+		if !retry && n >= due {
+			return
+		}
+		if l.idle.n == 0 {
 			// Responses may have come in since the last wait (this
 			// thread was busy, or descheduled): read them before taking
 			// every connection for busy.
@@ -390,18 +423,30 @@ func (l *evloop) dispatch(now int64) {
 			l.growIfLate(now, n, due)
 			return
 		}
-		e.next.Store(n + 1)
-		l.send(c, n)
+		var a attempt
+		if retry {
+			a = l.retries.pop()
+		} else {
+			e.next.Store(n + 1)
+			a = attempt{at: e.sched.At(n), seq: e.sched.Seq(n)}
+		}
+		if l.client != nil && !l.client.Send(now, a.n > 0) {
+			l.recordUnsent(a, flagNotSent|flagGaveUp, now)
+			continue
+		}
+		l.send(l.idle.pop(), a)
 	}
 }
 
-// send writes the engine's request k on idle conn c (or, if c is not
-// connected, dials and sends it when connected).
-func (l *evloop) send(c *conn, k uint64) {
+// send writes attempt a on idle conn c (or, if c is not connected, dials
+// and sends it when connected). A first try's key and operation are
+// picked here, by c's picker.
+func (l *evloop) send(c *conn, a attempt) {
 	e := l.e
-	seq := e.sched.Seq(k)
-	op, key := c.pick.next(seq)
-	c.o = outcome{seq: seq, key: key, op: op, intended: e.sched.At(k)}
+	if a.n == 0 {
+		a.op, a.key = c.pick.next(a.seq)
+	}
+	c.o = outcome{seq: a.seq, key: a.key, op: a.op, intended: a.at, attempt: a.n}
 	c.ev.busy = true
 	l.inFlight++
 	if int64(l.inFlight) > e.peak.Load() {
@@ -412,7 +457,7 @@ func (l *evloop) send(c *conn, k uint64) {
 		l.dial(c)
 		return
 	}
-	c.o.bytesOut = c.rt.prepare(op, key)
+	c.o.bytesOut = c.rt.prepare(a.op, a.key)
 	c.o.sent = e.now()
 	l.write(c, c.rt.req)
 }
@@ -497,7 +542,7 @@ func (l *evloop) onEvent(c *conn, events uint32, now int64) {
 		return // more to come
 	}
 	c.o.code, c.o.bytesIn, c.o.end = f.code, f.bodyLen, l.endTime(rx, c.o.sent)
-	c.ev.rn = 0
+	c.ev.rn, c.ev.retryAfter = 0, f.retryAfter
 	l.done(c)
 	c.served++
 	if f.closeAfter {
@@ -602,8 +647,11 @@ func (l *evloop) done(c *conn) {
 			l.p.quantum = quantumFor(l.loopRate, l.answers.median())
 		}
 	}
+	if l.client != nil {
+		l.decide(&c.o, time.Duration(c.ev.retryAfter)*time.Second)
+	}
 	c.record()
-	c.ev.busy, c.ev.waiting, c.retried = false, false, false
+	c.ev.busy, c.ev.waiting, c.retried, c.ev.retryAfter = false, false, false, 0
 	l.inFlight--
 }
 
@@ -632,13 +680,19 @@ func (l *evloop) dial(c *conn) {
 	})
 }
 
-// growIfLate dials another connection if the oldest unsent due request has
+// growIfLate dials another connection if the oldest unsent due request
+// (of the schedule, whose requests oldest..due-1 wait, or a retry) has
 // waited GrowAfter, the cap allows, and fewer dials for new connections
 // are under way than requests wait.
 func (l *evloop) growIfLate(now int64, oldest, due uint64) {
 	e := l.e
+	waiting, oldestAt := due-min(oldest, due), e.sched.At(oldest)
+	if l.retries.len() > 0 && l.retries.top().at <= now {
+		waiting++ // at least one retry waits too
+		oldestAt = min(oldestAt, l.retries.top().at)
+	}
 	if len(e.conns)+e.dialing >= e.maxConns || now < e.growHold ||
-		time.Duration(now-e.sched.At(oldest)) < e.cfg.GrowAfter || uint64(e.dialing) >= due-oldest {
+		time.Duration(now-oldestAt) < e.cfg.GrowAfter || uint64(e.dialing) >= waiting {
 		return
 	}
 	c := e.newConn(len(e.conns) + e.dialing)
@@ -709,14 +763,16 @@ func (l *evloop) dialed(r dialResult, now int64) {
 	l.idle.push(c) // the loop sends on it what is due once it has handled its events
 }
 
-// watchdog fails the requests that have run longer than Config.Timeout
-// and replaces their connections.
+// watchdog fails the requests that have run longer than their client
+// waits (Config.Timeout, or the client model's own timeout) and replaces
+// their connections: an HTTP/1.1 client that gives up on an answer must
+// close the connection it was to come on.
 func (l *evloop) watchdog(now int64) {
 	e := l.e
 	for _, c := range e.conns {
-		if c.ev.busy && !c.ev.waiting && c.ev.fd >= 0 && time.Duration(now-c.o.sent) > e.cfg.Timeout {
+		if c.ev.busy && !c.ev.waiting && c.ev.fd >= 0 && time.Duration(now-c.o.sent) > l.attemptTimeout {
 			l.drop(c)
-			l.fail(c, errTimeout, now)
+			l.fail(c, l.timeoutErr, now)
 			l.dial(c)
 		}
 	}

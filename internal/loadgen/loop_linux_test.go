@@ -29,7 +29,7 @@ func TestEventLoopEndIsReceiveTime(t *testing.T) {
 	require.NoError(t, l.connect(e.newConn(0)))
 	e.start = time.Now()
 	c := e.conns[0]
-	l.send(c, 0)
+	l.send(c, attempt{})
 	require.Positive(t, l.wait(10*time.Second), "the response arrived")
 	arrived := e.now() // the response is in the socket by now
 	// Let time pass before reading; the response's end must not move.

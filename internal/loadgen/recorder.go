@@ -29,7 +29,29 @@ type outcome struct {
 	bytesOut int
 	bytesIn  int
 	err      error
+	// attempt is 0 for a request's first try, n for its n-th retry
+	// (Config.Client); flags say what became of it (see flagGaveUp).
+	attempt uint8
+	flags   uint8
 }
+
+// What became of an attempt (outcome.flags, record.flags) under a client
+// model (Config.Client).
+const (
+	// flagGaveUp: the attempt failed and its client gave up on the
+	// request (no retry left, or the budget or the throttle refused one).
+	flagGaveUp uint8 = 1 << iota
+	// flagTimeout: the client gave up waiting for the attempt.
+	flagTimeout
+	// flagNotSent: the attempt was never sent: the client's throttle
+	// refused it, or the run ended while it waited for its backoff.
+	// Such a record has no latency and no status and counts in no
+	// histogram; it is there so that every attempt is accounted for once.
+	flagNotSent
+	// flagRunEnded (with flagNotSent): a retry still waiting for its
+	// backoff when the run ended; otherwise the throttle refused it.
+	flagRunEnded
+)
 
 // record is one request's outcome as the collector receives it. It holds
 // no pointers, so chunks of them cost the garbage collector nothing, and it
@@ -45,6 +67,8 @@ type record struct {
 	code     uint16
 	errIdx   uint16 // 0: none; otherwise 1 + index into the run's error table
 	op       api.Method
+	attempt  uint8
+	flags    uint8
 }
 
 // end is when the response ended, ns since the start: when its last bytes
@@ -89,11 +113,13 @@ func newRecorder(cfg *Config) *recorder {
 func (r *recorder) add(o *outcome) {
 	r.col.startOnce(o.end)
 	r.sent++
-	r.live.Record(latency.Micros(time.Duration(o.end - o.intended)))
 	var errIdx uint16
-	if msg := failure(o); msg != "" {
-		r.errCount.Add(1)
-		errIdx = r.col.errors.indexOf(msg) + 1
+	if o.flags&flagNotSent == 0 { // one never sent has no latency, and fails no request of the lab's
+		r.live.Record(latency.Micros(time.Duration(o.end - o.intended)))
+		if msg := failure(o); msg != "" {
+			r.errCount.Add(1)
+			errIdx = r.col.errors.indexOf(msg) + 1
+		}
 	}
 	r.mu.Lock()
 	c := r.chunk
@@ -101,6 +127,7 @@ func (r *recorder) add(o *outcome) {
 		seq: o.seq, key: o.key, intended: o.intended, sent: o.sent, latency: o.end - o.sent,
 		bytesOut: uint32(o.bytesOut), bytesIn: uint32(o.bytesIn),
 		code: uint16(min(max(o.code, 0), maxCode)), errIdx: errIdx, op: o.op,
+		attempt: o.attempt, flags: o.flags,
 	})
 	if len(c.recs) < cap(c.recs) {
 		r.mu.Unlock()

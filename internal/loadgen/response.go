@@ -14,6 +14,9 @@ type responseFrame struct {
 	headerLen  int // bytes up to and including the blank line
 	bodyLen    int
 	closeAfter bool
+	// retryAfter is the Retry-After header's delay in seconds (0: none,
+	// or an HTTP date, which the lab's clients do not honour).
+	retryAfter int
 }
 
 // errChunked: the event loop frames responses by Content-Length only.
@@ -24,6 +27,7 @@ var (
 	hdrContentLength = []byte("content-length")
 	hdrConnection    = []byte("connection")
 	hdrTransferEnc   = []byte("transfer-encoding")
+	hdrRetryAfter    = []byte("retry-after")
 )
 
 // parseResponseHead parses the head of the response at the start of b.
@@ -76,6 +80,8 @@ func parseResponseHead(b []byte) (f responseFrame, ok bool, err error) {
 			} else if http10 && bytes.EqualFold(value, []byte("keep-alive")) {
 				f.closeAfter = false
 			}
+		case bytes.EqualFold(name, hdrRetryAfter):
+			f.retryAfter = delaySeconds(value)
 		case bytes.EqualFold(name, hdrTransferEnc):
 			if !bytes.EqualFold(value, []byte("identity")) {
 				return f, false, errChunked
@@ -83,4 +89,17 @@ func parseResponseHead(b []byte) (f responseFrame, ok bool, err error) {
 		}
 	}
 	return f, true, nil
+}
+
+// delaySeconds is a Retry-After value's delay-seconds, or 0 where it is
+// not one (an HTTP date) or is implausibly long (over a day).
+func delaySeconds(v []byte) int {
+	n := 0
+	for _, c := range v {
+		if c < '0' || c > '9' || n > 86_400 {
+			return 0
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
 }

@@ -79,6 +79,10 @@ type Result struct {
 	Pinned   bool
 	Unpinned string
 
+	// Clients is what the run's clients did (first tries, retries,
+	// useful answers…); zero without a client model (Config.Client).
+	Clients ClientTotals
+
 	// Intervals is the run cut into Config.Interval slices: rate, errors
 	// and corrected latency over time.
 	Intervals []Interval
@@ -105,6 +109,16 @@ func (r *Result) AchievedRate() float64 {
 		return 0
 	}
 	return float64(r.Sent) / r.Elapsed.Seconds()
+}
+
+// UsefulGoodput is the answers to a client still waiting, per second
+// over the whole run (Config.Client; without a client model every
+// success is one, see Result.Clients).
+func (r *Result) UsefulGoodput() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Clients.Useful) / r.Elapsed.Seconds()
 }
 
 // SendRate is sends per second, from the start to the last send.

@@ -51,6 +51,8 @@ func (s *spoolWriter) write(rc *record) error {
 	binary.LittleEndian.PutUint16(b[48:], rc.code)
 	binary.LittleEndian.PutUint16(b[50:], rc.errIdx)
 	b[52] = byte(rc.op)
+	b[53] = rc.attempt
+	b[54] = rc.flags
 	if _, err := s.w.Write(b); err != nil {
 		return fmt.Errorf("cannot write %s: %w", s.path, err)
 	}
@@ -86,6 +88,8 @@ func decodeRecord(b []byte) record {
 		code:     binary.LittleEndian.Uint16(b[48:]),
 		errIdx:   binary.LittleEndian.Uint16(b[50:]),
 		op:       api.Method(b[52]),
+		attempt:  b[53],
+		flags:    b[54],
 	}
 }
 

@@ -26,6 +26,10 @@ type rawConn struct {
 	path      string
 	valueSize int
 	timeout   time.Duration
+	// deadlineMs, if > 0, is sent with every request as
+	// X-Request-Timeout-Ms: how long its client waits for the answer,
+	// so that the server can drop work nobody waits for.
+	deadlineMs int64
 
 	conn net.Conn
 	cur  atomic.Pointer[net.Conn] // conn, for abort from the watchdog
@@ -68,6 +72,10 @@ func (c *rawConn) prepare(op api.Method, key uint64) int {
 	b = strconv.AppendUint(b, key, 10)
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	b = append(b, c.host...)
+	if c.deadlineMs > 0 {
+		b = append(b, "\r\n"+api.HeaderRequestTimeout+": "...)
+		b = strconv.AppendInt(b, c.deadlineMs, 10)
+	}
 	out := 0
 	if op == api.Put {
 		b = append(b, "\r\nContent-Length: "...)

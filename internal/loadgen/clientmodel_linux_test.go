@@ -1,0 +1,188 @@
+//go:build linux
+
+package loadgen
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/valyala/fasthttp"
+
+	"github.com/kvpool/kvpool/internal/api"
+	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
+	"github.com/kvpool/kvpool/internal/loadgen/client"
+	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+)
+
+// attemptsBySeq groups a run's records by request, in attempt order,
+// failing the test where a request's attempts are not 0, 1, 2, … each
+// recorded once.
+func attemptsBySeq(t *testing.T, res *Result) map[uint64][]record {
+	t.Helper()
+	by := map[uint64][]record{}
+	for _, rc := range res.records {
+		by[rc.seq] = append(by[rc.seq], rc)
+	}
+	for seq, rs := range by {
+		seen := make([]bool, len(rs))
+		for _, rc := range rs {
+			require.Less(t, int(rc.attempt), len(rs), "request %d: attempt %d of %d records", seq, rc.attempt, len(rs))
+			require.False(t, seen[rc.attempt], "request %d: attempt %d recorded twice", seq, rc.attempt)
+			seen[rc.attempt] = true
+		}
+		ordered := make([]record, len(rs))
+		for _, rc := range rs {
+			ordered[rc.attempt] = rc
+		}
+		by[seq] = ordered
+	}
+	return by
+}
+
+// firstTimeRefused serves a 503 (Retry-After: 0) to the first request
+// for each id and answers the others; it keeps the ids it has seen.
+type firstTimeRefused struct {
+	mu   sync.Mutex
+	seen map[string]int
+}
+
+func (s *firstTimeRefused) handle(ctx *fasthttp.RequestCtx) {
+	id := string(ctx.QueryArgs().Peek("id"))
+	s.mu.Lock()
+	s.seen[id]++
+	n := s.seen[id]
+	s.mu.Unlock()
+	if n == 1 {
+		ctx.Response.Header.Set("Retry-After", "0")
+		ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
+		return
+	}
+	bareserver.Handler(ctx)
+}
+
+// A client that retries 503s sends each request twice when the server
+// refuses every first try: each attempt is recorded once, the retry
+// carries its first try's id, and the totals say so (amplification 2,
+// every request answered in the end, none given up).
+func TestClientRetriesA503WithTheSameRequest(t *testing.T) {
+	srv := &firstTimeRefused{seen: map[string]int{}}
+	cfg := testConfig(loadgentest.ServeHandler(t, srv.handle), 500, 200*time.Millisecond)
+	cfg.Workload.Keys = 1 << 40 // ids of different requests never coincide
+	cfg.keepRecords = true
+	cfg.Client = client.Model{Retries: 2, RetryOn: client.RetryOn{Status503: true}}
+	_, res := runEngine(t, cfg)
+
+	require.Equal(t, uint64(100), res.Planned)
+	by := attemptsBySeq(t, res)
+	require.Len(t, by, 100)
+	for seq, rs := range by {
+		require.Len(t, rs, 2, "request %d", seq)
+		assert.Equal(t, uint16(503), rs[0].code, "request %d: first try", seq)
+		assert.Equal(t, uint16(200), rs[1].code, "request %d: retry", seq)
+		assert.Equal(t, rs[0].key, rs[1].key, "request %d: the retry asks for the same id", seq)
+		assert.GreaterOrEqual(t, rs[1].intended, rs[0].end(), "request %d: retried after its first try ended", seq)
+		assert.Zero(t, rs[1].flags&flagGaveUp)
+	}
+	assert.Equal(t, ClientTotals{FirstTries: 100, Retries: 100, Useful: 100, Shed: 100}, res.Clients)
+	assert.InDelta(t, 2.0, res.Clients.Amplification(), 1e-9)
+	var first, retries, useful, shed int64
+	for _, iv := range res.Intervals {
+		first, retries, useful, shed = first+iv.FirstTries, retries+iv.Retries, useful+iv.Useful, shed+iv.Shed
+	}
+	assert.Equal(t, [4]int64{100, 100, 100, 100}, [4]int64{first, retries, useful, shed}, "the series add up to the totals")
+}
+
+// A client that always meets a 503 tries Retries+1 times and then gives
+// up: the last attempt of every request, and only it, is marked given up.
+func TestClientGivesUpAfterItsRetries(t *testing.T) {
+	url := loadgentest.ServeHandler(t, func(ctx *fasthttp.RequestCtx) {
+		ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
+	})
+	cfg := testConfig(url, 500, 100*time.Millisecond)
+	cfg.keepRecords = true
+	cfg.Client = client.Model{Retries: 2}
+	_, res := runEngine(t, cfg)
+
+	by := attemptsBySeq(t, res)
+	require.Len(t, by, 50)
+	for seq, rs := range by {
+		require.Len(t, rs, 3, "request %d: 1 + 2 retries", seq)
+		for i, rc := range rs {
+			assert.Equal(t, i == 2, rc.flags&flagGaveUp != 0, "request %d attempt %d: given up only at the last", seq, i)
+		}
+	}
+	assert.Equal(t, ClientTotals{FirstTries: 50, Retries: 100, Shed: 150, GaveUp: 50}, res.Clients)
+}
+
+// A client that gives up waiting closes its connection and counts a
+// timeout; with a retry on timeouts it asks again, and here gets its
+// answer. Every attempt carries the client's deadline header. Only lower
+// bounds on time: a stall can add timeouts, never remove the hung ones.
+func TestClientTimeoutClosesAndRetries(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	seen, deadlines := map[string]int{}, map[string]int{}
+	url := loadgentest.ServeHandler(t, func(ctx *fasthttp.RequestCtx) {
+		id := string(ctx.QueryArgs().Peek("id"))
+		mu.Lock()
+		seen[id]++
+		n := seen[id]
+		deadlines[string(ctx.Request.Header.Peek(api.HeaderRequestTimeout))]++
+		mu.Unlock()
+		if n == 1 {
+			<-release // the first try of each id is never answered in time
+		}
+		bareserver.Handler(ctx)
+	})
+	t.Cleanup(func() { close(release) })
+	cfg := testConfig(url, 100, 200*time.Millisecond)
+	cfg.Workload.Keys = 1 << 40
+	cfg.Conns, cfg.MaxConns = 4, 64
+	cfg.keepRecords = true
+	cfg.Client = client.Model{Timeout: 100 * time.Millisecond, Retries: 1, RetryOn: client.RetryOn{Timeout: true}, SendDeadline: true}
+	_, res := runEngine(t, cfg)
+
+	by := attemptsBySeq(t, res)
+	require.Len(t, by, 20)
+	for seq, rs := range by {
+		require.Len(t, rs, 2, "request %d", seq)
+		assert.NotZero(t, rs[0].flags&flagTimeout, "request %d: its first try timed out", seq)
+		assert.GreaterOrEqual(t, rs[0].latency, int64(100*time.Millisecond), "request %d: not before the client's timeout", seq)
+		assert.Equal(t, uint16(200), rs[1].code, "request %d: its retry answered", seq)
+	}
+	assert.Equal(t, int64(20), res.Clients.Timeouts)
+	assert.Equal(t, int64(20), res.Clients.Useful)
+	assert.Equal(t, int64(20), res.Errors[errClientTimeout.Error()])
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, map[string]int{"100": 40}, deadlines, "every attempt carries the client's timeout")
+}
+
+// The retry queue hands retries back in the order they fall due.
+func TestRetryQueueOrdersByTime(t *testing.T) {
+	var q retryQueue
+	for _, at := range []int64{50, 10, 40, 10, 30, 20, 60, 0} {
+		q.push(attempt{at: at})
+	}
+	var got []int64
+	for q.len() > 0 {
+		got = append(got, q.pop().at)
+	}
+	assert.Equal(t, []int64{0, 10, 10, 20, 30, 40, 50, 60}, got)
+}
+
+// A client model that the run cannot carry is refused before it starts.
+func TestClientModelNeedsTheOpenModelsEventLoop(t *testing.T) {
+	cfg := testConfig("http://127.0.0.1:1", 0, time.Second)
+	cfg.Client = client.Model{Retries: 1}
+	assert.ErrorContains(t, cfg.Validate(), "-rate above 0")
+	cfg.Rate = 100
+	cfg.Engine = EngineVegeta
+	assert.ErrorContains(t, cfg.Validate(), "-engine fast")
+	cfg.Engine = EngineFast
+	cfg.Client.Timeout = 2 * cfg.Timeout
+	assert.ErrorContains(t, cfg.Validate(), "-client-timeout")
+}

@@ -1,0 +1,94 @@
+//go:build linux
+
+package loadgen
+
+import (
+	"errors"
+	"time"
+
+	"github.com/kvpool/kvpool/internal/loadgen/client"
+)
+
+// The event loop's side of a client model (Config.Client): what the
+// client decides after each attempt, the retries it keeps, and when the
+// loop may stop.
+
+// decide asks the client what becomes of o's request now that the attempt
+// o has ended (retryAfter: the 503's Retry-After): another attempt, queued
+// for its time, or the end of it, marked given up where it failed.
+func (l *evloop) decide(o *outcome, retryAfter time.Duration) {
+	out := client.OK
+	switch {
+	case errors.Is(o.err, errClientTimeout) || errors.Is(o.err, errTimeout):
+		out = client.Timeout
+		o.flags |= flagTimeout
+	case o.err != nil:
+		out = client.Error
+	case o.code == 503:
+		out = client.Shed
+	}
+	if out == client.OK {
+		return
+	}
+	at, again, _ := l.client.Done(o.end, int(o.attempt), out, retryAfter)
+	if !again || o.attempt == maxAttempt {
+		o.flags |= flagGaveUp
+		return
+	}
+	if l.stopped {
+		// The run is over: the retry would never be sent.
+		l.recordUnsent(attempt{at: max(at, o.end), seq: o.seq, key: o.key, op: o.op, n: o.attempt + 1},
+			flagNotSent|flagRunEnded|flagGaveUp, o.end)
+		return
+	}
+	l.retries.push(attempt{at: max(at, o.end), seq: o.seq, key: o.key, op: o.op, n: o.attempt + 1})
+}
+
+// maxAttempt is the highest attempt number a record holds (a uint8): a
+// model asking for more retries stops there.
+const maxAttempt = 255
+
+// settled reports whether nothing more can be sent once the schedule is
+// done: no retry waits, and (with retries) no attempt in flight could
+// fail into one.
+func (l *evloop) settled() bool {
+	return l.retries.len() == 0 && (!l.retrying || l.inFlight == 0)
+}
+
+// retryDue reports whether a retry's time has come.
+func (l *evloop) retryDue(now int64) bool {
+	return l.retries.len() > 0 && l.retries.top().at <= now
+}
+
+// nextWake is the pacer's next wake-up (see pacer.nextWake), or the first
+// retry's time where that comes sooner; a retry already due that found no
+// connection is looked at again a quantum on, as a request of the
+// schedule is.
+func (l *evloop) nextWake(lastTimer int64, next uint64, now int64) int64 {
+	wake := l.p.nextWake(lastTimer, next)
+	if next >= l.e.planned {
+		wake = now + int64(pacerMaxSleep)
+	}
+	if l.retries.len() == 0 {
+		return wake
+	}
+	at := l.retries.top().at
+	if at <= now {
+		at = now + int64(max(l.p.quantum, DefaultQuantum))
+	}
+	return min(wake, at)
+}
+
+// recordUnsent records attempt a as never sent (flags: why), at now.
+func (l *evloop) recordUnsent(a attempt, flags uint8, now int64) {
+	o := outcome{seq: a.seq, key: a.key, op: a.op, intended: a.at, sent: now, end: now, attempt: a.n, flags: flags}
+	l.unsent.add(&o)
+}
+
+// abandonRetries records the retries still waiting when the run stops
+// as given up: every attempt is accounted for once.
+func (l *evloop) abandonRetries(now int64) {
+	for l.retries.len() > 0 {
+		l.recordUnsent(l.retries.pop(), flagNotSent|flagRunEnded|flagGaveUp, now)
+	}
+}
