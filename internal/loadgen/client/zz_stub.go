@@ -15,7 +15,7 @@ const (
 
 type Refusal uint8
 
-func New(m Model, seed uint64) *Client         { return &Client{m: m} }
+func New(m Model, seed uint64) *Client            { return &Client{m: m} }
 func (c *Client) Send(now int64, retry bool) bool { return true }
 func (c *Client) Done(now int64, attempt int, out Outcome, retryAfter time.Duration) (int64, bool, Refusal) {
 	if out == OK || attempt >= c.m.Retries {
