@@ -23,3 +23,4 @@ func (c *Client) Done(now int64, attempt int, out Outcome, retryAfter time.Durat
 	}
 	return now, true, 0
 }
+func (m Model) String() string { return "client model" }

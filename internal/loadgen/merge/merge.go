@@ -290,6 +290,19 @@ func combine(runs []run) (*loadgen.Result, error) {
 		for msg, n := range s.ErrorKinds {
 			res.Errors[msg] += n
 		}
+		if s.Clients != nil {
+			// The shards of one schedule share one client model.
+			cfg.Client = *s.Client
+			t := &res.Clients
+			t.FirstTries += s.Clients.FirstTries
+			t.Retries += s.Clients.Retries
+			t.Throttled += s.Clients.Throttled
+			t.UnsentRetries += s.Clients.UnsentRetries
+			t.Useful += s.Clients.Useful
+			t.Timeouts += s.Clients.Timeouts
+			t.Shed += s.Clients.Shed
+			t.GaveUp += s.Clients.GaveUp
+		}
 	}
 	res.Pinned = pinned
 	// Elapsed and SendSpan run from the earliest start to the latest end.

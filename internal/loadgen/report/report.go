@@ -86,6 +86,9 @@ func Print(w io.Writer, r *loadgen.Result) {
 	fmt.Fprintf(w, "Status codes: %s\n", CodesText(r.Codes))
 	fmt.Fprintf(w, "Errors:       %d (%.3f%%)\n", r.ErrorCount, 100*r.ErrorRate())
 	PrintErrors(w, r.Errors)
+	if line := ClientsText(r); line != "" {
+		fmt.Fprintf(w, "%s\n", line)
+	}
 	fmt.Fprintf(w, "Connections:  %d at start, %d at peak (cap %d); %d carried requests, %d reconnects; at most %d requests in flight\n",
 		r.ConnsStart, r.ConnsPeak, c.MaxConns, r.ConnsUsed, r.Reconnects, r.InFlightPeak)
 	fmt.Fprintf(w, "Loader CPU:   %.2fs user + %.2fs sys = %.1f µs/request (%.0f%% of one core)\n",
@@ -102,6 +105,27 @@ func Print(w io.Writer, r *loadgen.Result) {
 	for _, warn := range r.Warnings() {
 		fmt.Fprintf(w, "\n*** WARNING: %s ***\n", warn)
 	}
+}
+
+// ClientsText says what a run's clients did, under a client model:
+// "Clients:      timeout 1s, …; 10,000 first tries + 4,210 retries
+// (×1.42), 312 throttled; 9,100 useful answers (303.3/s), 2,400
+// timeouts, 1,810 503s, 900 given up"; "" without a client model.
+func ClientsText(r *loadgen.Result) string {
+	m := r.Config.Client
+	if m.IsZero() {
+		return ""
+	}
+	t := r.Clients
+	line := fmt.Sprintf("Clients:      %s; %d first tries + %d retries (×%.2f)", m, t.FirstTries, t.Retries, t.Amplification())
+	if t.Throttled > 0 {
+		line += fmt.Sprintf(", %d throttled", t.Throttled)
+	}
+	line += fmt.Sprintf("; %d useful answers (%.1f/s), %d timeouts, %d 503s, %d given up", t.Useful, r.UsefulGoodput(), t.Timeouts, t.Shed, t.GaveUp)
+	if t.UnsentRetries > 0 {
+		line += fmt.Sprintf(" (%d retries still waiting when the run ended)", t.UnsentRetries)
+	}
+	return line
 }
 
 // LoaderText describes where the loader ran: "loader: 2 loops on CPUs

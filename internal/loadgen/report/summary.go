@@ -14,6 +14,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/latency"
 	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/client"
 )
 
 // Files WriteFiles writes beside the ones the run streamed (the interval
@@ -102,6 +103,17 @@ type Summary struct {
 	WholeRate float64        `json:"whole_rate,omitempty"`
 	StartAt   *time.Time     `json:"start_at,omitempty"`
 
+	// Client is the run's client model (its timeout, retries, backoff,
+	// budget, throttle; absent: clients that send each request once and
+	// wait), Clients what they did: first tries and retries sent,
+	// throttled, useful answers (to a client still waiting), timeouts,
+	// 503s, requests given up. Amplification is attempts sent per first
+	// try; UsefulGoodput useful answers per second.
+	Client        *client.Model         `json:"client,omitempty"`
+	Clients       *loadgen.ClientTotals `json:"clients,omitempty"`
+	Amplification float64               `json:"amplification,omitempty"`
+	UsefulGoodput float64               `json:"useful_goodput,omitempty"`
+
 	LoaderCPUUserS    float64  `json:"loader_cpu_user_s"`
 	LoaderCPUSysS     float64  `json:"loader_cpu_sys_s"`
 	LoaderCPUPerReqUs float64  `json:"loader_cpu_per_request_us"`
@@ -136,6 +148,11 @@ func Summarize(r *loadgen.Result, server map[string]string) Summary {
 	}
 	if c.Engine == loadgen.EngineFast {
 		s.Transport = c.Transport
+	}
+	if !c.Client.IsZero() {
+		m, t := c.Client, r.Clients
+		s.Client, s.Clients = &m, &t
+		s.Amplification, s.UsefulGoodput = t.Amplification(), r.UsefulGoodput()
 	}
 	if c.Shard != (loadgen.Shard{}) {
 		sh := c.Shard
