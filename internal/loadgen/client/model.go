@@ -11,6 +11,7 @@ package client
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -36,6 +37,8 @@ type Model struct {
 	// Backoff is BackoffNone or BackoffExp ("" = none); BackoffBase and
 	// BackoffCap bound the exponential one: attempt n (1 = the first
 	// retry) waits a uniform time in [0, min(Cap, Base·2^(n-1))].
+	// BackoffCap 0 is no cap: the bound doubles without limit (AWS's
+	// full jitter caps it; a model that wants one says so).
 	Backoff     string        `json:"backoff,omitempty"`
 	BackoffBase time.Duration `json:"backoff_base_ns,omitempty"`
 	BackoffCap  time.Duration `json:"backoff_cap_ns,omitempty"`
@@ -68,6 +71,68 @@ type RetryOn struct {
 // IsZero reports whether no outcome is retried.
 func (r RetryOn) IsZero() bool { return r == RetryOn{} }
 
+// defaultRetryOn is what a model with retries and no RetryOn retries:
+// what a server's overload looks like to a client.
+var defaultRetryOn = RetryOn{Status503: true, Timeout: true}
+
+// retryOn is what m retries: RetryOn, its default when empty, nothing
+// without retries.
+func (m *Model) retryOn() RetryOn {
+	switch {
+	case m.Retries <= 0:
+		return RetryOn{}
+	case m.RetryOn.IsZero():
+		return defaultRetryOn
+	}
+	return m.RetryOn
+}
+
+// Words of -retry-on, in String's order.
+const (
+	retryOn503     = "503"
+	retryOnTimeout = "timeout"
+	retryOnError   = "error"
+)
+
+// String is r as -retry-on takes it ("503,timeout"; "" when empty).
+func (r RetryOn) String() string {
+	var words []string
+	if r.Status503 {
+		words = append(words, retryOn503)
+	}
+	if r.Timeout {
+		words = append(words, retryOnTimeout)
+	}
+	if r.Error {
+		words = append(words, retryOnError)
+	}
+	return strings.Join(words, ",")
+}
+
+// ParseRetryOn reads -retry-on: any of 503, timeout and error, comma
+// separated ("" is the empty set, which a model with retries reads as
+// 503,timeout).
+func ParseRetryOn(s string) (RetryOn, error) {
+	var r RetryOn
+	if strings.TrimSpace(s) == "" {
+		return r, nil
+	}
+	for _, w := range strings.Split(s, ",") {
+		switch strings.ToLower(strings.TrimSpace(w)) {
+		case retryOn503:
+			r.Status503 = true
+		case retryOnTimeout:
+			r.Timeout = true
+		case retryOnError:
+			r.Error = true
+		default:
+			return RetryOn{}, fmt.Errorf("-retry-on %q: %q is not %s, %s or %s (comma-separated, such as %s,%s)",
+				s, strings.TrimSpace(w), retryOn503, retryOnTimeout, retryOnError, retryOn503, retryOnTimeout)
+		}
+	}
+	return r, nil
+}
+
 // Retrying reports whether the model ever retries.
 func (m *Model) Retrying() bool { return m.Retries > 0 }
 
@@ -89,7 +154,7 @@ func (m *Model) Validate() error {
 		return fmt.Errorf("-backoff-base and -backoff-cap must be durations of 0 or more (such as 10ms and 1s)")
 	case m.Backoff == BackoffExp && m.BackoffBase <= 0:
 		return fmt.Errorf("-backoff %s needs -backoff-base above 0 (such as 10ms)", BackoffExp)
-	case m.Backoff == BackoffExp && m.BackoffBase > m.BackoffCap:
+	case m.Backoff == BackoffExp && m.BackoffCap > 0 && m.BackoffBase > m.BackoffCap:
 		return fmt.Errorf("-backoff-base %v is above -backoff-cap %v", m.BackoffBase, m.BackoffCap)
 	case m.Budget < 0 || m.Budget > 1:
 		return fmt.Errorf("-retry-budget %v is outside [0, 1] (a share of first tries such as 0.2; 0: no budget)", m.Budget)
@@ -97,4 +162,98 @@ func (m *Model) Validate() error {
 		return fmt.Errorf("-throttle %v must be 1 or more (K such as 2; 0: no throttling)", m.Throttle)
 	}
 	return nil
+}
+
+// String is a short label of m for reports and start-up lines, such as
+// "timeout 1s, 2 retries on 503,timeout, exp backoff 10ms–1s,
+// Retry-After, budget 20%, throttle K=2".
+func (m Model) String() string {
+	var parts []string
+	if m.Timeout > 0 {
+		parts = append(parts, "timeout "+m.Timeout.String())
+	}
+	switch {
+	case m.Retries == 1:
+		parts = append(parts, "1 retry on "+m.retryOn().String())
+	case m.Retries > 1:
+		parts = append(parts, fmt.Sprintf("%d retries on %s", m.Retries, m.retryOn()))
+	default:
+		parts = append(parts, "no retries")
+	}
+	if m.Retries > 0 && m.Backoff == BackoffExp {
+		limit := "uncapped"
+		if m.BackoffCap > 0 {
+			limit = m.BackoffCap.String()
+		}
+		parts = append(parts, fmt.Sprintf("exp backoff %v–%s", m.BackoffBase, limit))
+	}
+	if m.Retries > 0 && m.RetryAfter {
+		parts = append(parts, "Retry-After")
+	}
+	if m.Retries > 0 && m.Budget > 0 {
+		parts = append(parts, fmt.Sprintf("budget %.4g%%", m.Budget*100))
+	}
+	if m.Throttle > 0 {
+		parts = append(parts, fmt.Sprintf("throttle K=%g", m.Throttle))
+	}
+	if m.SendDeadline {
+		parts = append(parts, "deadline header")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// The lab's named client populations (-clients), from the classic client
+// to one with every defence; each adds one thing to the one before
+// (throttle adds its throttle to backoff, not to budget, so that budget
+// and throttle compare as the two ways of bounding retries).
+var named = []struct {
+	name string
+	m    Model
+}{
+	{"none", Model{}},
+	{"retry", retryModel},
+	{"backoff", backoffModel},
+	{"budget", with(backoffModel, func(m *Model) { m.Budget = 0.2 })},
+	{"throttle", with(backoffModel, func(m *Model) { m.Throttle = 2 })},
+}
+
+// retryModel is a typical naive client: it gives up after a second and
+// tries twice more at once on a 503 or a timeout.
+var retryModel = Model{
+	Timeout: time.Second,
+	Retries: 2,
+	RetryOn: RetryOn{Status503: true, Timeout: true},
+	Backoff: BackoffNone,
+}
+
+// backoffModel is retryModel made polite: exponential backoff with full
+// jitter from 10ms up to 1s, and the server's Retry-After honoured.
+var backoffModel = with(retryModel, func(m *Model) {
+	m.Backoff, m.BackoffBase, m.BackoffCap = BackoffExp, 10*time.Millisecond, time.Second
+	m.RetryAfter = true
+})
+
+func with(m Model, f func(*Model)) Model {
+	f(&m)
+	return m
+}
+
+// Names lists the named client populations, from the classic client to
+// the most defended.
+func Names() []string {
+	names := make([]string, len(named))
+	for i, n := range named {
+		names[i] = n.name
+	}
+	return names
+}
+
+// Named returns the named client population (-clients).
+func Named(name string) (Model, error) {
+	for _, n := range named {
+		if n.name == name {
+			return n.m, nil
+		}
+	}
+	return Model{}, fmt.Errorf("-clients %q is not one of %s", name, strings.Join(Names(), ", "))
 }
