@@ -210,7 +210,9 @@ func TestFlagSets(t *testing.T) {
 	}
 	common := []string{"allow-remote", "conns", "cpuprofile", "cpus", "dist", "engine", "grow-after", "interval", "keys", "loops", "max-conns",
 		"out", "progress", "q", "quantum", "results", "seed", "target", "timeout", "transport", "value-size",
-		"vegeta-latency", "workload", "zipf-s"}
+		"vegeta-latency", "workload", "zipf-s",
+		"backoff", "backoff-base", "backoff-cap", "client-timeout", "clients", "retries", "retry-after", "retry-budget", "retry-on", "send-deadline", "throttle"}
+	sort.Strings(common)
 	attack := append(append([]string{}, common...), "duration", "max-errors", "rate", "shard", "start-at")
 	sort.Strings(attack)
 	assert.Equal(t, attack, list(attackFlags(&o, &maxErrors, &bytes.Buffer{})))
@@ -239,6 +241,8 @@ func TestFlagSets(t *testing.T) {
 	refused("merge", "-rate", "1")
 	refused("saturate", "-shard", "1/2")
 	refused("fill", "-start-at", "1795003200")
+	refused("fill", "-retries", "2")
+	refused("fill", "-clients", "retry")
 
 	code, _, errs := invoke(t, "saturate", "-h")
 	assert.Equal(t, 2, code)
