@@ -186,3 +186,47 @@ func TestClientModelNeedsTheOpenModelsEventLoop(t *testing.T) {
 	cfg.Client.Timeout = 2 * cfg.Timeout
 	assert.ErrorContains(t, cfg.Validate(), "-client-timeout")
 }
+
+// Against a server that refuses everything, a throttled client refuses
+// some attempts itself (never sent, recorded once as given up) and a
+// client within a retry budget retries no more than its share of first
+// tries: every request is still accounted for once per attempt.
+func TestClientThrottleAndBudgetAgainstARefusingServer(t *testing.T) {
+	url := loadgentest.ServeHandler(t, func(ctx *fasthttp.RequestCtx) {
+		ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
+	})
+	t.Run("throttle", func(t *testing.T) {
+		cfg := testConfig(url, 2000, 500*time.Millisecond)
+		cfg.keepRecords = true
+		cfg.Client = client.Model{Throttle: 2}
+		_, res := runEngine(t, cfg)
+		by := attemptsBySeq(t, res)
+		require.Len(t, by, 1000, "every request recorded")
+		c := res.Clients
+		assert.Positive(t, c.Throttled, "the throttle refused some")
+		assert.Positive(t, c.FirstTries, "and let some through")
+		assert.Equal(t, int64(1000), c.FirstTries+c.Throttled, "each request sent or refused, once")
+		assert.Equal(t, c.FirstTries, c.Shed)
+		assert.Equal(t, int64(1000), c.GaveUp, "with no accepts, every request fails")
+		assert.Equal(t, c.FirstTries, res.Sent, "a refused attempt is not a send")
+		for _, rs := range by {
+			if rs[0].flags&flagNotSent != 0 {
+				assert.NotZero(t, rs[0].flags&flagGaveUp)
+				assert.Zero(t, rs[0].code)
+			}
+		}
+	})
+	t.Run("budget", func(t *testing.T) {
+		cfg := testConfig(url, 2000, 500*time.Millisecond)
+		cfg.keepRecords = true
+		cfg.Client = client.Model{Retries: 2, Budget: 0.2}
+		_, res := runEngine(t, cfg)
+		attemptsBySeq(t, res)
+		c := res.Clients
+		assert.Equal(t, int64(1000), c.FirstTries)
+		assert.Positive(t, c.Retries)
+		assert.LessOrEqual(t, c.Retries, int64(200), "retries within 20 % of first tries over the window")
+		assert.Equal(t, int64(1000), c.GaveUp)
+		assert.Equal(t, c.FirstTries+c.Retries, c.Shed)
+	})
+}
