@@ -250,6 +250,9 @@ func (c *Config) Validate() error {
 	if err := c.validateClient(); err != nil {
 		return err
 	}
+	if err := c.Spike.validate(c.Rate, c.Duration, c.Engine); err != nil {
+		return err
+	}
 	return c.validateLoader(time.Now())
 }
 

@@ -154,7 +154,8 @@ func waitForStart(ctx context.Context, at time.Time) (time.Time, bool) {
 
 // snapshot is the run's progress so far, summed over the loops.
 func (g *loopGroup) snapshot() Progress {
-	p := Progress{Elapsed: time.Since(g.start), Asked: g.cfg.AskedRate(), Planned: g.planned()}
+	el := time.Since(g.start)
+	p := Progress{Elapsed: el, Asked: g.cfg.askedRateAt(el), Planned: g.planned()}
 	for _, e := range g.engines {
 		e.addProgress(&p)
 	}

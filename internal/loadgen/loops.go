@@ -41,9 +41,10 @@ type loopsWhy struct {
 // for as much as the server answers). Never more loops than CPUs, nor
 // than connections (each loop needs one of its own).
 //
-// rate is this loader's share of the schedule (req/s; 0: closed loop),
-// conns its connections, cpus the size of its CPU set, search whether
-// the run is a step of a saturation search.
+// rate is this loader's share of the schedule at its highest (req/s; 0:
+// closed loop): a spike's rate where there is one, since the loops must
+// send that while it lasts; conns its connections, cpus the size of its
+// CPU set, search whether the run is a step of a saturation search.
 func loopsFor(rate float64, conns, cpus int, search bool) loopsWhy {
 	most := max(1, min(cpus, conns))
 	limit := ""

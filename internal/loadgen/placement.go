@@ -86,7 +86,7 @@ func place(cfg *Config) (placement, func()) {
 	case cfg.Loops > 0:
 		p.loops, p.loopsWhy = cfg.Loops, fmt.Sprintf("%s: -loops %d", loopsText(cfg.Loops), cfg.Loops)
 	default:
-		w := loopsFor(cfg.AskedRate(), cfg.Conns, avail, cfg.Search)
+		w := loopsFor(cfg.peakRate(), cfg.Conns, avail, cfg.Search) // a spike's rate too
 		p.loops, p.loopsWhy = w.n, w.why
 	}
 	eventLoops := cfg.Engine == EngineFast && cfg.Rate > 0 && cfg.Transport == TransportRaw && !cfg.noEventLoop && runtime.GOOS == "linux"

@@ -5,23 +5,71 @@ import (
 	"time"
 )
 
-// schedule is the open-model timetable of a constant-rate run, or of one
-// sender's share of it: the run's request seq (0-based, over the whole
-// run) is due at seq/rate after the start, whatever happened to earlier
-// requests, and a sender with share p sends the requests p.seq(0),
-// p.seq(1), … of it. At, DueBy and Count speak of the share's own
-// requests k = 0, 1, …; Seq maps one to the run's seq. Corrected
-// latencies are measured from these times, so that every loop and every
-// shard of one run keeps the run's absolute schedule.
+// schedule is the open-model timetable of a run, or of one sender's
+// share of it: the run's request seq (0-based, over the whole run) is due
+// at a fixed time after the start, whatever happened to earlier requests,
+// and a sender with share p sends the requests p.seq(0), p.seq(1), … of
+// it. At, DueBy and Count speak of the share's own requests k = 0, 1, …;
+// Seq maps one to the run's seq. Corrected latencies are measured from
+// these times, so that every loop and every shard of one run keeps the
+// run's absolute schedule.
+//
+// The timetable is piecewise constant: a constant-rate run is one
+// segment (seq due at seq/rate), a run with a Spike three (before,
+// during and after it). Each segment starts afresh at its start time:
+// its first request is due exactly then and the others at its own rate
+// after it, so segment i holds the requests due in [start_i,
+// start_i+1), as many as a constant-rate run of that length at its rate.
 type schedule struct {
-	intervalNs float64 // 1e9 / rate
+	segs []segment // by start; segs[0] starts at 0 with seq 0
+	part share
+}
+
+// segment is a stretch of a schedule at one rate: the run's requests
+// first, first+1, … are due at start, start+intervalNs, … until the next
+// segment's start.
+type segment struct {
+	start      int64  // ns since the run's start
+	first      uint64 // the run's seq of the first request due at or after start
 	rate       float64
-	part       share
+	intervalNs float64 // 1e9 / rate
 }
 
 // newSchedule is the whole run's timetable at rate requests per second.
 func newSchedule(rate float64) schedule {
-	return schedule{intervalNs: 1e9 / rate, rate: rate, part: wholeRun}
+	return schedule{segs: []segment{{rate: rate, intervalNs: 1e9 / rate}}, part: wholeRun}
+}
+
+// newSpikeSchedule is the whole run's timetable at rate requests per
+// second with sp (the zero Spike: none) at its time.
+func newSpikeSchedule(rate float64, sp Spike) schedule {
+	s := newSchedule(rate)
+	if sp.IsZero() {
+		return s
+	}
+	s.segs = append(s.segs[:1:1], // a slice of its own, not newSchedule's
+		segment{start: int64(sp.At), rate: sp.rateOver(rate)},
+		segment{start: int64(sp.At + sp.Length), rate: rate})
+	for i := 1; i < len(s.segs); i++ {
+		g, prev := &s.segs[i], s.segs[i-1]
+		g.intervalNs = 1e9 / g.rate
+		// The first of g is the first request that prev would have due at
+		// or after g's start: prev's last is due before it.
+		g.first = prev.first + prev.dueBy(g.start-1-prev.start)
+	}
+	return s
+}
+
+// schedule is the whole run's timetable of c (open model).
+func (c *Config) schedule() schedule { return newSpikeSchedule(c.Rate, c.Spike) }
+
+// peak is the highest rate of the whole run's timetable, req/s.
+func (s schedule) peak() float64 {
+	var r float64
+	for _, g := range s.segs {
+		r = max(r, g.rate)
+	}
+	return r
 }
 
 // of is s restricted to the requests of share p (of the whole run).
@@ -41,7 +89,12 @@ func (s schedule) At(k uint64) int64 {
 
 // at is when the run's request seq is due.
 func (s schedule) at(seq uint64) int64 {
-	return int64(float64(seq) * s.intervalNs)
+	i := len(s.segs) - 1
+	for i > 0 && s.segs[i].first > seq {
+		i--
+	}
+	g := &s.segs[i]
+	return g.start + g.at(seq-g.first)
 }
 
 // DueBy returns how many of the share's requests are due at or before t
@@ -56,13 +109,35 @@ func (s schedule) dueBy(t int64) uint64 {
 	if t < 0 {
 		return 0
 	}
-	n := uint64(math.Floor(float64(t)*s.rate/1e9)) + 1
+	i := len(s.segs) - 1
+	for i > 0 && s.segs[i].start > t {
+		i--
+	}
+	// Segment i's own count is exact: its next segment's first request
+	// is the first it would have due at or after that one's start, so
+	// the smallest n with at(n) > t never lies past it.
+	g := &s.segs[i]
+	return g.first + g.dueBy(t-g.start)
+}
+
+// at is when the segment's own request n is due, ns after its start.
+func (g *segment) at(n uint64) int64 {
+	return int64(float64(n) * g.intervalNs)
+}
+
+// dueBy is how many of the segment's own requests are due at or before
+// t ns after its start: the smallest n with g.at(n) > t.
+func (g *segment) dueBy(t int64) uint64 {
+	if t < 0 {
+		return 0
+	}
+	n := uint64(math.Floor(float64(t)*g.rate/1e9)) + 1
 	// Float rounding can put the estimate one off either way; settle it
 	// against at so that DueBy and At never disagree.
-	for n > 0 && s.at(n-1) > t {
+	for n > 0 && g.at(n-1) > t {
 		n--
 	}
-	for s.at(n) <= t {
+	for g.at(n) <= t {
 		n++
 	}
 	return n

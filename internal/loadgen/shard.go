@@ -64,10 +64,19 @@ func (s Shard) share() share {
 }
 
 // AskedRate is the rate this loader offers: Rate, or its shard's share
-// of it (Rate/N); 0 for a closed loop.
+// of it (Rate/N); 0 for a closed loop. With a Spike it is the average
+// over Duration of the rate the schedule asks (Rate before and after the
+// spike, its rate during it), so that the achieved rate of a run that
+// kept to its schedule, Planned over Duration, matches it: the rate to
+// judge a run by, not the rate at any one moment (see peakRate).
 func (c *Config) AskedRate() float64 {
+	return c.share(c.averageRate())
+}
+
+// share is this loader's part of a rate of the whole schedule.
+func (c *Config) share(rate float64) float64 {
 	if c.Shard.IsWhole() {
-		return c.Rate
+		return rate
 	}
-	return c.Rate / float64(c.Shard.N)
+	return rate / float64(c.Shard.N)
 }
