@@ -24,6 +24,7 @@ func attackFlags(o *options, maxErrors *float64, stderr io.Writer) *flag.FlagSet
 	o.addEngine(fs)
 	fs.Float64Var(&o.cfg.Rate, "rate", o.cfg.Rate, "requests per second (open model); 0 = closed loop, as fast as -conns go")
 	fs.DurationVar(&o.cfg.Duration, "duration", o.cfg.Duration, "length of the run")
+	o.addSpike(fs)
 	o.addShard(fs)
 	o.addRun(fs)
 	o.addOutput(fs, "summary.json, the .hgrm and .hlog files and results.bin")

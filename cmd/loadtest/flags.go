@@ -49,6 +49,10 @@ type options struct {
 	cpuProfile string
 	quiet      bool
 	clients    clientFlags // parsed into cfg.Client
+	// spikeAt is -spike-at, the start of a -spike without "@START";
+	// spikeHasAt says -spike had one.
+	spikeAt    time.Duration
+	spikeHasAt bool
 }
 
 // newFlagSet starts a subcommand's flag set from loadgen.DefaultConfig.
@@ -135,6 +139,38 @@ func (o *options) addRun(fs *flag.FlagSet) {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write the loader's CPU profile to this file")
 }
 
+// defaultSpikeAt is -spike-at: late enough that the run has settled at
+// -rate before the spike, so that its effect shows against a baseline.
+const defaultSpikeAt = 20 * time.Second
+
+// addSpike: a spike in the open model's rate (attack), beside -rate and
+// -duration.
+func (o *options) addSpike(fs *flag.FlagSet) {
+	fs.Var(spikeFlag{o}, "spike", "raise the rate for a while: `SPEC` FACTORx:LENGTH (2x:10s: twice -rate for 10s) or RATE:LENGTH (30000:10s: 30,000 req/s), "+
+		"starting -spike-at after the start or at @START (2x:10s@20s); -rate before and after; must end within -duration; open model and -engine fast only; "+
+		"loops, shards and -loops 0 follow the whole schedule, so every loop and shard spikes at once")
+	fs.DurationVar(&o.spikeAt, "spike-at", defaultSpikeAt, "when a -spike without @START starts, after the run's start")
+}
+
+// spikeFlag is -spike SPEC, read into the options' Config.Spike.
+type spikeFlag struct{ o *options }
+
+func (f spikeFlag) String() string {
+	if f.o == nil {
+		return ""
+	}
+	return f.o.cfg.Spike.String()
+}
+
+func (f spikeFlag) Set(s string) error {
+	sp, err := loadgen.ParseSpike(s)
+	if err != nil {
+		return err
+	}
+	f.o.cfg.Spike, f.o.spikeHasAt = sp, strings.Contains(s, "@")
+	return nil
+}
+
 // addOutput: the run's folder and what is streamed into it.
 func (o *options) addOutput(fs *flag.FlagSet, what string) {
 	c := &o.cfg
@@ -172,6 +208,9 @@ func (o *options) parse(fs *flag.FlagSet, args []string) error {
 			return usageError(err)
 		}
 		o.cfg.Client = m
+	}
+	if !o.cfg.Spike.IsZero() && !o.spikeHasAt {
+		o.cfg.Spike.At = o.spikeAt
 	}
 	return nil
 }

@@ -213,7 +213,7 @@ func TestFlagSets(t *testing.T) {
 		"vegeta-latency", "workload", "zipf-s",
 		"backoff", "backoff-base", "backoff-cap", "client-timeout", "clients", "retries", "retry-after", "retry-budget", "retry-on", "send-deadline", "throttle"}
 	sort.Strings(common)
-	attack := append(append([]string{}, common...), "duration", "max-errors", "rate", "shard", "start-at")
+	attack := append(append([]string{}, common...), "duration", "max-errors", "rate", "shard", "spike", "spike-at", "start-at")
 	sort.Strings(attack)
 	assert.Equal(t, attack, list(attackFlags(&o, &maxErrors, &bytes.Buffer{})))
 	sat := append(append([]string{}, common...), "anchor-share", "closed-for", "closed-rounds", "cooldown", "factor", "max-error-rate", "max-rate",
@@ -243,6 +243,7 @@ func TestFlagSets(t *testing.T) {
 	refused("fill", "-start-at", "1795003200")
 	refused("fill", "-retries", "2")
 	refused("fill", "-clients", "retry")
+	refused("saturate", "-spike", "2x:1s")
 
 	code, _, errs := invoke(t, "saturate", "-h")
 	assert.Equal(t, 2, code)

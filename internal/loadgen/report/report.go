@@ -22,7 +22,24 @@ func Describe(c *loadgen.Config) string {
 	if c.Rate > 0 {
 		rate = fmt.Sprintf("%.0f req/s", c.Rate)
 	}
+	if sp := SpikeText(c); sp != "" {
+		rate += ", " + sp
+	}
 	return DescribeLoad(c) + ", rate " + rate
+}
+
+// SpikeText describes the run's spike: "spike to 2000 req/s (2x) from
+// 20s for 10s"; "" where there is none. The rate is the whole
+// schedule's, as -rate is.
+func SpikeText(c *loadgen.Config) string {
+	if c.Spike.IsZero() {
+		return ""
+	}
+	factor := ""
+	if c.Spike.Factor > 0 {
+		factor = fmt.Sprintf(" (%gx)", c.Spike.Factor)
+	}
+	return fmt.Sprintf("spike to %.0f req/s%s from %v for %v", c.SpikeRate(), factor, c.Spike.At, c.Spike.Length)
 }
 
 // DescribeLoad is Describe without the rate, for runs that choose their
@@ -79,7 +96,11 @@ func Print(w io.Writer, r *loadgen.Result) {
 		latency.FormatMicros(r.SendLag.Max()), r.Late, loadgen.LateThreshold, quantum)
 	fmt.Fprintf(w, "  %d requests in %.2fs, %s read, %s written\n", r.Sent, r.Elapsed.Seconds(), BytesText(r.BytesIn), BytesText(r.BytesOut))
 	if asked := c.AskedRate(); asked > 0 {
-		fmt.Fprintf(w, "Requests/sec: %10.2f  (asked %.0f: %.2f%%; sending %.2f/s)\n", r.AchievedRate(), asked, 100*r.AchievedRate()/asked, r.SendRate())
+		avg := ""
+		if !c.Spike.IsZero() {
+			avg = " on average over the spike and the rest"
+		}
+		fmt.Fprintf(w, "Requests/sec: %10.2f  (asked %.0f%s: %.2f%%; sending %.2f/s)\n", r.AchievedRate(), asked, avg, 100*r.AchievedRate()/asked, r.SendRate())
 	} else {
 		fmt.Fprintf(w, "Requests/sec: %10.2f  (closed loop)\n", r.AchievedRate())
 	}

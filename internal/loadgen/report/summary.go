@@ -43,7 +43,9 @@ type Summary struct {
 	ValueSize int               `json:"value_size"`
 	Conns     int               `json:"conns"`
 
-	AskedRate    float64 `json:"asked_rate"` // 0 = closed loop
+	// AskedRate is 0 for a closed loop; with a Spike, the rate asked
+	// averaged over the run (Planned over DurationS, to within a request).
+	AskedRate    float64 `json:"asked_rate"`
 	DurationS    float64 `json:"duration_s"`
 	ElapsedS     float64 `json:"elapsed_s"`
 	SendSpanS    float64 `json:"send_span_s"`
@@ -102,6 +104,8 @@ type Summary struct {
 	Shard     *loadgen.Shard `json:"shard,omitempty"`
 	WholeRate float64        `json:"whole_rate,omitempty"`
 	StartAt   *time.Time     `json:"start_at,omitempty"`
+	// Spike is the run's spike (-spike), if it had one.
+	Spike *SpikeSummary `json:"spike,omitempty"`
 
 	// Client is the run's client model (its timeout, retries, backoff,
 	// budget, throttle; absent: clients that send each request once and
@@ -124,6 +128,17 @@ type Summary struct {
 	HistCorrected   string `json:"hdr_corrected"`
 	HistUncorrected string `json:"hdr_uncorrected"`
 	HistSendLag     string `json:"hdr_send_lag"`
+}
+
+// SpikeSummary is a run's spike in summary.json: from AtS seconds after
+// the start, for LengthS, the whole schedule asked Rate req/s (Factor ×
+// BaseRate where it was given as a factor) instead of BaseRate.
+type SpikeSummary struct {
+	Rate     float64 `json:"rate"`
+	Factor   float64 `json:"factor,omitempty"`
+	BaseRate float64 `json:"base_rate"`
+	AtS      float64 `json:"at_s"`
+	LengthS  float64 `json:"length_s"`
 }
 
 // Summarize reduces r to its summary.json form; server is the target's
@@ -157,6 +172,9 @@ func Summarize(r *loadgen.Result, server map[string]string) Summary {
 	if c.Shard != (loadgen.Shard{}) {
 		sh := c.Shard
 		s.Shard, s.WholeRate = &sh, c.Rate
+	}
+	if !c.Spike.IsZero() {
+		s.Spike = &SpikeSummary{Rate: c.SpikeRate(), Factor: c.Spike.Factor, BaseRate: c.Rate, AtS: c.Spike.At.Seconds(), LengthS: c.Spike.Length.Seconds()}
 	}
 	if !c.StartAt.IsZero() {
 		at := c.StartAt.UTC()
