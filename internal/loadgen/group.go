@@ -155,7 +155,7 @@ func waitForStart(ctx context.Context, at time.Time) (time.Time, bool) {
 // snapshot is the run's progress so far, summed over the loops.
 func (g *loopGroup) snapshot() Progress {
 	el := time.Since(g.start)
-	p := Progress{Elapsed: el, Asked: g.cfg.askedRateAt(el), Planned: g.planned()}
+	p := Progress{Elapsed: el, Asked: g.cfg.askedRateOver(el-g.cfg.Progress, el), Planned: g.planned()}
 	for _, e := range g.engines {
 		e.addProgress(&p)
 	}

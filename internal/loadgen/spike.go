@@ -148,12 +148,16 @@ func (c *Config) peakRate() float64 {
 	return c.share(max(c.Rate, c.SpikeRate()))
 }
 
-// askedRateAt is this loader's share of the rate its schedule asks at t
-// after the start, req/s (0: closed loop): what a progress line at t
-// compares the rate of the moment with.
-func (c *Config) askedRateAt(t time.Duration) float64 {
-	if c.Spike.IsZero() || c.Rate <= 0 || t < c.Spike.At || t >= c.Spike.At+c.Spike.Length {
-		return c.share(c.Rate)
+// askedRateOver is this loader's share of the rate its schedule asks
+// on average from from to to after the start, req/s (0: closed loop):
+// what a progress line compares the rate of the last stretch with, so
+// that the stretch the spike falls in is compared with it.
+func (c *Config) askedRateOver(from, to time.Duration) float64 {
+	from = max(from, 0)
+	if c.Spike.IsZero() || c.Rate <= 0 || to <= from {
+		return c.AskedRate() // -rate's share, or 0
 	}
-	return c.share(c.SpikeRate())
+	in := min(to, c.Spike.At+c.Spike.Length) - max(from, c.Spike.At)
+	in = max(in, 0)
+	return c.share((c.Rate*float64(to-from-in) + c.SpikeRate()*float64(in)) / float64(to-from))
 }

@@ -211,8 +211,8 @@ func TestSpikeScheduleSplitsIntoShares(t *testing.T) {
 
 // AskedRate is the schedule's rate averaged over the run, so that a run
 // that kept to it achieves Planned/Duration; the peak is what the loops
-// are sized for, and a progress line compares with the rate of its
-// moment.
+// are sized for, and a progress line compares with the average over its
+// own stretch.
 func TestSpikeRates(t *testing.T) {
 	c := DefaultConfig()
 	c.Rate, c.Duration = 1000, 70*time.Second
@@ -221,9 +221,11 @@ func TestSpikeRates(t *testing.T) {
 	assert.InDelta(t, float64(c.schedule().Count(c.Duration))/c.Duration.Seconds(), c.AskedRate(), 1e-9)
 	assert.InDelta(t, 80_000.0/70, c.AskedRate(), 1e-9)
 	assert.Equal(t, 2000.0, c.peakRate())
-	assert.Equal(t, 1000.0, c.askedRateAt(20*time.Second-1))
-	assert.Equal(t, 2000.0, c.askedRateAt(20*time.Second))
-	assert.Equal(t, 1000.0, c.askedRateAt(30*time.Second))
+	assert.Equal(t, 1000.0, c.askedRateOver(19*time.Second, 20*time.Second))
+	assert.Equal(t, 2000.0, c.askedRateOver(20*time.Second, 21*time.Second))
+	assert.Equal(t, 1500.0, c.askedRateOver(19500*time.Millisecond, 20500*time.Millisecond), "half in the spike")
+	assert.Equal(t, 1000.0, c.askedRateOver(30*time.Second, 31*time.Second))
+	assert.Equal(t, 1000.0, c.askedRateOver(-time.Second, time.Second), "before the start counts as nothing")
 
 	c.Shard, c.StartAt = Shard{K: 1, N: 2}, time.Now().Add(time.Minute)
 	assert.InDelta(t, 40_000.0/70, c.AskedRate(), 1e-9, "a shard asks its share")
