@@ -3,6 +3,7 @@
 package loadgen
 
 import (
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -119,7 +120,7 @@ func TestClientGivesUpAfterItsRetries(t *testing.T) {
 
 // A client that gives up waiting closes its connection and counts a
 // timeout; with a retry on timeouts it asks again, and here gets its
-// answer. Every attempt carries the client's deadline header. Only lower
+// answer. Every attempt carries the time its client still waits. Only lower
 // bounds on time: a stall can add timeouts, never remove the hung ones.
 func TestClientTimeoutClosesAndRetries(t *testing.T) {
 	release := make(chan struct{})
@@ -150,7 +151,7 @@ func TestClientTimeoutClosesAndRetries(t *testing.T) {
 	for seq, rs := range by {
 		require.Len(t, rs, 2, "request %d", seq)
 		assert.NotZero(t, rs[0].flags&flagTimeout, "request %d: its first try timed out", seq)
-		assert.GreaterOrEqual(t, rs[0].latency, int64(100*time.Millisecond), "request %d: not before the client's timeout", seq)
+		assert.GreaterOrEqual(t, rs[0].end()-rs[0].intended, int64(100*time.Millisecond), "request %d: not before the client's timeout", seq)
 		assert.Equal(t, uint16(200), rs[1].code, "request %d: its retry answered", seq)
 	}
 	assert.Equal(t, int64(20), res.Clients.Timeouts)
@@ -158,7 +159,14 @@ func TestClientTimeoutClosesAndRetries(t *testing.T) {
 	assert.Equal(t, int64(20), res.Errors[errClientTimeout.Error()])
 	mu.Lock()
 	defer mu.Unlock()
-	assert.Equal(t, map[string]int{"100": 40}, deadlines, "every attempt carries the client's timeout")
+	sent := 0
+	for v, n := range deadlines {
+		ms, err := strconv.Atoi(v)
+		require.NoError(t, err, "deadline header %q", v)
+		assert.True(t, ms >= 1 && ms <= 100, "the time the client still waits, at most its timeout: %q", v)
+		sent += n
+	}
+	assert.Equal(t, 40, sent, "every attempt carries the client's deadline")
 }
 
 // The retry queue hands retries back in the order they fall due.
@@ -229,4 +237,35 @@ func TestClientThrottleAndBudgetAgainstARefusingServer(t *testing.T) {
 		assert.Equal(t, int64(1000), c.GaveUp)
 		assert.Equal(t, c.FirstTries+c.Retries, c.Shed)
 	})
+}
+
+// A client's timeout runs from when it issued the request: one that the
+// loader could not send in time, every connection busy, times out
+// without being sent, is recorded once as such, and is retried.
+func TestClientTimesOutARequestNoConnectionCouldSend(t *testing.T) {
+	release := make(chan struct{})
+	var answered sync.Once
+	url := loadgentest.ServeHandler(t, func(ctx *fasthttp.RequestCtx) {
+		select {
+		case <-release:
+		case <-time.After(time.Minute): // bounded, never reached: the test closes release
+		}
+		bareserver.Handler(ctx)
+	})
+	cfg := testConfig(url, 200, 100*time.Millisecond)
+	cfg.Conns, cfg.MaxConns = 1, 1
+	cfg.keepRecords = true
+	cfg.Client = client.Model{Timeout: 50 * time.Millisecond}
+	t.Cleanup(func() { answered.Do(func() { close(release) }) })
+	_, res := runEngine(t, cfg)
+	answered.Do(func() { close(release) })
+
+	by := attemptsBySeq(t, res)
+	require.Len(t, by, 20)
+	c := res.Clients
+	assert.Equal(t, int64(20), c.Timeouts, "the one sent and the ones that waited for it")
+	assert.Positive(t, c.Expired, "some never found the connection free")
+	assert.Equal(t, int64(20), c.FirstTries+c.Expired, "each request sent or expired, once")
+	assert.Equal(t, c.FirstTries, res.Sent)
+	assert.Equal(t, int64(20), c.GaveUp)
 }

@@ -18,8 +18,8 @@ type clientStats struct {
 
 // clientCounts is one interval's (or the run's) counts.
 type clientCounts struct {
-	firstTries, retries, throttled, unsentRetries int64
-	useful, timeouts, shed, gaveUp                int64
+	firstTries, retries, throttled, unsentRetries, expired int64
+	useful, timeouts, shed, gaveUp                         int64
 	// usefulLat holds the useful answers' latency from their send (ns);
 	// made with the interval's first one.
 	usefulLat *hdrhistogram.Histogram
@@ -38,15 +38,23 @@ func (s *clientStats) at(t int64) *clientCounts {
 func (s *clientStats) record(rc *record) {
 	if rc.flags&flagNotSent != 0 {
 		iv := s.at(rc.intended)
-		if rc.flags&flagRunEnded != 0 {
+		switch {
+		case rc.flags&flagRunEnded != 0:
 			iv.unsentRetries++
 			s.total.unsentRetries++
-		} else {
+		case rc.flags&flagTimeout != 0:
+			iv = s.at(rc.end())
+			iv.timeouts++
+			s.total.timeouts++
+			s.total.expired++
+		default:
 			iv.throttled++
 			s.total.throttled++
 		}
-		iv.gaveUp++
-		s.total.gaveUp++
+		if rc.flags&flagGaveUp != 0 {
+			iv.gaveUp++
+			s.total.gaveUp++
+		}
 		return
 	}
 	sent := s.at(rc.sent)
@@ -108,6 +116,10 @@ type ClientTotals struct {
 	Retries       int64 `json:"retries"`
 	Throttled     int64 `json:"throttled"`
 	UnsentRetries int64 `json:"unsent_retries,omitempty"`
+	// Expired are the attempts whose client's timeout ran out before
+	// the loader had a connection free to send them (all -max-conns
+	// busy, as a client's connection pool): counted in Timeouts too.
+	Expired int64 `json:"expired,omitempty"`
 	// Useful are the answers (2xx, 404 on GET) to a client still
 	// waiting; Timeouts the attempts their client gave up waiting for;
 	// Shed the 503s; GaveUp the requests whose client gave up for good.
@@ -127,6 +139,6 @@ func (t ClientTotals) Amplification() float64 {
 
 func (s *clientStats) totals() ClientTotals {
 	t := s.total
-	return ClientTotals{FirstTries: t.firstTries, Retries: t.retries, Throttled: t.throttled, UnsentRetries: t.unsentRetries,
+	return ClientTotals{FirstTries: t.firstTries, Retries: t.retries, Throttled: t.throttled, UnsentRetries: t.unsentRetries, Expired: t.expired,
 		Useful: t.useful, Timeouts: t.timeouts, Shed: t.shed, GaveUp: t.gaveUp}
 }

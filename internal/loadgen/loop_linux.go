@@ -83,6 +83,7 @@ type evloop struct {
 	// retries the run's end caught). client is nil without a model.
 	client         *client.Client
 	retrying       bool
+	clientWaits    bool // the client's own timeout runs from each attempt's intended send
 	retries        retryQueue
 	attemptTimeout time.Duration
 	timeoutErr     error
@@ -118,7 +119,7 @@ func newEventLoop(e *fastEngine) (*evloop, error) {
 		l.retrying = m.Retrying()
 		l.unsent = newRecorder(e.cfg)
 		if m.Timeout > 0 {
-			l.timeoutErr = errClientTimeout
+			l.timeoutErr, l.clientWaits = errClientTimeout, true
 		}
 	}
 	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
@@ -430,6 +431,10 @@ func (l *evloop) dispatch(now int64) {
 			e.next.Store(n + 1)
 			a = attempt{at: e.sched.At(n), seq: e.sched.Seq(n)}
 		}
+		if l.clientWaits && now-a.at >= int64(l.attemptTimeout) {
+			l.expire(a, now)
+			continue
+		}
 		if l.client != nil && !l.client.Send(now, a.n > 0) {
 			l.recordUnsent(a, flagNotSent|flagGaveUp, now)
 			continue
@@ -457,8 +462,8 @@ func (l *evloop) send(c *conn, a attempt) {
 		l.dial(c)
 		return
 	}
-	c.o.bytesOut = c.rt.prepare(a.op, a.key)
 	c.o.sent = e.now()
+	l.prepare(c)
 	l.write(c, c.rt.req)
 }
 
@@ -751,8 +756,8 @@ func (l *evloop) dialed(r dialResult, now int64) {
 	}
 	if c.ev.waiting {
 		c.ev.waiting = false
-		c.o.bytesOut = c.rt.prepare(c.o.op, c.o.key)
 		c.o.sent = e.now()
+		l.prepare(c)
 		l.write(c, c.rt.req)
 		return
 	}
@@ -770,7 +775,7 @@ func (l *evloop) dialed(r dialResult, now int64) {
 func (l *evloop) watchdog(now int64) {
 	e := l.e
 	for _, c := range e.conns {
-		if c.ev.busy && !c.ev.waiting && c.ev.fd >= 0 && time.Duration(now-c.o.sent) > l.attemptTimeout {
+		if c.ev.busy && !c.ev.waiting && c.ev.fd >= 0 && time.Duration(now-l.waitingSince(&c.o)) > l.attemptTimeout {
 			l.drop(c)
 			l.fail(c, l.timeoutErr, now)
 			l.dial(c)

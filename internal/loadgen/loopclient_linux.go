@@ -44,6 +44,39 @@ func (l *evloop) decide(o *outcome, retryAfter time.Duration) {
 	l.retries.push(attempt{at: max(at, o.end), seq: o.seq, key: o.key, op: o.op, n: o.attempt + 1})
 }
 
+// waitingSince is when o's client began to wait for it: with a client
+// timeout of its own (Config.Client.Timeout), the attempt's intended
+// send, since a client that issues a request at its time waits from then,
+// whether or not the loader had a connection free to send it at once; the
+// classic client's -timeout runs from the actual send.
+func (l *evloop) waitingSince(o *outcome) int64 {
+	if l.clientWaits {
+		return o.intended
+	}
+	return o.sent
+}
+
+// prepare builds c's request in flight, sent at c.o.sent, with the time
+// its client still waits in the deadline header where the model sends it.
+func (l *evloop) prepare(c *conn) {
+	if l.e.cfg.Client.SendDeadline {
+		left := int64(l.attemptTimeout) - (c.o.sent - l.waitingSince(&c.o))
+		c.rt.deadlineMs = max(left/int64(time.Millisecond), 1)
+	}
+	c.o.bytesOut = c.rt.prepare(c.o.op, c.o.key)
+}
+
+// expire gives up attempt a, due but never sent: its client's timeout ran
+// out while every connection was busy (the loader's -max-conns, as a
+// client's connection pool). It is recorded as a timeout, unsent, and the
+// client decides on a retry as for any timeout.
+func (l *evloop) expire(a attempt, now int64) {
+	o := outcome{seq: a.seq, key: a.key, op: a.op, intended: a.at, sent: now, end: now, attempt: a.n,
+		err: errClientTimeout, flags: flagNotSent}
+	l.decide(&o, 0)
+	l.unsent.add(&o)
+}
+
 // maxAttempt is the highest attempt number a record holds (a uint8): a
 // model asking for more retries stops there.
 const maxAttempt = 255

@@ -298,6 +298,7 @@ func combine(runs []run) (*loadgen.Result, error) {
 			t.Retries += s.Clients.Retries
 			t.Throttled += s.Clients.Throttled
 			t.UnsentRetries += s.Clients.UnsentRetries
+			t.Expired += s.Clients.Expired
 			t.Useful += s.Clients.Useful
 			t.Timeouts += s.Clients.Timeouts
 			t.Shed += s.Clients.Shed

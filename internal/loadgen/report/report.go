@@ -142,7 +142,11 @@ func ClientsText(r *loadgen.Result) string {
 	if t.Throttled > 0 {
 		line += fmt.Sprintf(", %d throttled", t.Throttled)
 	}
-	line += fmt.Sprintf("; %d useful answers (%.1f/s), %d timeouts, %d 503s, %d given up", t.Useful, r.UsefulGoodput(), t.Timeouts, t.Shed, t.GaveUp)
+	line += fmt.Sprintf("; %d useful answers (%.1f/s), %d timeouts", t.Useful, r.UsefulGoodput(), t.Timeouts)
+	if t.Expired > 0 {
+		line += fmt.Sprintf(" (%d before a connection was free to send them)", t.Expired)
+	}
+	line += fmt.Sprintf(", %d 503s, %d given up", t.Shed, t.GaveUp)
 	if t.UnsentRetries > 0 {
 		line += fmt.Sprintf(" (%d retries still waiting when the run ended)", t.UnsentRetries)
 	}
