@@ -84,6 +84,13 @@ var sweeps = []sweep{
 			assert.FileExists(t, filepath.Join(s.dir, s.vars["{RUN}"], "summary.json"))
 			assert.Contains(t, out, "Latency Distribution")
 		}},
+	{readme: "LOADTEST_SPIKE=2x:10s@10s LOADTEST_CLIENTS=backoff make attack RATE=5000 DURATION=50s KEYS=100000",
+		run: "LOADTEST_SPIKE=2x:300ms@300ms LOADTEST_CLIENTS=backoff make attack RATE=5000 DURATION=50s KEYS=100000 RATE=500 DURATION=1s KEYS=2000 TARGET={URL}",
+		check: func(t *testing.T, _ *session, out string) {
+			assert.Contains(t, out, "spike to 1000 req/s (2x) from 300ms for 300ms")
+			assert.Contains(t, out, "Clients:      timeout 1s, 2 retries")
+			assert.Contains(t, out, "useful answers")
+		}},
 	{readme: "make saturate KEYS=100000", run: "make saturate KEYS=100000 KEYS=2000 TARGET={URL}",
 		env:   []string{"LOADTEST_START_RATE=500", "LOADTEST_MAX_RATE=2000", "LOADTEST_STEP=300ms", "LOADTEST_VALIDATE=500ms", "LOADTEST_COOLDOWN=0s"},
 		codes: []int{0, 3, 4}, // a validation that failed or a loader-bound search on a busy CI machine still ran as documented
