@@ -167,7 +167,9 @@ crashtest: build
 	./$(BIN)/crashtest -kvserver $(BIN)/kvserver $(CRASHTEST_ARGS)
 
 # The pools side by side (loadtest compare; docs/load-lab.md):
-# PRESET=queues|capacity|policies|slow-backend|overload|scaling; QUICK=1:
+# PRESET=queues|capacity|policies|slow-backend|overload|scaling|metastable
+# (metastable: which admission recovers after a spike when clients time
+# out and retry; about 30 minutes, QUICK=1 about 4); QUICK=1:
 # every step short, a few minutes, numbers indicative; SERVER_CPUS=0-7
 # LOADER_CPUS=8-15: kvserver and the loader on CPU sets of their own
 # (default on 4 or more CPUs: the lower and the upper half; the scaling

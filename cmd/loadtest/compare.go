@@ -37,16 +37,16 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.Var(&caps, "cap", "queue capacities of the capacity preset (default 32,64,128,256,512,1024)")
 	fs.Var(&workers, "workers", "worker counts of the slow-backend preset (default 2,8,64)")
 	fs.StringVar(&o.Workload, "workload", "", "one workload instead of the preset's, as attack's -workload: get | put | mixed:R | get=G,put=P,delete=D")
-	fs.Uint64Var(&o.Keys, "keys", o.Keys, "ids in the filled store (-quick and -preset overload: 100000)")
+	fs.Uint64Var(&o.Keys, "keys", o.Keys, "ids in the filled store (-quick, -preset overload and metastable: 100000)")
 	fs.IntVar(&o.ValueSize, "value-size", o.ValueSize, "value size in bytes")
-	fs.IntVar(&o.Repeat, "repeat", o.Repeat, "saturation searches per variant, for median and spread (-quick and -preset overload: 1)")
+	fs.IntVar(&o.Repeat, "repeat", o.Repeat, "saturation searches per variant, for median and spread (-quick and -preset overload: 1); -preset metastable: each run's repeats, for the spread of recovery times (default 1)")
 	fs.DurationVar(&o.SLO, "slo", o.SLO, "a sustained rate keeps its corrected p99 at or below this")
 	fs.BoolVar(&o.Quick, "quick", false, "every step short, 100k ids, one repeat, one workload: minutes, numbers indicative")
 	fs.Var(cpuListFlag{&o.ServerCPUs}, "server-cpus", "CPUs kvserver runs on, a list such as 0-7 or 0,2,4-5 (default: the lower half of this process's CPUs where it has 4 or more, 2 or more for -preset scaling; else shared with the loader); with only this list, the loader gets the rest of the CPUs")
 	fs.Var(cpuListFlag{&o.LoaderCPUs}, "loader-cpus", "CPUs the loader runs on, one event loop each, a list such as 8-15 (default: the upper half, as -server-cpus); with only this list, kvserver gets the rest")
 	fs.BoolVar(&o.Pin, "pin", false, "shorthand for -server-cpus 0 -loader-cpus 1 (not with either)")
 	fs.IntVar(&o.MaxConns, "max-conns", o.MaxConns, "connections the loader may open in an overload step (needs ulimit -n above it)")
-	fs.Float64Var(&o.Factor, "factor", 0, "overload step rate as a multiple of direct's saturation (default 2; 10 for -preset overload)")
+	fs.Float64Var(&o.Factor, "factor", 0, "overload step rate as a multiple of direct's saturation (default 2; 10 for -preset overload); -preset metastable: the spike's multiple of its base rate (default 2)")
 	fs.Float64Var(&o.Rate, "rate", 0, "take this as direct's saturation (req/s) instead of searching; saturation searches of other variants still run")
 	fs.DurationVar(&overloadFor, "overload-duration", 0, "length of the overload step (default 20s; -preset overload 1m; -quick 2s)")
 	fs.IntVar(&closedPairs, "closed-pairs", plan.MinPairs, fmt.Sprintf("closed-loop rounds each variant runs paired with direct's, alternating between the two servers, for its throughput and CPU-per-request ratios to direct with a 95 %% interval (0: none; fewer than %d bound no interval)", plan.MinPairs))
@@ -108,6 +108,9 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if o.Workers, err = workers.ints("-workers", 1); err != nil {
 			return usageError(err)
 		}
+	}
+	if err := refuseForPreset(o.Preset, given); err != nil {
+		return usageError(err)
 	}
 	o.ApplyDefaults(given["keys"], given["repeat"])
 	if overloadFor > 0 {

@@ -109,6 +109,12 @@ func resolvePlacement(o *plan.Options, affinity cpuset.Set, check func(cpuset.Se
 		rest, err := restOf(affinity, flagLoaderCPUs, loaderCPUs, flagServerCPUs, "kvserver")
 		p.Server, p.Loader, p.How = rest, loaderCPUs, flagLoaderCPUs+", kvserver on the rest of this process's CPUs"
 		return p, err
+	case o.Preset == "metastable" && affinity.Len() >= 2 && runtime.GOOS == "linux":
+		// Its server's capacity is its store stand-in's, not its CPUs':
+		// one CPU each, as -pin, wherever the machine has two.
+		p.Server = affinity.First(1)
+		p.Loader = affinity.Minus(p.Server).First(1)
+		p.How = "the metastable preset's default: kvserver on the first CPU of this process's, the loader on the second"
 	default:
 		at := defaultSplitAt
 		if o.Preset == "scaling" {

@@ -57,6 +57,11 @@ func TestResolvePlacement(t *testing.T) {
 	f("0-1", "queues", "", "", false, "", "")
 	f("0-1", "scaling", "", "", false, "0", "1")
 	f("0", "scaling", "", "", false, "", "")
+	// The metastable preset: one CPU each wherever there are two.
+	f("0-15", "metastable", "", "", false, "0", "1")
+	f("2-3,6", "metastable", "", "", false, "2", "3")
+	f("0", "metastable", "", "", false, "", "")
+	f("0-15", "metastable", "0-3", "", false, "0-3", "4-15")
 	// Both lists, one list (the other side gets the rest), -pin.
 	f("0-15", "queues", "0-3", "8-15", false, "0-3", "8-15")
 	f("0-15", "queues", "0-11", "", false, "0-11", "12-15")

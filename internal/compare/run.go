@@ -125,6 +125,10 @@ func (r *runner) runAll(ctx context.Context) {
 				return
 			}
 		}
+		if r.p.Metastable != nil {
+			r.metastable(ctx, wr, seed)
+			continue
+		}
 		if !r.p.Fixed && !r.p.Overload {
 			continue
 		}

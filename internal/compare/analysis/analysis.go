@@ -22,6 +22,9 @@ type Analysis struct {
 	Workloads []*Workload
 	// Findings are what the numbers support, in the report's order.
 	Findings []Finding
+	// Metastable is the metastable preset's judgement (nil: another
+	// preset).
+	Metastable *Metastable
 }
 
 // Workload is one workload's derived numbers.
@@ -155,6 +158,7 @@ func Analyze(c *result.Comparison) *Analysis {
 		a.Workloads = append(a.Workloads, workloadOf(wr))
 	}
 	a.Findings = findings(c, a)
+	a.Metastable = metastableOf(c)
 	return a
 }
 

@@ -140,14 +140,14 @@ func DefaultOptions() Options {
 const QuickKeys = 100_000
 
 // ApplyDefaults sets what depends on the preset and -quick where the user
-// left the defaults: the overload preset and quick mode use 100,000 ids
+// left the defaults: the overload and metastable presets and quick mode use 100,000 ids
 // (the overload preset as loadtest/overload.sh did), and one repeat.
 func (o *Options) ApplyDefaults(keysGiven, repeatGiven bool) {
-	if !keysGiven && (o.Quick || o.Preset == "overload") {
+	if !keysGiven && (o.Quick || o.Preset == "overload" || o.Preset == "metastable") {
 		o.Keys = QuickKeys
 	}
-	if !repeatGiven && o.Preset == "overload" {
-		o.Repeat = 1 // one search sets the rate; nothing else is repeated
+	if !repeatGiven && (o.Preset == "overload" || o.Preset == "metastable") {
+		o.Repeat = 1 // one search sets the rate; nothing else is repeated (metastable: each run once)
 	}
 	if !o.Quick {
 		return
@@ -225,6 +225,11 @@ func (o *Options) Validate() error {
 		return errors.New("-io-delay: the slow-backend preset needs a positive store delay")
 	case o.IODelayDist != "" && o.IODelayDist != "fixed" && o.IODelayDist != "exp":
 		return fmt.Errorf("-io-delay-dist %q: valid: fixed, exp", o.IODelayDist)
+	}
+	if o.Preset == "metastable" {
+		if err := o.validateMetastable(); err != nil {
+			return err
+		}
 	}
 	for _, c := range o.Caps {
 		if c < -1 {

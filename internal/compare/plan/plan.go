@@ -50,6 +50,8 @@ type Plan struct {
 	// steps, the same for every variant (nil in a comparison from before
 	// it was planned: each variant then sized its own).
 	Steps []*Steps `json:",omitempty"`
+	// Metastable is the metastable preset's runs (nil: another preset).
+	Metastable *Metastable `json:",omitempty"`
 }
 
 // StepsOf is the planned load of workload's steps (nil: none planned).
@@ -244,6 +246,11 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 				}
 			}
 		}
+	case "metastable":
+		p.Workloads = []string{"get"}
+		store := func(v Variant) Variant { v.IODelay, v.IOConcurrency = MetaIODelay, MetaIOConcurrency; return v }
+		vs = &variants{list: []Variant{store(base)}}
+		p.Metastable = newMetastable(o, store)
 	default:
 		return nil, fmt.Errorf("unknown preset %q; valid: %s", o.Preset, strings.Join(Presets, ", "))
 	}

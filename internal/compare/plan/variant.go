@@ -17,7 +17,7 @@ var (
 	Policies = []string{"reject", "drop-oldest", "caller-runs", "block"}
 	Execs    = []string{"handler", "worker"}
 	Limits   = []string{"gradient2", "vegas", "aimd"}
-	Presets  = []string{"queues", "capacity", "policies", "slow-backend", "overload", "scaling"}
+	Presets  = []string{"queues", "capacity", "policies", "slow-backend", "overload", "scaling", "metastable"}
 )
 
 // Baseline is the pool every other is compared against: no pool at all,
@@ -60,6 +60,10 @@ type Variant struct {
 	CPUs        int
 	IODelay     time.Duration
 	IODelayDist string
+	// IOConcurrency is passed as -io-concurrency when > 0: how many
+	// delayed store operations run at once (the metastable preset's
+	// store of finite capacity).
+	IOConcurrency int `json:",omitempty"`
 }
 
 // Name is how tables and charts label v: "lifo", "fifo/drop-oldest",
@@ -141,6 +145,9 @@ func (v Variant) Args() []string {
 		if v.IODelayDist != "" {
 			a = append(a, "-io-delay-dist", v.IODelayDist)
 		}
+	}
+	if v.IOConcurrency > 0 {
+		a = append(a, "-io-concurrency", strconv.Itoa(v.IOConcurrency))
 	}
 	return a
 }

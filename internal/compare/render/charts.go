@@ -118,6 +118,7 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 			}
 		}
 	}
+	metastableCharts(c, save)
 }
 
 // percentileLines: one line per variant with a fixed-rate step whose

@@ -105,10 +105,11 @@ func Write(c *result.Comparison, a *analysis.Analysis, dir string) (*Report, err
 			writeWorkload(&b, c, wr, aw)
 		}
 	}
+	writeMetastable(&b, c, a)
 	writeCharts(&b, r.Charts)
 	writeProfiles(&b, c, dir)
 	w("%s\n\n", HeadFindings)
-	r.Findings = sentences(c, a)
+	r.Findings = append(sentences(c, a), metastableSentences(c, a.Metastable)...)
 	if len(r.Findings) == 0 {
 		w("None: the numbers of this run support no finding (see the failures and notes above).\n")
 	}

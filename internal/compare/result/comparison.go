@@ -43,6 +43,8 @@ type Comparison struct {
 	// Published says where a published copy came from (nil: the run's
 	// own folder).
 	Published *Published `json:",omitempty"`
+	// Metastable is the metastable preset's runs (nil: another preset).
+	Metastable *Metastable `json:",omitempty"`
 }
 
 // Criteria are the rules a comparison's steps were judged by, as its

@@ -1,0 +1,241 @@
+package analysis
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/compare/result"
+)
+
+// Metastable is the metastable preset's judgement: per client model,
+// each variant's runs judged, and the configurations that came back
+// quickly under every retrying client.
+type Metastable struct {
+	BaseRate float64
+	Models   []*MetaModel
+	// Recommended are the variants that, under every retrying model
+	// (MetaRecommendModels) and in every run, recovered within the plan's
+	// Recovery and got their useful p99 back under plan.MetaP99 as fast.
+	Recommended []string
+}
+
+// MetaRecommendModels are the client models a recommended configuration
+// must recover under: every one that retries (none is the classic
+// client, which cannot amplify a spike).
+var MetaRecommendModels = []string{"retry", "backoff", "budget", "throttle"}
+
+// MetaModel is one client model's variants, in the plan's order; a
+// variant that did not run under it is left out.
+type MetaModel struct {
+	Name     string
+	Variants []*MetaVariant
+}
+
+// MetaVariant is one variant's runs under one model, judged.
+type MetaVariant struct {
+	Name string
+	Runs []MetaJudged
+	// Recovered and Collapsed count its runs that did; Recovery is the
+	// median and range of the recovered runs' recovery times (seconds).
+	Recovered, Collapsed int
+	Recovery             Estimate
+	// PeakAmplification, WastedShare and UnusedShare are the median over
+	// its runs (NaN: unknown); Timeouts, Shed and GaveUp the mean of the
+	// runs' totals.
+	PeakAmplification, WastedShare, UnusedShare float64
+	Timeouts, Shed, GaveUp                      int64
+}
+
+// MetaJudged is one run judged against the base rate.
+type MetaJudged struct {
+	// Recovered: useful goodput came back to plan.MetaRecovered of the
+	// base rate and stayed there for the timing's Hold; RecoveryTime is
+	// from the spike's end to the start of that hold.
+	Recovered    bool
+	RecoveryTime time.Duration
+	// Collapsed: over the run's last Hold, useful goodput averaged under
+	// plan.MetaCollapsed of the base rate.
+	Collapsed bool
+	// PeakAmplification is the most attempts sent per first try in any
+	// interval ((first tries + retries) ÷ first tries; 1: no retries).
+	PeakAmplification float64
+	// P99Back: the useful answers' p99 got back under plan.MetaP99 and
+	// stayed there for Hold, P99Time after the spike's end.
+	P99Back bool
+	P99Time time.Duration
+	// WastedShare is kvserver's wasted operations (run past their
+	// deadline) ÷ the operations it ran (NaN: the clients sent no
+	// deadline, so kvserver cannot tell waste). UnusedShare is the
+	// answers kvserver gave that no waiting client used ((ran − useful) ÷
+	// ran; NaN: unknown): waste as the clients see it, for every variant.
+	WastedShare, UnusedShare float64
+}
+
+// metastableOf judges c's metastable runs (nil: not that preset).
+func metastableOf(c *result.Comparison) *Metastable {
+	if c.Plan == nil || c.Plan.Metastable == nil || c.Metastable == nil {
+		return nil
+	}
+	p, m := c.Plan.Metastable, c.Metastable
+	out := &Metastable{BaseRate: m.BaseRate}
+	for _, cm := range p.Models {
+		mm := &MetaModel{Name: cm}
+		for _, v := range p.Variants {
+			if !p.Applies(cm, v) {
+				continue
+			}
+			mv := &MetaVariant{Name: v.Name()}
+			for _, r := range m.Runs {
+				if r.Model == cm && r.Variant == mv.Name {
+					mv.Runs = append(mv.Runs, JudgeMetaRun(r, m.BaseRate, p.Timing))
+				}
+			}
+			if len(mv.Runs) == 0 {
+				continue
+			}
+			summarise(mv, m.Runs, cm)
+			mm.Variants = append(mm.Variants, mv)
+		}
+		out.Models = append(out.Models, mm)
+	}
+	out.Recommended = recommended(out, p.Timing)
+	return out
+}
+
+// summarise fills v's medians and counts from its judged runs.
+func summarise(v *MetaVariant, runs []*result.MetaRun, model string) {
+	var rec, amp, wasted, unused []float64
+	for _, j := range v.Runs {
+		if j.Recovered {
+			v.Recovered++
+			rec = append(rec, j.RecoveryTime.Seconds())
+		}
+		if j.Collapsed {
+			v.Collapsed++
+		}
+		amp = append(amp, j.PeakAmplification)
+		if !math.IsNaN(j.WastedShare) {
+			wasted = append(wasted, j.WastedShare)
+		}
+		if !math.IsNaN(j.UnusedShare) {
+			unused = append(unused, j.UnusedShare)
+		}
+	}
+	v.Recovery = estimateOf(rec)
+	v.PeakAmplification, v.WastedShare, v.UnusedShare = medianOrNaN(amp), medianOrNaN(wasted), medianOrNaN(unused)
+	n := int64(0)
+	for _, r := range runs {
+		if r.Model == model && r.Variant == v.Name {
+			v.Timeouts += r.Totals.Timeouts
+			v.Shed += r.Totals.Shed
+			v.GaveUp += r.Totals.GaveUp
+			n++
+		}
+	}
+	if n > 0 {
+		v.Timeouts, v.Shed, v.GaveUp = v.Timeouts/n, v.Shed/n, v.GaveUp/n
+	}
+}
+
+func medianOrNaN(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	return median(xs)
+}
+
+// JudgeMetaRun judges one run against base, the asked base rate, by t's
+// spike and hold.
+func JudgeMetaRun(r *result.MetaRun, base float64, t plan.MetaTiming) MetaJudged {
+	j := MetaJudged{WastedShare: math.NaN(), UnusedShare: math.NaN()}
+	end := t.SpikeEnd().Seconds()
+	rate := func(p result.MetaPoint) float64 {
+		if p.Length <= 0 {
+			return 0
+		}
+		return float64(p.Useful) / p.Length
+	}
+	j.Recovered, j.RecoveryTime = heldFrom(r.Series, end, t.Hold.Seconds(), func(p result.MetaPoint) bool {
+		return rate(p) >= plan.MetaRecovered*base
+	})
+	j.P99Back, j.P99Time = heldFrom(r.Series, end, t.Hold.Seconds(), func(p result.MetaPoint) bool {
+		return p.Useful > 0 && p.UsefulP99 > 0 && p.UsefulP99 < plan.MetaP99
+	})
+	// The run's last Hold: useful goodput there, against the base.
+	last := t.Duration().Seconds() - t.Hold.Seconds()
+	var useful int64
+	var length float64
+	for _, p := range r.Series {
+		if p.T >= last-1e-9 {
+			useful += p.Useful
+			length += p.Length
+		}
+	}
+	j.Collapsed = length > 0 && float64(useful)/length < plan.MetaCollapsed*base
+	j.PeakAmplification = 1
+	for _, p := range r.Series {
+		if p.FirstTries > 0 {
+			j.PeakAmplification = max(j.PeakAmplification, float64(p.FirstTries+p.Retries)/float64(p.FirstTries))
+		}
+	}
+	if s := r.Server; s != nil && s.Ran > 0 {
+		if s.DeadlineRequests > 0 {
+			j.WastedShare = float64(s.Wasted) / float64(s.Ran)
+		}
+		j.UnusedShare = max(0, float64(s.Ran-r.Totals.Useful)) / float64(s.Ran)
+	}
+	return j
+}
+
+// heldFrom finds the first interval starting at or after from (seconds)
+// from which ok holds for every interval covering hold seconds; it
+// returns whether one was found and its start's distance from from. The
+// hold must fit in the series: a run that came back in its last seconds,
+// too late to show it stayed, has not recovered.
+func heldFrom(series []result.MetaPoint, from, hold float64, ok func(result.MetaPoint) bool) (bool, time.Duration) {
+	const eps = 1e-9
+	for i, p := range series {
+		if p.T < from-eps {
+			continue
+		}
+		covered := 0.0
+		for _, q := range series[i:] {
+			if !ok(q) {
+				break
+			}
+			covered += q.Length
+			if covered >= hold-eps {
+				return true, time.Duration((p.T - from) * float64(time.Second)).Round(time.Millisecond)
+			}
+		}
+	}
+	return false, 0
+}
+
+// recommended are the variants that, under every retrying model, ran
+// and recovered within t.Recovery in every run with their p99 back
+// under plan.MetaP99 as fast.
+func recommended(m *Metastable, t plan.MetaTiming) []string {
+	var names []string
+	counts := map[string]int{}
+	for _, mm := range m.Models {
+		if !slices.Contains(MetaRecommendModels, mm.Name) {
+			continue
+		}
+		for _, v := range mm.Variants {
+			good := v.Recovered == len(v.Runs) && v.Collapsed == 0
+			for _, j := range v.Runs {
+				good = good && j.RecoveryTime <= t.Recovery && j.P99Back && j.P99Time <= t.Recovery
+			}
+			if good {
+				if counts[v.Name] == 0 {
+					names = append(names, v.Name)
+				}
+				counts[v.Name]++
+			}
+		}
+	}
+	return slices.DeleteFunc(names, func(n string) bool { return counts[n] < len(MetaRecommendModels) })
+}

@@ -1,0 +1,140 @@
+package analysis
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/compare/result"
+)
+
+// metaSeries is a synthetic run's series at base req/s under timing t:
+// useful goodput at the base rate before the spike, low (30 %) from the
+// spike's start until back seconds after its end (back < 0: never),
+// retries making amp attempts per first try while low; p99 10 ms when
+// useful goodput is at the base rate, 900 ms otherwise.
+func metaSeries(t plan.MetaTiming, base, back, amp float64) []result.MetaPoint {
+	var out []result.MetaPoint
+	step := t.Interval.Seconds()
+	end := t.SpikeEnd().Seconds()
+	for x := 0.0; x < t.Duration().Seconds()-1e-9; x += step {
+		first := base * step
+		if x >= t.Base.Seconds() && x < end {
+			first *= t.Factor
+		}
+		p := result.MetaPoint{T: x, Length: step, FirstTries: int64(first), Useful: int64(base * step), UsefulP99: 10 * time.Millisecond}
+		low := x >= t.Base.Seconds() && (back < 0 || x < end+back)
+		if low {
+			p.Useful = int64(0.3 * base * step)
+			p.Retries = int64((amp - 1) * first)
+			p.Timeouts = int64(first) - p.Useful
+			p.UsefulP99 = 900 * time.Millisecond
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func metaComparison(t *testing.T, back map[string]map[string]float64) *result.Comparison {
+	t.Helper()
+	o := plan.DefaultOptions()
+	o.Preset = "metastable"
+	o.ApplyDefaults(false, false)
+	p, err := plan.New(&o, 1)
+	require.NoError(t, err)
+	m := &result.Metastable{Workload: "get", BaseRate: 6000, SpikeRate: 12000}
+	for _, cm := range p.Metastable.Models {
+		for _, v := range p.Metastable.Variants {
+			if !p.Metastable.Applies(cm, v) {
+				continue
+			}
+			b, ok := back[cm][v.Name()]
+			if !ok {
+				b = 1
+			}
+			r := &result.MetaRun{Model: cm, Variant: v.Name(), Repeat: 1, Series: metaSeries(p.Metastable.Timing, m.BaseRate, b, 3)}
+			r.Server = &result.ServerCounts{Ran: 1000, Wasted: 100}
+			if v.Deadlines {
+				r.Server.DeadlineRequests = 900
+			}
+			m.Runs = append(m.Runs, r)
+		}
+	}
+	return &result.Comparison{Preset: "metastable", Options: o, Plan: p, Metastable: m}
+}
+
+func TestJudgeMetaRun(t *testing.T) {
+	tm := plan.MetaFullTiming()
+	f := func(back float64, recovered bool, in time.Duration, collapsed bool) {
+		t.Helper()
+		j := JudgeMetaRun(&result.MetaRun{Series: metaSeries(tm, 1000, back, 2.5)}, 1000, tm)
+		assert.Equal(t, recovered, j.Recovered, "back %v: recovered", back)
+		assert.Equal(t, in, j.RecoveryTime, "back %v: recovery time", back)
+		assert.Equal(t, collapsed, j.Collapsed, "back %v: collapsed", back)
+		assert.Equal(t, recovered, j.P99Back, "back %v: p99 back", back)
+		assert.InDelta(t, 2.5, j.PeakAmplification, 1e-9)
+		assert.True(t, math.IsNaN(j.WastedShare), "no server counters: unknown")
+	}
+	f(0, true, 0, false)
+	f(3, true, 3*time.Second, false)
+	f(-1, false, 0, true)
+	// Back 26 s after a 30 s tail: 4 s left, under the 5 s hold: not
+	// recovered, and not collapsed either (its last 5 s average 82 %).
+	f(26, false, 0, false)
+}
+
+func TestJudgeMetaRunServerShares(t *testing.T) {
+	tm := plan.MetaQuickTiming()
+	r := &result.MetaRun{Series: metaSeries(tm, 1000, 0, 1), Server: &result.ServerCounts{Ran: 10000, Wasted: 1000, DeadlineRequests: 10000}}
+	r.Totals.Useful = 8000
+	j := JudgeMetaRun(r, 1000, tm)
+	assert.InDelta(t, 0.1, j.WastedShare, 1e-9)
+	assert.InDelta(t, 0.2, j.UnusedShare, 1e-9)
+	assert.Equal(t, 1.0, j.PeakAmplification, "no retries: 1")
+	r.Server.DeadlineRequests = 0
+	assert.True(t, math.IsNaN(JudgeMetaRun(r, 1000, tm).WastedShare), "no deadline sent: kvserver cannot tell waste")
+}
+
+// TestMetastableFindings: per model the variants judged, and only the
+// variants that came back within 5 s under every retrying model are
+// recommended.
+func TestMetastableFindings(t *testing.T) {
+	c := metaComparison(t, map[string]map[string]float64{
+		"retry":    {"direct": -1, "fifo": -1, "lifo+deadlines": 2, "adaptive": 8},
+		"backoff":  {"direct": -1, "lifo+deadlines": 1},
+		"budget":   {"lifo+deadlines": 0},
+		"throttle": {"lifo+deadlines": 4, "fifo limit=gradient2": 6},
+	})
+	a := Analyze(c)
+	m := a.Metastable
+	require.NotNil(t, m)
+	require.Len(t, m.Models, 5)
+	assert.Len(t, m.Models[0].Variants, 5, "none: no +deadlines variants")
+	retry := m.Models[1]
+	require.Equal(t, "retry", retry.Name)
+	by := map[string]*MetaVariant{}
+	for _, v := range retry.Variants {
+		by[v.Name] = v
+	}
+	assert.Equal(t, 1, by["direct"].Collapsed)
+	assert.Equal(t, 0, by["direct"].Recovered)
+	assert.Equal(t, 1, by["lifo+deadlines"].Recovered)
+	assert.Equal(t, 2.0, by["lifo+deadlines"].Recovery.Median)
+	assert.Equal(t, 8.0, by["adaptive"].Recovery.Median)
+	assert.InDelta(t, 0.1, by["lifo+deadlines"].WastedShare, 1e-9)
+	assert.True(t, math.IsNaN(by["fifo"].WastedShare))
+	assert.Equal(t, 3.0, by["fifo"].PeakAmplification)
+	// fifo+deadlines (1 s everywhere) and lifo+deadlines (at most 4 s);
+	// adaptive took 8 s under retry, fifo limit=gradient2 6 s under
+	// throttle; lifo (1 s everywhere) too.
+	assert.Equal(t, []string{"lifo", "fifo+deadlines", "lifo+deadlines"}, m.Recommended)
+}
+
+func TestNoMetastableElsewhere(t *testing.T) {
+	c := comparisonOf(t, map[string][]float64{"direct": {1000}}, "direct")
+	assert.Nil(t, Analyze(c).Metastable)
+}

@@ -1,0 +1,231 @@
+package compare
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/kvpool/kvpool/internal/compare/analysis"
+	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/compare/result"
+	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/client"
+)
+
+// This file runs the metastable preset's runs: after direct's search,
+// every client model × variant (plan.Metastable), each on a fresh
+// kvserver, at the plan's share of direct's validated saturation with a
+// spike, and kvserver's counters read around each.
+
+// metastable runs the plan's runs on wr's store; nothing runs without a
+// validated saturation of direct's to take the base rate from.
+func (r *runner) metastable(ctx context.Context, wr *result.WorkloadResult, seed string) {
+	mp := r.p.Metastable
+	if wr.BaseRate <= 0 {
+		r.c.Failures = append(r.c.Failures, result.Failure{Workload: wr.Workload, Step: "metastable runs", Reason: noBaseRate(wr)})
+		return
+	}
+	base := mp.Share * wr.BaseRate
+	r.c.Metastable = &result.Metastable{Workload: wr.Workload, BaseRate: base, SpikeRate: mp.Timing.Factor * base}
+	t := mp.Timing
+	r.logf("%s: %d metastable runs of %v at %.0f req/s (%g%% of direct's saturation), %g× for %v from %v", wr.Workload, mp.Runs(),
+		t.Duration(), base, 100*mp.Share, t.Factor, t.Spike, t.Base)
+	// One VariantResult per variant, for the kvserver starts: it keeps
+	// the settings kvserver reported, once.
+	vrs := map[string]*result.VariantResult{}
+	for rep := 1; rep <= mp.Repeat; rep++ {
+		for _, cm := range mp.Models {
+			for _, mv := range mp.Variants {
+				if !mp.Applies(cm, mv) {
+					continue
+				}
+				if ctx.Err() != nil {
+					return
+				}
+				vr := vrs[mv.Name()]
+				if vr == nil {
+					vr = &result.VariantResult{Variant: mv.Variant, Name: mv.Name()}
+					vrs[mv.Name()] = vr
+				}
+				if run := r.metaRun(ctx, wr.Workload, vr, cm, mv, rep, seed); run != nil {
+					r.c.Metastable.Runs = append(r.c.Metastable.Runs, run)
+				}
+			}
+		}
+	}
+}
+
+// metaRun is one run: a fresh kvserver, the load with its spike, the
+// server's counters around it (nil: the run failed, recorded).
+func (r *runner) metaRun(ctx context.Context, wl string, vr *result.VariantResult, model string, mv plan.MetaVariant, rep int, seed string) *result.MetaRun {
+	mp := r.p.Metastable
+	step := "metastable " + model
+	cm, err := clientNamed(model)
+	if err != nil {
+		r.fail(wl, vr.Name, step, err.Error(), "")
+		return nil
+	}
+	rel := filepath.Join("runs", "metastable", model, mv.Slug(), "run-"+strconv.Itoa(rep))
+	dir := filepath.Join(r.c.Dir, rel)
+	r.quiet(ctx, step+" "+mv.Name())
+	srv := r.start(ctx, wl, vr, step, seed, dir)
+	if srv == nil {
+		return nil
+	}
+	defer r.stop(ctx, srv, step)
+	cfg, err := r.loadConfig(srv.URL, wl)
+	if err != nil {
+		r.fail(wl, vr.Name, step, err.Error(), "")
+		return nil
+	}
+	cfg = metaConfig(cfg, mp, cm, mv, r.c.Metastable.BaseRate, r.o.MaxConns, r.t.RequestTimeout)
+	before, berr := srv.Metrics(ctx)
+	m, ok := r.measure(ctx, srv, step, cfg, dir)
+	if !ok {
+		return nil
+	}
+	run := &result.MetaRun{Model: model, Variant: mv.Name(), Repeat: rep, Dir: rel, ConnsPeak: m.res.ConnsPeak}
+	run.LoaderKeptUp = r.checkLoader(srv, step, m).KeptUp
+	for _, p := range m.res.Intervals {
+		run.Series = append(run.Series, result.MetaPoint{T: p.StartS, Length: p.LengthS,
+			FirstTries: p.FirstTries, Retries: p.Retries, Throttled: p.Throttled,
+			Useful: p.Useful, Timeouts: p.Timeouts, Shed: p.Shed, GaveUp: p.GaveUp,
+			UsefulP99: time.Duration(p.UsefulP99Us * float64(time.Microsecond))})
+	}
+	run.Totals = metaTotals(run.Series)
+	after, aerr := srv.Metrics(ctx)
+	switch {
+	case berr != nil:
+		r.note("%s %s: kvserver's counters not read before the run: %v", step, vr.Name, berr)
+	case aerr != nil:
+		r.note("%s %s: kvserver's counters not read after the run: %v", step, vr.Name, aerr)
+	default:
+		run.Server = serverCounts(before, after)
+	}
+	j := analysis.JudgeMetaRun(run, r.c.Metastable.BaseRate, mp.Timing)
+	r.logf("%s %s %s: useful %d, timeouts %d, 503s %d, peak amplification %.2f; %s", wl, model, mv.Name(),
+		run.Totals.Useful, run.Totals.Timeouts, run.Totals.Shed, j.PeakAmplification, recoveryText(j))
+	return run
+}
+
+// metaConfig is the loader's configuration of one metastable run: the
+// base rate with the plan's spike, client model cm (with its deadline
+// sent under a +deadlines variant), starting on plan.MinConns
+// connections and opening more, up to maxConns, as soon as a request
+// finds every one busy: clients that give up close their connections
+// (an HTTP/1.1 client cannot abandon a request otherwise), and the
+// loader must keep replacing them, as a real client population would.
+// timeout is the classic client's (the none model's) wait.
+func metaConfig(cfg loadgen.Config, mp *plan.Metastable, cm client.Model, mv plan.MetaVariant, base float64, maxConns int, timeout time.Duration) loadgen.Config {
+	t := mp.Timing
+	cfg.Rate, cfg.Duration, cfg.Interval = base, t.Duration(), t.Interval
+	cfg.Spike = loadgen.Spike{Factor: t.Factor, At: t.Base, Length: t.Spike}
+	cfg.Client = cm
+	cfg.Client.SendDeadline = mv.Deadlines
+	cfg.Conns, cfg.MaxConns = plan.MinConns, maxConns
+	cfg.GrowAfter, cfg.Timeout = time.Millisecond, timeout
+	return cfg
+}
+
+func metaTotals(series []result.MetaPoint) result.MetaTotals {
+	var t result.MetaTotals
+	for _, p := range series {
+		t.FirstTries += p.FirstTries
+		t.Retries += p.Retries
+		t.Throttled += p.Throttled
+		t.Useful += p.Useful
+		t.Timeouts += p.Timeouts
+		t.Shed += p.Shed
+		t.GaveUp += p.GaveUp
+	}
+	return t
+}
+
+// recoveryText is a judged run for the log.
+func recoveryText(j analysis.MetaJudged) string {
+	switch {
+	case j.Collapsed:
+		return "collapsed"
+	case j.Recovered:
+		return fmt.Sprintf("recovered in %v", j.RecoveryTime)
+	}
+	return "not recovered"
+}
+
+// The counters of kvserver's /metrics a metastable run reads.
+const (
+	metricRequests         = "kvserver_http_requests_total"
+	metricDeadlineRequests = "kvserver_deadline_requests_total"
+	metricDeadlineDropped  = "kvserver_deadline_dropped_total"
+	metricWasted           = "kvserver_deadline_wasted_total"
+	metricRejected         = "kvserver_pool_rejected_total"
+)
+
+// serverCounts is the difference of kvserver's counters between two
+// scrapes.
+func serverCounts(before, after map[string]*dto.MetricFamily) *result.ServerCounts {
+	delta := func(name string, keep func(labels map[string]string) bool) int64 {
+		return counterSum(after, name, keep) - counterSum(before, name, keep)
+	}
+	all := func(map[string]string) bool { return true }
+	s := &result.ServerCounts{
+		Ran: delta(metricRequests, func(l map[string]string) bool {
+			c, _ := strconv.Atoi(l["code"])
+			return c >= 200 && c < 300 || c == 404
+		}),
+		DeadlineRequests: delta(metricDeadlineRequests, all),
+		DeadlineDropped:  delta(metricDeadlineDropped, all),
+		Wasted:           delta(metricWasted, all),
+		Shed:             map[string]int64{},
+	}
+	for _, reason := range labelValues(after, metricRejected, "reason") {
+		if n := delta(metricRejected, func(l map[string]string) bool { return l["reason"] == reason }); n > 0 {
+			s.Shed[reason] = n
+		}
+	}
+	if n := delta(metricDeadlineDropped, func(l map[string]string) bool { return l["stage"] == "store" }); n > 0 {
+		s.Shed["deadline (store)"] = n
+	}
+	return s
+}
+
+// counterSum is the sum of family name's counters whose labels keep
+// accepts (0: no such family).
+func counterSum(families map[string]*dto.MetricFamily, name string, keep func(map[string]string) bool) int64 {
+	f := families[name]
+	if f == nil {
+		return 0
+	}
+	var sum float64
+	for _, m := range f.GetMetric() {
+		if keep(labelsOf(m)) {
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return int64(sum)
+}
+
+// labelValues are the values label takes in family name.
+func labelValues(families map[string]*dto.MetricFamily, name, label string) []string {
+	var out []string
+	if f := families[name]; f != nil {
+		for _, m := range f.GetMetric() {
+			if v, ok := labelsOf(m)[label]; ok {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+func labelsOf(m *dto.Metric) map[string]string {
+	l := map[string]string{}
+	for _, p := range m.GetLabel() {
+		l[p.GetName()] = p.GetValue()
+	}
+	return l
+}

@@ -1,0 +1,100 @@
+package compare
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/loadgen"
+)
+
+func TestMetaConfig(t *testing.T) {
+	o := plan.DefaultOptions()
+	o.Preset = "metastable"
+	p, err := plan.New(&o, 1)
+	require.NoError(t, err)
+	mp := p.Metastable
+	retry, err := clientNamed(mp.Models[1])
+	require.NoError(t, err)
+	lifoDeadlines := mp.Variants[len(mp.Variants)-1]
+	require.Equal(t, "lifo+deadlines", lifoDeadlines.Name())
+	cfg := metaConfig(loadgen.DefaultConfig(), mp, retry, lifoDeadlines, 6000, 4096, 2*time.Second)
+	assert.Equal(t, 6000.0, cfg.Rate)
+	assert.Equal(t, 45*time.Second, cfg.Duration)
+	assert.Equal(t, loadgen.Spike{Factor: 2, At: 5 * time.Second, Length: 10 * time.Second}, cfg.Spike)
+	assert.Equal(t, time.Second, cfg.Client.Timeout)
+	assert.Equal(t, 2, cfg.Client.Retries)
+	assert.True(t, cfg.Client.SendDeadline, "+deadlines: the clients send theirs")
+	assert.Equal(t, plan.MinConns, cfg.Conns)
+	assert.Equal(t, 4096, cfg.MaxConns, "timed-out connections are replaced up to -max-conns")
+	require.NoError(t, cfg.Validate())
+
+	noClient, err := clientNamed(mp.Models[0])
+	require.NoError(t, err)
+	none := metaConfig(loadgen.DefaultConfig(), mp, noClient, mp.Variants[0], 6000, 4096, 2*time.Second)
+	assert.True(t, none.Client.IsZero())
+	assert.Equal(t, 2*time.Second, none.Timeout)
+}
+
+// TestClientModels: every model the plan names is known and valid;
+// none is the classic client, the only one without a timeout.
+func TestClientModels(t *testing.T) {
+	for _, name := range plan.MetaModels {
+		m, err := clientNamed(name)
+		require.NoError(t, err, name)
+		require.NoError(t, m.Validate(), name)
+		assert.Equal(t, name == plan.NoTimeoutModel, m.Timeout == 0, name)
+	}
+	_, err := clientNamed("eager")
+	assert.ErrorContains(t, err, "valid: none, retry")
+}
+
+// TestServerCounts: the deltas of kvserver's counters over a run, the
+// 503s by reason with the store's deadline drops among them.
+func TestServerCounts(t *testing.T) {
+	parse := func(text string) map[string]*dto.MetricFamily {
+		t.Helper()
+		p := expfmt.NewTextParser(model.UTF8Validation)
+		f, err := p.TextToMetricFamilies(strings.NewReader(text))
+		require.NoError(t, err)
+		return f
+	}
+	before := parse(`# TYPE kvserver_http_requests_total counter
+kvserver_http_requests_total{code="200",method="GET"} 10
+kvserver_http_requests_total{code="404",method="GET"} 5
+kvserver_http_requests_total{code="503",method="GET"} 1
+# TYPE kvserver_pool_rejected_total counter
+kvserver_pool_rejected_total{pool="lifo",reason="full"} 1
+kvserver_pool_rejected_total{pool="lifo",reason="deadline"} 0
+# TYPE kvserver_deadline_wasted_total counter
+kvserver_deadline_wasted_total 0
+`)
+	after := parse(`# TYPE kvserver_http_requests_total counter
+kvserver_http_requests_total{code="200",method="GET"} 1010
+kvserver_http_requests_total{code="404",method="GET"} 105
+kvserver_http_requests_total{code="503",method="GET"} 301
+# TYPE kvserver_pool_rejected_total counter
+kvserver_pool_rejected_total{pool="lifo",reason="full"} 51
+kvserver_pool_rejected_total{pool="lifo",reason="deadline"} 200
+# TYPE kvserver_deadline_requests_total counter
+kvserver_deadline_requests_total 1400
+# TYPE kvserver_deadline_dropped_total counter
+kvserver_deadline_dropped_total{stage="pool"} 200
+kvserver_deadline_dropped_total{stage="store"} 50
+# TYPE kvserver_deadline_wasted_total counter
+kvserver_deadline_wasted_total 70
+`)
+	s := serverCounts(before, after)
+	assert.Equal(t, int64(1100), s.Ran)
+	assert.Equal(t, int64(1400), s.DeadlineRequests)
+	assert.Equal(t, int64(250), s.DeadlineDropped)
+	assert.Equal(t, int64(70), s.Wasted)
+	assert.Equal(t, map[string]int64{"full": 50, "deadline": 200, "deadline (store)": 50}, s.Shed)
+}

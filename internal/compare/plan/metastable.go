@@ -1,0 +1,206 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// This file is the metastable preset's plan: which admission (pool,
+// limit, deadlines) gets back to serving its base load after a spike,
+// when clients time out and retry. A metastable failure (Bronson et al.,
+// HotOS 2021) is a server that stays down after its trigger has gone:
+// the spike fills the queue, answers come too late, clients time out and
+// retry, and the retries keep the queue full at the base rate.
+
+// The metastable preset's store stand-in: every store operation first
+// sleeps MetaIODelay, at most MetaIOConcurrency at a time, so that the
+// server's capacity (about MetaIOConcurrency / MetaIODelay, 16,000 op/s)
+// is the store's and not the machine's: the same on any machine, and well
+// under what the loader can send on one CPU.
+const (
+	MetaIODelay       = time.Millisecond
+	MetaIOConcurrency = 16
+)
+
+// MetaShare is the base rate's share of direct's validated saturation:
+// low enough that every variant serves it with room to spare, so that
+// a variant still short of it after the spike is held down by its
+// clients' retries, not by its capacity.
+const MetaShare = 0.6
+
+// MetaFactor is the spike's multiple of the base rate (-factor changes
+// it): 1.2 × direct's saturation, a spike the server cannot keep up with.
+const MetaFactor = 2
+
+// MetaModels name the client populations of the metastable preset
+// (internal/loadgen/client's named models, which the runner resolves):
+// from none, the lab's classic client (no timeout of its own, no retry),
+// to the ones that give up after 1 s and retry twice, at once or with
+// backoff, within a budget or throttling themselves. The plan keeps
+// names only, so that the report is written without the loader.
+var MetaModels = []string{"none", "retry", "backoff", "budget", "throttle"}
+
+// NoTimeoutModel is the model whose clients have no timeout of their
+// own, hence no deadline to send.
+const NoTimeoutModel = "none"
+
+// MetaVariant is one admission under test: a kvserver variant, and
+// whether its clients send their deadline (X-Request-Timeout-Ms), which
+// kvserver honours by dropping a job whose client has gone before it
+// reaches the store. Deadlines are the clients' doing, so they are not
+// kvserver flags.
+type MetaVariant struct {
+	Variant   Variant
+	Deadlines bool `json:",omitempty"`
+}
+
+// Name is how tables and charts label m: the variant's name, with
+// "+deadlines" where its clients send them.
+func (m MetaVariant) Name() string {
+	if m.Deadlines {
+		return m.Variant.Name() + "+deadlines"
+	}
+	return m.Variant.Name()
+}
+
+// Slug is Name made safe for a folder name.
+func (m MetaVariant) Slug() string {
+	if m.Deadlines {
+		return m.Variant.Slug() + "+deadlines"
+	}
+	return m.Variant.Slug()
+}
+
+// MetaTiming is the shape of every metastable run: Base seconds at the
+// base rate, Spike at Factor × it, After at the base rate again; the
+// loader's series cut into Interval slices. Hold is how long useful
+// goodput must stay back at MetaRecovered of the base rate for the
+// variant to count as recovered (and how long, at the run's end, it must
+// stay under MetaCollapsed of it to count as collapsed); Recovery is the
+// most a recommended configuration may take to recover.
+type MetaTiming struct {
+	Base, Spike, After time.Duration
+	Factor             float64
+	Interval           time.Duration
+	Hold, Recovery     time.Duration
+}
+
+// Duration is a run's length.
+func (t MetaTiming) Duration() time.Duration { return t.Base + t.Spike + t.After }
+
+// SpikeEnd is when the spike ends, from the run's start.
+func (t MetaTiming) SpikeEnd() time.Duration { return t.Base + t.Spike }
+
+// MetaFullTiming is the full preset's: a 10 s spike at 2× the base rate
+// builds about 2 s of backlog (1.2 − 1 of direct's saturation for 10 s,
+// served at 1), twice the clients' 1 s timeout, so that clients time out
+// and retry; 30 s after it show whether the variant came back. The base
+// before the spike is 5 s, not 10: the 33 runs and the search must stay
+// under 30 minutes, and 5 s at 60 % of saturation are steady.
+func MetaFullTiming() MetaTiming {
+	return MetaTiming{Base: 5 * time.Second, Spike: 10 * time.Second, After: 30 * time.Second, Factor: MetaFactor,
+		Interval: time.Second, Hold: 5 * time.Second, Recovery: 5 * time.Second}
+}
+
+// MetaQuickTiming is -quick's: 14 runs of 12 s (2 s base, a 4 s spike,
+// 6 s after) with a 500 ms series, about three minutes with the search,
+// fill and kvserver starts. A 4 s spike builds about 0.8 s of backlog,
+// near the clients' 1 s timeout: quick shows the machinery and which
+// variants hold a short spike; the full preset is the one that judges.
+// Recovery is judged on 2 s of hold.
+func MetaQuickTiming() MetaTiming {
+	return MetaTiming{Base: 2 * time.Second, Spike: 4 * time.Second, After: 6 * time.Second, Factor: MetaFactor,
+		Interval: 500 * time.Millisecond, Hold: 2 * time.Second, Recovery: 5 * time.Second}
+}
+
+// MetaRecovered and MetaCollapsed are the shares of the base rate that
+// useful goodput must stay at or above to count as recovered, and below
+// which it counts as collapsed at the run's end. MetaP99 is the useful
+// answers' p99 a recommended configuration gets back under.
+const (
+	MetaRecovered = 0.95
+	MetaCollapsed = 0.5
+	MetaP99       = 50 * time.Millisecond
+)
+
+// Metastable is the metastable preset's plan: every client model × every
+// variant (but the deadline variants under a client with no timeout of
+// its own, which has no deadline to send), Repeat times each, on a fresh
+// kvserver, at Share of direct's validated saturation with a spike.
+type Metastable struct {
+	Models   []string
+	Variants []MetaVariant
+	Share    float64
+	Timing   MetaTiming
+	Repeat   int
+}
+
+// Applies tells whether m runs variant v under model: a deadline is the
+// client's timeout, so a client without one sends none.
+func (m *Metastable) Applies(model string, v MetaVariant) bool {
+	return !v.Deadlines || model != NoTimeoutModel
+}
+
+// Runs is how many runs m makes.
+func (m *Metastable) Runs() int {
+	n := 0
+	for _, c := range m.Models {
+		for _, v := range m.Variants {
+			if m.Applies(c, v) {
+				n++
+			}
+		}
+	}
+	return n * max(m.Repeat, 1)
+}
+
+// newMetastable is the preset's plan from o; base is the variant of
+// direct's search, with the store stand-in.
+func newMetastable(o *Options, store func(Variant) Variant) *Metastable {
+	t := MetaFullTiming()
+	if o.Quick {
+		t = MetaQuickTiming()
+	}
+	if o.Factor > 0 {
+		t.Factor = o.Factor
+	}
+	m := &Metastable{Models: slices.Clone(MetaModels), Share: MetaShare, Timing: t, Repeat: max(o.Repeat, 1)}
+	add := func(v Variant, deadlines bool) {
+		m.Variants = append(m.Variants, MetaVariant{Variant: store(v), Deadlines: deadlines})
+	}
+	add(Variant{Pool: Baseline}, false)
+	if o.Quick {
+		add(Variant{Pool: "lifo"}, true)
+		add(Variant{Pool: "adaptive"}, false)
+		return m
+	}
+	add(Variant{Pool: "fifo"}, false)
+	add(Variant{Pool: "lifo"}, false)
+	add(Variant{Pool: "adaptive"}, false)
+	add(Variant{Pool: "fifo", Limit: "gradient2"}, false)
+	add(Variant{Pool: "fifo"}, true)
+	add(Variant{Pool: "lifo"}, true)
+	return m
+}
+
+// validateMetastable refuses the options the metastable preset has no
+// use for: its variants are fixed (they are the question), and its one
+// workload is GET.
+func (o *Options) validateMetastable() error {
+	for _, x := range []struct {
+		flag  string
+		given bool
+	}{
+		{"-pools", o.Pools != nil}, {"-policies", o.Policies != nil}, {"-execs", o.Execs != nil},
+		{"-limits", o.Limits != nil}, {"-queue-timeouts", o.QueueTimeouts != nil},
+	} {
+		if x.given {
+			return fmt.Errorf("%s: the metastable preset runs a fixed set of variants (direct, fifo, lifo, adaptive, fifo limit=gradient2, fifo and lifo +deadlines); leave %s out", x.flag, x.flag)
+		}
+	}
+	if o.Workload != "" && o.Workload != "get" {
+		return fmt.Errorf("-workload %s: the metastable preset runs GETs only (its store stand-in delays reads); leave -workload out", o.Workload)
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+package plan
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func metastablePlan(t *testing.T, quick bool) *Plan {
+	t.Helper()
+	o := DefaultOptions()
+	o.Preset, o.Quick = "metastable", quick
+	o.ApplyDefaults(false, false)
+	require.NoError(t, o.Validate())
+	p, err := New(&o, 1)
+	require.NoError(t, err)
+	return p
+}
+
+// TestMetastablePlan: direct alone is searched, with the store
+// stand-in's flags; the runs are every model × variant but the deadline
+// variants under none: 5 × 5 + 2 × 4 = 33 in full, 5 × 3 − 1 in quick.
+func TestMetastablePlan(t *testing.T) {
+	p := metastablePlan(t, false)
+	require.Len(t, p.Variants, 1)
+	assert.Equal(t, []string{"-pool", "direct", "-io-delay", "1ms", "-io-concurrency", "16"}, p.Variants[0].Args())
+	assert.Equal(t, []string{"get"}, p.Workloads)
+	assert.False(t, p.Fixed || p.Overload || p.Profiles || p.SaturateAll)
+	m := p.Metastable
+	require.NotNil(t, m)
+	var names []string
+	for _, v := range m.Variants {
+		names = append(names, v.Name())
+		assert.Contains(t, v.Variant.Args(), "-io-concurrency", v.Name())
+	}
+	assert.Equal(t, []string{"direct", "fifo", "lifo", "adaptive", "fifo limit=gradient2", "fifo+deadlines", "lifo+deadlines"}, names)
+	assert.Equal(t, []string{"none", "retry", "backoff", "budget", "throttle"}, m.Models)
+	assert.Equal(t, 33, m.Runs())
+	assert.Equal(t, 45*time.Second, m.Timing.Duration())
+	assert.Less(t, time.Duration(m.Runs())*m.Timing.Duration(), 28*time.Minute, "full: the runs and the search under 30 minutes")
+
+	q := metastablePlan(t, true).Metastable
+	assert.Equal(t, 14, q.Runs())
+	assert.Less(t, time.Duration(q.Runs())*q.Timing.Duration(), 3*time.Minute, "quick: under 4 minutes with the search and the starts")
+	assert.True(t, q.Timing.Hold < q.Timing.After, "a recovery must be able to show its hold")
+
+	seen := map[string]bool{}
+	for _, v := range m.Variants {
+		assert.False(t, seen[v.Slug()], "two variants share the folder %s", v.Slug())
+		seen[v.Slug()] = true
+	}
+}
+
+func TestMetastableRepeatAndFactor(t *testing.T) {
+	o := DefaultOptions()
+	o.Preset, o.Repeat, o.Factor = "metastable", 3, 3
+	o.ApplyDefaults(false, true)
+	require.NoError(t, o.Validate())
+	p, err := New(&o, 1)
+	require.NoError(t, err)
+	assert.Equal(t, 99, p.Metastable.Runs())
+	assert.Equal(t, 3.0, p.Metastable.Timing.Factor)
+	assert.Equal(t, uint64(QuickKeys), o.Keys)
+}
+
+// TestMetastableRefusesWhatDoesNotApply: its variants are its question.
+func TestMetastableRefusesWhatDoesNotApply(t *testing.T) {
+	f := func(set func(o *Options), flag string) {
+		t.Helper()
+		o := DefaultOptions()
+		o.Preset = "metastable"
+		set(&o)
+		err := o.Validate()
+		require.Error(t, err, flag)
+		assert.Contains(t, err.Error(), flag)
+	}
+	f(func(o *Options) { o.Pools = []string{"fifo"} }, "-pools")
+	f(func(o *Options) { o.Policies = []string{} }, "-policies")
+	f(func(o *Options) { o.Execs = []string{"worker"} }, "-execs")
+	f(func(o *Options) { o.Limits = []string{"vegas"} }, "-limits")
+	f(func(o *Options) { o.QueueTimeouts = []time.Duration{0} }, "-queue-timeouts")
+	f(func(o *Options) { o.Workload = "put" }, "-workload")
+	f(func(o *Options) { o.Factor = 1 }, "-factor")
+}

@@ -1,0 +1,204 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/kvpool/kvpool/internal/compare/analysis"
+	"github.com/kvpool/kvpool/internal/compare/chart"
+	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/compare/result"
+)
+
+// HeadMetastable is the metastable preset's section.
+const HeadMetastable = "## After a spike: recovery with retrying clients"
+
+// modelText says what each client model does, for the section's list.
+var modelText = map[string]string{
+	"none":     "the classic client: one attempt, no timeout of its own (the run's 2 s), no retry",
+	"retry":    "gives up after 1 s and retries a 503 or a timeout at once, twice at most",
+	"backoff":  "as retry, each retry after an exponential backoff with full jitter (10 ms doubling up to 1 s), and at least the server's Retry-After",
+	"budget":   "as backoff, its retries capped at 20 % of its first tries",
+	"throttle": "as backoff, and refuses attempts itself as the server refuses (Google SRE's adaptive throttling, K = 2)",
+}
+
+// writeMetastable writes the metastable section: what ran, a table per
+// client model, and where the charts are.
+func writeMetastable(b *bytes.Buffer, c *result.Comparison, a *analysis.Analysis) {
+	am, p := a.Metastable, c.Plan.Metastable
+	if am == nil || p == nil {
+		return
+	}
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	t := p.Timing
+	w("%s\n\n", HeadMetastable)
+	w("Each run starts a fresh kvserver whose store stand-in sleeps %v per operation, %d at a time (`-io-delay %v -io-concurrency %d`: about %s op/s), "+
+		"and asks it %s GET/s (%.0f %% of direct's validated saturation) for %s, %s/s (%g×) from %s to %s, then the base rate again for %s. ",
+		plan.MetaIODelay, plan.MetaIOConcurrency, plan.MetaIODelay, plan.MetaIOConcurrency,
+		thousands(float64(plan.MetaIOConcurrency)/plan.MetaIODelay.Seconds()),
+		thousands(am.BaseRate), 100*p.Share, secs(t.Base), thousands(c.Metastable.SpikeRate), t.Factor, secs(t.Base), secs(t.SpikeEnd()), secs(t.After))
+	w("A variant **recovered** once its useful goodput (answers to clients still waiting) stayed at %.0f %% of the base rate or more for %s; "+
+		"it **collapsed** if, over the run's last %s, it averaged under %.0f %% of it. Recovery times are from the spike's end; "+
+		"peak amplification is the most attempts sent per first try in any %s; "+
+		"\"wasted\" is kvserver's operations that finished past the deadline their clients sent, of those it ran (known only where they send one: +deadlines); "+
+		"\"unused\" is the answers kvserver gave that no waiting client used, of those it gave; timeouts and 503s are the loader's counts per run.\n\n",
+		100*plan.MetaRecovered, secs(t.Hold), secs(t.Hold), 100*plan.MetaCollapsed, secs(t.Interval))
+	w("Client models:\n\n")
+	for _, m := range p.Models {
+		w("- `%s`: %s\n", m, orUnknown(modelText[m]))
+	}
+	w("\n")
+	if len(c.Metastable.Runs) == 0 {
+		w("No run finished (see the failed steps).\n\n")
+		return
+	}
+	for _, mm := range am.Models {
+		if len(mm.Variants) == 0 {
+			continue
+		}
+		w("### Client `%s`\n\n", mm.Name)
+		w("| variant | recovered in | collapsed? | peak amplification | wasted | unused | timeouts | 503s |\n")
+		w("|---|---|---|---|---|---|---|---|\n")
+		for _, v := range mm.Variants {
+			w("| %s | %s | %s | %s | %s | %s | %s | %s |\n", v.Name, recoveredCell(v), collapsedCell(v), amplificationCell(v.PeakAmplification),
+				shareCellOf(v.WastedShare), shareCellOf(v.UnusedShare), thousands(float64(v.Timeouts)), thousands(float64(v.Shed)))
+		}
+		w("\n")
+	}
+}
+
+// secs formats a step length: "10 s", "0.5 s".
+func secs(d time.Duration) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.1f", d.Seconds()), "0"), ".") + " s"
+}
+
+// recoveredCell is "2 s", "2 s (1–3 s)" over repeats, "never", or "2 s
+// (2 of 3 runs)" where some runs did not.
+func recoveredCell(v *analysis.MetaVariant) string {
+	if v.Recovered == 0 {
+		return "never"
+	}
+	s := secsOf(v.Recovery.Median)
+	if v.Recovered > 1 && v.Recovery.Hi > v.Recovery.Lo {
+		s += fmt.Sprintf(" (%s–%s)", secsOf(v.Recovery.Lo), secsOf(v.Recovery.Hi))
+	}
+	if v.Recovered < len(v.Runs) {
+		s += fmt.Sprintf(" (%d of %d runs)", v.Recovered, len(v.Runs))
+	}
+	return s
+}
+
+func secsOf(x float64) string { return secs(time.Duration(x * float64(time.Second))) }
+
+func collapsedCell(v *analysis.MetaVariant) string {
+	switch {
+	case v.Collapsed == 0:
+		return "no"
+	case len(v.Runs) == 1:
+		return "**yes**"
+	}
+	return fmt.Sprintf("**yes** (%d of %d runs)", v.Collapsed, len(v.Runs))
+}
+
+func amplificationCell(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f×", x)
+}
+
+func shareCellOf(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f %%", 100*x)
+}
+
+// metastableSentences are the findings of the metastable runs: per
+// client model, which variants recovered (and in how long) and which
+// collapsed; then the recommended candidates.
+func metastableSentences(c *result.Comparison, am *analysis.Metastable) []string {
+	if am == nil || c.Plan.Metastable == nil {
+		return nil
+	}
+	t := c.Plan.Metastable.Timing
+	var out []string
+	for _, mm := range am.Models {
+		if len(mm.Variants) == 0 {
+			continue
+		}
+		var rec, col, neither []string
+		for _, v := range mm.Variants {
+			switch {
+			case v.Collapsed > 0:
+				col = append(col, v.Name)
+			case v.Recovered > 0:
+				rec = append(rec, fmt.Sprintf("%s (in %s)", v.Name, recoveredCell(v)))
+			default:
+				neither = append(neither, v.Name)
+			}
+		}
+		s := fmt.Sprintf("With `%s` clients after a %g× spike: ", mm.Name, t.Factor)
+		var parts []string
+		if len(rec) > 0 {
+			parts = append(parts, "recovered: "+strings.Join(rec, ", "))
+		}
+		if len(col) > 0 {
+			parts = append(parts, "collapsed (useful goodput under half the base rate to the end): "+strings.Join(col, ", "))
+		}
+		if len(neither) > 0 {
+			parts = append(parts, "neither recovered nor collapsed: "+strings.Join(neither, ", "))
+		}
+		out = append(out, s+strings.Join(parts, "; ")+".")
+	}
+	crit := fmt.Sprintf("recovered within %s under every retrying client (%s) with the useful p99 back under %v as fast",
+		secs(t.Recovery), strings.Join(analysis.MetaRecommendModels, ", "), plan.MetaP99)
+	if len(am.Recommended) == 0 {
+		out = append(out, "No configuration is a recommended candidate ("+crit+").")
+	} else {
+		out = append(out, fmt.Sprintf("Recommended candidates (%s): **%s**.", crit, strings.Join(am.Recommended, "**, **")))
+	}
+	return out
+}
+
+// metastableCharts draws useful goodput per interval, one chart per
+// client model, one line per variant (its first run), the spike shaded.
+func metastableCharts(c *result.Comparison, save func(name string, ch chart.Chart, err error, title string)) {
+	p, m := c.Plan.Metastable, c.Metastable
+	if p == nil || m == nil {
+		return
+	}
+	t := p.Timing
+	for _, cm := range p.Models {
+		var lines []chart.XYLine
+		for _, v := range p.Variants {
+			for _, r := range m.Runs {
+				if r.Model != cm || r.Variant != v.Name() || r.Repeat != 1 || len(r.Series) == 0 {
+					continue
+				}
+				l := chart.XYLine{Name: v.Name()}
+				for _, pt := range r.Series {
+					y := math.NaN()
+					if pt.Length > 0 {
+						y = float64(pt.Useful) / pt.Length
+					}
+					l.X = append(l.X, pt.T+pt.Length/2)
+					l.Y = append(l.Y, y)
+				}
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) == 0 {
+			continue
+		}
+		title := fmt.Sprintf("Useful goodput through a %g× spike, `%s` clients", t.Factor, cm)
+		spec := chart.Spec{Title: title, XLabel: "time since the run started (s)", YLabel: "useful goodput (answers/s)",
+			Caption: fmt.Sprintf("Answers to clients still waiting, per %s, one line per variant; the shaded span is the spike. The base rate is %s/s: a line that comes back to it recovered, one that stays low after the spike is held down by its clients' retries.",
+				secs(t.Interval), thousands(m.BaseRate))}
+		ch, err := chart.TimeSeries(spec, lines, []chart.Mark{{From: t.Base.Seconds(), To: t.SpikeEnd().Seconds(), Label: fmt.Sprintf("spike %g×", t.Factor)}})
+		save(slug(m.Workload)+"-metastable-"+cm+".svg", ch, err, title)
+	}
+}

@@ -1,0 +1,126 @@
+package render
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvpool/kvpool/internal/compare/analysis"
+	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/compare/result"
+)
+
+// metaSeries is a synthetic run at base req/s: useful goodput at the
+// base rate but from the spike's start until back seconds after its end
+// (back < 0: never), when it is 30 % of it and each first try is sent
+// three times.
+func metaSeries(t plan.MetaTiming, base, back float64) []result.MetaPoint {
+	var out []result.MetaPoint
+	step := t.Interval.Seconds()
+	end := t.SpikeEnd().Seconds()
+	for x := 0.0; x < t.Duration().Seconds()-1e-9; x += step {
+		first := base * step
+		if x >= t.Base.Seconds() && x < end {
+			first *= t.Factor
+		}
+		p := result.MetaPoint{T: x, Length: step, FirstTries: int64(first), Useful: int64(base * step), UsefulP99: 10 * time.Millisecond}
+		if x >= t.Base.Seconds() && (back < 0 || x < end+back) {
+			p.Useful, p.Retries, p.UsefulP99 = int64(0.3*base*step), int64(2*first), 900*time.Millisecond
+			p.Timeouts = int64(first) - p.Useful
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// metaComparison is a metastable comparison whose variants recover back
+// seconds after the spike (1 where not given; < 0: collapse).
+func metaComparison(t *testing.T, back map[string]map[string]float64) *result.Comparison {
+	t.Helper()
+	c := comparisonOf(t, "metastable", map[string][]float64{"direct": {10000}}, "direct")
+	c.Options.ApplyDefaults(false, false)
+	c.Workloads[0].BaseRate = 10000
+	p := c.Plan.Metastable
+	m := &result.Metastable{Workload: "get", BaseRate: p.Share * 10000, SpikeRate: p.Timing.Factor * p.Share * 10000}
+	for _, cm := range p.Models {
+		for _, v := range p.Variants {
+			if !p.Applies(cm, v) {
+				continue
+			}
+			b, ok := back[cm][v.Name()]
+			if !ok {
+				b = 1
+			}
+			r := &result.MetaRun{Model: cm, Variant: v.Name(), Repeat: 1, Series: metaSeries(p.Timing, m.BaseRate, b)}
+			for _, pt := range r.Series {
+				r.Totals.Useful += pt.Useful
+				r.Totals.Timeouts += pt.Timeouts
+			}
+			r.Server = &result.ServerCounts{Ran: r.Totals.Useful + 1000, Wasted: 500}
+			if v.Deadlines {
+				r.Server.DeadlineRequests = r.Server.Ran
+			}
+			m.Runs = append(m.Runs, r)
+		}
+	}
+	c.Metastable = m
+	return c
+}
+
+// TestMetastableReport: the section, a table per client model naming the
+// collapsed and the recovered variants, the findings, and one goodput
+// chart per model.
+func TestMetastableReport(t *testing.T) {
+	c := metaComparison(t, map[string]map[string]float64{
+		"retry":   {"direct": -1, "fifo": -1, "lifo+deadlines": 2, "adaptive": 8},
+		"backoff": {"direct": -1},
+	})
+	dir := t.TempDir()
+	rep, err := Write(c, analysis.Analyze(c), dir)
+	require.NoError(t, err)
+	text := string(mustRead(t, rep.Path))
+	assert.Contains(t, text, HeadMetastable)
+	for _, m := range []string{"none", "retry", "backoff", "budget", "throttle"} {
+		assert.Contains(t, text, "### Client `"+m+"`")
+	}
+	retry := text[strings.Index(text, "### Client `retry`"):strings.Index(text, "### Client `backoff`")]
+	assert.Contains(t, retry, "| direct | never | **yes** | 3.00× | - | ")
+	assert.Contains(t, retry, "| lifo+deadlines | 2 s | no | 3.00× | ")
+	assert.Contains(t, retry, "| adaptive | 8 s | no |")
+	assert.NotContains(t, text[:strings.Index(text, "### Client `retry`")], "+deadlines |", "none sends no deadline")
+
+	var findings string
+	for _, f := range rep.Findings {
+		findings += f + "\n"
+	}
+	assert.Contains(t, findings, "With `retry` clients after a 2× spike: recovered: lifo (in 1 s), adaptive (in 8 s), fifo limit=gradient2 (in 1 s), fifo+deadlines (in 1 s), lifo+deadlines (in 2 s); collapsed (useful goodput under half the base rate to the end): direct, fifo.")
+	assert.Contains(t, findings, "Recommended candidates")
+	assert.Contains(t, findings, "**lifo**, **fifo limit=gradient2**, **fifo+deadlines**, **lifo+deadlines**")
+
+	for _, m := range []string{"none", "retry", "backoff", "budget", "throttle"} {
+		path := filepath.Join(dir, ChartsDir, "get-metastable-"+m+".svg")
+		assertSVG(t, path)
+		assert.Contains(t, text, "charts/get-metastable-"+m+".svg")
+	}
+	assert.Empty(t, rep.Notes)
+}
+
+// TestMetastableReportRendersAgain: compare.json keeps everything the
+// section is written from.
+func TestMetastableReportRendersAgain(t *testing.T) {
+	c := metaComparison(t, map[string]map[string]float64{"retry": {"direct": -1}})
+	dir := t.TempDir()
+	require.NoError(t, result.Save(dir, c))
+	first, err := Write(c, analysis.Analyze(c), dir)
+	require.NoError(t, err)
+	want := mustRead(t, first.Path)
+	require.NoError(t, os.Remove(first.Path))
+	_, again, err := Render(dir)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(mustRead(t, again.Path)))
+}

@@ -1,0 +1,68 @@
+package result
+
+import "time"
+
+// Metastable is what the metastable preset measured: one run per client
+// model × variant × repeat, each with the loader's series and kvserver's
+// counters over it. Its plan (models, variants, timing) is
+// Plan.Metastable.
+type Metastable struct {
+	Workload string
+	// BaseRate is the runs' base rate (plan.MetaShare of direct's
+	// validated saturation), SpikeRate the spike's.
+	BaseRate, SpikeRate float64
+	Runs                []*MetaRun
+}
+
+// MetaRun is one open-model run with a spike.
+type MetaRun struct {
+	Model   string
+	Variant string // plan.MetaVariant.Name
+	Repeat  int
+	// Dir is the run's folder, relative to the report.
+	Dir string
+	// Series is the loader's, one point per interval.
+	Series []MetaPoint
+	// Totals are the series' sums; Sent is every attempt sent.
+	Totals MetaTotals
+	// Server is kvserver's counters over the run (nil: not read).
+	Server *ServerCounts `json:",omitempty"`
+	// ConnsPeak is the most connections the loader had open;
+	// LoaderKeptUp whether it sent what the schedule asked.
+	ConnsPeak    int
+	LoaderKeptUp bool
+}
+
+// MetaPoint is one interval of a run, as the loader counted it
+// (loadgen.Interval): attempts sent as first tries and as retries,
+// attempts the client's throttle refused, and of the attempts that ended
+// in it, the useful answers, timeouts, 503s and requests given up for
+// good; UsefulP99 is the useful answers' p99 from their send.
+type MetaPoint struct {
+	T, Length                      float64 // seconds since the start, and the interval's
+	FirstTries, Retries, Throttled int64
+	Useful, Timeouts, Shed, GaveUp int64
+	UsefulP99                      time.Duration
+}
+
+// MetaTotals are a run's counts.
+type MetaTotals struct {
+	FirstTries, Retries, Throttled int64
+	Useful, Timeouts, Shed, GaveUp int64
+}
+
+// ServerCounts are kvserver's counters over one run (the difference of
+// two /metrics scrapes around it).
+type ServerCounts struct {
+	// Ran is the requests it answered from the store (2xx and 404).
+	Ran int64
+	// DeadlineRequests carried a deadline; DeadlineDropped were answered
+	// 503 unrun because it had passed (by the pool, or while waiting for
+	// the store); Wasted ran and finished after it: work for a client
+	// that had gone. kvserver knows of waste only where the clients send
+	// their deadline.
+	DeadlineRequests, DeadlineDropped, Wasted int64
+	// Shed is its 503s by reason (the pool's reasons, and "deadline
+	// (store)" for the store's drops).
+	Shed map[string]int64 `json:",omitempty"`
+}
