@@ -119,12 +119,18 @@ func (r *runner) metaRun(ctx context.Context, wl string, vr *result.VariantResul
 // finds every one busy: clients that give up close their connections
 // (an HTTP/1.1 client cannot abandon a request otherwise), and the
 // loader must keep replacing them, as a real client population would.
-// timeout is the classic client's (the none model's) wait.
+// timeout is the classic client's (the none model's) wait, the run's.
 func metaConfig(cfg loadgen.Config, mp *plan.Metastable, cm client.Model, mv plan.MetaVariant, base float64, maxConns int, timeout time.Duration) loadgen.Config {
 	t := mp.Timing
 	cfg.Rate, cfg.Duration, cfg.Interval = base, t.Duration(), t.Interval
 	cfg.Spike = loadgen.Spike{Factor: t.Factor, At: t.Base, Length: t.Spike}
 	cfg.Client = cm
+	if cfg.Client.IsZero() {
+		// The classic client, its wait written out: the loader counts
+		// first tries, useful answers and timeouts only for a run with
+		// a client model, and this one behaves as the zero model does.
+		cfg.Client.Timeout = timeout
+	}
 	cfg.Client.SendDeadline = mv.Deadlines
 	cfg.Conns, cfg.MaxConns = plan.MinConns, maxConns
 	cfg.GrowAfter, cfg.Timeout = time.Millisecond, timeout

@@ -39,8 +39,9 @@ func TestMetaConfig(t *testing.T) {
 	noClient, err := clientNamed(mp.Models[0])
 	require.NoError(t, err)
 	none := metaConfig(loadgen.DefaultConfig(), mp, noClient, mp.Variants[0], 6000, 4096, 2*time.Second)
-	assert.True(t, none.Client.IsZero())
 	assert.Equal(t, 2*time.Second, none.Timeout)
+	assert.Equal(t, 2*time.Second, none.Client.Timeout, "the classic client with its wait written out, so that the loader counts its tries")
+	assert.Zero(t, none.Client.Retries)
 }
 
 // TestClientModels: every model the plan names is known and valid;

@@ -59,7 +59,9 @@ type MetaJudged struct {
 	// plan.MetaCollapsed of the base rate.
 	Collapsed bool
 	// PeakAmplification is the most attempts sent per first try in any
-	// interval ((first tries + retries) ÷ first tries; 1: no retries).
+	// interval ((first tries + retries) ÷ first tries; 1: no retries),
+	// of the intervals in which the loader sent at least half of the
+	// first tries due.
 	PeakAmplification float64
 	// P99Back: the useful answers' p99 got back under plan.MetaP99 and
 	// stayed there for Hold, P99Time after the spike's end.
@@ -176,7 +178,14 @@ func JudgeMetaRun(r *result.MetaRun, base float64, t plan.MetaTiming) MetaJudged
 	j.Collapsed = length > 0 && float64(useful)/length < plan.MetaCollapsed*base
 	j.PeakAmplification = 1
 	for _, p := range r.Series {
-		if p.FirstTries > 0 {
+		// An interval in which the loader sent under half of the first
+		// tries due (it fell behind, or the run ended in it) would
+		// divide by a count the schedule did not set.
+		due := base * p.Length
+		if p.T >= t.Base.Seconds()-1e-9 && p.T < end-1e-9 {
+			due *= t.Factor
+		}
+		if p.FirstTries > 0 && float64(p.FirstTries) >= due/2 {
 			j.PeakAmplification = max(j.PeakAmplification, float64(p.FirstTries+p.Retries)/float64(p.FirstTries))
 		}
 	}

@@ -87,6 +87,17 @@ func TestJudgeMetaRun(t *testing.T) {
 	f(26, false, 0, false)
 }
 
+// TestPeakAmplificationOfSentIntervals: an interval whose first tries
+// fell under half of those due does not set the peak.
+func TestPeakAmplificationOfSentIntervals(t *testing.T) {
+	tm := plan.MetaQuickTiming()
+	s := metaSeries(tm, 1000, 0, 1)
+	s[len(s)-1].FirstTries, s[len(s)-1].Retries = 10, 990
+	s[1].Retries = s[1].FirstTries
+	j := JudgeMetaRun(&result.MetaRun{Series: s}, 1000, tm)
+	assert.Equal(t, 2.0, j.PeakAmplification)
+}
+
 func TestJudgeMetaRunServerShares(t *testing.T) {
 	tm := plan.MetaQuickTiming()
 	r := &result.MetaRun{Series: metaSeries(tm, 1000, 0, 1), Server: &result.ServerCounts{Ran: 10000, Wasted: 1000, DeadlineRequests: 10000}}

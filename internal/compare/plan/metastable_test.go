@@ -34,7 +34,11 @@ func TestMetastablePlan(t *testing.T) {
 	for _, v := range m.Variants {
 		names = append(names, v.Name())
 		assert.Contains(t, v.Variant.Args(), "-io-concurrency", v.Name())
+		if !v.Variant.IsBaseline() {
+			assert.Equal(t, MetaIOConcurrency, v.Variant.Workers, "%s: a worker per store slot", v.Name())
+		}
 	}
+	assert.Equal(t, "fifo-limitgradient2", m.Variants[4].Slug())
 	assert.Equal(t, []string{"direct", "fifo", "lifo", "adaptive", "fifo limit=gradient2", "fifo+deadlines", "lifo+deadlines"}, names)
 	assert.Equal(t, []string{"none", "retry", "backoff", "budget", "throttle"}, m.Models)
 	assert.Equal(t, 33, m.Runs())

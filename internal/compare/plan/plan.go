@@ -248,7 +248,13 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 		}
 	case "metastable":
 		p.Workloads = []string{"get"}
-		store := func(v Variant) Variant { v.IODelay, v.IOConcurrency = MetaIODelay, MetaIOConcurrency; return v }
+		store := func(v Variant) Variant {
+			v.IODelay, v.IOConcurrency = MetaIODelay, MetaIOConcurrency
+			if !v.IsBaseline() {
+				v.Workers = MetaIOConcurrency // one per store slot (see MetaVariant)
+			}
+			return v
+		}
 		vs = &variants{list: []Variant{store(base)}}
 		p.Metastable = newMetastable(o, store)
 	default:

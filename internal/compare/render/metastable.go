@@ -35,10 +35,11 @@ func writeMetastable(b *bytes.Buffer, c *result.Comparison, a *analysis.Analysis
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	t := p.Timing
 	w("%s\n\n", HeadMetastable)
-	w("Each run starts a fresh kvserver whose store stand-in sleeps %v per operation, %d at a time (`-io-delay %v -io-concurrency %d`: about %s op/s), "+
+	w("Each run starts a fresh kvserver whose store stand-in sleeps %v per operation, %d at a time (`-io-delay %v -io-concurrency %d`: about %s op/s; "+
+		"every pool runs `-workers %d`, one per slot, so that requests wait in the pool's queue and the store bounds every variant), "+
 		"and asks it %s GET/s (%.0f %% of direct's validated saturation) for %s, %s/s (%g×) from %s to %s, then the base rate again for %s. ",
 		plan.MetaIODelay, plan.MetaIOConcurrency, plan.MetaIODelay, plan.MetaIOConcurrency,
-		thousands(float64(plan.MetaIOConcurrency)/plan.MetaIODelay.Seconds()),
+		thousands(float64(plan.MetaIOConcurrency)/plan.MetaIODelay.Seconds()), plan.MetaIOConcurrency,
 		thousands(am.BaseRate), 100*p.Share, secs(t.Base), thousands(c.Metastable.SpikeRate), t.Factor, secs(t.Base), secs(t.SpikeEnd()), secs(t.After))
 	w("A variant **recovered** once its useful goodput (answers to clients still waiting) stayed at %.0f %% of the base rate or more for %s; "+
 		"it **collapsed** if, over the run's last %s, it averaged under %.0f %% of it. Recovery times are from the spike's end; "+
