@@ -13,6 +13,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/client"
 )
 
 func TestMetaConfig(t *testing.T) {
@@ -21,7 +22,7 @@ func TestMetaConfig(t *testing.T) {
 	p, err := plan.New(&o, 1)
 	require.NoError(t, err)
 	mp := p.Metastable
-	retry, err := clientNamed(mp.Models[1])
+	retry, err := client.Named(mp.Models[1])
 	require.NoError(t, err)
 	lifoDeadlines := mp.Variants[len(mp.Variants)-1]
 	require.Equal(t, "lifo+deadlines", lifoDeadlines.Name())
@@ -36,7 +37,7 @@ func TestMetaConfig(t *testing.T) {
 	assert.Equal(t, 4096, cfg.MaxConns, "timed-out connections are replaced up to -max-conns")
 	require.NoError(t, cfg.Validate())
 
-	noClient, err := clientNamed(mp.Models[0])
+	noClient, err := client.Named(mp.Models[0])
 	require.NoError(t, err)
 	none := metaConfig(loadgen.DefaultConfig(), mp, noClient, mp.Variants[0], 6000, 4096, 2*time.Second)
 	assert.Equal(t, 2*time.Second, none.Timeout)
@@ -44,17 +45,16 @@ func TestMetaConfig(t *testing.T) {
 	assert.Zero(t, none.Client.Retries)
 }
 
-// TestClientModels: every model the plan names is known and valid;
-// none is the classic client, the only one without a timeout.
+// TestClientModels: the plan names the client package's models, in its
+// order; none is the classic client, the only one without a timeout.
 func TestClientModels(t *testing.T) {
+	assert.Equal(t, client.Names(), plan.MetaModels)
 	for _, name := range plan.MetaModels {
-		m, err := clientNamed(name)
+		m, err := client.Named(name)
 		require.NoError(t, err, name)
 		require.NoError(t, m.Validate(), name)
 		assert.Equal(t, name == plan.NoTimeoutModel, m.Timeout == 0, name)
 	}
-	_, err := clientNamed("eager")
-	assert.ErrorContains(t, err, "valid: none, retry")
 }
 
 // TestServerCounts: the deltas of kvserver's counters over a run, the

@@ -33,8 +33,9 @@ const MetaShare = 0.6
 // it): 1.2 × direct's saturation, a spike the server cannot keep up with.
 const MetaFactor = 2
 
-// MetaModels name the client populations of the metastable preset
-// (internal/loadgen/client's named models, which the runner resolves):
+// MetaModels name the client populations of the metastable preset:
+// internal/loadgen/client's named models (client.Names, which a test
+// holds this list to), resolved by the runner with client.Named:
 // from none, the lab's classic client (no timeout of its own, no retry),
 // to the ones that give up after 1 s and retry twice, at once or with
 // backoff, within a budget or throttling themselves. The plan keeps
