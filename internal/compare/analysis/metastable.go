@@ -41,6 +41,11 @@ type MetaVariant struct {
 	// median and range of the recovered runs' recovery times (seconds).
 	Recovered, Collapsed int
 	Recovery             Estimate
+	// P99Back counts its runs whose useful p99 got back under
+	// plan.MetaP99; P99 is the median and range of when (seconds from the
+	// spike's end).
+	P99Back int
+	P99     Estimate
 	// PeakAmplification, WastedShare and UnusedShare are the median over
 	// its runs (NaN: unknown); Timeouts, Shed and GaveUp the mean of the
 	// runs' totals.
@@ -108,8 +113,12 @@ func metastableOf(c *result.Comparison) *Metastable {
 
 // summarise fills v's medians and counts from its judged runs.
 func summarise(v *MetaVariant, runs []*result.MetaRun, model string) {
-	var rec, amp, wasted, unused []float64
+	var rec, p99, amp, wasted, unused []float64
 	for _, j := range v.Runs {
+		if j.P99Back {
+			v.P99Back++
+			p99 = append(p99, j.P99Time.Seconds())
+		}
 		if j.Recovered {
 			v.Recovered++
 			rec = append(rec, j.RecoveryTime.Seconds())
@@ -125,7 +134,7 @@ func summarise(v *MetaVariant, runs []*result.MetaRun, model string) {
 			unused = append(unused, j.UnusedShare)
 		}
 	}
-	v.Recovery = estimateOf(rec)
+	v.Recovery, v.P99 = estimateOf(rec), estimateOf(p99)
 	v.PeakAmplification, v.WastedShare, v.UnusedShare = medianOrNaN(amp), medianOrNaN(wasted), medianOrNaN(unused)
 	n := int64(0)
 	for _, r := range runs {

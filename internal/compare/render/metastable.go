@@ -42,11 +42,11 @@ func writeMetastable(b *bytes.Buffer, c *result.Comparison, a *analysis.Analysis
 		thousands(float64(plan.MetaIOConcurrency)/plan.MetaIODelay.Seconds()), plan.MetaIOConcurrency,
 		thousands(am.BaseRate), 100*p.Share, secs(t.Base), thousands(c.Metastable.SpikeRate), t.Factor, secs(t.Base), secs(t.SpikeEnd()), secs(t.After))
 	w("A variant **recovered** once its useful goodput (answers to clients still waiting) stayed at %.0f %% of the base rate or more for %s; "+
-		"it **collapsed** if, over the run's last %s, it averaged under %.0f %% of it. Recovery times are from the spike's end; "+
+		"it **collapsed** if, over the run's last %s, it averaged under %.0f %% of it. Recovery times are from the spike's end, as is when the useful answers' p99 got back under %v for as long; "+
 		"peak amplification is the most attempts sent per first try in any %s; "+
 		"\"wasted\" is kvserver's operations that finished past the deadline their clients sent, of those it ran (known only where they send one: +deadlines); "+
 		"\"unused\" is the answers kvserver gave that no waiting client used, of those it gave; timeouts and 503s are the loader's counts per run.\n\n",
-		100*plan.MetaRecovered, secs(t.Hold), secs(t.Hold), 100*plan.MetaCollapsed, secs(t.Interval))
+		100*plan.MetaRecovered, secs(t.Hold), secs(t.Hold), 100*plan.MetaCollapsed, plan.MetaP99, secs(t.Interval))
 	w("Client models:\n\n")
 	for _, m := range p.Models {
 		w("- `%s`: %s\n", m, orUnknown(modelText[m]))
@@ -61,10 +61,11 @@ func writeMetastable(b *bytes.Buffer, c *result.Comparison, a *analysis.Analysis
 			continue
 		}
 		w("### Client `%s`\n\n", mm.Name)
-		w("| variant | recovered in | collapsed? | peak amplification | wasted | unused | timeouts | 503s |\n")
-		w("|---|---|---|---|---|---|---|---|\n")
+		w("| variant | recovered in | collapsed? | p99 < %v in | peak amplification | wasted | unused | timeouts | 503s |\n", plan.MetaP99)
+		w("|---|---|---|---|---|---|---|---|---|\n")
 		for _, v := range mm.Variants {
-			w("| %s | %s | %s | %s | %s | %s | %s | %s |\n", v.Name, recoveredCell(v), collapsedCell(v), amplificationCell(v.PeakAmplification),
+			w("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v.Name, recoveredCell(v), collapsedCell(v), timesCell(v.P99Back, len(v.Runs), v.P99),
+				amplificationCell(v.PeakAmplification),
 				shareCellOf(v.WastedShare), shareCellOf(v.UnusedShare), thousands(float64(v.Timeouts)), thousands(float64(v.Shed)))
 		}
 		w("\n")
@@ -76,18 +77,23 @@ func secs(d time.Duration) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.1f", d.Seconds()), "0"), ".") + " s"
 }
 
-// recoveredCell is "2 s", "2 s (1–3 s)" over repeats, "never", or "2 s
-// (2 of 3 runs)" where some runs did not.
+// recoveredCell is when v's runs recovered (timesCell).
 func recoveredCell(v *analysis.MetaVariant) string {
-	if v.Recovered == 0 {
+	return timesCell(v.Recovered, len(v.Runs), v.Recovery)
+}
+
+// timesCell is "2 s", "2 s (1–3 s)" over repeats, "never", or "2 s (2
+// of 3 runs)" where only n of runs did.
+func timesCell(n, runs int, e analysis.Estimate) string {
+	if n == 0 {
 		return "never"
 	}
-	s := secsOf(v.Recovery.Median)
-	if v.Recovered > 1 && v.Recovery.Hi > v.Recovery.Lo {
-		s += fmt.Sprintf(" (%s–%s)", secsOf(v.Recovery.Lo), secsOf(v.Recovery.Hi))
+	s := secsOf(e.Median)
+	if n > 1 && e.Hi > e.Lo {
+		s += fmt.Sprintf(" (%s–%s)", secsOf(e.Lo), secsOf(e.Hi))
 	}
-	if v.Recovered < len(v.Runs) {
-		s += fmt.Sprintf(" (%d of %d runs)", v.Recovered, len(v.Runs))
+	if n < runs {
+		s += fmt.Sprintf(" (%d of %d runs)", n, runs)
 	}
 	return s
 }

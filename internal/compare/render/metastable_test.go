@@ -89,9 +89,9 @@ func TestMetastableReport(t *testing.T) {
 		assert.Contains(t, text, "### Client `"+m+"`")
 	}
 	retry := text[strings.Index(text, "### Client `retry`"):strings.Index(text, "### Client `backoff`")]
-	assert.Contains(t, retry, "| direct | never | **yes** | 3.00× | - | ")
-	assert.Contains(t, retry, "| lifo+deadlines | 2 s | no | 3.00× | ")
-	assert.Contains(t, retry, "| adaptive | 8 s | no |")
+	assert.Contains(t, retry, "| direct | never | **yes** | never | 3.00× | - | ")
+	assert.Contains(t, retry, "| lifo+deadlines | 2 s | no | 2 s | 3.00× | ")
+	assert.Contains(t, retry, "| adaptive | 8 s | no | 8 s |")
 	assert.NotContains(t, text[:strings.Index(text, "### Client `retry`")], "+deadlines |", "none sends no deadline")
 
 	var findings string
