@@ -51,6 +51,9 @@ type MetaVariant struct {
 	// runs' totals.
 	PeakAmplification, WastedShare, UnusedShare float64
 	Timeouts, Shed, GaveUp                      int64
+	// ServerShed is kvserver's 503s by reason, the mean over the runs
+	// that read its counters (nil: none did).
+	ServerShed map[string]int64
 }
 
 // MetaJudged is one run judged against the base rate.
@@ -136,17 +139,29 @@ func summarise(v *MetaVariant, runs []*result.MetaRun, model string) {
 	}
 	v.Recovery, v.P99 = estimateOf(rec), estimateOf(p99)
 	v.PeakAmplification, v.WastedShare, v.UnusedShare = medianOrNaN(amp), medianOrNaN(wasted), medianOrNaN(unused)
-	n := int64(0)
+	n, read := int64(0), int64(0)
 	for _, r := range runs {
 		if r.Model == model && r.Variant == v.Name {
 			v.Timeouts += r.Totals.Timeouts
 			v.Shed += r.Totals.Shed
 			v.GaveUp += r.Totals.GaveUp
 			n++
+			if r.Server != nil {
+				read++
+				if v.ServerShed == nil {
+					v.ServerShed = map[string]int64{}
+				}
+				for reason, k := range r.Server.Shed {
+					v.ServerShed[reason] += k
+				}
+			}
 		}
 	}
 	if n > 0 {
 		v.Timeouts, v.Shed, v.GaveUp = v.Timeouts/n, v.Shed/n, v.GaveUp/n
+	}
+	for reason := range v.ServerShed {
+		v.ServerShed[reason] /= read
 	}
 }
 

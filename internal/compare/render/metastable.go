@@ -3,7 +3,9 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,7 +47,7 @@ func writeMetastable(b *bytes.Buffer, c *result.Comparison, a *analysis.Analysis
 		"it **collapsed** if, over the run's last %s, it averaged under %.0f %% of it. Recovery times are from the spike's end, as is when the useful answers' p99 got back under %v for as long; "+
 		"peak amplification is the most attempts sent per first try in any %s; "+
 		"\"wasted\" is kvserver's operations that finished past the deadline their clients sent, of those it ran (known only where they send one: +deadlines); "+
-		"\"unused\" is the answers kvserver gave that no waiting client used, of those it gave; timeouts and 503s are the loader's counts per run.\n\n",
+		"\"unused\" is the answers kvserver gave that no waiting client used, of those it gave; timeouts and 503s are the loader's counts per run, with kvserver's 503s by reason in brackets.\n\n",
 		100*plan.MetaRecovered, secs(t.Hold), secs(t.Hold), 100*plan.MetaCollapsed, plan.MetaP99, secs(t.Interval))
 	w("Client models:\n\n")
 	for _, m := range p.Models {
@@ -66,7 +68,7 @@ func writeMetastable(b *bytes.Buffer, c *result.Comparison, a *analysis.Analysis
 		for _, v := range mm.Variants {
 			w("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v.Name, recoveredCell(v), collapsedCell(v), timesCell(v.P99Back, len(v.Runs), v.P99),
 				amplificationCell(v.PeakAmplification),
-				shareCellOf(v.WastedShare), shareCellOf(v.UnusedShare), thousands(float64(v.Timeouts)), thousands(float64(v.Shed)))
+				shareCellOf(v.WastedShare), shareCellOf(v.UnusedShare), thousands(float64(v.Timeouts)), shedCell(v))
 		}
 		w("\n")
 	}
@@ -108,6 +110,23 @@ func collapsedCell(v *analysis.MetaVariant) string {
 		return "**yes**"
 	}
 	return fmt.Sprintf("**yes** (%d of %d runs)", v.Collapsed, len(v.Runs))
+}
+
+// shedCell is the loader's 503s with kvserver's reasons: "1,200
+// (deadline 1,100, full 100)".
+func shedCell(v *analysis.MetaVariant) string {
+	s := thousands(float64(v.Shed))
+	reasons := slices.Sorted(maps.Keys(v.ServerShed))
+	var parts []string
+	for _, r := range reasons {
+		if n := v.ServerShed[r]; n > 0 {
+			parts = append(parts, r+" "+thousands(float64(n)))
+		}
+	}
+	if len(parts) > 0 {
+		s += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return s
 }
 
 func amplificationCell(x float64) string {

@@ -64,6 +64,7 @@ func metaComparison(t *testing.T, back map[string]map[string]float64) *result.Co
 			r.Server = &result.ServerCounts{Ran: r.Totals.Useful + 1000, Wasted: 500}
 			if v.Deadlines {
 				r.Server.DeadlineRequests = r.Server.Ran
+				r.Server.Shed = map[string]int64{"deadline": 1200, "deadline (store)": 30}
 			}
 			m.Runs = append(m.Runs, r)
 		}
@@ -91,6 +92,7 @@ func TestMetastableReport(t *testing.T) {
 	retry := text[strings.Index(text, "### Client `retry`"):strings.Index(text, "### Client `backoff`")]
 	assert.Contains(t, retry, "| direct | never | **yes** | never | 3.00× | - | ")
 	assert.Contains(t, retry, "| lifo+deadlines | 2 s | no | 2 s | 3.00× | ")
+	assert.Contains(t, retry, " | 0 (deadline 1,200, deadline (store) 30) |", "kvserver's 503s by reason")
 	assert.Contains(t, retry, "| adaptive | 8 s | no | 8 s |")
 	assert.NotContains(t, text[:strings.Index(text, "### Client `retry`")], "+deadlines |", "none sends no deadline")
 
