@@ -220,7 +220,7 @@ func metastableCharts(c *result.Comparison, save func(name string, ch chart.Char
 		if len(lines) == 0 {
 			continue
 		}
-		title := fmt.Sprintf("Useful goodput through a %g× spike, `%s` clients", t.Factor, cm)
+		title := fmt.Sprintf("Useful goodput through a %g× spike, clients: %s", t.Factor, cm)
 		spec := chart.Spec{Title: title, XLabel: "time since the run started (s)", YLabel: "useful goodput (answers/s)",
 			Caption: fmt.Sprintf("Answers to clients still waiting, per %s, one line per variant; the shaded span is the spike. The base rate is %s/s: a line that comes back to it recovered, one that stays low after the spike is held down by its clients' retries.",
 				secs(t.Interval), thousands(m.BaseRate))}
