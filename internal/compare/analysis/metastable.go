@@ -177,23 +177,24 @@ func medianOrNaN(xs []float64) float64 {
 func JudgeMetaRun(r *result.MetaRun, base float64, t plan.MetaTiming) MetaJudged {
 	j := MetaJudged{WastedShare: math.NaN(), UnusedShare: math.NaN()}
 	end := t.SpikeEnd().Seconds()
+	series := scheduled(r.Series, t)
 	rate := func(p result.MetaPoint) float64 {
 		if p.Length <= 0 {
 			return 0
 		}
 		return float64(p.Useful) / p.Length
 	}
-	j.Recovered, j.RecoveryTime = heldFrom(r.Series, end, t.Hold.Seconds(), func(p result.MetaPoint) bool {
+	j.Recovered, j.RecoveryTime = heldFrom(series, end, t.Hold.Seconds(), func(p result.MetaPoint) bool {
 		return rate(p) >= plan.MetaRecovered*base
 	})
-	j.P99Back, j.P99Time = heldFrom(r.Series, end, t.Hold.Seconds(), func(p result.MetaPoint) bool {
+	j.P99Back, j.P99Time = heldFrom(series, end, t.Hold.Seconds(), func(p result.MetaPoint) bool {
 		return p.Useful > 0 && p.UsefulP99 > 0 && p.UsefulP99 < plan.MetaP99
 	})
 	// The run's last Hold: useful goodput there, against the base.
 	last := t.Duration().Seconds() - t.Hold.Seconds()
 	var useful int64
 	var length float64
-	for _, p := range r.Series {
+	for _, p := range series {
 		if p.T >= last-1e-9 {
 			useful += p.Useful
 			length += p.Length
@@ -201,7 +202,7 @@ func JudgeMetaRun(r *result.MetaRun, base float64, t plan.MetaTiming) MetaJudged
 	}
 	j.Collapsed = length > 0 && float64(useful)/length < plan.MetaCollapsed*base
 	j.PeakAmplification = 1
-	for _, p := range r.Series {
+	for _, p := range series {
 		// An interval in which the loader sent under half of the first
 		// tries due (it fell behind, or the run ended in it) would
 		// divide by a count the schedule did not set.
@@ -220,6 +221,20 @@ func JudgeMetaRun(r *result.MetaRun, base float64, t plan.MetaTiming) MetaJudged
 		j.UnusedShare = max(0, float64(s.Ran-r.Totals.Useful)) / float64(s.Ran)
 	}
 	return j
+}
+
+// scheduled is the part of series within the run's schedule (t's
+// Duration): the loader's series goes on while the last attempts end
+// (retries, answers to requests sent late), with no first tries due;
+// judged, those seconds would count as the run's last.
+func scheduled(series []result.MetaPoint, t plan.MetaTiming) []result.MetaPoint {
+	d := t.Duration().Seconds()
+	for i, p := range series {
+		if p.T >= d-1e-9 {
+			return series[:i]
+		}
+	}
+	return series
 }
 
 // heldFrom finds the first interval starting at or after from (seconds)

@@ -87,6 +87,19 @@ func TestJudgeMetaRun(t *testing.T) {
 	f(26, false, 0, false)
 }
 
+// TestJudgedWithinTheSchedule: the seconds the loader's series goes on
+// after the schedule (the last attempts ending) are not the run's last.
+func TestJudgedWithinTheSchedule(t *testing.T) {
+	tm := plan.MetaQuickTiming()
+	s := metaSeries(tm, 1000, 0, 1)
+	for x := tm.Duration().Seconds(); x < tm.Duration().Seconds()+3; x += tm.Interval.Seconds() {
+		s = append(s, result.MetaPoint{T: x, Length: tm.Interval.Seconds(), Retries: 100, Timeouts: 100})
+	}
+	j := JudgeMetaRun(&result.MetaRun{Series: s}, 1000, tm)
+	assert.False(t, j.Collapsed)
+	assert.True(t, j.Recovered)
+}
+
 // TestPeakAmplificationOfSentIntervals: an interval whose first tries
 // fell under half of those due does not set the peak.
 func TestPeakAmplificationOfSentIntervals(t *testing.T) {

@@ -207,6 +207,9 @@ func metastableCharts(c *result.Comparison, save func(name string, ch chart.Char
 				}
 				l := chart.XYLine{Name: v.Name()}
 				for _, pt := range r.Series {
+					if pt.T >= t.Duration().Seconds()-1e-9 {
+						break // the last attempts ending after the schedule
+					}
 					y := math.NaN()
 					if pt.Length > 0 {
 						y = float64(pt.Useful) / pt.Length
