@@ -269,3 +269,17 @@ func TestClientTimesOutARequestNoConnectionCouldSend(t *testing.T) {
 	assert.Equal(t, c.FirstTries, res.Sent)
 	assert.Equal(t, int64(20), c.GaveUp)
 }
+
+// A throttled client whose requests are answered sends nearly all of
+// them: the answers are accepts, and once K·accepts exceed the requests
+// it refuses none. (Before the first answers, with requests in flight
+// and no accept yet, it may refuse a few: the rule's own start-up.)
+func TestClientThrottleLetsAnsweredRequestsThrough(t *testing.T) {
+	cfg := testConfig(loadgentest.ServeHandler(t, bareserver.Handler), 2000, 500*time.Millisecond)
+	cfg.Client = client.Model{Throttle: 2}
+	_, res := runEngine(t, cfg)
+	c := res.Clients
+	assert.Equal(t, int64(1000), c.FirstTries+c.Throttled)
+	assert.Equal(t, c.FirstTries, c.Useful, "every request sent was answered")
+	assert.LessOrEqual(t, c.Throttled, int64(20), "accepts keep the throttle open")
+}

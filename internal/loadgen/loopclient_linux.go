@@ -27,10 +27,12 @@ func (l *evloop) decide(o *outcome, retryAfter time.Duration) {
 	case o.code == 503:
 		out = client.Shed
 	}
+	// Every outcome goes to the client: an answer is an accept its
+	// throttle counts.
+	at, again, _ := l.client.Done(o.end, int(o.attempt), out, retryAfter)
 	if out == client.OK {
 		return
 	}
-	at, again, _ := l.client.Done(o.end, int(o.attempt), out, retryAfter)
 	if !again || o.attempt == maxAttempt {
 		o.flags |= flagGaveUp
 		return
