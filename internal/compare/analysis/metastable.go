@@ -16,7 +16,8 @@ type Metastable struct {
 	BaseRate float64
 	Models   []*MetaModel
 	// Recommended are the variants that, under every retrying model
-	// (MetaRecommendModels) and in every run, recovered within the plan's
+	// (MetaRecommendModels) and in every run, were overloaded by the
+	// spike, recovered within the plan's
 	// Recovery and got their useful p99 back under plan.MetaP99 as fast.
 	Recommended []string
 }
@@ -37,6 +38,8 @@ type MetaModel struct {
 type MetaVariant struct {
 	Name string
 	Runs []MetaJudged
+	// Overloaded counts its runs the spike overloaded (MetaJudged).
+	Overloaded int
 	// Recovered and Collapsed count its runs that did; Recovery is the
 	// median and range of the recovered runs' recovery times (seconds).
 	Recovered, Collapsed int
@@ -58,6 +61,12 @@ type MetaVariant struct {
 
 // MetaJudged is one run judged against the base rate.
 type MetaJudged struct {
+	// Overloaded: the spike asked more than the variant served: over the
+	// spike, useful goodput averaged under plan.MetaRecovered of the
+	// spike's rate, or the useful answers' p99 passed plan.MetaP99 in one
+	// of its intervals. A run the spike did not overload has nothing to
+	// recover from: its "recovered" proves nothing.
+	Overloaded bool
 	// Recovered: useful goodput came back to plan.MetaRecovered of the
 	// base rate and stayed there for the timing's Hold; RecoveryTime is
 	// from the spike's end to the start of that hold.
@@ -118,6 +127,9 @@ func metastableOf(c *result.Comparison) *Metastable {
 func summarise(v *MetaVariant, runs []*result.MetaRun, model string) {
 	var rec, p99, amp, wasted, unused []float64
 	for _, j := range v.Runs {
+		if j.Overloaded {
+			v.Overloaded++
+		}
 		if j.P99Back {
 			v.P99Back++
 			p99 = append(p99, j.P99Time.Seconds())
@@ -184,6 +196,7 @@ func JudgeMetaRun(r *result.MetaRun, base float64, t plan.MetaTiming) MetaJudged
 		}
 		return float64(p.Useful) / p.Length
 	}
+	j.Overloaded = overloaded(series, base*t.Factor, t)
 	j.Recovered, j.RecoveryTime = heldFrom(series, end, t.Hold.Seconds(), func(p result.MetaPoint) bool {
 		return rate(p) >= plan.MetaRecovered*base
 	})
@@ -221,6 +234,26 @@ func JudgeMetaRun(r *result.MetaRun, base float64, t plan.MetaTiming) MetaJudged
 		j.UnusedShare = max(0, float64(s.Ran-r.Totals.Useful)) / float64(s.Ran)
 	}
 	return j
+}
+
+// overloaded reports whether the spike (at spikeRate, within t's spike)
+// overloaded the run whose series this is (see MetaJudged.Overloaded).
+func overloaded(series []result.MetaPoint, spikeRate float64, t plan.MetaTiming) bool {
+	const eps = 1e-9
+	from, to := t.Base.Seconds(), t.SpikeEnd().Seconds()
+	var useful int64
+	var length float64
+	for _, p := range series {
+		if p.T < from-eps || p.T+p.Length > to+eps {
+			continue
+		}
+		if p.UsefulP99 >= plan.MetaP99 {
+			return true
+		}
+		useful += p.Useful
+		length += p.Length
+	}
+	return length > 0 && float64(useful)/length < plan.MetaRecovered*spikeRate
 }
 
 // scheduled is the part of series within the run's schedule (t's
@@ -262,9 +295,9 @@ func heldFrom(series []result.MetaPoint, from, hold float64, ok func(result.Meta
 	return false, 0
 }
 
-// recommended are the variants that, under every retrying model, ran
-// and recovered within t.Recovery in every run with their p99 back
-// under plan.MetaP99 as fast.
+// recommended are the variants that, under every retrying model, ran,
+// were overloaded by the spike and recovered within t.Recovery in every
+// run with their p99 back under plan.MetaP99 as fast.
 func recommended(m *Metastable, t plan.MetaTiming) []string {
 	var names []string
 	counts := map[string]int{}
@@ -273,7 +306,7 @@ func recommended(m *Metastable, t plan.MetaTiming) []string {
 			continue
 		}
 		for _, v := range mm.Variants {
-			good := v.Recovered == len(v.Runs) && v.Collapsed == 0
+			good := v.Recovered == len(v.Runs) && v.Overloaded == len(v.Runs) && v.Collapsed == 0
 			for _, j := range v.Runs {
 				good = good && j.RecoveryTime <= t.Recovery && j.P99Back && j.P99Time <= t.Recovery
 			}

@@ -87,6 +87,30 @@ func TestJudgeMetaRun(t *testing.T) {
 	f(26, false, 0, false)
 }
 
+// calmSeries is a run the spike did not overload: every first try
+// answered in its interval, p99 10 ms throughout.
+func calmSeries(t plan.MetaTiming, base float64) []result.MetaPoint {
+	s := metaSeries(t, base, 0, 1)
+	for i := range s {
+		s[i].Useful, s[i].Retries, s[i].Timeouts, s[i].UsefulP99 = s[i].FirstTries, 0, 0, 10*time.Millisecond
+	}
+	return s
+}
+
+// TestOverloadedBySpike: a run whose spike was served in full, at low
+// latency, was not overloaded (and "recovered" at once, proving
+// nothing); one whose spike was served short or slow was.
+func TestOverloadedBySpike(t *testing.T) {
+	tm := plan.MetaFullTiming()
+	calm := JudgeMetaRun(&result.MetaRun{Series: calmSeries(tm, 1000)}, 1000, tm)
+	assert.False(t, calm.Overloaded)
+	assert.True(t, calm.Recovered)
+	assert.True(t, JudgeMetaRun(&result.MetaRun{Series: metaSeries(tm, 1000, 0, 1)}, 1000, tm).Overloaded, "served 30 %")
+	slow := calmSeries(tm, 1000)
+	slow[int(tm.Base.Seconds())+2].UsefulP99 = 60 * time.Millisecond
+	assert.True(t, JudgeMetaRun(&result.MetaRun{Series: slow}, 1000, tm).Overloaded, "served in full, one second's p99 over 50 ms")
+}
+
 // TestJudgedWithinTheSchedule: the seconds the loader's series goes on
 // after the schedule (the last attempts ending) are not the run's last.
 func TestJudgedWithinTheSchedule(t *testing.T) {
@@ -159,6 +183,21 @@ func TestMetastableFindings(t *testing.T) {
 	// adaptive took 8 s under retry, fifo limit=gradient2 6 s under
 	// throttle; lifo (1 s everywhere) too.
 	assert.Equal(t, []string{"lifo", "fifo+deadlines", "lifo+deadlines"}, m.Recommended)
+
+	// A variant the spike did not overload under one retrying model is
+	// not recommended: its recovery there proved nothing.
+	for _, r := range c.Metastable.Runs {
+		if r.Model == "budget" && r.Variant == "lifo" {
+			r.Series = calmSeries(c.Plan.Metastable.Timing, c.Metastable.BaseRate)
+		}
+	}
+	m = Analyze(c).Metastable
+	assert.Equal(t, []string{"fifo+deadlines", "lifo+deadlines"}, m.Recommended)
+	for _, v := range m.Models[3].Variants {
+		if v.Name == "lifo" {
+			assert.Zero(t, v.Overloaded)
+		}
+	}
 }
 
 func TestNoMetastableElsewhere(t *testing.T) {

@@ -43,6 +43,8 @@ func writeMetastable(b *bytes.Buffer, c *result.Comparison, a *analysis.Analysis
 		plan.MetaIODelay, plan.MetaIOConcurrency, plan.MetaIODelay, plan.MetaIOConcurrency,
 		thousands(float64(plan.MetaIOConcurrency)/plan.MetaIODelay.Seconds()), plan.MetaIOConcurrency,
 		thousands(am.BaseRate), 100*p.Share, secs(t.Base), thousands(c.Metastable.SpikeRate), t.Factor, secs(t.Base), secs(t.SpikeEnd()), secs(t.After))
+	w("The spike **overloaded** a variant when, over the spike, its useful goodput averaged under %.0f %% of the spike's rate or its useful answers' p99 passed %v: "+
+		"one it did not overload had nothing to recover from. ", 100*plan.MetaRecovered, plan.MetaP99)
 	w("A variant **recovered** once its useful goodput (answers to clients still waiting) stayed at %.0f %% of the base rate or more for %s; "+
 		"it **collapsed** if, over the run's last %s, it averaged under %.0f %% of it. Recovery times are from the spike's end, as is when the useful answers' p99 got back under %v for as long; "+
 		"peak amplification is the most attempts sent per first try in any %s; "+
@@ -63,10 +65,10 @@ func writeMetastable(b *bytes.Buffer, c *result.Comparison, a *analysis.Analysis
 			continue
 		}
 		w("### Client `%s`\n\n", mm.Name)
-		w("| variant | recovered in | collapsed? | p99 < %v in | peak amplification | wasted | unused | timeouts | 503s |\n", plan.MetaP99)
-		w("|---|---|---|---|---|---|---|---|---|\n")
+		w("| variant | overloaded? | recovered in | collapsed? | p99 < %v in | peak amplification | wasted | unused | timeouts | 503s |\n", plan.MetaP99)
+		w("|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, v := range mm.Variants {
-			w("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v.Name, recoveredCell(v), collapsedCell(v), timesCell(v.P99Back, len(v.Runs), v.P99),
+			w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v.Name, countCell(v.Overloaded, len(v.Runs)), recoveredCell(v), collapsedCell(v), timesCell(v.P99Back, len(v.Runs), v.P99),
 				amplificationCell(v.PeakAmplification),
 				shareCellOf(v.WastedShare), shareCellOf(v.UnusedShare), thousands(float64(v.Timeouts)), shedCell(v))
 		}
@@ -101,6 +103,17 @@ func timesCell(n, runs int, e analysis.Estimate) string {
 }
 
 func secsOf(x float64) string { return secs(time.Duration(x * float64(time.Second))) }
+
+// countCell is "yes", "no" or "2 of 3 runs".
+func countCell(n, runs int) string {
+	switch {
+	case n == runs:
+		return "yes"
+	case n == 0:
+		return "no"
+	}
+	return fmt.Sprintf("%d of %d runs", n, runs)
+}
 
 func collapsedCell(v *analysis.MetaVariant) string {
 	switch {
@@ -156,11 +169,13 @@ func metastableSentences(c *result.Comparison, am *analysis.Metastable) []string
 		if len(mm.Variants) == 0 {
 			continue
 		}
-		var rec, col, neither []string
+		var rec, col, neither, calm []string
 		for _, v := range mm.Variants {
 			switch {
 			case v.Collapsed > 0:
 				col = append(col, v.Name)
+			case v.Overloaded == 0:
+				calm = append(calm, v.Name)
 			case v.Recovered > 0:
 				rec = append(rec, fmt.Sprintf("%s (in %s)", v.Name, recoveredCell(v)))
 			default:
@@ -178,9 +193,12 @@ func metastableSentences(c *result.Comparison, am *analysis.Metastable) []string
 		if len(neither) > 0 {
 			parts = append(parts, "neither recovered nor collapsed: "+strings.Join(neither, ", "))
 		}
+		if len(calm) > 0 {
+			parts = append(parts, "not overloaded by the spike (nothing to recover from): "+strings.Join(calm, ", "))
+		}
 		out = append(out, s+strings.Join(parts, "; ")+".")
 	}
-	crit := fmt.Sprintf("recovered within %s under every retrying client (%s) with the useful p99 back under %v as fast",
+	crit := fmt.Sprintf("overloaded by the spike and recovered within %s under every retrying client (%s) with the useful p99 back under %v as fast",
 		secs(t.Recovery), strings.Join(analysis.MetaRecommendModels, ", "), plan.MetaP99)
 	if len(am.Recommended) == 0 {
 		out = append(out, "No configuration is a recommended candidate ("+crit+").")

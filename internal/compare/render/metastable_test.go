@@ -90,17 +90,17 @@ func TestMetastableReport(t *testing.T) {
 		assert.Contains(t, text, "### Client `"+m+"`")
 	}
 	retry := text[strings.Index(text, "### Client `retry`"):strings.Index(text, "### Client `backoff`")]
-	assert.Contains(t, retry, "| direct | never | **yes** | never | 3.00× | - | ")
-	assert.Contains(t, retry, "| lifo+deadlines | 2 s | no | 2 s | 3.00× | ")
+	assert.Contains(t, retry, "| direct | yes | never | **yes** | never | 3.00× | - | ")
+	assert.Contains(t, retry, "| lifo+deadlines | yes | 2 s | no | 2 s | 3.00× | ")
 	assert.Contains(t, retry, " | 0 (deadline 1,200, deadline (store) 30) |", "kvserver's 503s by reason")
-	assert.Contains(t, retry, "| adaptive | 8 s | no | 8 s |")
+	assert.Contains(t, retry, "| adaptive | yes | 8 s | no | 8 s |")
 	assert.NotContains(t, text[:strings.Index(text, "### Client `retry`")], "+deadlines |", "none sends no deadline")
 
 	var findings string
 	for _, f := range rep.Findings {
 		findings += f + "\n"
 	}
-	assert.Contains(t, findings, "With `retry` clients after a 2× spike: recovered: lifo (in 1 s), adaptive (in 8 s), fifo limit=gradient2 (in 1 s), fifo+deadlines (in 1 s), lifo+deadlines (in 2 s); collapsed (useful goodput under half the base rate to the end): direct, fifo.")
+	assert.Contains(t, findings, "With `retry` clients after a 2.5× spike: recovered: lifo (in 1 s), adaptive (in 8 s), fifo limit=gradient2 (in 1 s), fifo+deadlines (in 1 s), lifo+deadlines (in 2 s); collapsed (useful goodput under half the base rate to the end): direct, fifo.")
 	assert.Contains(t, findings, "Recommended candidates")
 	assert.Contains(t, findings, "**lifo**, **fifo limit=gradient2**, **fifo+deadlines**, **lifo+deadlines**")
 
