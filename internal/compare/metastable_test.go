@@ -29,7 +29,7 @@ func TestMetaConfig(t *testing.T) {
 	cfg := metaConfig(loadgen.DefaultConfig(), mp, retry, lifoDeadlines, 6000, 4096, 2*time.Second)
 	assert.Equal(t, 6000.0, cfg.Rate)
 	assert.Equal(t, 45*time.Second, cfg.Duration)
-	assert.Equal(t, loadgen.Spike{Factor: 2, At: 5 * time.Second, Length: 10 * time.Second}, cfg.Spike)
+	assert.Equal(t, loadgen.Spike{Factor: plan.MetaFactor, At: 5 * time.Second, Length: 10 * time.Second}, cfg.Spike)
 	assert.Equal(t, time.Second, cfg.Client.Timeout)
 	assert.Equal(t, 2, cfg.Client.Retries)
 	assert.True(t, cfg.Client.SendDeadline, "+deadlines: the clients send theirs")
