@@ -129,6 +129,19 @@ type ClientTotals struct {
 	GaveUp   int64 `json:"gave_up"`
 }
 
+// Add adds o's counts to t (the shards of one run).
+func (t *ClientTotals) Add(o ClientTotals) {
+	t.FirstTries += o.FirstTries
+	t.Retries += o.Retries
+	t.Throttled += o.Throttled
+	t.UnsentRetries += o.UnsentRetries
+	t.Expired += o.Expired
+	t.Useful += o.Useful
+	t.Timeouts += o.Timeouts
+	t.Shed += o.Shed
+	t.GaveUp += o.GaveUp
+}
+
 // Amplification is the attempts sent per first try (1: no retries).
 func (t ClientTotals) Amplification() float64 {
 	if t.FirstTries == 0 {

@@ -293,16 +293,7 @@ func combine(runs []run) (*loadgen.Result, error) {
 		if s.Clients != nil {
 			// The shards of one schedule share one client model.
 			cfg.Client = *s.Client
-			t := &res.Clients
-			t.FirstTries += s.Clients.FirstTries
-			t.Retries += s.Clients.Retries
-			t.Throttled += s.Clients.Throttled
-			t.UnsentRetries += s.Clients.UnsentRetries
-			t.Expired += s.Clients.Expired
-			t.Useful += s.Clients.Useful
-			t.Timeouts += s.Clients.Timeouts
-			t.Shed += s.Clients.Shed
-			t.GaveUp += s.Clients.GaveUp
+			res.Clients.Add(*s.Clients)
 		}
 	}
 	res.Pinned = pinned

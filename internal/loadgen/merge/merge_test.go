@@ -18,6 +18,7 @@ import (
 	"github.com/kvpool/kvpool/internal/latency"
 	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
+	"github.com/kvpool/kvpool/internal/loadgen/client"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 )
@@ -172,4 +173,41 @@ func TestMergeRefusesRunsThatDiffer(t *testing.T) {
 	_, err := Runs([]string{a}, filepath.Join(base, "one"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "at least two")
+}
+
+// Two loaders under a client model, merged: their clients' counts are
+// added, and the model is kept.
+func TestMergeAddsClientCounts(t *testing.T) {
+	url := loadgentest.Serve(t, bareserver.New(serviceTime))
+	base := t.TempDir()
+	var halves [2]*loadgen.Result
+	dirs := []string{filepath.Join(base, "a"), filepath.Join(base, "b")}
+	var wg sync.WaitGroup
+	for i, dir := range dirs {
+		wg.Go(func() { halves[i] = attackWithClients(t, url, dir, uint64(i+1)) })
+	}
+	wg.Wait()
+	m, err := Runs(dirs, filepath.Join(base, "merged"))
+	require.NoError(t, err)
+	want := halves[0].Clients
+	want.Add(halves[1].Clients)
+	assert.Equal(t, want, m.Clients)
+	assert.Equal(t, int64(200), m.Clients.FirstTries, "100 first tries each")
+	assert.Equal(t, halves[0].Config.Client, m.Config.Client)
+}
+
+// attackWithClients is attack at 200 req/s for 500 ms under a client
+// model (1 s timeout, one retry).
+func attackWithClients(t *testing.T, url, dir string, seed uint64) *loadgen.Result {
+	t.Helper()
+	c := loadgen.DefaultConfig()
+	c.Target, c.Rate, c.Duration = url, 200, 500*time.Millisecond
+	c.Conns, c.MaxConns, c.Progress, c.Seed = 4, 4, 0, seed
+	c.Workload.Keys = 1000
+	c.Out = dir
+	c.Client = client.Model{Timeout: time.Second, Retries: 1}
+	res, err := loadgen.Run(context.Background(), c, nil)
+	require.NoError(t, err)
+	require.NoError(t, report.WriteFiles(dir, res, nil))
+	return res
 }
