@@ -72,7 +72,7 @@ type Config struct {
 	// previous one is answered, as wrk does.
 	Rate float64
 	// Duration bounds the run: with Rate > 0 exactly Rate×Duration requests
-	// are scheduled; with Rate == 0 sending stops at Duration. 0 = no bound
+	// are scheduled (with a Spike, the spike's stretch at its own rate); with Rate == 0 sending stops at Duration. 0 = no bound
 	// (then Requests must be set).
 	Duration time.Duration
 	// Requests bounds a closed-loop run by count (0 = no bound).
