@@ -202,7 +202,7 @@ func (o *options) parse(fs *flag.FlagSet, args []string) error {
 	if fs.Lookup("clients") != nil {
 		m, err := o.clients.model(fs)
 		if err == nil {
-			err = o.checkClient(m)
+			err = loadgen.ClientFits(m, o.cfg.Engine, o.cfg.Rate)
 		}
 		if err != nil {
 			return usageError(err)
@@ -313,24 +313,6 @@ func (f *clientFlags) model(fs *flag.FlagSet) (client.Model, error) {
 		return m, err
 	}
 	return m, m.Validate()
-}
-
-// checkClient refuses client behaviour where no client model runs: the
-// models drive the fast engine's open model only.
-func (o *options) checkClient(m client.Model) error {
-	if m.Backoff == client.BackoffNone {
-		m.Backoff = "" // the same model
-	}
-	if m.IsZero() {
-		return nil
-	}
-	switch {
-	case o.cfg.Engine == loadgen.EngineVegeta:
-		return fmt.Errorf("the client model (%s) needs -engine %s: vegeta's attacker has no client model", m, loadgen.EngineFast)
-	case o.cfg.Rate == 0:
-		return fmt.Errorf("the client model (%s) needs an open-model run (-rate above 0)", m)
-	}
-	return nil
 }
 
 // retryOnFlag is -retry-on, read by client.ParseRetryOn.

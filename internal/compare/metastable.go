@@ -96,7 +96,9 @@ func (r *runner) metaRun(ctx context.Context, wl string, vr *result.VariantResul
 			Useful: p.Useful, Timeouts: p.Timeouts, Shed: p.Shed, GaveUp: p.GaveUp,
 			UsefulP99: time.Duration(p.UsefulP99Us * float64(time.Microsecond))})
 	}
-	run.Totals = metaTotals(run.Series)
+	c := m.res.Clients // the loader's own count, of which the series is the breakdown
+	run.Totals = result.MetaTotals{FirstTries: c.FirstTries, Retries: c.Retries, Throttled: c.Throttled,
+		Useful: c.Useful, Timeouts: c.Timeouts, Shed: c.Shed, GaveUp: c.GaveUp}
 	after, aerr := srv.Metrics(ctx)
 	switch {
 	case berr != nil:
@@ -135,20 +137,6 @@ func metaConfig(cfg loadgen.Config, mp *plan.Metastable, cm client.Model, mv pla
 	cfg.Conns, cfg.MaxConns = plan.MinConns, maxConns
 	cfg.GrowAfter, cfg.Timeout = time.Millisecond, timeout
 	return cfg
-}
-
-func metaTotals(series []result.MetaPoint) result.MetaTotals {
-	var t result.MetaTotals
-	for _, p := range series {
-		t.FirstTries += p.FirstTries
-		t.Retries += p.Retries
-		t.Throttled += p.Throttled
-		t.Useful += p.Useful
-		t.Timeouts += p.Timeouts
-		t.Shed += p.Shed
-		t.GaveUp += p.GaveUp
-	}
-	return t
 }
 
 // recoveryText is a judged run for the log.

@@ -266,13 +266,28 @@ func (c *Config) validateClient() error {
 	if err := c.Client.Validate(); err != nil {
 		return err
 	}
+	if err := ClientFits(c.Client, c.Engine, c.Rate); err != nil {
+		return err
+	}
 	switch {
-	case c.Rate == 0:
-		return fmt.Errorf("client models (-client-timeout, -retries, -throttle, -send-deadline…) need the open model: give -rate above 0")
-	case c.Engine != EngineFast || c.Transport != TransportRaw:
-		return fmt.Errorf("client models (-client-timeout, -retries, -throttle, -send-deadline…) need -engine %s -transport %s", EngineFast, TransportRaw)
+	case c.Transport != TransportRaw:
+		return fmt.Errorf("the client model (%s) needs -transport %s", c.Client, TransportRaw)
 	case c.Client.Timeout > c.Timeout:
 		return fmt.Errorf("-client-timeout %v is above -timeout %v; raise -timeout (it also bounds connecting and the drain)", c.Client.Timeout, c.Timeout)
+	}
+	return nil
+}
+
+// ClientFits says why a run of engine at rate cannot carry client model
+// m (nil: it can): the models drive the fast engine's open model only.
+func ClientFits(m client.Model, engine string, rate float64) error {
+	switch {
+	case m.IsZero():
+		return nil
+	case engine == EngineVegeta:
+		return fmt.Errorf("the client model (%s) needs -engine %s: vegeta's attacker has no client model", m, EngineFast)
+	case rate == 0:
+		return fmt.Errorf("the client model (%s) needs an open-model run (-rate above 0)", m)
 	}
 	return nil
 }

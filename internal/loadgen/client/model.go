@@ -137,8 +137,15 @@ func ParseRetryOn(s string) (RetryOn, error) {
 func (m *Model) Retrying() bool { return m.Retries > 0 }
 
 // IsZero reports whether m is the classic client (no timeout of its own,
-// no retries, no throttle, no deadline header).
-func (m *Model) IsZero() bool { return *m == Model{} }
+// no retries, no throttle, no deadline header). -backoff none spelled
+// out is the same client.
+func (m *Model) IsZero() bool {
+	c := *m
+	if c.Backoff == BackoffNone {
+		c.Backoff = ""
+	}
+	return c == Model{}
+}
 
 // Validate reports the first setting that cannot work, naming its flag
 // and the form it accepts.
