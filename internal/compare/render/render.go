@@ -83,7 +83,7 @@ func Write(c *result.Comparison, a *analysis.Analysis, dir string) (*Report, err
 	}
 	w("%s\n\n", runSummary(c))
 	if c.Interrupted {
-		w("**Interrupted (Ctrl-C) before the end: this report holds the steps that finished.**\n\n")
+		w("**Interrupted (Ctrl-C or a TERM signal) before the end: this report holds the steps that finished.**\n\n")
 	}
 	w("%s\n\n%s\n\n", HeadPools, poolsInGo)
 	writeEnvironment(&b, c, r.Notes)

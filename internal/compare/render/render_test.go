@@ -375,3 +375,17 @@ func TestPairedTable(t *testing.T) {
 	assert.Contains(t, s, "**closed-loop throughput lower than direct's** beyond the 95 % interval: fifo 0.90× (0.88–0.92)")
 	assert.Contains(t, s, "closed-loop throughput, **no difference measurable here** (the 95 % interval includes 1): lifo ~ 0.99× (0.97–1.03)")
 }
+
+// TestWhyAStepDidNotRun: a variant without an overload step is said to be
+// cut off by an interrupted run, or pointed at the failed steps.
+func TestWhyAStepDidNotRun(t *testing.T) {
+	c := comparisonOf(t, "queues", map[string][]float64{"direct": {60000}, "fifo": {60000}}, "direct", "fifo")
+	wr := c.Workloads[0]
+	wr.BaseRate = 60000
+	wr.Variants[0].Overload = &result.OverloadRun{Asked: 120000}
+	c.Interrupted = true
+	assert.Contains(t, workloadText(c), "| fifo | default | not run (the run was interrupted before it) |")
+
+	c.Failures = []result.Failure{{Workload: "get", Variant: "fifo", Step: "overload", Reason: "kvserver exited"}}
+	assert.Contains(t, workloadText(c), "| fifo | default | not run (see the failed steps) |")
+}

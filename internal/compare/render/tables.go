@@ -269,7 +269,7 @@ func writeOverloadTable(b *bytes.Buffer, c *result.Comparison, wr *result.Worklo
 	for i, v := range wr.Variants {
 		o, x := v.Overload, aw.Variants[i].Overload
 		if o == nil {
-			w("| %s | %s | not run (see failures) ||||||||||||||\n", v.Variant.PoolLabel(), v.Variant.PolicyLabel())
+			w("| %s | %s | not run (%s) ||||||||||||||\n", v.Variant.PoolLabel(), v.Variant.PolicyLabel(), notRunReason(c))
 			continue
 		}
 		var rec []string
@@ -326,4 +326,13 @@ func writeFixedBehind(b *bytes.Buffer, wr *result.WorkloadResult, aw *analysis.W
 		fmt.Fprintf(b, " Since direct's is among them, no latency or CPU ratio to direct is given.")
 	}
 	fmt.Fprintf(b, "\n")
+}
+
+// notRunReason says why a step has no result: the run ended before it, or
+// it failed (the report's failed steps say how).
+func notRunReason(c *result.Comparison) string {
+	if c.Interrupted && len(c.Failures) == 0 {
+		return "the run was interrupted before it"
+	}
+	return "see the failed steps"
 }

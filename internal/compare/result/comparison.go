@@ -30,7 +30,7 @@ type Comparison struct {
 	// Notes are what the report must say about how the run went (loaded
 	// machine, a pprof or graphviz that could not run).
 	Notes []string
-	// Interrupted is set when Ctrl-C ended the comparison early.
+	// Interrupted is set when a signal (Ctrl-C, TERM) ended the comparison early.
 	Interrupted bool
 	// OverloadFailed lists the variants (workload and name) whose
 	// overload step failed the degradation checks.
