@@ -86,6 +86,8 @@ func TestMetastableReport(t *testing.T) {
 	require.NoError(t, err)
 	text := string(mustRead(t, rep.Path))
 	assert.Contains(t, text, HeadMetastable)
+	assert.Contains(t, text, "Variants `direct`, `fifo`, `lifo`, ", "the header names the variants of the runs, not only the searched one")
+	assert.Contains(t, text, "then every variant under every client model through a spike from ")
 	for _, m := range []string{"none", "retry", "backoff", "budget", "throttle"} {
 		assert.Contains(t, text, "### Client `"+m+"`")
 	}

@@ -16,12 +16,8 @@ import (
 func runSummary(c *result.Comparison) string {
 	o, p := c.Options, c.Plan
 	t := o.StepTiming()
-	var variants, wls, steps []string
-	if len(c.Workloads) > 0 {
-		for _, v := range c.Workloads[0].Variants {
-			variants = append(variants, "`"+v.Name+"`")
-		}
-	}
+	var wls, steps []string
+	variants := variantNames(c)
 	for _, wr := range c.Workloads {
 		wls = append(wls, "`"+wr.Workload+"`")
 	}
@@ -62,6 +58,10 @@ func runSummary(c *result.Comparison) string {
 	}
 	if p.Profiles {
 		steps = append(steps, fmt.Sprintf("a separate profile run per variant (%d s captures)", t.ProfileSeconds))
+	}
+	if m := c.Metastable; m != nil && len(m.Runs) > 0 {
+		steps = append(steps, fmt.Sprintf("then every variant under every client model through a spike from %s to %s req/s (below)",
+			thousands(m.BaseRate), thousands(m.SpikeRate)))
 	}
 	mode := "full"
 	if o.Quick {
@@ -249,4 +249,29 @@ func PlacementText(e result.Environment) string {
 		return fmt.Sprintf("kvserver and the loader share CPUs %s%s", e.SharedCPUs, loops)
 	}
 	return "none: kvserver and the loader share the cores"
+}
+
+// variantNames are the variants c compared, in order: the first
+// workload's, and the metastable runs' where only direct was searched
+// before them.
+func variantNames(c *result.Comparison) []string {
+	var names []string
+	seen := map[string]bool{}
+	add := func(name string) {
+		if !seen[name] {
+			seen[name] = true
+			names = append(names, "`"+name+"`")
+		}
+	}
+	if len(c.Workloads) > 0 {
+		for _, v := range c.Workloads[0].Variants {
+			add(v.Name)
+		}
+	}
+	if c.Metastable != nil {
+		for _, r := range c.Metastable.Runs {
+			add(r.Variant)
+		}
+	}
+	return names
 }
