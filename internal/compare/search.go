@@ -51,10 +51,9 @@ func (r *runner) search(ctx context.Context, cfg loadgen.Config, dir string, srv
 	run := result.SatRun{Rate: sat.Rate, Validated: sat.Validated, Bracket: &result.Bracket{Lo: sat.Bracket.Lo, Hi: sat.Bracket.Hi},
 		Candidate: sat.Candidate, HitMax: sat.HitMax,
 		LoaderBound: sat.LoaderBound, LoaderCeiling: sat.LoaderCeiling, LoaderCPUs: sat.LoaderCPUs, Why: sat.Why}
+	run.Curve = curveOf(sat)
 	var validation *saturate.Step
 	for i, s := range sat.Steps {
-		run.Curve = append(run.Curve, result.CurvePoint{Phase: s.Phase, Asked: s.Asked, Achieved: s.Achieved, P50: s.P50, P99: s.P99, P99FromSend: s.P99Uncorr,
-			Pass: s.Pass, Verdict: s.Verdict, LoaderShare: s.LoaderCPUShare, ServerShare: s.ServerCPUShare, LoaderBound: s.LoaderBound, Retry: s.Retry})
 		if s.Phase == saturate.PhaseValidate {
 			validation = &sat.Steps[i]
 			run.ServerCPUPerRequest = s.ServerCPUPerReq
@@ -65,6 +64,25 @@ func (r *runner) search(ctx context.Context, cfg loadgen.Config, dir string, srv
 	}
 	report.WriteJSON(dir, "saturate.json", sat)
 	return run, sat.Validation, validation, nil
+}
+
+// curveOf is sat's steps as compare.json keeps them: one point each, in
+// order, and the judged intervals of only the steps that decided the
+// bracket (CurvePoint.Seconds says why so few).
+func curveOf(sat *saturate.Saturation) []result.CurvePoint {
+	var out []result.CurvePoint
+	for i := range sat.Steps {
+		s := &sat.Steps[i]
+		p := result.CurvePoint{Phase: s.Phase, Asked: s.Asked, Achieved: s.Achieved, P50: s.P50, P99: s.P99, P99FromSend: s.P99Uncorr,
+			Pass: s.Pass, Verdict: s.Verdict, LoaderShare: s.LoaderCPUShare, ServerShare: s.ServerCPUShare, LoaderBound: s.LoaderBound, Retry: s.Retry}
+		if sat.Bracket.Decided(s) {
+			for _, sec := range s.JudgedSeconds() {
+				p.Seconds = append(p.Seconds, result.StepSecond{T: sec.T, Rate: sec.Rate, P99: sec.P99, OK: sec.Held()})
+			}
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // bracketText is b as the search prints it: "62000–64000 req/s (3.2 %)".

@@ -163,6 +163,28 @@ type CurvePoint struct {
 	ServerShare float64 `json:",omitempty"`
 	LoaderBound bool    `json:",omitempty"`
 	Retry       bool    `json:",omitempty"`
+	// Seconds is the step's judged intervals, kept only where the step
+	// decided its search's bracket (saturate's Bracket.Decided: at Lo a
+	// run that held, the validating run included; at Hi a run that
+	// failed), so that a reader sees whether a failure was one stall or
+	// the whole step while compare.json stays small. Nil for every other
+	// step, and in a comparison from before they were kept.
+	Seconds []StepSecond `json:",omitempty"`
+}
+
+// StepSecond is one judged interval of a search step (a second; shorter
+// in a quick search), as its step's verdict judged it.
+type StepSecond struct {
+	// T is its start in seconds since the step's start.
+	T float64 `json:",omitempty"`
+	// Rate is the answers that ended in it, per second.
+	Rate float64 `json:",omitempty"`
+	// P99 is their corrected p99 (0 where nothing was answered); the
+	// last interval's takes in the responses after the schedule, as the
+	// verdict did.
+	P99 time.Duration `json:",omitempty"`
+	// OK: it met the SLO and the error limit.
+	OK bool `json:",omitempty"`
 }
 
 // ClosedRun is the closed-loop step: Conns connections each sending its
