@@ -1,6 +1,7 @@
 // Package chart draws the comparison report's charts as SVG with
 // gonum.org/v1/plot: latency by percentile on wrk2's axis, saturation curves
-// (loader-bound steps marked), grouped bars for overload, per-second p99
+// (loader-bound steps marked, the intervals of the steps that decided each
+// search beside them), grouped bars for overload, per-second p99
 // through an overload step, a parameter sweep, and throughput against CPUs
 // with linear scaling beside it.
 //
@@ -102,6 +103,34 @@ type CurveLine struct {
 	// with dashes where not. Both 0: none drawn (an older comparison).
 	BracketLo, BracketHi float64
 	Validated            bool
+	// Seconds are the judged intervals of the steps that decided the
+	// search (at BracketLo the runs that held, at BracketHi those that
+	// failed), in any order: each by its step's offered rate, its
+	// answered rate above and its p99 below, as a small mark under the
+	// line, a ring where it held and a filled triangle where it failed,
+	// so that a failure shows as one stall or as the whole step. nil:
+	// none drawn, and the chart is as without them.
+	Seconds []StepSecond
+}
+
+// StepSecond is one judged interval (a second, or shorter) of a step of
+// a saturation search.
+type StepSecond struct {
+	// Offered is its step's offered rate (req/s).
+	Offered float64
+	// Place is where it lies in its step, from 0 (the first judged
+	// interval) to 1 (the last). A step's marks are spread in that order
+	// over a narrow band of the offered axis centred on Offered (3 % of
+	// the axis), so that its intervals read left to right as a short time
+	// series and do not hide one another.
+	Place float64
+	// Answered is the rate of the answers that ended in it (req/s).
+	Answered float64
+	// P99Ms is their corrected p99 in ms; NaN where nothing was
+	// answered: drawn in the upper panel only.
+	P99Ms float64
+	// Held: it met the SLO and the error limit.
+	Held bool
 }
 
 // Curves draws saturation curves in two panels sharing the x axis
@@ -109,7 +138,9 @@ type CurveLine struct {
 // achieved = offered dotted; below, the corrected p99 (ms, log scale) with
 // the SLO as a red dashed horizontal line. sloMs <= 0 draws no SLO line.
 // Points are drawn in order of offered rate, whatever order they come in.
-// Loader-bound steps are marked with a cross and a legend entry.
+// Loader-bound steps are marked with a cross and a legend entry, the
+// deciding steps' intervals (CurveLine.Seconds) with small marks and
+// entries of their own.
 func Curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 	return curves(spec, lines, sloMs)
 }

@@ -67,6 +67,17 @@ func curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 			pmin, pmax = math.Min(pmin, s.p99), math.Max(pmax, s.p99)
 		}
 		sort.SliceStable(sorted[i], func(a, b int) bool { return sorted[i][a].offered < sorted[i][b].offered })
+		if err := checkSeconds(l); err != nil {
+			return Chart{}, fmt.Errorf("chart %q: %w", spec.Title, err)
+		}
+		for _, p := range l.Seconds {
+			xmin, xmax = math.Min(xmin, p.Offered), math.Max(xmax, p.Offered)
+			rmax = math.Max(rmax, p.Answered)
+			if !math.IsNaN(p.P99Ms) {
+				p99 := math.Max(p.P99Ms, latencyFloorMs)
+				pmin, pmax = math.Min(pmin, p99), math.Max(pmax, p99)
+			}
+		}
 	}
 	if sloMs > 0 {
 		pmin, pmax = math.Min(pmin, sloMs), math.Max(pmax, sloMs)
@@ -100,7 +111,14 @@ func curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 
 	col := colours(names)
 	anyBound, anyBracket, anyUnvalidated := false, false, false
+	anyHeld, anyFailed := false, false
 	for i, l := range lines {
+		// The intervals first, so that the steps' line is drawn over them.
+		held, failed, err := marksOf(l.Seconds, xhi-xlo).add(rate, lat, col[l.Name])
+		if err != nil {
+			return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, l.Name, err)
+		}
+		anyHeld, anyFailed = anyHeld || held, anyFailed || failed
 		xs := make([]float64, len(sorted[i]))
 		ach := make([]float64, len(sorted[i]))
 		p99 := make([]float64, len(sorted[i]))
@@ -153,6 +171,12 @@ func curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 	}
 	if anyBound {
 		f.addLegend("loader-bound step", glyphThumb{loaderBoundGlyph(rgb(0x333333))})
+	}
+	if anyHeld {
+		f.addLegend("deciding steps: second held", glyphThumb{secondGlyph(rgb(0x333333), true)})
+	}
+	if anyFailed {
+		f.addLegend("deciding steps: second failed", glyphThumb{secondGlyph(rgb(0x333333), false)})
 	}
 	if sloMs > 0 {
 		slo, err := plotter.NewLine(plotter.XYs{{X: xlo, Y: sloMs}, {X: xhi, Y: sloMs}})

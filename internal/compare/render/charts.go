@@ -69,6 +69,12 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 				}
 				spec.Caption += " The thick band on a line is its search's bracket: from the highest offered rate that held to the lowest that failed twice; dashed where no validating run held, so that no saturation was found."
 			}
+			if slices.ContainsFunc(lines, func(l chart.CurveLine) bool { return len(l.Seconds) > 0 }) {
+				if spec.Caption == "" {
+					spec.Caption = "Above: answered rate against offered rate; below: corrected p99 against the red SLO line."
+				}
+				spec.Caption += " Small marks are the judged seconds (shorter intervals in a quick run) of the steps that decided each bracket, spread in time order, left to right, over a narrow band around their step's offered rate: at its lower end the search step and the validating run that held, at its upper end the runs that failed; a ring held, a triangle failed. One triangle among rings was a stall; a row of them, the whole step."
+			}
 			ch, err := chart.Curves(spec, lines, ms(c.Options.SLO))
 			save(wl+"-saturation.svg", ch, err, title)
 		}
@@ -142,8 +148,9 @@ func percentileLines(wr *result.WorkloadResult) []chart.PercentileLine {
 
 // curveLines: each variant's first saturation search, the validating run
 // left out (it repeats a rate already on the curve), its loader-bound
-// steps marked. Of a scaling comparison, the variants at the most CPUs
-// only (one line per pool).
+// steps marked, and the judged seconds of its deciding steps, the
+// validating run's included (none in an older comparison). Of a scaling
+// comparison, the variants at the most CPUs only (one line per pool).
 func curveLines(wr *result.WorkloadResult, g *analysis.Grid) []chart.CurveLine {
 	var lines []chart.CurveLine
 	for _, v := range wr.Variants {
@@ -155,6 +162,7 @@ func curveLines(wr *result.WorkloadResult, g *analysis.Grid) []chart.CurveLine {
 			l.BracketLo, l.BracketHi = b.Lo, b.Hi
 		}
 		for _, s := range v.Sat[0].Curve {
+			l.Seconds = append(l.Seconds, stepSeconds(s)...)
 			if s.Phase == "validate" {
 				continue
 			}
@@ -168,6 +176,31 @@ func curveLines(wr *result.WorkloadResult, g *analysis.Grid) []chart.CurveLine {
 		}
 	}
 	return lines
+}
+
+// stepSeconds are s's judged seconds as the saturation chart draws them:
+// by s's offered rate in the order of their start, a second with nothing
+// answered without a p99.
+func stepSeconds(s result.CurvePoint) []chart.StepSecond {
+	if len(s.Seconds) == 0 {
+		return nil
+	}
+	first, last := s.Seconds[0].T, s.Seconds[0].T
+	for _, p := range s.Seconds {
+		first, last = min(first, p.T), max(last, p.T)
+	}
+	var out []chart.StepSecond
+	for _, p := range s.Seconds {
+		p99, place := math.NaN(), 0.5
+		if p.P99 > 0 {
+			p99 = ms(p.P99)
+		}
+		if last > first {
+			place = (p.T - first) / (last - first)
+		}
+		out = append(out, chart.StepSecond{Offered: s.Asked, Place: place, Answered: p.Rate, P99Ms: p99, Held: p.OK})
+	}
+	return out
 }
 
 // scalingLines are the scaling charts' lines: per variant, the median
