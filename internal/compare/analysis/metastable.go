@@ -17,8 +17,9 @@ type Metastable struct {
 	Models   []*MetaModel
 	// Recommended are the variants that, under every retrying model
 	// (MetaRecommendModels) and in every run, were overloaded by the
-	// spike, recovered within the plan's
-	// Recovery and got their useful p99 back under plan.MetaP99 as fast.
+	// spike, got their useful goodput back to plan.MetaTarget of the base
+	// within the plan's Recovery and their useful p99 under plan.MetaP99
+	// as fast (recommended).
 	Recommended []string
 }
 
@@ -72,6 +73,11 @@ type MetaJudged struct {
 	// from the spike's end to the start of that hold.
 	Recovered    bool
 	RecoveryTime time.Duration
+	// OnTarget: useful goodput came back to plan.MetaTarget of the base
+	// rate and stayed there for Hold, TargetTime after the spike's end
+	// (what a recommended configuration is held to).
+	OnTarget   bool
+	TargetTime time.Duration
 	// Collapsed: over the run's last Hold, useful goodput averaged under
 	// plan.MetaCollapsed of the base rate.
 	Collapsed bool
@@ -200,6 +206,9 @@ func JudgeMetaRun(r *result.MetaRun, base float64, t plan.MetaTiming) MetaJudged
 	j.Recovered, j.RecoveryTime = heldFrom(series, end, t.Hold.Seconds(), func(p result.MetaPoint) bool {
 		return rate(p) >= plan.MetaRecovered*base
 	})
+	j.OnTarget, j.TargetTime = heldFrom(series, end, t.Hold.Seconds(), func(p result.MetaPoint) bool {
+		return rate(p) >= plan.MetaTarget*base
+	})
 	j.P99Back, j.P99Time = heldFrom(series, end, t.Hold.Seconds(), func(p result.MetaPoint) bool {
 		return p.Useful > 0 && p.UsefulP99 > 0 && p.UsefulP99 < plan.MetaP99
 	})
@@ -296,8 +305,9 @@ func heldFrom(series []result.MetaPoint, from, hold float64, ok func(result.Meta
 }
 
 // recommended are the variants that, under every retrying model, ran,
-// were overloaded by the spike and recovered within t.Recovery in every
-// run with their p99 back under plan.MetaP99 as fast.
+// were overloaded by the spike, did not collapse, and in every run had
+// their useful goodput back on target (plan.MetaTarget of the base, held)
+// within t.Recovery and their p99 back under plan.MetaP99 as fast.
 func recommended(m *Metastable, t plan.MetaTiming) []string {
 	var names []string
 	counts := map[string]int{}
@@ -306,9 +316,9 @@ func recommended(m *Metastable, t plan.MetaTiming) []string {
 			continue
 		}
 		for _, v := range mm.Variants {
-			good := v.Recovered == len(v.Runs) && v.Overloaded == len(v.Runs) && v.Collapsed == 0
+			good := v.Overloaded == len(v.Runs) && v.Collapsed == 0
 			for _, j := range v.Runs {
-				good = good && j.RecoveryTime <= t.Recovery && j.P99Back && j.P99Time <= t.Recovery
+				good = good && j.OnTarget && j.TargetTime <= t.Recovery && j.P99Back && j.P99Time <= t.Recovery
 			}
 			if good {
 				if counts[v.Name] == 0 {

@@ -155,13 +155,13 @@ func TestMetastableFindings(t *testing.T) {
 		"retry":    {"direct": -1, "fifo": -1, "lifo+deadlines": 2, "adaptive": 8},
 		"backoff":  {"direct": -1, "lifo+deadlines": 1},
 		"budget":   {"lifo+deadlines": 0},
-		"throttle": {"lifo+deadlines": 4, "fifo limit=gradient2": 6},
+		"throttle": {"lifo+deadlines": 4, "fifo limit=gradient2": 6, "fifo cap=256": 6},
 	})
 	a := Analyze(c)
 	m := a.Metastable
 	require.NotNil(t, m)
 	require.Len(t, m.Models, 5)
-	assert.Len(t, m.Models[0].Variants, 5, "none: no +deadlines variants")
+	assert.Len(t, m.Models[0].Variants, 6, "none: no +deadlines variants")
 	retry := m.Models[1]
 	require.Equal(t, "retry", retry.Name)
 	by := map[string]*MetaVariant{}
@@ -180,8 +180,8 @@ func TestMetastableFindings(t *testing.T) {
 	assert.True(t, math.IsNaN(by["fifo"].WastedShare))
 	assert.Equal(t, 3.0, by["fifo"].PeakAmplification)
 	// fifo+deadlines (1 s everywhere) and lifo+deadlines (at most 4 s);
-	// adaptive took 8 s under retry, fifo limit=gradient2 6 s under
-	// throttle; lifo (1 s everywhere) too.
+	// adaptive took 8 s under retry, fifo limit=gradient2 and fifo
+	// cap=256 6 s under throttle; lifo (1 s everywhere) too.
 	assert.Equal(t, []string{"lifo", "fifo+deadlines", "lifo+deadlines"}, m.Recommended)
 
 	// A variant the spike did not overload under one retrying model is
@@ -203,4 +203,45 @@ func TestMetastableFindings(t *testing.T) {
 func TestNoMetastableElsewhere(t *testing.T) {
 	c := comparisonOf(t, map[string][]float64{"direct": {1000}}, "direct")
 	assert.Nil(t, Analyze(c).Metastable)
+}
+
+// TestRecommendedByTheTarget: a variant whose useful goodput is back at
+// 92 % of the base at once, and at the base only 6 s after the spike,
+// recovered (95 %) in 6 s but met the target (90 %) at once, and the
+// target is what recommends it; at 85 % it is not on target.
+func TestRecommendedByTheTarget(t *testing.T) {
+	c := metaComparison(t, map[string]map[string]float64{
+		"retry": {"direct": -1, "fifo": -1, "lifo": 9, "fifo limit=gradient2": 9, "fifo+deadlines": 9, "lifo+deadlines": 9, "adaptive": 9},
+	})
+	tm := c.Plan.Metastable.Timing
+	shape := func(share float64) []result.MetaPoint {
+		s := metaSeries(tm, c.Metastable.BaseRate, 6, 1)
+		for i := range s {
+			if end := tm.SpikeEnd().Seconds(); s[i].T >= end-1e-9 && s[i].T < end+6-1e-9 {
+				s[i].Useful = int64(share * c.Metastable.BaseRate * s[i].Length)
+				s[i].UsefulP99 = 10 * time.Millisecond
+			}
+		}
+		return s
+	}
+	for _, r := range c.Metastable.Runs {
+		if r.Variant == "fifo cap=256" {
+			r.Series = shape(0.92)
+		}
+	}
+	j := JudgeMetaRun(&result.MetaRun{Series: shape(0.92)}, c.Metastable.BaseRate, tm)
+	assert.True(t, j.OnTarget)
+	assert.Zero(t, j.TargetTime)
+	assert.True(t, j.Recovered)
+	assert.Equal(t, 6*time.Second, j.RecoveryTime)
+	assert.Equal(t, []string{"fifo cap=256"}, Analyze(c).Metastable.Recommended)
+
+	for _, r := range c.Metastable.Runs {
+		if r.Variant == "fifo cap=256" && r.Model == "throttle" {
+			r.Series = shape(0.85)
+		}
+	}
+	j = JudgeMetaRun(&result.MetaRun{Series: shape(0.85)}, c.Metastable.BaseRate, tm)
+	assert.Equal(t, 6*time.Second, j.TargetTime, "on target only once at the base")
+	assert.Empty(t, Analyze(c).Metastable.Recommended)
 }

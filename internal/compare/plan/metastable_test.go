@@ -21,7 +21,7 @@ func metastablePlan(t *testing.T, quick bool) *Plan {
 
 // TestMetastablePlan: direct alone is searched, with the store
 // stand-in's flags; the runs are every model × variant but the deadline
-// variants under none: 5 × 5 + 2 × 4 = 33 in full, 5 × 3 − 1 in quick.
+// variants under none: 5 × 6 + 2 × 4 = 38 in full, 5 × 3 − 1 in quick.
 func TestMetastablePlan(t *testing.T) {
 	p := metastablePlan(t, false)
 	require.Len(t, p.Variants, 1)
@@ -38,11 +38,11 @@ func TestMetastablePlan(t *testing.T) {
 			assert.Equal(t, MetaIOConcurrency, v.Variant.Workers, "%s: a worker per store slot", v.Name())
 		}
 	}
-	assert.Equal(t, "fifo-limitgradient2", m.Variants[4].Slug())
-	assert.Equal(t, []string{"direct", "fifo", "lifo", "adaptive", "fifo limit=gradient2", "fifo+deadlines", "lifo+deadlines"}, names)
+	assert.Equal(t, "fifo-limitgradient2", m.Variants[5].Slug())
+	assert.Equal(t, []string{"direct", "fifo", "lifo", "adaptive", "fifo cap=256", "fifo limit=gradient2", "fifo+deadlines", "lifo+deadlines"}, names)
 	assert.Equal(t, []string{"none", "retry", "backoff", "budget", "throttle"}, m.Models)
-	assert.Equal(t, 33, m.Runs())
-	assert.Equal(t, 45*time.Second, m.Timing.Duration())
+	assert.Equal(t, 38, m.Runs())
+	assert.Equal(t, 43*time.Second, m.Timing.Duration())
 	assert.Less(t, time.Duration(m.Runs())*m.Timing.Duration(), 28*time.Minute, "full: the runs and the search under 30 minutes")
 
 	q := metastablePlan(t, true).Metastable
@@ -64,7 +64,7 @@ func TestMetastableRepeatAndFactor(t *testing.T) {
 	require.NoError(t, o.Validate())
 	p, err := New(&o, 1)
 	require.NoError(t, err)
-	assert.Equal(t, 99, p.Metastable.Runs())
+	assert.Equal(t, 3*38, p.Metastable.Runs())
 	assert.Equal(t, 3.0, p.Metastable.Timing.Factor)
 	assert.Equal(t, uint64(QuickKeys), o.Keys)
 }

@@ -198,8 +198,8 @@ func metastableSentences(c *result.Comparison, am *analysis.Metastable) []string
 		}
 		out = append(out, s+strings.Join(parts, "; ")+".")
 	}
-	crit := fmt.Sprintf("overloaded by the spike and recovered within %s under every retrying client (%s) with the useful p99 back under %v as fast",
-		secs(t.Recovery), strings.Join(analysis.MetaRecommendModels, ", "), plan.MetaP99)
+	crit := fmt.Sprintf("overloaded by the spike, and useful goodput back to %.0f %% of the base rate, held for %s, within %s of its end under every retrying client (%s), with the useful p99 back under %v as fast",
+		100*plan.MetaTarget, secs(t.Hold), secs(t.Recovery), strings.Join(analysis.MetaRecommendModels, ", "), plan.MetaP99)
 	if len(am.Recommended) == 0 {
 		out = append(out, "No configuration is a recommended candidate ("+crit+").")
 	} else {

@@ -102,9 +102,9 @@ func TestMetastableReport(t *testing.T) {
 	for _, f := range rep.Findings {
 		findings += f + "\n"
 	}
-	assert.Contains(t, findings, "With `retry` clients after a 2.5× spike: recovered: lifo (in 1 s), adaptive (in 8 s), fifo limit=gradient2 (in 1 s), fifo+deadlines (in 1 s), lifo+deadlines (in 2 s); collapsed (useful goodput under half the base rate to the end): direct, fifo.")
-	assert.Contains(t, findings, "Recommended candidates")
-	assert.Contains(t, findings, "**lifo**, **fifo limit=gradient2**, **fifo+deadlines**, **lifo+deadlines**")
+	assert.Contains(t, findings, "With `retry` clients after a 2.5× spike: recovered: lifo (in 1 s), adaptive (in 8 s), fifo cap=256 (in 1 s), fifo limit=gradient2 (in 1 s), fifo+deadlines (in 1 s), lifo+deadlines (in 2 s); collapsed (useful goodput under half the base rate to the end): direct, fifo.")
+	assert.Contains(t, findings, "Recommended candidates (overloaded by the spike, and useful goodput back to 90 % of the base rate, held for 5 s, within 5 s of its end")
+	assert.Contains(t, findings, "**lifo**, **fifo cap=256**, **fifo limit=gradient2**, **fifo+deadlines**, **lifo+deadlines**")
 
 	for _, m := range []string{"none", "retry", "backoff", "budget", "throttle"} {
 		path := filepath.Join(dir, ChartsDir, "get-metastable-"+m+".svg")
