@@ -73,10 +73,10 @@ var sweeps = []sweep{
 			assert.Regexp(t, `pool=fifo .*workers=8 `, out)
 			assert.Contains(t, out, "io_delay=1ms")
 		}},
-	{readme: "make run POOL=adaptive ARGS='-workers 16 -io-delay 1ms -io-concurrency 16'",
-		run: "make run POOL=adaptive ARGS='-workers 16 -io-delay 1ms -io-concurrency 16' ADDR=127.0.0.1:0 DATA={TMP}/data-adaptive", server: true,
+	{readme: "make run POOL=fifo ARGS='-workers 16 -cap 256 -io-delay 1ms -io-concurrency 16'",
+		run: "make run POOL=fifo ARGS='-workers 16 -cap 256 -io-delay 1ms -io-concurrency 16' ADDR=127.0.0.1:0 DATA={TMP}/data-bounded", server: true,
 		check: func(t *testing.T, _ *session, out string) {
-			assert.Regexp(t, `pool=adaptive .*workers=16 `, out)
+			assert.Regexp(t, `pool=fifo .*workers=16 .*cap=256 `, out)
 			assert.Contains(t, out, "io_concurrency=16")
 		}},
 	{readme: "make fill KEYS=100000", run: "make fill KEYS=100000 KEYS=2000 TARGET={URL}",
