@@ -245,7 +245,7 @@ func TestServerDeathMidStep(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(c.Dir, render.ReportFile))
 	require.NoError(t, err)
 	assert.Contains(t, string(b), render.HeadFailures)
-	assert.Contains(t, string(b), "| lifo cap=1024 | reject | not run (see failures)")
+	assert.Contains(t, string(b), "| lifo cap=1024 | reject | not run (see the failed steps)")
 	require.NotNil(t, c.Workloads[0].Variants[1].Overload, "lifo at kvserver's defaults still ran")
 }
 
