@@ -203,12 +203,13 @@ func JudgeMetaRun(r *result.MetaRun, base float64, t plan.MetaTiming) MetaJudged
 		return float64(p.Useful) / p.Length
 	}
 	j.Overloaded = overloaded(series, base*t.Factor, t)
-	j.Recovered, j.RecoveryTime = heldFrom(series, end, t.Hold.Seconds(), func(p result.MetaPoint) bool {
-		return rate(p) >= plan.MetaRecovered*base
-	})
-	j.OnTarget, j.TargetTime = heldFrom(series, end, t.Hold.Seconds(), func(p result.MetaPoint) bool {
-		return rate(p) >= plan.MetaTarget*base
-	})
+	// backTo is when useful goodput came back to share of the base and
+	// held there (the tables' recovery, and the recommendation's target).
+	backTo := func(share float64) (bool, time.Duration) {
+		return heldFrom(series, end, t.Hold.Seconds(), func(p result.MetaPoint) bool { return rate(p) >= share*base })
+	}
+	j.Recovered, j.RecoveryTime = backTo(plan.MetaRecovered)
+	j.OnTarget, j.TargetTime = backTo(plan.MetaTarget)
 	j.P99Back, j.P99Time = heldFrom(series, end, t.Hold.Seconds(), func(p result.MetaPoint) bool {
 		return p.Useful > 0 && p.UsefulP99 > 0 && p.UsefulP99 < plan.MetaP99
 	})
