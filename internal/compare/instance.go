@@ -15,13 +15,23 @@ import (
 // stopTimeout bounds kvserver's graceful stop.
 const stopTimeout = 30 * time.Second
 
-// settleFill and settleStart bound the wait for an idle kvserver: after the
-// fill (Pebble compacts a gigabyte) and after each start on a copy (a
-// settled store needs seconds at most).
-const (
-	settleFill  = 10 * time.Minute
-	settleStart = time.Minute
+// settleFill and settleStart are the waits for an idle kvserver: after the
+// fill (Pebble compacts a gigabyte: two seconds of quiet, ten minutes at
+// most) and after each start on a copy of the store that settled then (one
+// second of quiet, a minute at most: the copy has nothing left to compact,
+// and the wait only catches the exception; it is paid once per kvserver
+// start, 38 times in the metastable preset).
+var (
+	settleFill  = settleRule{windows: harness.IdleWindows, within: 10 * time.Minute}
+	settleStart = settleRule{windows: harness.SettledWindows, within: time.Minute}
 )
+
+// settleRule is how long a kvserver must stay idle (windows of
+// harness.IdleWindow in a row) and the most the wait may take.
+type settleRule struct {
+	windows int
+	within  time.Duration
+}
 
 // instance is one kvserver started for a variant's steps.
 type instance struct {
@@ -126,8 +136,8 @@ func (r *runner) died(ctx context.Context, srv *instance, step string) bool {
 // settle waits until srv is idle, so that no step on it pays for
 // its compactions or log replay; the report notes a server that never
 // idled.
-func (r *runner) settle(ctx context.Context, srv *harness.Server, what string, within time.Duration) {
-	waited, err := srv.WaitIdle(ctx, within)
+func (r *runner) settle(ctx context.Context, srv *harness.Server, what string, rule settleRule) {
+	waited, err := srv.WaitIdle(ctx, rule.windows, rule.within)
 	switch {
 	case ctx.Err() != nil:
 	case err != nil:

@@ -90,19 +90,25 @@ func parseStatmRSS(statm string, pageSize int64) (int64, error) {
 }
 
 // Idle is what WaitIdle calls idle: the server used under IdleShare of one
-// core in each of IdleWindows consecutive windows of IdleWindow. A server
-// just started on a copy of a filled store may spend its first seconds
-// replaying its log and compacting; measured then, it would be measured
-// under its own background work.
+// core in each of its caller's number of consecutive windows of
+// IdleWindow. A server just started on a copy of a filled store may spend
+// its first seconds replaying its log and compacting; measured then, it
+// would be measured under its own background work. IdleWindows is the
+// count for a store that may still be compacting (just filled);
+// SettledWindows for a start on a copy of a store that already idled,
+// where the wait only has to catch the exception: a compaction runs for
+// seconds, so one second of quiet is enough to tell it is not running.
 const (
-	IdleWindow  = 500 * time.Millisecond
-	IdleWindows = 4
-	IdleShare   = 0.05
+	IdleWindow     = 500 * time.Millisecond
+	IdleWindows    = 4
+	SettledWindows = 2
+	IdleShare      = 0.05
 )
 
-// WaitIdle waits until the server is idle (see IdleWindow) and returns how
-// long that took; an error if it was not idle within, exited, or ctx ended.
-func (s *Server) WaitIdle(ctx context.Context, within time.Duration) (time.Duration, error) {
+// WaitIdle waits until the server has been idle for windows windows in a
+// row (see IdleWindow) and returns how long that took; an error if it was
+// not idle within, exited, or ctx ended.
+func (s *Server) WaitIdle(ctx context.Context, windows int, within time.Duration) (time.Duration, error) {
 	read := func() (time.Duration, error) {
 		p, err := s.Sample()
 		return p.CPU, err
@@ -119,12 +125,12 @@ func (s *Server) WaitIdle(ctx context.Context, within time.Duration) (time.Durat
 			return nil
 		}
 	}
-	return waitIdle(read, tick, within)
+	return waitIdle(read, tick, windows, within)
 }
 
 // waitIdle is WaitIdle over cpu (the process's CPU time so far) and tick
 // (blocks for one IdleWindow, or fails): it counts windows, not the clock.
-func waitIdle(cpu func() (time.Duration, error), tick func() error, within time.Duration) (time.Duration, error) {
+func waitIdle(cpu func() (time.Duration, error), tick func() error, windows int, within time.Duration) (time.Duration, error) {
 	busy := time.Duration(IdleShare * float64(IdleWindow))
 	last, err := cpu()
 	if err != nil {
@@ -146,11 +152,11 @@ func waitIdle(cpu func() (time.Duration, error), tick func() error, within time.
 		}
 		last = now
 		waited := time.Duration(n) * IdleWindow
-		if quiet >= IdleWindows {
+		if quiet >= windows {
 			return waited, nil
 		}
 		if waited >= within {
-			return waited, fmt.Errorf("kvserver still busy after %v (more than %.0f %% of a core in one of the last %d windows of %v)", within, 100*IdleShare, IdleWindows, IdleWindow)
+			return waited, fmt.Errorf("kvserver still busy after %v (more than %.0f %% of a core in one of the last %d windows of %v)", within, 100*IdleShare, windows, IdleWindow)
 		}
 	}
 }

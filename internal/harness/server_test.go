@@ -111,7 +111,7 @@ func TestStartServeStop(t *testing.T) {
 
 	// Unloaded, with a near-empty store, it idles (at once, on a quiet
 	// machine).
-	waited, err := s.WaitIdle(context.Background(), time.Minute)
+	waited, err := s.WaitIdle(context.Background(), IdleWindows, time.Minute)
 	require.NoError(t, err, s.LogTail(20))
 	assert.GreaterOrEqual(t, waited, IdleWindows*IdleWindow)
 
@@ -122,7 +122,7 @@ func TestStartServeStop(t *testing.T) {
 	assert.Contains(t, s.LogTail(5), "stopped cleanly")
 	_, err = s.Sample()
 	assert.Error(t, err, "no sample of an ended process")
-	_, err = s.WaitIdle(context.Background(), time.Minute)
+	_, err = s.WaitIdle(context.Background(), IdleWindows, time.Minute)
 	assert.Error(t, err, "an ended process is not waited for")
 }
 

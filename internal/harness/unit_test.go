@@ -143,13 +143,13 @@ func TestLineTailConcurrent(t *testing.T) {
 	assert.Equal(t, "999", tail.last(1)[0])
 }
 
-// TestWaitIdleCountsQuietWindowsInARow: idle is IdleWindows quiet windows
-// in a row; a busy one starts the count again; a server busy past within
+// TestWaitIdleCountsQuietWindowsInARow: idle is the caller's count of quiet
+// windows in a row; a busy one starts the count again; a server busy past within
 // is an error that says so; a failed tick or sample ends the wait.
 func TestWaitIdleCountsQuietWindowsInARow(t *testing.T) {
 	quiet := time.Duration(IdleShare*float64(IdleWindow)) - time.Millisecond
 	busy := IdleWindow / 2
-	f := func(use []time.Duration, within time.Duration) (time.Duration, int, error) {
+	f := func(use []time.Duration, within time.Duration, windows ...int) (time.Duration, int, error) {
 		t.Helper()
 		var total time.Duration
 		i := 0
@@ -162,7 +162,11 @@ func TestWaitIdleCountsQuietWindowsInARow(t *testing.T) {
 			i++
 			return nil
 		}
-		waited, err := waitIdle(cpu, tick, within)
+		n := IdleWindows
+		if len(windows) > 0 {
+			n = windows[0]
+		}
+		waited, err := waitIdle(cpu, tick, n, within)
 		return waited, i, err
 	}
 	waited, n, err := f([]time.Duration{busy, busy, quiet, quiet, quiet, quiet}, time.Minute)
@@ -174,13 +178,18 @@ func TestWaitIdleCountsQuietWindowsInARow(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 8, n, "a busy window starts the count again")
 
+	waited, n, err = f([]time.Duration{busy, quiet, busy, quiet, quiet}, time.Minute, SettledWindows)
+	require.NoError(t, err)
+	assert.Equal(t, 5, n, "a settled start: its own count of quiet windows in a row")
+	assert.Equal(t, 5*IdleWindow, waited)
+
 	waited, n, err = f([]time.Duration{busy, busy, busy, busy}, 2*time.Second)
 	assert.ErrorContains(t, err, "still busy after 2s")
 	assert.Equal(t, 4, n)
 	assert.Equal(t, 2*time.Second, waited)
 
-	_, err = waitIdle(func() (time.Duration, error) { return 0, nil }, func() error { return context.Canceled }, time.Minute)
+	_, err = waitIdle(func() (time.Duration, error) { return 0, nil }, func() error { return context.Canceled }, IdleWindows, time.Minute)
 	assert.ErrorIs(t, err, context.Canceled)
-	_, err = waitIdle(func() (time.Duration, error) { return 0, fmt.Errorf("gone") }, func() error { return nil }, time.Minute)
+	_, err = waitIdle(func() (time.Duration, error) { return 0, fmt.Errorf("gone") }, func() error { return nil }, IdleWindows, time.Minute)
 	assert.ErrorContains(t, err, "gone")
 }
