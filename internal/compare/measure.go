@@ -115,8 +115,9 @@ func (r *runner) sawLoader(res *loadgen.Result) {
 // server's share and the bound are the caller's to fill in.
 func (r *runner) newLoaderCheck(wl, variant, step string, res *loadgen.Result) result.LoaderCheck {
 	r.sawLoader(res)
-	asked := res.Config.Rate
-	lc := result.LoaderCheck{Workload: wl, Variant: variant, Step: step, Asked: asked, SendRate: res.SendRate(),
+	asked := res.Config.AskedRate() // the schedule's mean rate, a spike included
+	sent, unsent := scheduleSent(res)
+	lc := result.LoaderCheck{Workload: wl, Variant: variant, Step: step, Asked: asked, SendRate: sent,
 		CPUPerRequest: res.CPUPerRequest(), LoaderShare: loaderShare(res), LoaderCPUs: res.LoaderCPUs, ServerShare: -1}
 	if res.SendLag != nil {
 		lc.LagP99 = time.Duration(res.SendLag.ValueAtPercentile(99)) * time.Microsecond
@@ -124,8 +125,32 @@ func (r *runner) newLoaderCheck(wl, variant, step string, res *loadgen.Result) r
 	if res.Elapsed > 0 {
 		lc.CPUShare = res.CPU.Total().Seconds() / res.Elapsed.Seconds()
 	}
-	lc.KeptUp = asked > 0 && lc.SendRate >= 0.99*asked && res.Unsent() == 0
+	lc.KeptUp = asked > 0 && lc.SendRate >= 0.99*asked && unsent == 0
+	lc.Scheduled = !res.Config.Spike.IsZero() || !res.Config.Client.IsZero()
 	return lc
+}
+
+// scheduleSent is how fast the loader sent what res's schedule asked,
+// req/s, and how many of the schedule's requests it never sent. Under a
+// client model the schedule asks for first tries only: retries are the
+// clients' own, on top of it, and a first try that the client's throttle
+// refused was issued on schedule all the same. The throttle's count
+// holds its refused retries too (rare: the throttle refuses most while
+// few answers come back, when retries have little to retry), so the
+// count is capped at the schedule's.
+func scheduleSent(res *loadgen.Result) (rate float64, unsent int64) {
+	if res.Config.Client.IsZero() {
+		return res.SendRate(), res.Unsent()
+	}
+	issued := res.Clients.FirstTries + res.Clients.Throttled
+	if res.Planned > 0 {
+		issued = min(issued, int64(res.Planned))
+		unsent = int64(res.Planned) - issued
+	}
+	if d := res.Config.Duration; d > 0 {
+		rate = float64(issued) / d.Seconds() // over the schedule: retries go on after it
+	}
+	return rate, unsent
 }
 
 // checkLoader records whether the loader kept up with m's asked rate in

@@ -63,7 +63,7 @@ func (r *runner) metastable(ctx context.Context, wr *result.WorkloadResult, seed
 // server's counters around it (nil: the run failed, recorded).
 func (r *runner) metaRun(ctx context.Context, wl string, vr *result.VariantResult, model string, mv plan.MetaVariant, rep int, seed string) *result.MetaRun {
 	mp := r.p.Metastable
-	step := "metastable " + model
+	step := result.MetaStepPrefix + model
 	cm, err := client.Named(model)
 	if err != nil {
 		r.fail(wl, vr.Name, step, err.Error(), "")

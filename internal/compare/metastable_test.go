@@ -99,3 +99,36 @@ kvserver_deadline_wasted_total 70
 	assert.Equal(t, int64(70), s.Wasted)
 	assert.Equal(t, map[string]int64{"full": 50, "deadline": 200, "deadline (store)": 50}, s.Shed)
 }
+
+// TestScheduleSentUnderClients: a spike run asks its schedule's mean
+// rate; under a client model the loader kept up when it issued the
+// schedule's first tries (a throttled one counts as issued), whatever
+// its clients' retries added.
+func TestScheduleSentUnderClients(t *testing.T) {
+	retry, err := client.Named("retry")
+	require.NoError(t, err)
+	cfg := loadgen.DefaultConfig()
+	cfg.Rate, cfg.Duration = 1000, 10*time.Second
+	cfg.Spike = loadgen.Spike{Factor: 2.5, At: 2 * time.Second, Length: 2 * time.Second}
+	cfg.Client = retry
+	assert.InDelta(t, 1300.0, cfg.AskedRate(), 1e-9, "8 s at 1000, 2 s at 2500")
+	res := &loadgen.Result{Config: cfg, Planned: 13000, Sent: 20000, SendSpan: 11 * time.Second,
+		Clients: loadgen.ClientTotals{FirstTries: 12500, Retries: 7500, Throttled: 500}}
+	rate, unsent := scheduleSent(res)
+	assert.InDelta(t, 1300.0, rate, 1e-9, "first tries and throttled ones over the schedule, not the retries")
+	assert.Zero(t, unsent)
+
+	res.Clients.FirstTries, res.Clients.Throttled = 12000, 0 // 1,000 first tries never sent
+	rate, unsent = scheduleSent(res)
+	assert.InDelta(t, 1200.0, rate, 1e-9)
+	assert.Equal(t, int64(1000), unsent)
+
+	res.Clients.FirstTries, res.Clients.Throttled = 12900, 400 // refused retries among the throttled
+	_, unsent = scheduleSent(res)
+	assert.Zero(t, unsent, "capped at the schedule's count")
+
+	plain := &loadgen.Result{Config: loadgen.DefaultConfig(), Planned: 1000, Sent: 990, SendSpan: time.Second}
+	rate, unsent = scheduleSent(plain)
+	assert.InDelta(t, 990.0, rate, 1e-9, "no client model: every request sent, over the span it was sent in")
+	assert.Equal(t, int64(10), unsent)
+}

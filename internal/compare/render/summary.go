@@ -172,6 +172,9 @@ func writeLoader(b *bytes.Buffer, c *result.Comparison) {
 		}
 	}
 	w("A step counts as kept up when the loader sent at least 99 %% of the asked rate on schedule. %d of %d steps kept up.", len(c.Loader)-fell, len(c.Loader))
+	if slices.ContainsFunc(c.Loader, func(l result.LoaderCheck) bool { return l.Scheduled }) {
+		w(" A run with a spike asks its schedule's mean rate; under clients that time out and retry, the schedule is of first tries, and those count (sent, or refused by the client's own throttle), not the clients' retries on top of them.")
+	}
 	if slices.ContainsFunc(c.Loader, func(l result.LoaderCheck) bool { return l.LoaderCPUs > 0 }) {
 		busy := 100 * c.Criteria.LoaderBusy
 		w(" CPU shares are of each side's own CPUs (kvserver's: all online CPUs where it shared them); a step that fell short is loader-bound, and measured the loader rather than kvserver, "+

@@ -374,6 +374,11 @@ type LoaderCheck struct {
 	// (saturate.Bound); Why gives the figures.
 	LoaderBound bool   `json:",omitempty"`
 	Why         string `json:",omitempty"`
+	// Scheduled: Asked is the schedule's mean rate (a spike included)
+	// and SendRate its first tries issued (a run under a client model,
+	// whose retries are the clients' own). A check without it from a
+	// metastable run is restated from the run's totals on Load.
+	Scheduled bool `json:",omitempty"`
 }
 
 // SatRates are v's validated saturation rates over the repeats: a

@@ -54,6 +54,7 @@ func Load(dir string) (*Comparison, error) {
 	if c.Criteria == (Criteria{}) {
 		c.Criteria = olderCriteria
 	}
+	c.restateMetaLoaderChecks()
 	return c, nil
 }
 

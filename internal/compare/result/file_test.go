@@ -47,3 +47,39 @@ func TestLoadFillsWhatAnOlderComparisonDidNotKeep(t *testing.T) {
 	_, err = Load(t.TempDir())
 	assert.ErrorContains(t, err, File)
 }
+
+// TestLoadRestatesOlderMetastableLoaderChecks: an older comparison's
+// metastable checks (asked: the base rate; sent: every attempt) are
+// restated against the schedule's mean rate and its first tries, each
+// from its own run; checks written since, and other steps, are kept.
+func TestLoadRestatesOlderMetastableLoaderChecks(t *testing.T) {
+	tm := plan.MetaTiming{Base: 2 * time.Second, Spike: 4 * time.Second, After: 4 * time.Second, Factor: 2.5}
+	c := &Comparison{Preset: "metastable", Plan: &plan.Plan{Metastable: &plan.Metastable{Timing: tm}},
+		Metastable: &Metastable{BaseRate: 1000, SpikeRate: 2500, Runs: []*MetaRun{
+			{Model: "retry", Variant: "direct", Totals: MetaTotals{FirstTries: 16000, Retries: 9000}},
+			{Model: "retry", Variant: "direct", Totals: MetaTotals{FirstTries: 14000, Retries: 9000}},
+			{Model: "throttle", Variant: "direct", Totals: MetaTotals{FirstTries: 15500, Throttled: 600}},
+		}},
+		Loader: []LoaderCheck{
+			{Step: "saturate-1 (validation)", Variant: "direct", Asked: 12000, SendRate: 12000, KeptUp: true},
+			{Step: "metastable retry", Variant: "direct", Asked: 1000, SendRate: 2500},
+			{Step: "metastable retry", Variant: "direct", Asked: 1000, SendRate: 2300},
+			{Step: "metastable throttle", Variant: "direct", Asked: 1000, SendRate: 1550},
+			{Step: "metastable none", Variant: "direct", Asked: 1600, SendRate: 1234, Scheduled: true},
+		}}
+	c.restateMetaLoaderChecks()
+	l := c.Loader
+	assert.Equal(t, 12000.0, l[0].Asked, "a search's step is kept")
+	for _, x := range l[1:4] {
+		assert.InDelta(t, 1600.0, x.Asked, 1e-9, "6 s at 1,000 and 4 s at 2,500 over 10 s")
+		assert.True(t, x.Scheduled)
+	}
+	assert.InDelta(t, 1600.0, l[1].SendRate, 1e-9, "the first run's first tries, not its retries")
+	assert.True(t, l[1].KeptUp)
+	assert.InDelta(t, 1400.0, l[2].SendRate, 1e-9, "the second check is the second run's")
+	assert.False(t, l[2].KeptUp)
+	assert.False(t, c.Metastable.Runs[1].LoaderKeptUp)
+	assert.InDelta(t, 1600.0, l[3].SendRate, 1e-9, "throttled first tries were issued; capped at the schedule's")
+	assert.True(t, l[3].KeptUp)
+	assert.Equal(t, 1234.0, l[4].SendRate, "a check written since is kept")
+}

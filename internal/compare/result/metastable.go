@@ -1,6 +1,9 @@
 package result
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Metastable is what the metastable preset measured: one run per client
 // model × variant × repeat, each with the loader's series and kvserver's
@@ -65,4 +68,58 @@ type ServerCounts struct {
 	// Shed is its 503s by reason (the pool's reasons, and "deadline
 	// (store)" for the store's drops).
 	Shed map[string]int64 `json:",omitempty"`
+}
+
+// restateMetaLoaderChecks restates the loader's checks of c's metastable
+// runs that an older loadtest wrote against the base rate and with every
+// attempt counted as sent: each from its run's totals, against the
+// schedule's mean rate (its spike included), counting the first tries
+// issued (sent, or refused by the client's own throttle) and not the
+// retries. The k-th check of a model and variant is its k-th run.
+func (c *Comparison) restateMetaLoaderChecks() {
+	m := c.Metastable
+	if m == nil || c.Plan == nil || c.Plan.Metastable == nil {
+		return
+	}
+	t := c.Plan.Metastable.Timing
+	planned := m.BaseRate*(t.Base+t.After).Seconds() + m.SpikeRate*t.Spike.Seconds()
+	length := t.Duration().Seconds()
+	if length <= 0 {
+		return
+	}
+	seen := map[[2]string]int{}
+	for i := range c.Loader {
+		l := &c.Loader[i]
+		model, ok := strings.CutPrefix(l.Step, MetaStepPrefix)
+		if !ok || l.Scheduled {
+			continue
+		}
+		key := [2]string{model, l.Variant}
+		run := m.nthRun(model, l.Variant, seen[key])
+		seen[key]++
+		if run == nil {
+			continue
+		}
+		issued := min(float64(run.Totals.FirstTries+run.Totals.Throttled), planned)
+		l.Asked, l.SendRate, l.Scheduled = planned/length, issued/length, true
+		l.KeptUp = issued >= 0.99*planned
+		run.LoaderKeptUp = l.KeptUp
+	}
+}
+
+// MetaStepPrefix begins the step name of a metastable run's loader
+// check; the client model's name follows.
+const MetaStepPrefix = "metastable "
+
+// nthRun is m's n-th run (from 0) of model and variant, nil if none.
+func (m *Metastable) nthRun(model, variant string, n int) *MetaRun {
+	for _, r := range m.Runs {
+		if r.Model == model && r.Variant == variant {
+			if n == 0 {
+				return r
+			}
+			n--
+		}
+	}
+	return nil
 }
