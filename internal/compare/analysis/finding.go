@@ -20,12 +20,18 @@ const (
 	// computed from them. Verdict NotRanked.
 	SaturationUnvalidated Kind = "saturation-unvalidated"
 	// SaturationLead: which variant saturates highest. Variants are the
-	// best and the runner-up, each with its Saturation (median and the
-	// range of its searches); Note is the verdict package's reasoning.
-	// Verdict Clear or Tie.
+	// best and the runner-up (by median), each with its Saturation
+	// (median and the range of its searches), and the runner-up's
+	// SatRatio to the best, paired by repeat (Interval: its 95 %
+	// interval); Note says that ratio in words. Verdict Clear where the
+	// interval lies below 1, else Tie (it includes 1, or too few
+	// repeats bound it).
 	SaturationLead Kind = "saturation-lead"
 	// SaturationVsDirect: Variants whose saturation is Above, Below or
-	// Tied with direct's (the Verdict), each with its Saturation.
+	// Tied with direct's (the Verdict), each with its Saturation and its
+	// SatRatio to direct's, paired by repeat (Interval: its 95 %
+	// interval): Above or Below where the interval excludes 1, Tied
+	// where it includes it or too few repeats bound it.
 	SaturationVsDirect Kind = "saturation-vs-direct"
 	// CrossCheck: direct's (Variants[0]) open-loop Saturation against
 	// its ClosedRate (median and range of the rounds) over Conns; for
@@ -56,9 +62,11 @@ const (
 	// IODelay (ns), ShareOfBound and BelowDirect (%), and direct's
 	// Saturation. Verdict Bound.
 	ConcurrencyBound Kind = "concurrency-bound"
-	// ProfileGrowth: a variant (Variants[0]) saturating below direct,
-	// with Loss (% below direct) and the function its CPU diff grows
-	// most: TopFunction (Text; Value its flat share, %) and TopFlat (Text).
+	// ProfileGrowth: a variant (Variants[0]) saturating below direct
+	// (its saturation's ratio to direct's, paired by repeat, has its
+	// 95 % interval below 1), with Loss (% below direct: 1 − that
+	// ratio's median) and the function its CPU diff grows most:
+	// TopFunction (Text; Value its flat share, %) and TopFlat (Text).
 	// Verdict Below.
 	ProfileGrowth Kind = "profile-growth"
 )
@@ -174,6 +182,7 @@ type Measure string
 // differences per cent where the name says so, else plain ratios.
 const (
 	Saturation              Measure = "saturation"
+	SatRatio                Measure = "saturation-ratio"
 	Bracket                 Measure = "bracket"
 	LoaderCPUs              Measure = "loader-cpus"
 	ClosedRate              Measure = "closed-rate"

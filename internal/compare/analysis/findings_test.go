@@ -47,6 +47,10 @@ func kinds(a *Analysis) []Kind {
 	return out
 }
 
+// TestSaturationLeadsAndTies: the lead and each pool against direct are
+// decided by the saturations' ratio paired by repeat, named only where
+// its 95 % interval excludes 1. Three repeats bound no interval, however
+// far apart their ranges lie: a tie, and no difference from direct.
 func TestSaturationLeadsAndTies(t *testing.T) {
 	a := Analyze(comparisonOf(t, map[string][]float64{
 		"direct": {40000, 41000, 40500},
@@ -54,25 +58,67 @@ func TestSaturationLeadsAndTies(t *testing.T) {
 		"lifo":   {35000, 36000, 35500},
 	}, "direct", "fifo", "lifo"))
 	lead := find(t, a, SaturationLead)
-	assert.Equal(t, Clear, lead.Verdict)
-	assert.Equal(t, []string{"direct", "lifo"}, lead.Variants, "the best, then the runner-up")
+	assert.Equal(t, Tie, lead.Verdict, "ranges apart, but 3 pairs bound no interval")
+	assert.Equal(t, []string{"direct", "lifo"}, lead.Variants, "the best, then the runner-up, by median")
 	d, _ := lead.Figure("direct", Saturation)
 	assert.Equal(t, 40500.0, d.Value)
 	assert.Equal(t, &Interval{Lo: 40000, Hi: 41000, N: 3}, d.Interval, "the range of the searches")
+	r, ok := lead.Figure("lifo", SatRatio)
+	require.True(t, ok, "the runner-up's ratio to the best")
+	assert.InDelta(t, 35500.0/40500, r.Value, 1e-9, "the median of the pairs' ratios")
+	assert.Equal(t, 3, r.Interval.N)
+	assert.True(t, math.IsInf(r.Interval.Lo, -1) && math.IsInf(r.Interval.Hi, 1), "unbounded under 6 pairs")
+	assert.Equal(t, "lifo's saturation against direct's, paired by repeat: 0.88× (n=3: too few pairs for an interval)", lead.Note)
 	vs := find(t, a, SaturationVsDirect)
-	assert.Equal(t, Below, vs.Verdict)
+	assert.Equal(t, Tied, vs.Verdict, "no 95 % interval from 3 pairs: no difference measurable")
 	assert.Equal(t, []string{"fifo", "lifo"}, vs.Variants)
+	assert.NotContains(t, kinds(a), ProfileGrowth)
 
-	a = Analyze(comparisonOf(t, map[string][]float64{"direct": {40000, 42000, 41000}, "lifo": {41500, 43000, 39000}}, "direct", "lifo"))
-	assert.Equal(t, Tie, find(t, a, SaturationLead).Verdict, "overlapping ranges are a tie, never a winner")
+	// Six repeats, every pair about 0.8: below direct with a finite
+	// interval, and a clear lead.
+	a = Analyze(comparisonOf(t, map[string][]float64{
+		"direct": {40000, 42000, 41000, 39000, 40500, 41500},
+		"fifo":   {32000, 33500, 32900, 31300, 32300, 33100},
+	}, "direct", "fifo"))
+	vs = find(t, a, SaturationVsDirect)
+	assert.Equal(t, Below, vs.Verdict)
+	assert.Equal(t, []string{"fifo"}, vs.Variants)
+	r, _ = vs.Figure("fifo", SatRatio)
+	assert.InDelta(t, 0.8, r.Value, 0.005)
+	assert.Equal(t, Interval{Lo: r.Interval.Lo, Hi: r.Interval.Hi, N: 6, Level: 0.95}, *r.Interval)
+	assert.True(t, r.Interval.Lo > 0.77 && r.Interval.Hi < 0.82, "finite, below 1: %+v", r.Interval)
+	lead = find(t, a, SaturationLead)
+	assert.Equal(t, Clear, lead.Verdict)
+	assert.Equal(t, []string{"direct", "fifo"}, lead.Variants)
+	assert.Contains(t, lead.Note, "fifo's saturation against direct's, paired by repeat: 0.80× (0.")
+
+	// Six repeats above direct in every pair: above.
+	a = Analyze(comparisonOf(t, map[string][]float64{
+		"direct": {40000, 42000, 41000, 39000, 40500, 41500},
+		"lifo":   {44000, 46300, 45000, 43000, 44500, 45600},
+	}, "direct", "lifo"))
+	assert.Equal(t, Above, find(t, a, SaturationVsDirect).Verdict)
+	assert.Equal(t, []string{"lifo", "direct"}, find(t, a, SaturationLead).Variants)
+
+	// Six repeats whose pairs straddle 1: no difference, and a tie,
+	// though lifo's median is higher.
+	a = Analyze(comparisonOf(t, map[string][]float64{
+		"direct": {40000, 42000, 41000, 39000, 40500, 41500},
+		"lifo":   {41000, 41000, 41500, 38500, 40000, 43000},
+	}, "direct", "lifo"))
 	vs = find(t, a, SaturationVsDirect)
 	assert.Equal(t, Tied, vs.Verdict)
-	assert.Equal(t, []string{"lifo"}, vs.Variants)
+	r, _ = vs.Figure("lifo", SatRatio)
+	assert.False(t, math.IsInf(r.Interval.Lo, 0), "six pairs bound an interval")
+	assert.True(t, r.Interval.Lo < 1 && r.Interval.Hi > 1)
+	lead = find(t, a, SaturationLead)
+	assert.Equal(t, Tie, lead.Verdict, "the interval includes 1")
+	assert.Contains(t, lead.Note, "paired by repeat: ~ ")
 
 	a = Analyze(comparisonOf(t, map[string][]float64{"direct": {40000}, "lifo": {30000}}, "direct", "lifo"))
 	lead = find(t, a, SaturationLead)
 	assert.Equal(t, Tie, lead.Verdict, "one run has no spread: no winner")
-	assert.Contains(t, lead.Note, "tie: one run")
+	assert.Contains(t, lead.Note, "n=1: too few pairs")
 
 	c := comparisonOf(t, map[string][]float64{"direct": {40000, 40000}, "lifo": {30000, 31000}}, "direct", "lifo")
 	c.Workloads[0].Variants[0].Sat[1].HitMax = true
@@ -228,7 +274,9 @@ func TestShedWaitPerPolicy(t *testing.T) {
 // lies above what direct reached, keeps the profile's finding.
 func TestConcurrencyBoundAndProfileGrowth(t *testing.T) {
 	c := comparisonOf(t, map[string][]float64{
-		"direct": {60000, 61000, 59000}, "fifo workers=2": {1690, 1700, 1710}, "fifo workers=64": {50000, 50500, 49500},
+		"direct":          {60000, 61000, 59000, 60000, 61000, 59000},
+		"fifo workers=2":  {1690, 1700, 1710, 1690, 1700, 1710},
+		"fifo workers=64": {50000, 50500, 49500, 50000, 50500, 49500},
 	}, "direct", "fifo workers=2", "fifo workers=64")
 	wr := c.Workloads[0]
 	for _, v := range wr.Variants {
@@ -251,7 +299,14 @@ func TestConcurrencyBoundAndProfileGrowth(t *testing.T) {
 	top, _ := grew[0].Figure("fifo workers=64", TopFunction)
 	assert.Equal(t, "runtime.futex", top.Text)
 	assert.Equal(t, 2.1, top.Value)
-	assert.InDelta(t, 100*(1-50000.0/60000), grew[0].Value("fifo workers=64", Loss), 1e-9)
+	assert.InDelta(t, 100*(1-50000.0/60000), grew[0].Value("fifo workers=64", Loss), 0.1, "from the paired ratio's median")
+
+	// Three repeats bound no interval: nothing is below direct, and no
+	// profile is blamed for a loss that is not measurable.
+	for _, v := range wr.Variants {
+		v.Sat = v.Sat[:3]
+	}
+	assert.Empty(t, Analyze(c).FindAll(ProfileGrowth))
 
 	wr.Variants[2].Variant.Limit = "gradient2"
 	assert.Zero(t, concurrencyBound(wr.Variants[2]), "an adaptive limit moves the W/delay bound: the finding does not apply")

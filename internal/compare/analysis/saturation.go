@@ -1,11 +1,13 @@
 package analysis
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/compare/verdict"
 	"github.com/kvpool/kvpool/internal/pprofdiff"
+	ratios "github.com/kvpool/kvpool/internal/ratio"
 )
 
 // findings states what c's own numbers support: which variant saturates
@@ -44,12 +46,54 @@ func satFigure(name string, s *Searches) Figure {
 	return Figure{Of: name, Name: Saturation, Value: s.Rate.Median, Interval: &iv}
 }
 
+// pairedSat is b's saturation over a's, paired by repeat. The searches
+// run interleaved (every variant's repeat i before any variant's repeat
+// i+1), so repeat i of a and of b met the machine as it was then, and
+// what drifts between repeats cancels inside each pair's ratio; the
+// ratio is the median of the pairs' with its 95 % interval (ratio.Paired,
+// unbounded under ratio.MinPairs pairs). A search that did not hold its
+// validation (Held 0) drops its pair.
+func pairedSat(a, b *result.VariantResult) ratios.Interval {
+	n := min(len(a.Sat), len(b.Sat))
+	as, bs := make([]float64, n), make([]float64, n)
+	for i := range n {
+		as[i], bs[i] = a.Sat[i].Held(), b.Sat[i].Held()
+	}
+	iv, _ := ratios.Paired(as, bs) // of one length: cannot fail
+	return iv
+}
+
+// saturationVerdict is what a paired saturation ratio to direct says:
+// Above or Below where its 95 % interval excludes 1, else Tied.
+func saturationVerdict(iv ratios.Interval) Verdict {
+	if v := pairedVerdict(iv); v != NoDifference {
+		return v
+	}
+	return Tied
+}
+
+// leadNote says in words what the paired ratio of the runner-up's
+// saturation to the best's (iv) supports.
+func leadNote(best, second string, iv ratios.Interval) string {
+	if iv.N == 0 {
+		return fmt.Sprintf("%s's and %s's searches held in no repeat together, so no pair compares them", second, best)
+	}
+	s := fmt.Sprintf("%s's saturation against %s's, paired by repeat: %s", second, best, iv)
+	if iv.Differs() && iv.Lo > 1 {
+		s += ": higher in its pairs, though its median is not"
+	}
+	return s
+}
+
 // saturationFindings ranks the variants' saturations, and each against
-// direct's, where the spread allows. A loader-bound saturation is only a
-// lower bound: never ranked, and said so with how to measure more.
+// direct's, by their ratios paired by repeat: a difference is named only
+// where the ratio's 95 % interval excludes 1 (fewer than ratio.MinPairs
+// repeats bound none). A loader-bound saturation is only a lower bound:
+// never ranked, and said so with how to measure more.
 func saturationFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 	wl := wr.Workload
 	samples := map[string][]float64{}
+	byName := map[string]*result.VariantResult{}
 	capped := Finding{Kind: SearchCapped, Workload: wl, Verdict: NotRanked}
 	lower := Finding{Kind: SaturationLowerBound, Workload: wl, Verdict: NotRanked}
 	for i, v := range wr.Variants {
@@ -70,7 +114,7 @@ func saturationFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 				lower.Figures = append(lower.Figures, Figure{Of: v.Name, Name: LoaderCPUs, Value: float64(s.LoaderCPUs)})
 			}
 		default:
-			samples[v.Name] = v.SatRates()
+			samples[v.Name], byName[v.Name] = v.SatRates(), v
 		}
 	}
 	if len(capped.Variants) > 0 {
@@ -85,17 +129,21 @@ func saturationFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 	if len(samples) < 2 {
 		return out
 	}
+	// The medians pick the best and the runner-up; only their paired
+	// ratio can make the lead clear.
 	l, err := verdict.FindLead(samples, true)
 	if err != nil {
 		return out
 	}
-	lead := Finding{Kind: SaturationLead, Workload: wl, Verdict: Tie, Variants: []string{l.Best, l.RunnerUp}, Note: l.Reason,
-		Figures: []Figure{satFigure(l.Best, w.Variant(l.Best).Sat), satFigure(l.RunnerUp, w.Variant(l.RunnerUp).Sat)}}
-	if l.Clear {
+	iv := pairedSat(byName[l.Best], byName[l.RunnerUp])
+	lead := Finding{Kind: SaturationLead, Workload: wl, Verdict: Tie, Variants: []string{l.Best, l.RunnerUp}, Note: leadNote(l.Best, l.RunnerUp, iv),
+		Figures: []Figure{satFigure(l.Best, w.Variant(l.Best).Sat), satFigure(l.RunnerUp, w.Variant(l.RunnerUp).Sat), intervalFigure(l.RunnerUp, SatRatio, iv)}}
+	if iv.Differs() && iv.Hi < 1 {
 		lead.Verdict = Clear
 	}
 	out = append(out, lead)
-	// Against direct: is any pool clearly above or below the baseline?
+	// Against direct: is any pool above or below the baseline beyond its
+	// paired ratio's interval?
 	base := wr.Baseline()
 	if base == nil || samples[base.Name] == nil {
 		return out
@@ -108,20 +156,10 @@ func saturationFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 		if v == base || samples[v.Name] == nil {
 			continue
 		}
-		pair, err := verdict.FindLead(map[string][]float64{v.Name: v.SatRates(), base.Name: base.SatRates()}, true)
-		var f *Finding
-		switch {
-		case err != nil:
-			continue
-		case pair.Clear && pair.Best == v.Name:
-			f = vs[Above]
-		case pair.Clear:
-			f = vs[Below]
-		default:
-			f = vs[Tied]
-		}
+		iv := pairedSat(base, v)
+		f := vs[saturationVerdict(iv)]
 		f.Variants = append(f.Variants, v.Name)
-		f.Figures = append(f.Figures, satFigure(v.Name, w.Variants[i].Sat))
+		f.Figures = append(f.Figures, satFigure(v.Name, w.Variants[i].Sat), intervalFigure(v.Name, SatRatio, iv))
 	}
 	for _, verdictOf := range []Verdict{Above, Below, Tied} {
 		if f := vs[verdictOf]; len(f.Variants) > 0 {
@@ -278,9 +316,9 @@ func concurrencyFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 }
 
 // profileFindings: for each pool of the profiled workload that saturates
-// below direct beyond the spread, and not because its workers were all
-// waiting on the store (see concurrencyFindings), the function its CPU
-// diff grows most.
+// below direct (its ratio paired by repeat has its 95 % interval below
+// 1), and not because its workers were all waiting on the store (see
+// concurrencyFindings), the function its CPU diff grows most.
 func profileFindings(c *result.Comparison, a *Analysis) []Finding {
 	if len(c.Profiles) == 0 {
 		return nil
@@ -298,8 +336,8 @@ func profileFindings(c *result.Comparison, a *Analysis) []Finding {
 		if v == base || !s.Measured() || !bs.Measured() || s.LowerBound || bs.LowerBound || boundByWorkers(v, s, bs.Rate.Median) {
 			continue // a pool bound by its workers lost nothing to CPU: its profile explains nothing
 		}
-		pair, err := verdict.FindLead(map[string][]float64{v.Name: v.SatRates(), base.Name: base.SatRates()}, true)
-		if err != nil || !pair.Clear || pair.Best != base.Name {
+		iv := pairedSat(base, v)
+		if saturationVerdict(iv) != Below {
 			continue
 		}
 		k := slices.IndexFunc(c.Profiles, func(p *result.ProfileSet) bool { return p.Variant == v.Name })
@@ -311,7 +349,7 @@ func profileFindings(c *result.Comparison, a *Analysis) []Finding {
 			continue
 		}
 		out = append(out, Finding{Kind: ProfileGrowth, Workload: wr.Workload, Verdict: Below, Variants: []string{v.Name}, Figures: []Figure{
-			{Of: v.Name, Name: Loss, Value: 100 * (1 - s.Rate.Median/bs.Rate.Median)},
+			{Of: v.Name, Name: Loss, Value: 100 * (1 - iv.Median)},
 			{Of: v.Name, Name: TopFunction, Value: row.FlatPct, Text: row.Function},
 			{Of: v.Name, Name: TopFlat, Text: row.Flat},
 		}})

@@ -48,6 +48,49 @@ func TestUnvalidatedSaturationIsNeverRanked(t *testing.T) {
 	}
 }
 
+// TestUnvalidatedRepeatDropsItsPair: a search whose validation did not
+// hold has no saturation, so its repeat's pair with direct is left out:
+// six repeats with one dropped are five pairs, too few for an interval.
+// A dropped repeat of direct's drops that pair for every pool.
+func TestUnvalidatedRepeatDropsItsPair(t *testing.T) {
+	sat := map[string][]float64{
+		"direct": {40000, 42000, 41000, 39000, 40500, 41500, 40200},
+		"fifo":   {32000, 33500, 32900, 31300, 32300, 33100, 32200},
+	}
+	below := func(c *result.Comparison) Finding {
+		t.Helper()
+		vs := find(t, Analyze(c), SaturationVsDirect)
+		require.Equal(t, []string{"fifo"}, vs.Variants)
+		return vs
+	}
+	c := comparisonOf(t, sat, "direct", "fifo")
+	vs := below(c)
+	assert.Equal(t, Below, vs.Verdict)
+	r, _ := vs.Figure("fifo", SatRatio)
+	assert.Equal(t, 7, r.Interval.N)
+
+	fifo := c.Workloads[0].Variants[1]
+	fifo.Sat[1].Validated = false
+	vs = below(c)
+	assert.Equal(t, Below, vs.Verdict, "six pairs left")
+	r, _ = vs.Figure("fifo", SatRatio)
+	assert.Equal(t, 6, r.Interval.N, "fifo's second repeat dropped its pair")
+
+	c.Workloads[0].Variants[0].Sat[4].Validated = false
+	vs = below(c)
+	assert.Equal(t, Tied, vs.Verdict, "five pairs bound no interval")
+	r, _ = vs.Figure("fifo", SatRatio)
+	assert.Equal(t, 5, r.Interval.N, "direct's fifth repeat dropped its pair too")
+
+	// Repeats are paired by their place: a pool with fewer repeats than
+	// direct pairs only those it has.
+	c = comparisonOf(t, sat, "direct", "fifo")
+	fifo = c.Workloads[0].Variants[1]
+	fifo.Sat = fifo.Sat[:5]
+	r, _ = below(c).Figure("fifo", SatRatio)
+	assert.Equal(t, 5, r.Interval.N)
+}
+
 // TestOlderUnvalidatedRate: a comparison from before brackets kept the
 // candidate as the rate with Validated false; it reads as no saturation.
 func TestOlderUnvalidatedRate(t *testing.T) {

@@ -48,19 +48,15 @@ func sentence(c *result.Comparison, f analysis.Finding) string {
 		return fmt.Sprintf("`%s`: **loader-bound, so only lower bounds, not ranked**: %s: the loader ran out of CPU (or fell behind while kvserver had CPU to spare) before kvserver reached its limit. To measure further, give the loader more CPUs (`-loader-cpus`), or load from more hosts (`loadtest attack -shard K/N -start-at`, then `loadtest merge`).",
 			wl, strings.Join(parts, ", "))
 	case analysis.SaturationLead:
+		best, second := f.Variants[0], f.Variants[1]
 		if f.Verdict == analysis.Clear {
-			best, second := f.Variants[0], f.Variants[1]
-			return fmt.Sprintf("`%s`: **%s saturates highest**, %s req/s (median) against %s's %s: %s.",
+			return fmt.Sprintf("`%s`: **%s saturates highest**, %s req/s (median) against %s's %s, the runner-up: %s, the 95 %% interval below 1.",
 				wl, best, thousands(f.Value(best, analysis.Saturation)), second, thousands(f.Value(second, analysis.Saturation)), f.Note)
 		}
-		return fmt.Sprintf("`%s`: **no pool saturates clearly highest**: %s.", wl, f.Note)
+		return fmt.Sprintf("`%s`: **no pool saturates clearly highest**: %s %s req/s (median), then %s %s; %s, and a lead is named only where its 95 %% interval excludes 1.",
+			wl, best, thousands(f.Value(best, analysis.Saturation)), second, thousands(f.Value(second, analysis.Saturation)), f.Note)
 	case analysis.SaturationVsDirect:
-		how := map[analysis.Verdict]string{
-			analysis.Above: "saturates higher than direct beyond the spread",
-			analysis.Below: "saturates lower than direct beyond the spread",
-			analysis.Tied:  "not distinguishable from direct's saturation (ranges overlap, or one run)",
-		}[f.Verdict]
-		return fmt.Sprintf("`%s`: %s: %s.", wl, how, strings.Join(f.Variants, ", "))
+		return satVsDirectSentence(f)
 	case analysis.CrossCheck:
 		return crossCheckSentence(f)
 	case analysis.SaturationUnvalidated:

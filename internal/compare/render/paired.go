@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
@@ -71,13 +72,7 @@ func pairedSentence(f analysis.Finding) (string, bool) {
 	default:
 		return "", false
 	}
-	var parts []string
-	for _, v := range f.Variants {
-		x, _ := f.Figure(v, name)
-		iv := ratios.Interval{Median: x.Value, N: x.Interval.N, Lo: x.Interval.Lo, Hi: x.Interval.Hi}
-		parts = append(parts, fmt.Sprintf("%s %s", v, iv))
-	}
-	list := strings.Join(parts, ", ")
+	list := ratioList(f, name, "")
 	switch f.Verdict {
 	case analysis.Above:
 		return fmt.Sprintf("`%s`, paired with direct: **%s higher than direct's** beyond the 95 %% interval: %s.", f.Workload, what, list), true
@@ -87,4 +82,58 @@ func pairedSentence(f analysis.Finding) (string, bool) {
 		return fmt.Sprintf("`%s`, paired with direct: %s not ranked, a round was loader-bound: %s.", f.Workload, what, list), true
 	}
 	return fmt.Sprintf("`%s`, paired with direct: %s, **no difference measurable here** (the 95 %% interval includes 1): %s.", f.Workload, what, list), true
+}
+
+// ratioOf is f's figure name of v as the ratio it was made from.
+func ratioOf(f analysis.Finding, v string, name analysis.Measure) ratios.Interval {
+	x, _ := f.Figure(v, name)
+	if x.Interval == nil {
+		return ratios.Interval{Median: x.Value, Lo: math.Inf(-1), Hi: math.Inf(1)}
+	}
+	return ratios.Interval{Median: x.Value, N: x.Interval.N, Lo: x.Interval.Lo, Hi: x.Interval.Hi}
+}
+
+// ratioList is f's variants each with its ratio figure name: "fifo
+// 0.93× (0.90–0.96), lifo ~ 1.01× (0.97–1.04)"; a variant with no pair
+// (no ratio) is followed by none where it is not "".
+func ratioList(f analysis.Finding, name analysis.Measure, none string) string {
+	var parts []string
+	for _, v := range f.Variants {
+		iv := ratioOf(f, v, name)
+		if none != "" && math.IsNaN(iv.Median) {
+			parts = append(parts, v+" "+none)
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", v, iv))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// satVsDirectSentence words a SaturationVsDirect finding: each variant's
+// saturation over direct's, paired by repeat, with its 95 % interval.
+func satVsDirectSentence(f analysis.Finding) string {
+	list := ratioList(f, analysis.SatRatio, "(no repeat held on both sides)")
+	head := fmt.Sprintf("`%s`, saturation paired with direct's by repeat", f.Workload)
+	switch f.Verdict {
+	case analysis.Above:
+		return fmt.Sprintf("%s: **higher than direct's** beyond the 95 %% interval: %s.", head, list)
+	case analysis.Below:
+		return fmt.Sprintf("%s: **lower than direct's** beyond the 95 %% interval: %s.", head, list)
+	}
+	finite, unbounded := false, false
+	for _, v := range f.Variants {
+		if ratioOf(f, v, analysis.SatRatio).Finite() {
+			finite = true
+		} else {
+			unbounded = true
+		}
+	}
+	why := "the 95 % interval includes 1"
+	switch {
+	case finite && unbounded:
+		why = fmt.Sprintf("the 95 %% interval includes 1, or fewer than %d paired repeats give none", ratios.MinPairs)
+	case unbounded:
+		why = fmt.Sprintf("fewer than %d paired repeats give no 95 %% interval", ratios.MinPairs)
+	}
+	return fmt.Sprintf("%s: **no difference measurable here** (%s): %s.", head, why, list)
 }
