@@ -118,9 +118,13 @@ const (
 // The scaling preset's kinds; each figure's CPUs says at which count.
 const (
 	// ScalingVsDirect: per row (Of), VsDirect Below or Tied with direct
-	// at some count; for Below, BelowAt figures (Value: the count) and,
-	// at the largest count, RatioAtLargest and DirectAtLargest. CPUCount
-	// figures list the counts. Verdict Below (some row is) or Tied.
+	// on as many CPUs: Below where, at some count, its saturation's ratio
+	// to direct's paired by repeat has its 95 % interval below 1. For
+	// Below, a BelowAt figure (Value: the count) and that count's
+	// SatRatio (Interval: its 95 % interval) per such count and, at the
+	// largest count, RatioAtLargest (of the medians) and DirectAtLargest.
+	// CPUCount figures list the counts. Verdict Below (some row is) or
+	// Tied.
 	ScalingVsDirect Kind = "scaling-vs-direct"
 	// ScalingLowerBound: per row and count a loader-bound LowerBound
 	// (median). Verdict NotRanked.

@@ -5,7 +5,6 @@ import (
 
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
-	"github.com/kvpool/kvpool/internal/compare/verdict"
 )
 
 // Grid is a scaling workload's variants by row (the variant on its whole
@@ -77,8 +76,9 @@ func countFigures(g *Grid) []Figure {
 	return out
 }
 
-// scalingFindings: which variants saturate below direct beyond the
-// spread at some count and by how much at the largest; how far each
+// scalingFindings: which variants saturate below direct on as many CPUs
+// at some count (their ratio paired by repeat, its 95 % interval below
+// 1) and by how much at the largest; how far each
 // scales from its fewest CPUs; and the closed loop's CPU per request
 // against direct's at each count, with the target for -exec handler.
 func scalingFindings(wr *result.WorkloadResult, w *Workload) []Finding {
@@ -108,9 +108,11 @@ func scalingFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 				continue
 			}
 			compared = true
-			pair, err := verdict.FindLead(map[string][]float64{row: v.r.SatRates(), plan.Baseline: base.r.SatRates()}, true)
-			if err == nil && pair.Clear && pair.Best == plan.Baseline {
-				at = append(at, Figure{Of: row, Name: BelowAt, CPUs: n, Value: float64(n)})
+			iv := pairedSat(base.r, v.r)
+			if saturationVerdict(iv) == Below {
+				r := intervalFigure(row, SatRatio, iv)
+				r.CPUs = n
+				at = append(at, Figure{Of: row, Name: BelowAt, CPUs: n, Value: float64(n)}, r)
 			}
 		}
 		switch {

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -12,12 +13,14 @@ import (
 )
 
 // scalingComparison is a synthetic scaling comparison: direct, fifo and
-// lifo (lifo under -exec worker) on 1 and 2 CPUs, two searches each and
-// a closed loop.
+// lifo (lifo under -exec worker) on 1 and 2 CPUs, six searches each and
+// a closed loop. Direct's and lifo's searches drift alike from repeat to
+// repeat (lifo 0.75× direct's in every pair); fifo's drift the other
+// way, so its pairs with direct straddle 1.
 func scalingComparison(t *testing.T) *result.Comparison {
 	t.Helper()
 	o := plan.DefaultOptions()
-	o.Preset, o.Repeat = "scaling", 2
+	o.Preset, o.Repeat = "scaling", 6
 	p, err := plan.New(&o, 2)
 	require.NoError(t, err)
 	wr := &result.WorkloadResult{Workload: "get"}
@@ -27,8 +30,12 @@ func scalingComparison(t *testing.T) *result.Comparison {
 		if exec == "worker" {
 			vr.Config["exec"] = "worker"
 		}
-		for i, r := range []float64{sat, sat * 1.02} {
-			vr.Sat = append(vr.Sat, result.SatRun{Repeat: i + 1, Rate: r, Validated: true, ServerCPUPerRequest: satCPU})
+		drift := []float64{1, 1.02, 0.99, 1.01, 0.98, 1.03}
+		if pool == "fifo" {
+			slices.Reverse(drift)
+		}
+		for i, d := range drift {
+			vr.Sat = append(vr.Sat, result.SatRun{Repeat: i + 1, Rate: sat * d, Validated: true, ServerCPUPerRequest: satCPU})
 		}
 		vr.Closed = &result.ClosedRun{Conns: 64, Rounds: []result.ClosedRound{
 			{Rate: sat * 1.1, ServerCPUPerRequest: closedCPU}, {Rate: sat * 1.12, ServerCPUPerRequest: closedCPU},
@@ -70,7 +77,22 @@ func TestScalingFindings(t *testing.T) {
 		at = append(at, x.CPUs)
 	}
 	assert.Equal(t, []int{1, 2}, at)
+	for _, x := range vs.All(SatRatio) {
+		assert.Equal(t, "lifo exec=worker", x.Of, "a ratio for each count it is below at")
+		assert.InDelta(t, map[int]float64{1: 0.5, 2: 0.75}[x.CPUs], x.Value, 1e-9, "at %d CPUs", x.CPUs)
+		assert.Equal(t, 6, x.Interval.N)
+	}
+	assert.Len(t, vs.All(SatRatio), 2)
 	assert.InDelta(t, 0.75, vs.Value("lifo exec=worker", RatioAtLargest), 1e-9)
+
+	// Two repeats bound no interval: nothing is below direct.
+	two := scalingComparison(t)
+	for _, v := range two.Workloads[0].Variants {
+		v.Sat = v.Sat[:2]
+	}
+	vs2 := find(t, Analyze(two), ScalingVsDirect)
+	assert.Equal(t, Tied, vs2.Verdict, "lifo 0.5× and 0.75× in every pair, but two pairs are too few")
+	assert.Empty(t, vs2.All(BelowAt))
 
 	eff := find(t, a, ScalingEfficiency)
 	assert.InDelta(t, 1.5, eff.Value("lifo exec=worker", Efficiency), 1e-9)

@@ -2,12 +2,12 @@ package render
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
 	"github.com/kvpool/kvpool/internal/compare/result"
+	ratios "github.com/kvpool/kvpool/internal/ratio"
 )
 
 // sentences words a's findings, in order, as the report's list does.
@@ -143,24 +143,25 @@ func scalingSentence(f analysis.Finding) (string, bool) {
 				continue
 			}
 			var at []string
-			for _, b := range f.All(analysis.BelowAt) {
-				if b.Of == x.Of {
-					at = append(at, strconv.Itoa(b.CPUs))
+			for _, r := range f.All(analysis.SatRatio) {
+				if r.Of == x.Of {
+					at = append(at, fmt.Sprintf("at %s %s", cpusText(r.CPUs, "CPU"), figureRatio(r)))
 				}
 			}
-			text := fmt.Sprintf("%s (at %s CPUs", x.Of, strings.Join(at, ", "))
+			text := fmt.Sprintf("%s (%s", x.Of, strings.Join(at, "; "))
 			if r, ok := f.Figure(x.Of, analysis.RatioAtLargest); ok {
 				d := f.All(analysis.DirectAtLargest)[0]
-				text += fmt.Sprintf("; at %s %.2f× direct's %s req/s", cpusText(r.CPUs, "CPU"), r.Value, thousands(d.Value))
+				text += fmt.Sprintf("; medians at %s %.2f× direct's %s req/s", cpusText(r.CPUs, "CPU"), r.Value, thousands(d.Value))
 			}
 			below = append(below, text+")")
 		}
+		why := fmt.Sprintf("the 95 %% interval includes 1, or fewer than %d paired repeats give none", ratios.MinPairs)
 		if f.Verdict == analysis.Below {
-			return fmt.Sprintf("`%s` scaling: **saturates below direct beyond the spread**: %s; not distinguishable from direct at any count (ranges overlap, or one run): %s.",
-				wl, strings.Join(below, "; "), orNone(tied)), true
+			return fmt.Sprintf("`%s` scaling, saturation paired with direct's by repeat on as many CPUs: **lower than direct's** beyond the 95 %% interval: %s; no difference measurable at any count (%s): %s.",
+				wl, strings.Join(below, "; "), why, orNone(tied)), true
 		}
-		return fmt.Sprintf("`%s` scaling: no variant saturated below direct beyond the spread at any count of %s (ranges overlap, or one run each: -repeat 3 gives a spread): %s.",
-			wl, countsText(counts), strings.Join(tied, ", ")), true
+		return fmt.Sprintf("`%s` scaling, saturation paired with direct's by repeat on as many CPUs: **no difference measurable here** at any count of %s (%s; -repeat %d gives one): %s.",
+			wl, countsText(counts), why, ratios.MinPairs, strings.Join(tied, ", ")), true
 	case analysis.ScalingLowerBound:
 		var parts []string
 		for _, x := range f.All(analysis.LowerBoundRate) {

@@ -87,6 +87,11 @@ func pairedSentence(f analysis.Finding) (string, bool) {
 // ratioOf is f's figure name of v as the ratio it was made from.
 func ratioOf(f analysis.Finding, v string, name analysis.Measure) ratios.Interval {
 	x, _ := f.Figure(v, name)
+	return figureRatio(x)
+}
+
+// figureRatio is a ratio figure as the ratio it was made from.
+func figureRatio(x analysis.Figure) ratios.Interval {
 	if x.Interval == nil {
 		return ratios.Interval{Median: x.Value, Lo: math.Inf(-1), Hi: math.Inf(1)}
 	}

@@ -421,3 +421,34 @@ func TestSaturationSentences(t *testing.T) {
 	}, "direct", "fifo")
 	assert.Regexp(t, "`get`: \\*\\*direct saturates highest\\*\\*, 40,750 req/s \\(median\\) against fifo's 32,600, the runner-up: fifo's saturation against direct's, paired by repeat: 0\\.80× \\(0\\.[78][0-9]–0\\.8[0-9]\\), the 95 % interval below 1\\.", s)
 }
+
+// TestScalingSaturationSentence: at each CPU count, a row saturates
+// below direct only where its ratio paired by repeat has its 95 %
+// interval below 1, and the sentence gives that ratio.
+func TestScalingSaturationSentence(t *testing.T) {
+	say := func(repeats int) string {
+		t.Helper()
+		o := plan.DefaultOptions()
+		o.Preset, o.Repeat = "scaling", repeats
+		p, err := plan.New(&o, 2)
+		require.NoError(t, err)
+		wr := &result.WorkloadResult{Workload: "get"}
+		drift := []float64{1, 1.02, 0.99, 1.01, 0.98, 1.03}
+		for _, pool := range []struct {
+			name string
+			sat  float64
+		}{{"direct", 40000}, {"fifo", 30000}} {
+			v := plan.Variant{Pool: pool.name, CPUs: 1}
+			vr := &result.VariantResult{Variant: v, Name: v.Name()}
+			for i, d := range drift[:repeats] {
+				vr.Sat = append(vr.Sat, result.SatRun{Repeat: i + 1, Rate: pool.sat * d, Validated: true})
+			}
+			wr.Variants = append(wr.Variants, vr)
+		}
+		c := &result.Comparison{Preset: "scaling", Options: o, Plan: p, Workloads: []*result.WorkloadResult{wr},
+			Criteria: result.Criteria{MaxErrorRate: 0.001, LoaderBusy: 0.9}}
+		return strings.Join(sentences(c, analysis.Analyze(c)), "\n")
+	}
+	assert.Contains(t, say(6), "`get` scaling, saturation paired with direct's by repeat on as many CPUs: **lower than direct's** beyond the 95 % interval: fifo (at 1 CPU 0.75× (0.75–0.75); medians at 1 CPU 0.75× direct's 40,200 req/s); no difference measurable at any count (the 95 % interval includes 1, or fewer than 6 paired repeats give none): none.")
+	assert.Contains(t, say(3), "`get` scaling, saturation paired with direct's by repeat on as many CPUs: **no difference measurable here** at any count of 1 CPU (the 95 % interval includes 1, or fewer than 6 paired repeats give none; -repeat 6 gives one): fifo.")
+}
