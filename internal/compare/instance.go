@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/harness"
+	"github.com/kvpool/kvpool/internal/loadgen"
 )
 
 // stopTimeout bounds kvserver's graceful stop.
@@ -43,9 +45,40 @@ type instance struct {
 }
 
 // start starts kvserver for v (with extra flags) on a fresh copy of seed,
-// its output in runDir/kvserver.log. A nil server comes with the failure
-// already recorded.
+// its output in runDir/kvserver.log, and warms it (warm) for the steps
+// that measure it. A nil server comes with the failure already recorded.
 func (r *runner) start(ctx context.Context, wl string, v *result.VariantResult, step, seed, runDir string, extra ...string) *instance {
+	srv := r.startCold(ctx, wl, v, step, seed, runDir, extra...)
+	if srv != nil {
+		r.warm(ctx, srv, step)
+	}
+	return srv
+}
+
+// warm serves srv a closed loop of GETs over the store's ids for the
+// timing's WarmUp on 64 connections, its results kept by nobody, so that
+// the step after it measures a server whose block cache holds the store
+// (plan.FullWarmUp says what a cold one measured). GETs whatever the
+// step's workload: they fill the cache and change nothing. A warm-up that
+// failed is noted, and the step measures the server as it is.
+func (r *runner) warm(ctx context.Context, srv *instance, step string) {
+	if r.t.WarmUp <= 0 {
+		return
+	}
+	cfg, err := r.loadConfig(srv.URL, "get")
+	if err == nil {
+		cfg.Rate, cfg.Duration = 0, r.t.WarmUp
+		cfg.Conns, cfg.MaxConns = plan.MinConns, plan.MinConns
+		_, err = loadgen.Run(ctx, cfg, nil)
+	}
+	if err != nil && ctx.Err() == nil {
+		r.note("%s %s %s: the warm-up failed (%v); measured without one", srv.wl, srv.v.Name, step, err)
+	}
+}
+
+// startCold is start without the warm-up: for a run that starts on a cold
+// server on purpose, or whose store is a stand-in that caches nothing.
+func (r *runner) startCold(ctx context.Context, wl string, v *result.VariantResult, step, seed, runDir string, extra ...string) *instance {
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		r.fail(wl, v.Name, step, err.Error(), "")
 		return nil

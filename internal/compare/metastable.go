@@ -72,7 +72,9 @@ func (r *runner) metaRun(ctx context.Context, wl string, vr *result.VariantResul
 	rel := filepath.Join("runs", "metastable", model, mv.Slug(), "run-"+strconv.Itoa(rep))
 	dir := filepath.Join(r.c.Dir, rel)
 	r.quiet(ctx, step+" "+mv.Name())
-	srv := r.start(ctx, wl, vr, step, seed, dir)
+	// Cold: the spike's recovery is the question, and every variant's
+	// store stand-in sleeps the same on every read, warm or not.
+	srv := r.startCold(ctx, wl, vr, step, seed, dir)
 	if srv == nil {
 		return nil
 	}

@@ -43,6 +43,7 @@ func tinyTiming() *plan.Timing {
 		ProbeBaseline: 500 * time.Millisecond, RecoverProbes: 1, ProbeLength: 500 * time.Millisecond,
 		ProfileSeconds: 1, RequestTimeout: 2 * time.Second,
 		Closed: 300 * time.Millisecond, ClosedRounds: 2, ClosedPairs: 2,
+		WarmUp: 100 * time.Millisecond,
 	}
 }
 
@@ -102,6 +103,7 @@ func TestQueuesEndToEnd(t *testing.T) {
 		assert.Equal(t, steps.Overload.Conns, v.Overload.ConnsStart, "%s: the overload step's planned connections", v.Name)
 	}
 	assert.NotContains(t, report, "kvserver | version unknown", "kvserver_config_info's version not read")
+	assert.Contains(t, report, "served a closed loop of GETs for 100ms", "the warm-up is said")
 
 	require.NotEmpty(t, rep.Charts)
 	for _, ch := range rep.Charts {

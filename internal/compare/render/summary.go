@@ -67,8 +67,16 @@ func runSummary(c *result.Comparison) string {
 	if o.Quick {
 		mode = "quick (short steps, one repeat: the numbers are indicative)"
 	}
-	return fmt.Sprintf("Variants %s; workloads %s over %s ids with %d B values. Per workload: %s. Mode: %s. Every kvserver started on a fresh copy (on disk before the start) of one filled store, which was left to compact until its server idled, and was measured only once idle itself.",
-		strings.Join(variants, ", "), strings.Join(wls, ", "), thousands(float64(o.Keys)), o.ValueSize, strings.Join(steps, "; "), mode)
+	warm := ""
+	if t.WarmUp > 0 {
+		warm = fmt.Sprintf(" Once idle, each then served a closed loop of GETs for %v over 64 connections, measured by nobody, so that its first measured step found its block cache filled (a fresh server's first reads come from a cold cache)", t.WarmUp)
+		if m := c.Metastable; m != nil && len(m.Runs) > 0 {
+			warm += "; the metastable runs start cold"
+		}
+		warm += "."
+	}
+	return fmt.Sprintf("Variants %s; workloads %s over %s ids with %d B values. Per workload: %s. Mode: %s. Every kvserver started on a fresh copy (on disk before the start) of one filled store, which was left to compact until its server idled, and was measured only once idle itself.%s",
+		strings.Join(variants, ", "), strings.Join(wls, ", "), thousands(float64(o.Keys)), o.ValueSize, strings.Join(steps, "; "), mode, warm)
 }
 
 // connsPlanText says, once, over how many connections every variant of
