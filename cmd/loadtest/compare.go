@@ -25,6 +25,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var pools, policies, caps, workers, execs, limits, timeouts listFlag
 	var overloadFor time.Duration
 	var closedPairs int
+	var pairRound time.Duration
 	fs := flag.NewFlagSet("loadtest compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.Preset, "preset", o.Preset, "experiment: "+strings.Join(plan.Presets, " | "))
@@ -49,6 +50,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.Float64Var(&o.Factor, "factor", 0, "overload step rate as a multiple of direct's saturation (default 2; 10 for -preset overload); -preset metastable: the spike's multiple of its base rate (default 2.5)")
 	fs.Float64Var(&o.Rate, "rate", 0, "take this as direct's saturation (req/s) instead of searching; saturation searches of other variants still run")
 	fs.DurationVar(&overloadFor, "overload-duration", 0, "length of the overload step (default 20s; -preset overload 1m; -quick 2s)")
+	fs.DurationVar(&pairRound, "pair-round", 0, "length of each paired closed-loop round (default: the cross-check's, 5s, or 1s with -quick); on a noisy machine many short pairs bound tighter intervals than few long ones at the same load")
 	fs.IntVar(&closedPairs, "closed-pairs", plan.MinPairs, fmt.Sprintf("closed-loop rounds each variant runs paired with direct's, alternating between the two servers, for its throughput and CPU-per-request ratios to direct with a 95 %% interval (0: none; fewer than %d bound no interval)", plan.MinPairs))
 	fs.DurationVar(&o.IODelay, "io-delay", o.IODelay, "slow-backend: kvserver's -io-delay (every store operation first sleeps this)")
 	fs.StringVar(&o.IODelayDist, "io-delay-dist", o.IODelayDist, "slow-backend: fixed | exp")
@@ -124,6 +126,14 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		t := o.StepTiming()
 		t.ClosedPairs = closedPairs
+		o.Timing = &t
+	}
+	if given["pair-round"] {
+		if pairRound <= 0 {
+			return usageError(fmt.Errorf("-pair-round %v: want a length above 0, such as 1s", pairRound))
+		}
+		t := o.StepTiming()
+		t.PairRound = pairRound
 		o.Timing = &t
 	}
 	if err := compare.Validate(&o); err != nil {

@@ -6,7 +6,7 @@ import "fmt"
 // use for: it runs no capacity or worker sweep, no overload step and no
 // closed loop, and its store stand-in is its own (plan.MetaIODelay).
 // The plan refuses the variant lists itself (plan.Options.Validate).
-var metastableIgnores = []string{"cap", "workers", "overload-duration", "closed-pairs", "io-delay", "io-delay-dist"}
+var metastableIgnores = []string{"cap", "workers", "overload-duration", "closed-pairs", "pair-round", "io-delay", "io-delay-dist"}
 
 // refuseForPreset refuses a flag given that preset would ignore.
 func refuseForPreset(preset string, given map[string]bool) error {

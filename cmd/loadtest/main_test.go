@@ -185,6 +185,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	f("at least two run folders", "merge", "a", "-out", "c")
 	f("-render takes no other flag", "compare", "-render", "x", "-preset", "capacity")
 	f("-closed-pairs -1: want 0 (none) or more", "compare", "-closed-pairs", "-1")
+	f("-pair-round 0s: want a length above 0, such as 1s", "compare", "-pair-round", "0")
 }
 
 // compare -render of a folder that holds no comparison says so and exits 1.

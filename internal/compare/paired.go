@@ -62,7 +62,7 @@ func (r *runner) pairedOne(ctx context.Context, wl string, base, v *result.Varia
 	defer r.stop(ctx, vsrv, pairedStep)
 	conns := plan.LittleConns(analysis.Median(base.SatRates()), unloadedAnswerTime(base), r.o.MaxConns)
 	pr := &result.PairedRun{Against: base.Name, Conns: conns, Dir: rel}
-	r.logf("%s %s: %d closed-loop rounds of %v paired with %s's, over %d connections", wl, v.Name, r.t.ClosedPairs, r.t.Closed, base.Name, conns)
+	r.logf("%s %s: %d closed-loop rounds of %v paired with %s's, over %d connections", wl, v.Name, r.t.ClosedPairs, r.t.PairRoundLength(), base.Name, conns)
 	for i := 1; i <= r.t.ClosedPairs; i++ {
 		var pair [2]result.ClosedRound
 		for side, srv := range []*instance{bsrv, vsrv} {
@@ -74,7 +74,7 @@ func (r *runner) pairedOne(ctx context.Context, wl string, base, v *result.Varia
 				r.fail(wl, v.Name, pairedStep, err.Error(), "")
 				return
 			}
-			cfg.Conns, cfg.MaxConns, cfg.Rate, cfg.Duration = conns, conns, 0, r.t.Closed
+			cfg.Conns, cfg.MaxConns, cfg.Rate, cfg.Duration = conns, conns, 0, r.t.PairRoundLength()
 			m, ok := r.measure(ctx, srv, pairedStep, cfg, filepath.Join(dir, fmt.Sprintf("pair-%d-%s", i, []string{"direct", "variant"}[side])))
 			if !ok {
 				return

@@ -102,6 +102,24 @@ type Timing struct {
 	// runtime has not grown its pools and heap yet. 0: none (the
 	// comparisons that did not record it ran none).
 	WarmUp time.Duration `json:",omitempty"`
+	// PairRound is the length of each paired round (0: Closed, as every
+	// comparison that did not record it ran). Many short pairs bound a
+	// tighter interval here than few long ones: this machine's throughput
+	// moves by a fifth between one 5 s round and the next, and the
+	// interval of a median narrows with the pairs' count, not their
+	// length (kvserver and the loader on a CPU each: 30 pairs of 1 s over
+	// 100,000 ids bounded ±9–14 %; 6 of 5 s over 2,000,000, the same load
+	// per side, ±4–39 % in one full run and ±19–61 % in the next).
+	PairRound time.Duration `json:",omitempty"`
+}
+
+// PairRoundLength is the length of each paired round: PairRound, else
+// Closed.
+func (t Timing) PairRoundLength() time.Duration {
+	if t.PairRound > 0 {
+		return t.PairRound
+	}
+	return t.Closed
 }
 
 // MinPairs is the fewest pairs whose median ratio has a finite 95 %

@@ -281,3 +281,13 @@ func TestLittleConns(t *testing.T) {
 	f(268_000, 0, 4096, MinConns) // unknown answer time
 	f(0, time.Millisecond, 4096, MinConns)
 }
+
+// TestPairRoundLength: paired rounds are PairRound long, and Closed long
+// in a comparison that did not record it.
+func TestPairRoundLength(t *testing.T) {
+	tm := FullTiming()
+	assert.Equal(t, tm.Closed, tm.PairRoundLength(), "unset: the cross-check's rounds")
+	tm.PairRound = time.Second
+	assert.Equal(t, time.Second, tm.PairRoundLength())
+	assert.Equal(t, 5*time.Second, tm.Closed, "the cross-check keeps its own")
+}

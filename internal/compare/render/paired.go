@@ -33,7 +33,7 @@ func writePairedTable(b *bytes.Buffer, c *result.Comparison, wr *result.Workload
 	}
 	w("%s: `%s`\n\n", HeadPaired, wr.Workload)
 	w("Each variant's kvserver and direct's ran side by side, each on a fresh copy of the store and on the same CPUs, and closed-loop rounds of %v alternated between them (direct, the variant, direct, the variant, …), over the same connections, the server not under load idle meanwhile. Each pair of rounds, taken one right after the other, gives one ratio, and whatever drifts on the machine between pairs cancels inside it. A ratio is the median of the pairs' ratios with its 95 %% interval (order statistics, as benchstat's: nothing assumed of their distribution; %d pairs are the fewest that bound one). \"~\" marks an interval that includes 1: **no difference measurable here**, whatever the median. Throughput counts answers without error.\n\n",
-		c.Options.StepTiming().Closed, ratios.MinPairs)
+		c.Options.StepTiming().PairRoundLength(), ratios.MinPairs)
 	w("| variant | pairs | connections | direct req/s | variant req/s | throughput ÷ direct | server CPU/request | ÷ direct | loader-bound |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, v := range rows {
 		p := v.Paired
@@ -45,7 +45,7 @@ func writePairedTable(b *bytes.Buffer, c *result.Comparison, wr *result.Workload
 			p.Throughput, cpuMicros(p.CPUPerRequest), p.CPU, lb)
 	}
 	if lo, hi, ok := aw.PairedWidths(); ok {
-		w("\nThe intervals came out ±%s to ±%s of their medians (half their width, the larger side): a difference smaller than that is not measurable with these pairs on this machine; more pairs (`-closed-pairs`) or longer rounds narrow them.\n", pct(lo), pct(hi))
+		w("\nThe intervals came out ±%s to ±%s of their medians (half their width, the larger side): a difference smaller than that is not measurable with these pairs on this machine; more pairs (`-closed-pairs`) narrow them, short ones (`-pair-round`) at no more load.\n", pct(lo), pct(hi))
 	} else {
 		w("\nNo interval is bounded: fewer than %d pairs ran (`-closed-pairs`), so no difference is measurable.\n", ratios.MinPairs)
 	}
