@@ -133,20 +133,12 @@ func (r *runner) newLoaderCheck(wl, variant, step string, res *loadgen.Result) r
 // scheduleSent is how fast the loader sent what res's schedule asked,
 // req/s, and how many of the schedule's requests it never sent. Under a
 // client model the schedule asks for first tries only: retries are the
-// clients' own, on top of it, and a first try that the client's throttle
-// refused was issued on schedule all the same. The throttle's count
-// holds its refused retries too (rare: the throttle refuses most while
-// few answers come back, when retries have little to retry), so the
-// count is capped at the schedule's.
+// clients' own, on top of it (result.IssuedOnSchedule).
 func scheduleSent(res *loadgen.Result) (rate float64, unsent int64) {
 	if res.Config.Client.IsZero() {
 		return res.SendRate(), res.Unsent()
 	}
-	issued := res.Clients.FirstTries + res.Clients.Throttled
-	if res.Planned > 0 {
-		issued = min(issued, int64(res.Planned))
-		unsent = int64(res.Planned) - issued
-	}
+	issued, unsent := result.IssuedOnSchedule(res.Clients.FirstTries, res.Clients.Throttled, int64(res.Planned))
 	if d := res.Config.Duration; d > 0 {
 		rate = float64(issued) / d.Seconds() // over the schedule: retries go on after it
 	}

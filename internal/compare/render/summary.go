@@ -69,7 +69,7 @@ func runSummary(c *result.Comparison) string {
 	}
 	warm := ""
 	if t.WarmUp > 0 {
-		warm = fmt.Sprintf(" Once idle, each then served a closed loop of GETs for %v over 64 connections, measured by nobody, so that its first measured step found its block cache filled (a fresh server's first reads come from a cold cache)", t.WarmUp)
+		warm = fmt.Sprintf(" Once idle, each then served a closed loop of GETs for %v over %d connections, measured by nobody, so that its first measured step found its block cache filled (a fresh server's first reads come from a cold cache)", t.WarmUp, plan.MinConns)
 		if m := c.Metastable; m != nil && len(m.Runs) > 0 {
 			warm += "; the metastable runs start cold"
 		}

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"math"
 	"strings"
 	"time"
 )
@@ -100,11 +101,27 @@ func (c *Comparison) restateMetaLoaderChecks() {
 		if run == nil {
 			continue
 		}
-		issued := min(float64(run.Totals.FirstTries+run.Totals.Throttled), planned)
-		l.Asked, l.SendRate, l.Scheduled = planned/length, issued/length, true
-		l.KeptUp = issued >= 0.99*planned
+		issued, _ := IssuedOnSchedule(run.Totals.FirstTries, run.Totals.Throttled, int64(math.Round(planned)))
+		l.Asked, l.SendRate, l.Scheduled = planned/length, float64(issued)/length, true
+		l.KeptUp = float64(issued) >= 0.99*planned
 		run.LoaderKeptUp = l.KeptUp
 	}
+}
+
+// IssuedOnSchedule is what a run under a client model issued of the
+// planned first tries of its schedule: those sent, and those the
+// client's own throttle refused, which were issued on schedule all the
+// same; capped at planned, since the throttle's count holds the retries
+// it refused too (rare: it refuses most while few answers come back,
+// when retries have little to retry). unsent is the rest (0 where
+// planned is unknown, 0).
+func IssuedOnSchedule(firstTries, throttled, planned int64) (issued, unsent int64) {
+	issued = firstTries + throttled
+	if planned > 0 {
+		issued = min(issued, planned)
+		unsent = planned - issued
+	}
+	return issued, unsent
 }
 
 // MetaStepPrefix begins the step name of a metastable run's loader
