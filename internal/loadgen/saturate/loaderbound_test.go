@@ -264,17 +264,19 @@ func TestSearchJudgesTheValidation(t *testing.T) {
 		return held(0.30, 0.40)
 	}, false, true, 2, "")
 	// Long runs hold only up to 9,800: the first candidate (10,000) fails
-	// twice, and so does the next one down (9,875, bisected between it and
-	// 9,750, which held in the short steps); 9,750 holds.
+	// twice, and the search goes back to 2.5 % below it (9,750, which
+	// held in the short steps), not to the rate that held one bisection
+	// below it (9,875), whose validation would fail too; 9,750 holds.
 	sat = f("long runs hold less", func(rate float64, _ int) outcome {
 		if rate > 9800 {
 			return overSLO(0.30, 0.99)
 		}
 		return held(0.30, 0.40)
-	}, false, true, 5, "")
+	}, false, true, 3, "")
 	assert.Equal(t, 9750.0, sat.Rate)
-	assert.Equal(t, Bracket{Lo: 9750, Hi: 9875}, sat.Bracket)
-	assert.Equal(t, []float64{10_000, 10_000, 9875, 9875, 9750}, asked(stepsOf(sat.Steps, PhaseValidate)))
+	assert.Equal(t, Bracket{Lo: 9750, Hi: 10_000}, sat.Bracket)
+	assert.Equal(t, []float64{10_000, 10_000, 9750}, asked(stepsOf(sat.Steps, PhaseValidate)))
+	assert.Equal(t, []float64{9750}, sat.Retreats)
 }
 
 // The time left after each step is a lower bound of what the search

@@ -34,9 +34,11 @@
 //     lowest failed] is bisected until (hi−lo)/lo ≤ Precision.
 //   - The highest rate that held is validated by a run of ValidateFor
 //     under the same rule. A validation that fails twice makes that rate
-//     an upper bound: the search goes down again (bisecting between the
-//     highest rate that held below it and it) and validates again, at
-//     most MaxValidations times. A figure that never held over its
+//     an upper bound, and the short steps that held within Precision
+//     below it are not trusted (twice that after a second failure, and
+//     so on: Config.Retreat): the search measures that lower rate,
+//     bisects below it where it fails, and validates again, at most
+//     MaxValidations times. A figure that never held over its
 //     validation is not a saturation (Saturation.Rate is 0).
 package saturate
 
@@ -224,6 +226,10 @@ type Saturation struct {
 	// Retests lists every re-test: the rate, both verdicts and what the
 	// rate counted as.
 	Retests []Retest `json:"retests"`
+	// Retreats lists, for each validation that failed twice and was
+	// followed by another, the rate the search went back below
+	// (Config.Retreat): no rate that held above it was a candidate again.
+	Retreats []float64 `json:"retreats,omitempty"`
 	// Rule states the per-second rule the steps were judged by.
 	Rule Rule `json:"rule"`
 	// Steps is every run, re-tests and validations included, in order,

@@ -211,10 +211,43 @@ func TestAFailedValidationLowersTheResult(t *testing.T) {
 	assert.LessOrEqual(t, sat.Rate, sustained*1.002)
 	assert.GreaterOrEqual(t, sat.Rate, sustained*0.95)
 	assert.Equal(t, sat.Rate, sat.Bracket.Lo)
-	assert.LessOrEqual(t, sat.Bracket.Width(), sc.Precision, "the bracket stays refined: %v", sat.Bracket)
 	last := validations[len(validations)-1]
 	assert.True(t, last.Pass)
 	assert.Equal(t, sat.Rate, last.Asked)
+	// Each failed validation sent the search back by a widening step (2.5 %,
+	// then 5 %), and the bracket reports the gap between the validated
+	// rate and the last validation that failed: as wide as that step, not
+	// narrowed by short steps that over-read.
+	require.Len(t, sat.Retreats, len(validations)/2)
+	assert.Equal(t, sat.Rate, sat.Retreats[len(sat.Retreats)-1], "the last retreat's rate is the one validated")
+	lastFailed := validations[len(validations)-2]
+	assert.False(t, lastFailed.Pass)
+	assert.Equal(t, lastFailed.Asked, sat.Bracket.Hi)
+	assert.Equal(t, sc.Retreat(lastFailed.Asked, len(sat.Retreats)-1), sat.Rate)
+	seen := 0
+	for _, s := range sat.Steps {
+		if s.Phase == PhaseValidate {
+			seen++
+		} else if seen >= 2 {
+			assert.LessOrEqual(t, s.Asked, sat.Retreats[0], "no short step after a retreat asks more than its rate")
+		}
+	}
+}
+
+// A server whose long runs sustain 7 % less than its short steps show is
+// validated within its three validations: the search goes back 2.5 %, then
+// 5 % more, where one bisection at a time (about 1.25 % each near the
+// knee) spent all three and ended with no saturation.
+func TestRetreatsReachALongRunSevenPercentLower(t *testing.T) {
+	sc := DefaultConfig()
+	sc.Anchor = 48_000
+	const capacity, sustained = 40_000, 37_200
+	m := &simServer{Capacity: capacity, DegradeAfter: 12 * time.Second, Degraded: sustained}
+	sat := simSearch(t, sc, m)
+	require.True(t, sat.Validated, "%+v", sat.Bracket)
+	assert.LessOrEqual(t, sat.Rate, sustained*1.002)
+	assert.GreaterOrEqual(t, sat.Rate, sustained*0.95)
+	assert.Len(t, sat.Retreats, 2)
 }
 
 // Validations are bounded: a server that sustains far less over a long
