@@ -22,6 +22,7 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/harness"
 	"github.com/kvpool/kvpool/internal/harness/harnesstest"
+	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
 
 // kvserverBin is the real kvserver, built once by TestMain.
@@ -43,7 +44,7 @@ func tinyTiming() *plan.Timing {
 		ProbeBaseline: 500 * time.Millisecond, RecoverProbes: 1, ProbeLength: 500 * time.Millisecond,
 		ProfileSeconds: 1, RequestTimeout: 2 * time.Second,
 		Closed: 300 * time.Millisecond, ClosedRounds: 2, ClosedPairs: 2,
-		WarmUp: 100 * time.Millisecond,
+		WarmUp: 100 * time.Millisecond, AnchorRounds: 1,
 	}
 }
 
@@ -104,6 +105,17 @@ func TestQueuesEndToEnd(t *testing.T) {
 	}
 	assert.NotContains(t, report, "kvserver | version unknown", "kvserver_config_info's version not read")
 	assert.Contains(t, report, "served a closed loop of GETs for 100ms", "the warm-up is said")
+	direct := c.Workloads[0].Variants[0]
+	require.Len(t, direct.Sat, 1)
+	assert.Positive(t, direct.Sat[0].Anchor, "the search ran its closed loop first")
+	assert.Contains(t, report, "each after a closed loop of 1 × 300ms on its own server", "the anchor is said")
+	var sat saturate.Saturation
+	b, err = os.ReadFile(filepath.Join(c.Dir, direct.Sat[0].Dir, "saturate.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &sat))
+	require.NotNil(t, sat.ClosedLoop, "saturate.json keeps the closed loop that bounded the search")
+	assert.Len(t, sat.ClosedLoop.Rounds, 1)
+	assert.Equal(t, direct.Sat[0].Anchor, sat.Anchor)
 
 	require.NotEmpty(t, rep.Charts)
 	for _, ch := range rep.Charts {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/harness"
 	"github.com/kvpool/kvpool/internal/loadgen"
@@ -26,12 +27,16 @@ func (r *runner) saturateConfig(dir string) saturate.Config {
 	return sc
 }
 
-// search runs a saturation search of srv, its ramp starting at half of
-// hint where that is above the configured start, and reduces it to a
-// SatRun; the validating run's files go into dir. Each step reads srv's
-// CPU around it, so that a step the loader could not deliver is told
-// from the server's limit (saturate.Bound). It returns the validating
-// run and its step (nil where none ran).
+// search runs a saturation search of srv and reduces it to a SatRun; the
+// validating run's files go into dir. With Timing.AnchorRounds, a closed
+// loop on srv comes first and bounds the search (saturate's Anchor: a
+// stall costs a round a few per cent, where it would cost a step its
+// verdict, and no step asks far above what the server serves with no
+// schedule to keep); without, the ramp starts at half of hint where that
+// is above the configured start. Each step reads srv's CPU around it, so
+// that a step the loader could not deliver is told from the server's
+// limit (saturate.Bound). It returns the validating run and its step (nil
+// where none ran).
 func (r *runner) search(ctx context.Context, cfg loadgen.Config, dir string, srv *harness.Server, settings map[string]string, hint float64) (result.SatRun, *loadgen.Result, *saturate.Step, error) {
 	sc := r.saturateConfig(dir)
 	sc.StartRate = max(sc.StartRate, math.Round(hint/2))
@@ -41,16 +46,29 @@ func (r *runner) search(ctx context.Context, cfg loadgen.Config, dir string, srv
 		p, err := srv.Sample()
 		return p.CPU, cpus, err
 	}
+	var closed *saturate.ClosedLoop
+	if n := r.t.AnchorRounds; n > 0 {
+		load := cfg
+		load.Conns, load.MaxConns = plan.MinConns, plan.MinConns
+		var err error
+		closed, err = saturate.MeasureClosedLoop(ctx, load, saturate.ClosedConfig{Rounds: n, For: r.t.SatStep, Cooldown: r.t.SatCooldown}, &sc)
+		if err != nil {
+			return result.SatRun{}, nil, nil, err
+		}
+		sc.Anchor, sc.AnchorShare = closed.Throughput, plan.AnchorShare
+	}
 	sat, err := saturate.Run(ctx, cfg, sc, nil, nil)
 	if err != nil {
 		return result.SatRun{}, nil, nil, err
 	}
+	sat.ClosedLoop = closed
 	// Rate is the validated saturation or 0: no later step takes its
 	// share of a rate that did not hold over its validation. The bracket
 	// says where the search ended either way.
 	run := result.SatRun{Rate: sat.Rate, Validated: sat.Validated, Bracket: &result.Bracket{Lo: sat.Bracket.Lo, Hi: sat.Bracket.Hi},
 		Candidate: sat.Candidate, HitMax: sat.HitMax,
-		LoaderBound: sat.LoaderBound, LoaderCeiling: sat.LoaderCeiling, LoaderCPUs: sat.LoaderCPUs, Why: sat.Why}
+		LoaderBound: sat.LoaderBound, LoaderCeiling: sat.LoaderCeiling, LoaderCPUs: sat.LoaderCPUs, Why: sat.Why,
+		Anchor: sat.Anchor, AnchorExceeded: sat.AnchorExceeded}
 	run.Curve = curveOf(sat)
 	var validation *saturate.Step
 	for i, s := range sat.Steps {

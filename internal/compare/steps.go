@@ -133,6 +133,9 @@ func (r *runner) saturateOne(ctx context.Context, wl string, v *result.VariantRe
 	}
 	run.Repeat, run.Dir = rep, rel
 	v.Sat = append(v.Sat, run)
+	if run.Anchor > 0 {
+		r.logf("%s %s: closed loop first, %.0f req/s (median of %d × %v over %d connections): the search started at %.0f %% of it", wl, v.Name, run.Anchor, r.t.AnchorRounds, r.t.SatStep, plan.MinConns, 100*plan.AnchorShare)
+	}
 	if validation != nil {
 		r.checkValidation(wl, v.Name, step+" (validation)", validation, vstep)
 	}

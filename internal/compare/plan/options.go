@@ -111,7 +111,22 @@ type Timing struct {
 	// 100,000 ids bounded ±9–14 %; 6 of 5 s over 2,000,000, the same load
 	// per side, ±4–39 % in one full run and ±19–61 % in the next).
 	PairRound time.Duration `json:",omitempty"`
+	// AnchorRounds is how many closed-loop rounds of SatStep each
+	// saturation search runs on its own server before its first step,
+	// over MinConns connections: their median bounds the search
+	// (saturate.Config.Anchor), whose ramp starts at AnchorShare of it
+	// and asks no more until a step there held. 0: none, the ramp starts
+	// from SatStartRate or half of direct's first saturation (the
+	// comparisons that did not record it ran none).
+	AnchorRounds int `json:",omitempty"`
 }
+
+// AnchorShare is where an anchored search's ramp starts, as a share of its
+// closed loop's throughput: three quarters, because an open model's
+// saturation under the SLO came out 0.86–1.10× the closed loop's on a
+// 2-CPU machine (full and quick comparisons), and a start at half spends
+// a step far below it.
+const AnchorShare = 0.75
 
 // PairRoundLength is the length of each paired round: PairRound, else
 // Closed.
@@ -135,7 +150,7 @@ func FullTiming() Timing {
 		ProbeBaseline: 5 * time.Second, RecoverProbes: 5, ProbeLength: time.Second,
 		ProfileSeconds: 10, RequestTimeout: 2 * time.Second,
 		Closed: 5 * time.Second, ClosedRounds: 3, ClosedPairs: MinPairs,
-		WarmUp: FullWarmUp,
+		WarmUp: FullWarmUp, AnchorRounds: 3,
 	}
 }
 
@@ -164,7 +179,8 @@ func QuickTiming() Timing {
 		ProbeBaseline: 500 * time.Millisecond, RecoverProbes: 3, ProbeLength: time.Second,
 		ProfileSeconds: 1, RequestTimeout: 2 * time.Second,
 		Closed: time.Second, ClosedRounds: 3, ClosedPairs: MinPairs,
-		WarmUp: time.Second, // 100,000 ids: a second reads every block
+		WarmUp:       time.Second, // 100,000 ids: a second reads every block
+		AnchorRounds: 3,
 	}
 }
 

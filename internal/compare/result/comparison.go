@@ -126,8 +126,14 @@ type SatRun struct {
 	// ServerCPUPerRequest is kvserver's CPU per request over the
 	// validating run (0: unknown).
 	ServerCPUPerRequest time.Duration `json:",omitempty"`
-	Curve               []CurvePoint
-	Dir                 string
+	// Anchor is the throughput of the closed loop run on the search's
+	// server just before it (the median of its rounds), which bounded the
+	// search; AnchorExceeded: a step at it held, so it bounded nothing. 0
+	// where none ran (plan.Timing.AnchorRounds).
+	Anchor         float64 `json:",omitempty"`
+	AnchorExceeded bool    `json:",omitempty"`
+	Curve          []CurvePoint
+	Dir            string
 }
 
 // Bracket is a saturation search's answer: Lo held, Hi failed twice
