@@ -283,11 +283,16 @@ func TestLittleConns(t *testing.T) {
 }
 
 // TestPairRoundLength: paired rounds are PairRound long, and Closed long
-// in a comparison that did not record it.
+// in a comparison that did not record it. A full run pairs many rounds
+// of a second; a quick one the fewest that bound an interval.
 func TestPairRoundLength(t *testing.T) {
 	tm := FullTiming()
-	assert.Equal(t, tm.Closed, tm.PairRoundLength(), "unset: the cross-check's rounds")
-	tm.PairRound = time.Second
 	assert.Equal(t, time.Second, tm.PairRoundLength())
+	assert.Equal(t, FullPairs, tm.ClosedPairs)
 	assert.Equal(t, 5*time.Second, tm.Closed, "the cross-check keeps its own")
+	tm.PairRound = 0
+	assert.Equal(t, tm.Closed, tm.PairRoundLength(), "unset: the cross-check's rounds")
+	q := QuickTiming()
+	assert.Equal(t, time.Second, q.PairRoundLength())
+	assert.Equal(t, MinPairs, q.ClosedPairs)
 }
