@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -103,50 +104,89 @@ func PinProcess(s Set) error {
 
 // Start starts cmd (cmd.Start) with the child bound to s from its first
 // instruction, so that a Go child sizes GOMAXPROCS to s.Len(), as under
-// taskset -c. The child is forked from an OS thread locked for the
-// purpose and bound to s for that moment only (it inherits the thread's
-// mask); the thread's own mask is then restored and the thread returned
-// to the runtime, or, if restoring fails, the thread ends and the child
-// is killed and waited for. On any error nothing is left running. An
-// empty s is a plain cmd.Start().
+// taskset -c; an empty s leaves the child this process's own mask. Every
+// child is forked from one OS thread that lives as long as the process
+// (the starter), bound to s for that moment only (the child inherits the
+// thread's mask) and then restored. On any error nothing is left running.
 //
-// A cmd.SysProcAttr.Pdeathsig ties the child to the thread that forked
-// it, which goes back to the runtime's pool as after a plain cmd.Start.
+// Why one thread: a cmd.SysProcAttr.Pdeathsig (the harness sets SIGKILL,
+// so that no server outlives an interrupted run) is sent when the thread
+// that forked the child exits, not the process, and a Go thread exits
+// whenever a goroutine ends locked to it, as a pinned load loop's does. A
+// child forked from an ordinary thread was killed whenever that thread,
+// back in the runtime's pool, later ran a pinned loop: a kvserver died in
+// the middle of a comparison, its log cut short, "exit -1" and no
+// message. The starter's goroutine never ends.
 func Start(cmd *exec.Cmd, s Set) error {
+	var err error
+	onStarter(func(st *starterThread) { err = st.start(cmd, s) })
+	return err
+}
+
+// starterThread is the thread every child is forked from, and the mask to
+// give a child started with no set (the process's, read when the thread
+// was made).
+type starterThread struct {
+	own    unix.CPUSet
+	ownErr error
+}
+
+var starter struct {
+	once sync.Once
+	jobs chan func(*starterThread)
+}
+
+// onStarter runs f on the starter thread, making it on first use, and
+// waits for it.
+func onStarter(f func(*starterThread)) {
+	starter.once.Do(func() {
+		starter.jobs = make(chan func(*starterThread))
+		go func() {
+			runtime.LockOSThread() // for good: this goroutine never ends
+			st := &starterThread{}
+			st.ownErr = unix.SchedGetaffinity(unix.Getpid(), &st.own) // the process's, as the main thread has it
+			for job := range starter.jobs {
+				job(st)
+			}
+		}()
+	})
+	done := make(chan struct{})
+	starter.jobs <- func(st *starterThread) {
+		defer close(done)
+		f(st)
+	}
+	<-done
+}
+
+// start forks cmd from the starter thread bound to s, or to the thread's
+// own mask for an empty s, and restores the thread's mask.
+func (st *starterThread) start(cmd *exec.Cmd, s Set) error {
 	if s.IsEmpty() {
+		if st.ownErr == nil {
+			// A failed restore after an earlier start left the thread
+			// bound: put it back before it forks.
+			if err := unix.SchedSetaffinity(0, &st.own); err != nil {
+				return fmt.Errorf("cannot start %s: cannot restore the starting thread's CPU affinity (%s): %w", cmd.Path, fromUnix(&st.own), err)
+			}
+		}
 		return cmd.Start()
 	}
+	if st.ownErr != nil {
+		return fmt.Errorf("cannot start %s on CPUs %s: cannot read this thread's CPU affinity: %w", cmd.Path, s, st.ownErr)
+	}
 	want := s.toUnix()
-	done := make(chan error, 1)
-	go func() {
-		// No UnlockOSThread unless the thread's mask is back as it was:
-		// a goroutine that ends locked ends its thread, so a thread left
-		// bound to s never runs anything else.
-		runtime.LockOSThread()
-		var prev unix.CPUSet
-		if err := unix.SchedGetaffinity(0, &prev); err != nil {
-			runtime.UnlockOSThread()
-			done <- fmt.Errorf("cannot start %s on CPUs %s: cannot read this thread's CPU affinity: %w", cmd.Path, s, err)
-			return
+	if err := unix.SchedSetaffinity(0, &want); err != nil {
+		return bindError("the thread starting "+cmd.Path, s, err)
+	}
+	startErr := cmd.Start()
+	if err := unix.SchedSetaffinity(0, &st.own); err != nil {
+		if startErr == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
 		}
-		if err := unix.SchedSetaffinity(0, &want); err != nil {
-			runtime.UnlockOSThread()
-			done <- bindError("the thread starting "+cmd.Path, s, err)
-			return
-		}
-		startErr := cmd.Start()
-		if err := unix.SchedSetaffinity(0, &prev); err != nil {
-			if startErr == nil {
-				cmd.Process.Kill()
-				cmd.Wait()
-			}
-			done <- fmt.Errorf("cannot start %s on CPUs %s: cannot restore the starting thread's CPU affinity (%s): %w; stopped the child", cmd.Path, s, fromUnix(&prev), err)
-			return
-		}
-		runtime.UnlockOSThread()
-		done <- startErr
-	}()
-	return <-done
+		return fmt.Errorf("cannot start %s on CPUs %s: cannot restore the starting thread's CPU affinity (%s): %w; stopped the child", cmd.Path, s, fromUnix(&st.own), err)
+	}
+	return startErr
 }
 
 // bindError says which thread could not be bound to s and, where the

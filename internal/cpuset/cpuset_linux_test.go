@@ -139,6 +139,41 @@ func TestStart(t *testing.T) {
 	assert.Equal(t, "Cpus_allowed_list:\t"+may.String()+"\n", out.String())
 }
 
+// TestStartOutlivesThreadsThatEnd: a child whose parent-death signal is
+// SIGKILL (as the harness starts kvserver) keeps running while goroutines
+// end locked to their threads, which ends those threads, as pinned load
+// loops do: the kernel sends that signal when the thread that forked the
+// child exits, and Start forks from a thread that never does. Forked from
+// an ordinary thread, the child was killed as soon as that thread, back
+// in the runtime's pool, ended under a locked goroutine.
+func TestStartOutlivesThreadsThatEnd(t *testing.T) {
+	may := twoCPUs(t)
+	for _, s := range []Set{{}, may.First(1)} {
+		cmd := exec.Command("/bin/sleep", "60")
+		cmd.SysProcAttr = &unix.SysProcAttr{Pdeathsig: unix.SIGKILL}
+		require.NoError(t, Start(cmd, s))
+		// End many threads, one after another, so that every thread the
+		// runtime had when the child was forked gets reused and ended.
+		for range 200 {
+			done := make(chan struct{})
+			go func() {
+				runtime.LockOSThread()
+				close(done) // and end locked: the runtime ends this thread
+			}()
+			<-done
+			runtime.Gosched()
+		}
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(cmd.Process.Pid, &ws, unix.WNOHANG, nil)
+		require.NoError(t, err)
+		if !assert.Zero(t, pid, "set %q: the child ended (%v) when a thread did", s, ws) {
+			continue // Wait4 reaped it
+		}
+		require.NoError(t, cmd.Process.Kill())
+		_ = cmd.Wait()
+	}
+}
+
 // TestStartGOMAXPROCS: a Go child started on one CPU sizes its scheduler
 // to it, as it would under taskset.
 func TestStartGOMAXPROCS(t *testing.T) {
