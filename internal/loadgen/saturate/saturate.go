@@ -257,7 +257,8 @@ func (b Bracket) Width() float64 {
 }
 
 // String is "62000–64000 req/s (3.2 %)", "≥ 64000 req/s" without Hi,
-// "< 1000 req/s" without Lo.
+// "< 1000 req/s" without Lo (rates may have held above a failed
+// validation's: the search distrusts them).
 func (b Bracket) String() string {
 	switch {
 	case b.Lo > 0 && b.Hi > 0:
@@ -265,7 +266,7 @@ func (b Bracket) String() string {
 	case b.Lo > 0:
 		return fmt.Sprintf("≥ %.0f req/s (nothing failed)", b.Lo)
 	case b.Hi > 0:
-		return fmt.Sprintf("< %.0f req/s (nothing held)", b.Hi)
+		return fmt.Sprintf("< %.0f req/s (nothing held below it)", b.Hi)
 	}
 	return "none"
 }

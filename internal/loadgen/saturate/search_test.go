@@ -64,14 +64,30 @@ func TestSearchFindsTheKneeWithin2_5Percent(t *testing.T) {
 }
 
 // A closed-loop throughput below the knee bounds nothing: the step at it
-// holds, and the search climbs on as without an anchor.
+// holds, and the search climbs on, by AboveAnchorFactor rather than
+// Factor: a limit just above the anchor is found without a step at twice
+// it.
 func TestSearchClimbsPastAnAnchorThatHeld(t *testing.T) {
-	sc := DefaultConfig()
-	sc.Anchor = 20_000
-	sat := simSearch(t, sc, &simServer{Capacity: 50_000})
-	assert.True(t, sat.AnchorExceeded)
-	assert.True(t, sat.Validated)
-	assert.LessOrEqual(t, (50_000-sat.Rate)/50_000, 0.025)
+	for _, capacity := range []float64{50_000, 22_000} {
+		sc := DefaultConfig()
+		sc.Anchor = 20_000
+		m := &simServer{Capacity: capacity}
+		sat := simSearch(t, sc, m)
+		assert.True(t, sat.AnchorExceeded)
+		assert.True(t, sat.Validated)
+		assert.LessOrEqual(t, (capacity-sat.Rate)/capacity, 0.025, "capacity %.0f", capacity)
+		var above []float64
+		for _, c := range m.calls {
+			if c.Phase == PhaseRamp && c.Rate > sc.Anchor {
+				above = append(above, c.Rate)
+			}
+		}
+		require.NotEmpty(t, above, "capacity %.0f", capacity)
+		assert.Equal(t, sc.Anchor*AboveAnchorFactor, above[0], "the first step past the anchor")
+		for _, c := range m.calls {
+			assert.Less(t, c.Rate, 1.25*capacity*AboveAnchorFactor, "capacity %.0f: no step far above the limit", capacity)
+		}
+	}
 }
 
 // What an anchored search costs with the defaults: its steps, re-tests
@@ -305,5 +321,5 @@ func TestSearchStopsAtMaxRate(t *testing.T) {
 func TestBracketText(t *testing.T) {
 	assert.Equal(t, "62000–64000 req/s (3.2 %)", Bracket{Lo: 62_000, Hi: 64_000}.String())
 	assert.Equal(t, "≥ 5000 req/s (nothing failed)", Bracket{Lo: 5000}.String())
-	assert.Equal(t, "< 1 req/s (nothing held)", Bracket{Hi: 1}.String())
+	assert.Equal(t, "< 1 req/s (nothing held below it)", Bracket{Hi: 1}.String())
 }
