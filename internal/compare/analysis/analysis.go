@@ -226,8 +226,12 @@ func saturationOf(v, base *result.VariantResult) *Searches {
 	}
 	s := &Searches{Rate: estimateOf(v.SatRates()), LowerBound: v.LoaderBound(), LoaderCPUs: v.LoaderCPUs(), Runs: len(v.Sat),
 		CPUPerRequest: satCPUPerRequest(v), Ratio: math.NaN()}
+	// The figures come from the searches that held in validation where
+	// any did (their rates, their brackets, whether the loader bounded
+	// them); a search that held nothing only says where it failed.
+	held := func(r result.SatRun) bool { return !s.Measured() || r.Held() > 0 }
 	for _, r := range v.Sat {
-		if r.LoaderBound {
+		if r.LoaderBound && held(r) {
 			s.LoaderBoundRuns++
 		}
 		if r.Validated {
@@ -235,6 +239,7 @@ func saturationOf(v, base *result.VariantResult) *Searches {
 		}
 		s.HitMax = s.HitMax || r.HitMax
 	}
+	s.LowerBound = s.LoaderBoundRuns > 0
 	var failed []float64
 	for _, r := range v.Sat {
 		switch {
@@ -249,9 +254,11 @@ func saturationOf(v, base *result.VariantResult) *Searches {
 	if s.Brackets = v.Brackets(); s.Brackets {
 		var los, his []float64
 		for _, r := range v.Sat {
-			los, his = append(los, r.Bracket.Lo), append(his, r.Bracket.Hi)
+			if held(r) {
+				los, his = append(los, r.Bracket.Lo), append(his, r.Bracket.Hi)
+			}
 		}
-		s.Bracket = Interval{Lo: median(los), Hi: median(his), N: len(v.Sat)}
+		s.Bracket = Interval{Lo: median(los), Hi: median(his), N: len(los)}
 	}
 	if !s.LowerBound && s.Measured() {
 		s.Ratio = ratio(s.Rate.Median, baseSat(base))

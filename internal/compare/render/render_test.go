@@ -98,6 +98,21 @@ func TestSaturationCells(t *testing.T) {
 	text = workloadText(c)
 	assert.Contains(t, text, "| fifo | default | 30,500–32,500, **not validated** (31,500 failed its validation) in 3 of 3 searches |", "no ratio from an unvalidated rate")
 
+	// One search of three held; the two that did not (one loader-bound)
+	// held nothing below where they failed. The cell is the search that
+	// held, not "≥ 0": a search that held nothing bounds nothing.
+	fifo.Sat[0].Bracket, fifo.Sat[0].LoaderBound, fifo.Sat[0].LoaderCPUs = &result.Bracket{Hi: 29000}, true, 1
+	fifo.Sat[1].Bracket = &result.Bracket{Hi: 29500}
+	fifo.Sat[2].Rate, fifo.Sat[2].Validated = 30500, true
+	text = workloadText(c)
+	assert.Contains(t, text, "| fifo | default | 30,500–32,500, validated (0.75×), 1 of 3 held in validation |")
+	fifo.Sat[2].Rate, fifo.Sat[2].Validated = 0, false
+	text = workloadText(c)
+	assert.Contains(t, text, "| fifo | default | < 29,500, **not validated** (31,500 failed its validation) in 3 of 3 searches, loader-bound |", "with none held, where they failed")
+	for i, r := range []float64{30000, 31000, 30500} {
+		fifo.Sat[i] = result.SatRun{Repeat: i + 1, Rate: 0, Candidate: r + 1000, Bracket: &result.Bracket{Lo: r, Hi: r + 2000}}
+	}
+
 	for i := range wr.Variants[0].Sat {
 		wr.Variants[0].Sat[i].LoaderBound, wr.Variants[0].Sat[i].LoaderCPUs = true, 2
 	}

@@ -98,7 +98,7 @@ func satCell(s *analysis.Searches, withRatio bool) string {
 	switch {
 	case s.Brackets:
 		sat = bracketCell(s.Bracket)
-		if s.LowerBound {
+		if s.LowerBound && s.Measured() { // a lower bound of a rate that held
 			sat = "≥ " + thousands(s.Bracket.Lo)
 		}
 	case !s.Measured():

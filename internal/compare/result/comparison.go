@@ -406,10 +406,12 @@ func (v *VariantResult) Brackets() bool {
 	return len(v.Sat) > 0 && !slices.ContainsFunc(v.Sat, func(s SatRun) bool { return s.Bracket == nil })
 }
 
-// LoaderBound tells whether a search of v was loader-bound: its
-// saturation is then only a lower bound.
+// LoaderBound tells whether a search of v that held in validation was
+// loader-bound: its saturation, the median of those searches, is then
+// only a lower bound. A loader-bound search that held nothing sets no
+// figure, so bounds none.
 func (v *VariantResult) LoaderBound() bool {
-	return slices.ContainsFunc(v.Sat, func(s SatRun) bool { return s.LoaderBound })
+	return slices.ContainsFunc(v.Sat, func(s SatRun) bool { return s.LoaderBound && s.Held() > 0 })
 }
 
 // LoaderCPUs is how many CPUs the loader had in v's loader-bound
