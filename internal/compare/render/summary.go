@@ -34,7 +34,7 @@ func runSummary(c *result.Comparison) string {
 			anchor = fmt.Sprintf(", each after a closed loop of %d × %v on its own server (%d connections), which bounded it: the ramp started at %.0f %% of its throughput and asked no more than it until a step there held",
 				t.AnchorRounds, t.SatStep, plan.MinConns, 100*plan.AnchorShare)
 		}
-		steps = append(steps, fmt.Sprintf("a search for %s saturation, %d× (steps of %v; sustained: corrected p99 ≤ %v, < 0.1 %% errors, every request sent, ≥ 99 %% of the asked rate%s)",
+		steps = append(steps, fmt.Sprintf("a search for %s saturation, %d× (steps of %v; sustained: corrected p99 ≤ %v, < 0.1 %% errors, every request sent, ≥ 99 %% of the asked rate)%s",
 			who, o.Repeat, t.SatStep, o.SLO, anchor))
 	}
 	if closedRan(c) {
