@@ -202,18 +202,27 @@ func TestARateThatFailsOnceThenHoldsIsNotAnUpperBound(t *testing.T) {
 	}
 }
 
+// searchShortOver searches, with the defaults and a closed loop of
+// 48,000, a server that serves 40,000 req/s for 12 s and sustained after
+// (what a short step sees, and what a validation does), and requires a
+// validated result.
+func searchShortOver(t *testing.T, sustained float64) (Config, *Saturation) {
+	t.Helper()
+	sc := DefaultConfig()
+	sc.Anchor = 48_000
+	sat := simSearch(t, sc, &simServer{Capacity: 40_000, DegradeAfter: 12 * time.Second, Degraded: sustained})
+	require.True(t, sat.Validated, "%+v", sat.Bracket)
+	return sc, sat
+}
+
 // A failed validation lowers the result. The server sustains its
 // capacity for 12 s and 4 % less after: every short step sees the
 // capacity, a 30 s validation the lower one. The first candidate fails
 // its validation twice and bounds the search; the search goes down and
 // validates again, and ends with a validated rate the long run sustains.
 func TestAFailedValidationLowersTheResult(t *testing.T) {
-	sc := DefaultConfig()
-	sc.Anchor = 48_000
-	const capacity, sustained = 40_000, 38_400
-	m := &simServer{Capacity: capacity, DegradeAfter: 12 * time.Second, Degraded: sustained}
-	sat := simSearch(t, sc, m)
-	require.True(t, sat.Validated, "%+v", sat.Bracket)
+	const sustained = 38_400
+	sc, sat := searchShortOver(t, sustained)
 	var validations []Step
 	for _, s := range sat.Steps {
 		if s.Phase == PhaseValidate {
@@ -255,12 +264,8 @@ func TestAFailedValidationLowersTheResult(t *testing.T) {
 // 5 % more, where one bisection at a time (about 1.25 % each near the
 // knee) spent all three and ended with no saturation.
 func TestRetreatsReachALongRunSevenPercentLower(t *testing.T) {
-	sc := DefaultConfig()
-	sc.Anchor = 48_000
-	const capacity, sustained = 40_000, 37_200
-	m := &simServer{Capacity: capacity, DegradeAfter: 12 * time.Second, Degraded: sustained}
-	sat := simSearch(t, sc, m)
-	require.True(t, sat.Validated, "%+v", sat.Bracket)
+	const sustained = 37_200
+	_, sat := searchShortOver(t, sustained)
 	assert.LessOrEqual(t, sat.Rate, sustained*1.002)
 	assert.GreaterOrEqual(t, sat.Rate, sustained*0.95)
 	assert.Len(t, sat.Retreats, 2)
