@@ -224,7 +224,7 @@ func saturationOf(v, base *result.VariantResult) *Searches {
 	if len(v.Sat) == 0 {
 		return nil
 	}
-	s := &Searches{Rate: estimateOf(v.SatRates()), LowerBound: v.LoaderBound(), LoaderCPUs: v.LoaderCPUs(), Runs: len(v.Sat),
+	s := &Searches{Rate: estimateOf(v.SatRates()), LoaderCPUs: v.LoaderCPUs(), Runs: len(v.Sat),
 		CPUPerRequest: satCPUPerRequest(v), Ratio: math.NaN()}
 	// The figures come from the searches that held in validation where
 	// any did (their rates, their brackets, whether the loader bounded
