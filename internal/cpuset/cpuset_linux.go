@@ -161,22 +161,20 @@ func onStarter(f func(*starterThread)) {
 // start forks cmd from the starter thread bound to s, or to the thread's
 // own mask for an empty s, and restores the thread's mask.
 func (st *starterThread) start(cmd *exec.Cmd, s Set) error {
-	if s.IsEmpty() {
-		if st.ownErr == nil {
-			// A failed restore after an earlier start left the thread
-			// bound: put it back before it forks.
-			if err := unix.SchedSetaffinity(0, &st.own); err != nil {
-				return fmt.Errorf("cannot start %s: cannot restore the starting thread's CPU affinity (%s): %w", cmd.Path, fromUnix(&st.own), err)
-			}
-		}
-		return cmd.Start()
-	}
 	if st.ownErr != nil {
+		if s.IsEmpty() {
+			return cmd.Start() // the thread's mask, whatever it is
+		}
 		return fmt.Errorf("cannot start %s on CPUs %s: cannot read this thread's CPU affinity: %w", cmd.Path, s, st.ownErr)
 	}
-	want := s.toUnix()
+	// Every start sets the mask it forks with, so that a restore that
+	// failed after an earlier one leaves nothing behind.
+	want := st.own
+	if !s.IsEmpty() {
+		want = s.toUnix()
+	}
 	if err := unix.SchedSetaffinity(0, &want); err != nil {
-		return bindError("the thread starting "+cmd.Path, s, err)
+		return bindError("the thread starting "+cmd.Path, fromUnix(&want), err)
 	}
 	startErr := cmd.Start()
 	if err := unix.SchedSetaffinity(0, &st.own); err != nil {
@@ -184,7 +182,7 @@ func (st *starterThread) start(cmd *exec.Cmd, s Set) error {
 			cmd.Process.Kill()
 			cmd.Wait()
 		}
-		return fmt.Errorf("cannot start %s on CPUs %s: cannot restore the starting thread's CPU affinity (%s): %w; stopped the child", cmd.Path, s, fromUnix(&st.own), err)
+		return fmt.Errorf("cannot start %s on CPUs %s: cannot restore the starting thread's CPU affinity (%s): %w; stopped the child", cmd.Path, fromUnix(&want), fromUnix(&st.own), err)
 	}
 	return startErr
 }
