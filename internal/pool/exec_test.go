@@ -84,7 +84,8 @@ func submit(t *testing.T, p Pool, task Task) {
 // place is submit, returning once p holds task: queued, running or
 // answered. Under ExecWorker that is when Submit returns; under
 // ExecHandler it is when the pool's counters account for every task
-// submitted, task included.
+// submitted, task included, and every task they count as queued is linked
+// in the queue, where a pop or an eviction can find it.
 func place(t *testing.T, p Pool, task Task) {
 	t.Helper()
 	if !inHandler(p) {
@@ -95,6 +96,35 @@ func place(t *testing.T, p Pool, task Task) {
 	async(t, func() { p.Submit(task) })
 	require.Eventually(t, func() bool {
 		s := p.Stats()
-		return s.Submitted > before && uint64(s.Queued+s.Busy)+s.Completed+s.RejectedTotal() == s.Submitted
+		if s.Submitted <= before || uint64(s.Queued+s.Busy)+s.Completed+s.RejectedTotal() != s.Submitted {
+			return false
+		}
+		sp, ok := p.(*slotPool) // direct queues nothing
+		return !ok || linked(sp.q) == s.Queued
 	}, hangGuard, 50*time.Microsecond, "the task to be queued, running or answered")
+}
+
+// linked counts the items q has linked. msqueue and multiqueue count a
+// slot in len as soon as a push reserves it, before the item is linked:
+// until then an eviction cannot see it, so a test that has a drop-oldest
+// evict "the oldest" must wait for the link, not only for the count.
+func linked(q queue) int {
+	switch q := q.(type) {
+	case *multiQueue:
+		n := 0
+		for i := range q.shards {
+			s := &q.shards[i]
+			s.mu.Lock()
+			n += s.r.len()
+			s.mu.Unlock()
+		}
+		return n
+	case *msQueue:
+		n := 0
+		for node := q.head.Load().next.Load(); node != nil; node = node.next.Load() {
+			n++
+		}
+		return n
+	}
+	return q.len()
 }
