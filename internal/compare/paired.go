@@ -66,7 +66,7 @@ func (r *runner) pairedOne(ctx context.Context, wl string, base, v *result.Varia
 	for i := 1; i <= r.t.ClosedPairs; i++ {
 		var pair [2]result.ClosedRound
 		for side, srv := range []*instance{bsrv, vsrv} {
-			if (i > 1 || side > 0) && !pause(ctx, r.t.SatCooldown) {
+			if (i > 1 || side > 0) && !pause(ctx, r.t.PairPauseLength()) {
 				return
 			}
 			cfg, err := r.loadConfig(srv.URL, wl)

@@ -111,6 +111,11 @@ type Timing struct {
 	// 100,000 ids bounded ±9–14 %; 6 of 5 s over 2,000,000, the same load
 	// per side, ±4–39 % in one full run and ±19–61 % in the next).
 	PairRound time.Duration `json:",omitempty"`
+	// PairPause is the pause before each paired round (0: SatCooldown,
+	// as every comparison that did not record it ran). A closed loop
+	// leaves no backlog to drain, unlike an open step past saturation:
+	// its last requests are answered within milliseconds of its end.
+	PairPause time.Duration `json:",omitempty"`
 	// AnchorRounds is how many closed-loop rounds of SatStep each
 	// saturation search runs on its own server before its first step,
 	// over MinConns connections: their median bounds the search
@@ -137,6 +142,15 @@ func (t Timing) PairRoundLength() time.Duration {
 	return t.Closed
 }
 
+// PairPauseLength is the pause before each paired round: PairPause, else
+// SatCooldown.
+func (t Timing) PairPauseLength() time.Duration {
+	if t.PairPause > 0 {
+		return t.PairPause
+	}
+	return t.SatCooldown
+}
+
 // MinPairs is the fewest pairs whose median ratio has a finite 95 %
 // interval.
 const MinPairs = ratio.MinPairs
@@ -150,7 +164,8 @@ func FullTiming() Timing {
 		ProbeBaseline: 5 * time.Second, RecoverProbes: 5, ProbeLength: time.Second,
 		ProfileSeconds: 10, RequestTimeout: 2 * time.Second,
 		Closed: 5 * time.Second, ClosedRounds: 3, ClosedPairs: FullPairs, PairRound: time.Second,
-		WarmUp: FullWarmUp, AnchorRounds: 3,
+		PairPause: FullPairPause,
+		WarmUp:    FullWarmUp, AnchorRounds: 3,
 	}
 }
 
@@ -159,6 +174,11 @@ func FullTiming() Timing {
 // 95 % intervals to ±4–61 % on a 2-CPU machine where 30 of 1 s bounded
 // ±9–14 % (PairRound). ±5 % would take about a hundred.
 const FullPairs = 30
+
+// FullPairPause is a full comparison's pause before each paired round: a
+// quarter of the round. With the search's 1 s cooldown the 30 pairs of
+// five pools spent 5 of their 11 minutes idle.
+const FullPairPause = 250 * time.Millisecond
 
 // FullWarmUp is a full comparison's warm-up. Without one, direct's
 // closed loop on fresh servers of a 2,000,000-id store (this 2-CPU
