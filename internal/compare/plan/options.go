@@ -164,8 +164,7 @@ func FullTiming() Timing {
 		ProbeBaseline: 5 * time.Second, RecoverProbes: 5, ProbeLength: time.Second,
 		ProfileSeconds: 10, RequestTimeout: 2 * time.Second,
 		Closed: 5 * time.Second, ClosedRounds: 3, ClosedPairs: FullPairs, PairRound: time.Second,
-		PairPause: FullPairPause,
-		WarmUp:    FullWarmUp, AnchorRounds: 3,
+		PairPause: FullPairPause, WarmUp: FullWarmUp, AnchorRounds: 3,
 	}
 }
 
