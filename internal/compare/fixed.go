@@ -17,17 +17,13 @@ func fixedInterval(d time.Duration) time.Duration {
 	return sc.Interval()
 }
 
-// fixedBehind says how a fixed-rate step fell behind its schedule, ""
-// where it kept to it: the loader did not send the asked rate on
-// schedule (lc), or the backlog grew over the step's judged intervals by
-// the saturation search's rule (saturate.Config.BacklogGrew: requests in
-// flight or the send lag's p99, later half against earlier, beyond a
-// tenth of the SLO). Latencies of a step that fell behind are those of a
-// queue that kept growing, and depend on how long the step ran.
-func fixedBehind(res *loadgen.Result, lc result.LoaderCheck, slo time.Duration) string {
-	if !lc.KeptUp {
-		return fmt.Sprintf("sent %.0f of %.0f req/s asked on schedule, %d never sent", lc.SendRate, lc.Asked, res.Unsent())
-	}
+// fixedBacklog says how a fixed-rate step's backlog grew over its judged
+// intervals by the saturation search's rule (saturate.Config.BacklogGrew:
+// requests in flight or the send lag's p99, later half against earlier,
+// beyond a tenth of the SLO), "" where it did not. Latencies of a step
+// whose backlog grew are those of a queue that kept growing, and depend
+// on how long the step ran.
+func fixedBacklog(res *loadgen.Result, slo time.Duration) string {
 	sc := saturate.Config{SLO: slo}
 	// The intervals of the schedule but the first (the warm-up), as the
 	// searches judge them; the drain after it is not the step's.
@@ -39,4 +35,17 @@ func fixedBehind(res *loadgen.Result, lc result.LoaderCheck, slo time.Duration) 
 		judged = judged[1:]
 	}
 	return sc.BacklogGrew(judged, res.Config.Rate)
+}
+
+// fixedBehind says how a fixed-rate step fell behind its schedule, ""
+// where it kept to it: the loader did not send the asked rate on
+// schedule, or the backlog grew (lc, checkLoader's record of the step).
+func fixedBehind(res *loadgen.Result, lc result.LoaderCheck) string {
+	switch {
+	case lc.Backlog != "":
+		return lc.Backlog
+	case !lc.KeptUp:
+		return fmt.Sprintf("sent %.0f of %.0f req/s asked on schedule, %d never sent", lc.SendRate, lc.Asked, res.Unsent())
+	}
+	return ""
 }

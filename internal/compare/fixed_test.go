@@ -13,7 +13,7 @@ import (
 // TestFixedBehind: a fixed-rate step falls behind where the loader did
 // not send on schedule, or where the backlog grew over its judged
 // intervals (the searches' rule); the warm-up and the drain after the
-// schedule do not count.
+// schedule do not count. The loader's check says the same.
 func TestFixedBehind(t *testing.T) {
 	assert.Equal(t, time.Second, fixedInterval(20*time.Second))
 	assert.Equal(t, 136*time.Millisecond, fixedInterval(1500*time.Millisecond))
@@ -26,13 +26,24 @@ func TestFixedBehind(t *testing.T) {
 		}
 		return res
 	}
+	slo := 100 * time.Millisecond
+	checked := func(lc result.LoaderCheck, res *loadgen.Result) result.LoaderCheck {
+		return withBacklog(lc, fixedBacklog(res, slo))
+	}
 	kept := result.LoaderCheck{KeptUp: true, Asked: 1000, SendRate: 1000}
 	steady := run(500, 1, 1, 1, 1, 1, 1, 1, 1, 1, 900) // a slow warm-up, and a drain interval
-	assert.Empty(t, fixedBehind(steady, kept, 100*time.Millisecond))
+	assert.Empty(t, fixedBacklog(steady, slo))
+	lc := checked(kept, steady)
+	assert.True(t, lc.KeptUp)
+	assert.Empty(t, fixedBehind(steady, lc))
 
 	growing := run(1, 1, 1, 1, 1, 1, 30, 40, 50, 60)
-	assert.Contains(t, fixedBehind(growing, kept, 100*time.Millisecond), "backlog grew: send lag p99")
+	lc = checked(kept, growing)
+	assert.False(t, lc.KeptUp, "the loader sent on schedule, and the step did not keep up")
+	assert.Contains(t, lc.Backlog, "backlog grew: send lag p99")
+	assert.Equal(t, lc.Backlog, fixedBehind(growing, lc))
 
-	short := result.LoaderCheck{Asked: 1000, SendRate: 900}
-	assert.Contains(t, fixedBehind(steady, short, 100*time.Millisecond), "sent 900 of 1000 req/s asked on schedule")
+	short := checked(result.LoaderCheck{Asked: 1000, SendRate: 900}, growing)
+	assert.Empty(t, short.Backlog, "a step that was not sent on schedule is said to be so first")
+	assert.Contains(t, fixedBehind(growing, short), "sent 900 of 1000 req/s asked on schedule")
 }

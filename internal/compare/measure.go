@@ -152,10 +152,14 @@ func scheduleSent(res *loadgen.Result) (rate float64, unsent int64) {
 // kvserver stayed under 90 % of its own. Falling behind counts as the
 // loader's only while it had connections to spare (ConnsPeak below
 // MaxConns): with every connection it may open held by the server, the
-// sends waited on the server. It returns the record.
-func (r *runner) checkLoader(srv *instance, step string, m stepRun) result.LoaderCheck {
+// sends waited on the server. backlog, where not empty, says how the
+// step's backlog grew (a step meant to be sustained: the fixed rate); a
+// step whose loader sent on schedule then did not keep up all the same.
+// An overload step, asked for more than the server serves, passes "".
+// It returns the record.
+func (r *runner) checkLoader(srv *instance, step string, m stepRun, backlog string) result.LoaderCheck {
 	res := m.res
-	lc := r.newLoaderCheck(srv.wl, srv.v.Name, step, res)
+	lc := withBacklog(r.newLoaderCheck(srv.wl, srv.v.Name, step, res), backlog)
 	lc.ServerShare, lc.ServerCPUs = m.span.share(), m.span.cpus
 	lc.LoaderBound, lc.Why = saturate.Bound(saturate.Evidence{
 		Pass: lc.KeptUp, FellBehind: !lc.KeptUp && res.ConnsPeak < res.Config.MaxConns,
@@ -169,11 +173,26 @@ func (r *runner) checkLoader(srv *instance, step string, m stepRun) result.Loade
 	return lc
 }
 
+// withBacklog is lc judged by its step's backlog as well (backlog: how
+// it grew, or ""): a step the loader sent on schedule whose backlog grew
+// did not keep up; one it did not send on schedule is said to be that.
+func withBacklog(lc result.LoaderCheck, backlog string) result.LoaderCheck {
+	if lc.KeptUp {
+		lc.BacklogGrew(backlog)
+	}
+	return lc
+}
+
 // checkValidation records the loader's check of a search's validating
-// run, its server share and bound as the search judged them.
+// run, whether it kept up, its server share and bound as the search
+// judged them (s): nothing unsent and the backlog level, so that the
+// table and the search agree on a validation whose mean send rate fell a
+// little short while its sends kept pace.
 func (r *runner) checkValidation(wl, variant, step string, res *loadgen.Result, s *saturate.Step) {
 	lc := r.newLoaderCheck(wl, variant, step, res)
 	if s != nil {
+		lc.KeptUp = s.Unsent == 0
+		lc.BacklogGrew(s.Backlog)
 		lc.ServerShare, lc.ServerCPUs = s.ServerCPUShare, s.ServerCPUs
 		lc.LoaderBound, lc.Why = s.LoaderBound, s.BoundWhy
 		if !lc.LoaderBound {

@@ -91,7 +91,7 @@ func (r *runner) metaRun(ctx context.Context, wl string, vr *result.VariantResul
 		return nil
 	}
 	run := &result.MetaRun{Model: model, Variant: mv.Name(), Repeat: rep, Dir: rel, ConnsPeak: m.res.ConnsPeak}
-	run.LoaderKeptUp = r.checkLoader(srv, step, m).KeptUp
+	run.LoaderKeptUp = r.checkLoader(srv, step, m, "").KeptUp
 	for _, p := range m.res.Intervals {
 		run.Series = append(run.Series, result.MetaPoint{T: p.StartS, Length: p.LengthS,
 			FirstTries: p.FirstTries, Retries: p.Retries, Throttled: p.Throttled,

@@ -91,7 +91,7 @@ func (r *runner) overload(ctx context.Context, wr *result.WorkloadResult, srv *i
 	if res == nil {
 		return
 	}
-	lc := r.checkLoader(srv, "overload", m)
+	lc := r.checkLoader(srv, "overload", m, "")
 	o.LoaderKeptUp = lc.KeptUp
 	o.Planned, o.Sent, o.Achieved = res.Planned, res.Sent, res.AchievedRate()
 	o.ConnsStart, o.ConnsPeak, o.InFlightPeak = res.ConnsStart, res.ConnsPeak, res.InFlightPeak

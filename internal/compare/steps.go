@@ -109,7 +109,7 @@ func searchHint(s result.SatRun) float64 {
 }
 
 func (r *runner) saturateOne(ctx context.Context, wl string, v *result.VariantResult, rep int, seed string, hint float64) {
-	step := fmt.Sprintf("saturate-%d", rep)
+	step := result.SearchStep(rep)
 	dir, rel := r.runDir(wl, v, step)
 	r.quiet(ctx, "saturation search "+v.Name)
 	srv := r.start(ctx, wl, v, step, seed, dir)
@@ -137,7 +137,7 @@ func (r *runner) saturateOne(ctx context.Context, wl string, v *result.VariantRe
 		r.logf("%s %s: closed loop first, %.0f req/s (median of %d × %v over %d connections): the search started at %.0f %% of it", wl, v.Name, run.Anchor, r.t.AnchorRounds, r.t.SatStep, plan.MinConns, 100*plan.AnchorShare)
 	}
 	if validation != nil {
-		r.checkValidation(wl, v.Name, step+" (validation)", validation, vstep)
+		r.checkValidation(wl, v.Name, step+result.ValidationSuffix, validation, vstep)
 	}
 	switch b := run.Bracket; {
 	case !run.Validated:
@@ -194,8 +194,8 @@ func (r *runner) fixed(ctx context.Context, wr *result.WorkloadResult, srv *inst
 		return false
 	}
 	res := m.res
-	lc := r.checkLoader(srv, "fixed", m)
-	v.Fixed = &result.FixedRun{Behind: fixedBehind(res, lc, r.o.SLO),
+	lc := r.checkLoader(srv, "fixed", m, fixedBacklog(res, r.o.SLO))
+	v.Fixed = &result.FixedRun{Behind: fixedBehind(res, lc),
 		Asked: cfg.Rate, Achieved: res.AchievedRate(),
 		Corrected: latenciesOf(res.Corrected), Uncorrected: latenciesOf(res.Uncorrected),
 		Distribution:        distributionOf(res.Corrected, res.Uncorrected, chartPercentiles),

@@ -467,3 +467,25 @@ func TestScalingSaturationSentence(t *testing.T) {
 	assert.Contains(t, say(6), "`get` scaling, saturation paired with direct's by repeat on as many CPUs: **lower than direct's** beyond the 95 % interval: fifo (at 1 CPU 0.75× (0.75–0.75); medians at 1 CPU 0.75× direct's 40,200 req/s); no difference measurable at any count (the 95 % interval includes 1, or fewer than 6 paired repeats give none): none.")
 	assert.Contains(t, say(3), "`get` scaling, saturation paired with direct's by repeat on as many CPUs: **no difference measurable here** at any count of 1 CPU (the 95 % interval includes 1, or fewer than 6 paired repeats give none; -repeat 6 gives one): fifo.")
 }
+
+// TestLoaderTableNamesGrowingBacklogs: a fixed-rate step whose loader
+// sent on schedule while its backlog grew reads "no" in the loader's
+// table, as the findings say of it, with how the backlog grew below the
+// table; the count of steps kept up leaves it out.
+func TestLoaderTableNamesGrowingBacklogs(t *testing.T) {
+	grew := "backlog grew: send lag p99 2.62ms → 72.2ms (median of the last 9 intervals against the 9 before)"
+	c := comparisonOf(t, "queues", map[string][]float64{"direct": {40000}, "fifo": {40000}}, "direct", "fifo")
+	c.Loader = []result.LoaderCheck{
+		{Workload: "get", Variant: "direct", Step: "fixed", Asked: 28000, SendRate: 28000, KeptUp: true},
+		{Workload: "get", Variant: "fifo", Step: "fixed", Asked: 28000, SendRate: 28000, Backlog: grew},
+		{Workload: "get", Variant: "fifo", Step: "overload", Asked: 80000, SendRate: 40000},
+	}
+	var b bytes.Buffer
+	writeLoader(&b, c)
+	text := b.String()
+	assert.Contains(t, text, "1 of 3 steps kept up.")
+	assert.Regexp(t, `\| get \| direct \| fixed \| 28,000 \| 28,000 \| .* \| yes \| [^|]+ \|`, text)
+	assert.Regexp(t, `\| get \| fifo \| fixed \| 28,000 \| 28,000 \| .* \| \*\*no\*\*: backlog grew \| [^|]+ \|`, text)
+	assert.Regexp(t, `\| get \| fifo \| overload \| 80,000 \| 40,000 \| .* \| \*\*no\*\* \| [^|]+ \|`, text)
+	assert.Contains(t, text, "- get fifo fixed: "+grew+"\n")
+}

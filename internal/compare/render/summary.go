@@ -184,7 +184,9 @@ func writeLoader(b *bytes.Buffer, c *result.Comparison) {
 			fell++
 		}
 	}
-	w("A step counts as kept up when the loader sent at least 99 %% of the asked rate on schedule. %d of %d steps kept up.", len(c.Loader)-fell, len(c.Loader))
+	w("A step counts as kept up when the loader sent at least 99 %% of the asked rate on schedule and, at the fixed rate, the backlog did not grow "+
+		"(requests in flight or the send lag's p99, the later half of the step against the earlier, by more than a tenth of the SLO: the rule of the searches); "+
+		"a validation counts as its search judged it (nothing left unsent, the backlog level). %d of %d steps kept up.", len(c.Loader)-fell, len(c.Loader))
 	if slices.ContainsFunc(c.Loader, func(l result.LoaderCheck) bool { return l.Scheduled }) {
 		w(" A run with a spike asks its schedule's mean rate; under clients that time out and retry, the schedule is of first tries, and those count (sent, or refused by the client's own throttle), not the clients' retries on top of them.")
 	}
@@ -196,10 +198,14 @@ func writeLoader(b *bytes.Buffer, c *result.Comparison) {
 	}
 	w("\n\n")
 	w("| workload | variant | step | asked req/s | sent req/s | send lag p99 | loader CPU/request | loader CPU | kvserver CPU | kept up | loader-bound |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
-	var bound []result.LoaderCheck
+	var bound, backlog []result.LoaderCheck
 	for _, l := range c.Loader {
 		kept := "yes"
-		if !l.KeptUp {
+		switch {
+		case l.Backlog != "":
+			kept = "**no**: backlog grew"
+			backlog = append(backlog, l)
+		case !l.KeptUp:
 			kept = "**no**"
 		}
 		lb := "no"
@@ -218,10 +224,13 @@ func writeLoader(b *bytes.Buffer, c *result.Comparison) {
 			duration(l.LagP99), cpuMicros(l.CPUPerRequest), loader, shareCell(l.ServerShare, l.ServerCPUs), kept, lb)
 	}
 	w("\n")
+	for _, l := range backlog {
+		w("- %s %s %s: %s\n", l.Workload, l.Variant, l.Step, l.Backlog)
+	}
 	for _, l := range bound {
 		w("- loader-bound: %s %s %s: %s\n", l.Workload, l.Variant, l.Step, l.Why)
 	}
-	if len(bound) > 0 {
+	if len(bound)+len(backlog) > 0 {
 		w("\n")
 	}
 }

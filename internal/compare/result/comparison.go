@@ -359,7 +359,9 @@ type Failure struct {
 	LogTail                 string
 }
 
-// LoaderCheck says whether the loader kept up in one step.
+// LoaderCheck says whether the loader kept up in one step: whether it
+// sent the asked rate on schedule, and, in a step meant to be sustained,
+// whether the step's backlog stayed level.
 type LoaderCheck struct {
 	Workload, Variant, Step string
 	Asked, SendRate         float64
@@ -375,7 +377,17 @@ type LoaderCheck struct {
 	LoaderCPUs  int     `json:",omitempty"`
 	ServerShare float64 `json:",omitempty"`
 	ServerCPUs  int     `json:",omitempty"`
-	KeptUp      bool
+	// KeptUp: the loader sent at least 99 % of the asked rate on
+	// schedule and left nothing unsent, and, in a fixed-rate step, the
+	// backlog did not grow (Backlog). A validation is judged as its
+	// search judged it: nothing unsent and the backlog level, whatever
+	// the mean send rate.
+	KeptUp bool
+	// Backlog, where not empty, says how the backlog grew in a fixed-rate
+	// step or a validation (the searches' rule: requests in flight or the
+	// send lag's p99, the later half of the step against the earlier),
+	// so that the step did not keep up however much the loader sent.
+	Backlog string `json:",omitempty"`
 	// LoaderBound: the step fell short by the loader's doing
 	// (saturate.Bound); Why gives the figures.
 	LoaderBound bool   `json:",omitempty"`
@@ -385,6 +397,14 @@ type LoaderCheck struct {
 	// whose retries are the clients' own). A check without it from a
 	// metastable run is restated from the run's totals on Load.
 	Scheduled bool `json:",omitempty"`
+}
+
+// BacklogGrew marks l as not kept up because its backlog grew, as how
+// says; an empty how changes nothing.
+func (l *LoaderCheck) BacklogGrew(how string) {
+	if how != "" {
+		l.KeptUp, l.Backlog = false, how
+	}
 }
 
 // SatRates are v's validated saturation rates over the repeats: a

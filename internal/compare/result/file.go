@@ -55,6 +55,7 @@ func Load(dir string) (*Comparison, error) {
 		c.Criteria = olderCriteria
 	}
 	c.restateMetaLoaderChecks()
+	c.restateBacklogs()
 	return c, nil
 }
 

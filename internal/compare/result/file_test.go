@@ -83,3 +83,47 @@ func TestLoadRestatesOlderMetastableLoaderChecks(t *testing.T) {
 	assert.True(t, l[3].KeptUp)
 	assert.Equal(t, 1234.0, l[4].SendRate, "a check written since is kept")
 }
+
+// TestLoadRestatesOlderBacklogs: an older comparison's fixed-rate step
+// whose loader sent on schedule while its FixedRun fell behind is
+// restated as not kept up, by its backlog; a validation its search held
+// as kept up, whatever its mean send rate; a validation that failed, an
+// overload step and a check written since stay as recorded.
+func TestLoadRestatesOlderBacklogs(t *testing.T) {
+	grew := "backlog grew: send lag p99 2.62ms → 72.2ms (median of the last 9 intervals against the 9 before)"
+	curve := func(lastPass bool) []CurvePoint {
+		return []CurvePoint{{Phase: "ramp", Pass: true}, {Phase: "validate", Pass: !lastPass}, {Phase: "validate", Pass: lastPass}, {Phase: "bisect"}}
+	}
+	c := &Comparison{Preset: "queues",
+		Workloads: []*WorkloadResult{{Workload: "get", Variants: []*VariantResult{
+			{Name: "direct", Fixed: &FixedRun{}, Sat: []SatRun{{Repeat: 1, Curve: curve(true)}, {Repeat: 2, Curve: curve(false)}}},
+			{Name: "fifo", Fixed: &FixedRun{Behind: grew}},
+			{Name: "lifo", Fixed: &FixedRun{Behind: "sent 900 of 1000 req/s asked on schedule, 0 never sent"}},
+		}}},
+		Loader: []LoaderCheck{
+			{Workload: "get", Variant: "direct", Step: ValidationStep(1), Asked: 1000, SendRate: 983},
+			{Workload: "get", Variant: "direct", Step: ValidationStep(2), Asked: 1000, SendRate: 983},
+			{Workload: "get", Variant: "direct", Step: "fixed", Asked: 700, SendRate: 700, KeptUp: true},
+			{Workload: "get", Variant: "fifo", Step: "fixed", Asked: 700, SendRate: 700, KeptUp: true},
+			{Workload: "get", Variant: "lifo", Step: "fixed", Asked: 1000, SendRate: 900},
+			{Workload: "get", Variant: "fifo", Step: "overload", Asked: 2000, SendRate: 1990, KeptUp: true},
+			{Workload: "get", Variant: "lifo", Step: ValidationStep(1), Asked: 1000, SendRate: 1000, Backlog: "backlog grew: in flight"},
+		},
+	}
+	dir := t.TempDir()
+	require.NoError(t, Save(dir, c))
+	back, err := Load(dir)
+	require.NoError(t, err)
+	l := back.Loader
+	assert.True(t, l[0].KeptUp, "its search held the validation (the last one it ran)")
+	assert.False(t, l[1].KeptUp, "its last validation failed: as recorded")
+	assert.True(t, l[2].KeptUp)
+	assert.Empty(t, l[2].Backlog)
+	assert.False(t, l[3].KeptUp, "sent on schedule, and the backlog grew")
+	assert.Equal(t, grew, l[3].Backlog)
+	assert.False(t, l[4].KeptUp)
+	assert.Empty(t, l[4].Backlog, "not sent on schedule: said so, not restated")
+	assert.True(t, l[5].KeptUp, "an overload step is judged by what the loader sent")
+	assert.Equal(t, "backlog grew: in flight", l[6].Backlog, "a check written since is kept")
+	assert.False(t, l[6].KeptUp)
+}
