@@ -169,10 +169,16 @@ func FullTiming() Timing {
 }
 
 // FullPairs is a full comparison's paired rounds, each of a second: the
-// same 30 s of load a side as 6 rounds of 5 s, which bounded the ratios'
-// 95 % intervals to ±4–61 % on a 2-CPU machine where 30 of 1 s bounded
-// ±9–14 % (PairRound). ±5 % would take about a hundred.
-const FullPairs = 30
+// fewest tried that bounded the closed loop's ratios to ±5 % on a 2-CPU
+// machine (kvserver and the loader on a CPU each, 2,000,000 ids). There,
+// one server's throughput moves by a tenth from one second to the next
+// at a steady CPU share, with little memory beyond half a second, so a
+// pair's two rounds share little of it and an interval narrows only as
+// the square root of the pairs: 30 pairs bounded ±4–16 %, and one pool's
+// CPU-per-request ratio read 0.94, 1.04 and 0.97 in three runs; 100
+// bounded ±2–5 %, and the same pool read 0.981, 0.980 and 0.975. They
+// take about 4 minutes a pool.
+const FullPairs = 100
 
 // FullPairPause is a full comparison's pause before each paired round: a
 // quarter of the round. With the search's 1 s cooldown the 30 pairs of
