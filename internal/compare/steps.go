@@ -173,7 +173,7 @@ func (r *runner) steps(ctx context.Context, wr *result.WorkloadResult, seed stri
 			r.overload(ctx, wr, srv, s)
 			continue // overload stops the server itself: its exit code is a verdict
 		}
-		r.stop(ctx, srv, "fixed")
+		r.stop(ctx, srv, result.FixedStep)
 	}
 }
 
@@ -181,20 +181,20 @@ func (r *runner) steps(ctx context.Context, wr *result.WorkloadResult, seed stri
 // could not run.
 func (r *runner) fixed(ctx context.Context, wr *result.WorkloadResult, srv *instance, s *plan.Steps) bool {
 	v := srv.v
-	dir, rel := r.runDir(wr.Workload, v, "fixed")
+	dir, rel := r.runDir(wr.Workload, v, result.FixedStep)
 	cfg, err := r.loadConfig(srv.URL, wr.Workload)
 	if err != nil {
-		r.fail(wr.Workload, v.Name, "fixed", err.Error(), "")
+		r.fail(wr.Workload, v.Name, result.FixedStep, err.Error(), "")
 		return false
 	}
 	cfg = r.planner().fixed(cfg, wr, v, s)
 	r.logf("%s %s: fixed rate %.0f req/s for %v over %d connections (up to %d)", wr.Workload, v.Name, cfg.Rate, cfg.Duration, cfg.Conns, cfg.MaxConns)
-	m, ok := r.measure(ctx, srv, "fixed", cfg, dir)
+	m, ok := r.measure(ctx, srv, result.FixedStep, cfg, dir)
 	if !ok {
 		return false
 	}
 	res := m.res
-	lc := r.checkLoader(srv, "fixed", m, fixedBacklog(res, r.o.SLO))
+	lc := r.checkLoader(srv, result.FixedStep, m, fixedBacklog(res, r.o.SLO))
 	v.Fixed = &result.FixedRun{Behind: fixedBehind(res, lc),
 		Asked: cfg.Rate, Achieved: res.AchievedRate(),
 		Corrected: latenciesOf(res.Corrected), Uncorrected: latenciesOf(res.Uncorrected),

@@ -5,6 +5,10 @@ import (
 	"strings"
 )
 
+// FixedStep names the fixed-rate step: its folder, its failures and its
+// loader check, which restateBacklogs reads by it.
+const FixedStep = "fixed"
+
 // ValidationSuffix ends the step name of a search's validating run in the
 // loader's checks: "saturate-2 (validation)".
 const ValidationSuffix = " (validation)"
@@ -43,7 +47,7 @@ func (c *Comparison) restateBacklogs() {
 			continue
 		}
 		switch {
-		case l.Step == "fixed" && l.KeptUp && v.Fixed != nil:
+		case l.Step == FixedStep && l.KeptUp && v.Fixed != nil:
 			l.BacklogGrew(v.Fixed.Behind)
 		case strings.HasSuffix(l.Step, ValidationSuffix):
 			if p := v.lastValidation(l.Step); p != nil && p.Pass {
