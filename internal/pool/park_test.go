@@ -193,3 +193,58 @@ func machinery(p Pool) *queuePool {
 	}
 	panic(fmt.Sprintf("%T is not built on queuePool", p))
 }
+
+// TestParkKeepsOneProducersOrder drives the race between a worker's
+// re-check and a claim, which a scheduler produces only now and then: the
+// one worker announces itself idle and, before it re-checks the queue, one
+// producer submits two tasks. Every ordered variant must run them in
+// submission order whichever way the two arrive:
+//   - handed, then queued: the first is handed to the claimed worker, the
+//     second queued behind the claim (no worker left idle); the re-check
+//     finds the second, the message brings the first.
+//   - queued, then queued: the first was pushed just before the
+//     announcement (its pusher found no worker idle), so the second must
+//     not be handed past it.
+func TestParkKeepsOneProducersOrder(t *testing.T) {
+	arrivals := map[string]func(p *queuePool, first, second Task){
+		"handed then queued": func(p *queuePool, first, second Task) {
+			p.Submit(first)
+			p.Submit(second)
+		},
+		"queued then queued": func(p *queuePool, first, second Task) {
+			it, ok := p.admit(first)
+			require.True(t, ok)
+			it.enqueued = p.cfg.now()
+			require.True(t, p.q.push(it)) // a push whose wake looked before the announcement
+			p.gate.leave()
+			p.Submit(second)
+		},
+	}
+	for variant := range inOrder {
+		for name, arrive := range arrivals {
+			t.Run(variant+"/"+name, func(t *testing.T) {
+				cfg, err := Resolve(variant, Config{Exec: ExecWorker, Workers: 1, Capacity: 8, CoDelTarget: time.Hour})
+				require.NoError(t, err)
+				var p queuePool
+				p.init(variant, cfg, queues[variant])
+				var order []int // appended by the one worker, read after Close
+				tasks := []*probe{
+					{work: func() { order = append(order, 1) }},
+					{work: func() { order = append(order, 2) }},
+				}
+				raced := false // read and written by the one worker alone
+				p.afterAnnounce = func() {
+					if !raced {
+						raced = true
+						arrive(&p, tasks[0], tasks[1])
+					}
+				}
+				p.run()
+				require.Eventually(t, func() bool { return tasks[1].answers() == 1 && tasks[0].answers() == 1 },
+					hangGuard, time.Millisecond, "both tasks answered")
+				p.Close()
+				assert.Equal(t, []int{1, 2}, order, "one producer's tasks in submission order")
+			})
+		}
+	}
+}

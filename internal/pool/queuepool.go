@@ -16,6 +16,8 @@ import "sync"
 //   - No item waits while a worker sleeps: workers park on idle only after
 //     a pop that found nothing, and every push is followed by idle.wake
 //     (see idlers).
+//   - One producer's tasks run in the order it submitted them, where the
+//     variant promises an order (ordered: see inOrder).
 //   - The sleepers' channels are closed (by Close) only once the gate is
 //     shut and no submitter is inside it, so after that nothing is pushed
 //     or handed over, and a worker that then finds the queue empty may
@@ -27,41 +29,80 @@ type queuePool struct {
 	name     string
 	q        queue
 	blocking bool // cfg.Overflow == OverflowBlock
+	ordered  bool // inOrder[name]: hand off only into an empty queue
 	idle     idlers
 	room     signal
 	wg       sync.WaitGroup
+
+	// afterAnnounce, if set (by tests, before run), runs in park between
+	// the announcement and the re-check: where a claim can race the re-check.
+	afterAnnounce func()
 }
 
 // start initialises p around the queue newQueue builds from cfg, which
 // Resolve has completed and checked, and starts cfg.Workers workers. p
 // must not be copied afterwards.
 func (p *queuePool) start(name string, cfg Config, newQueue func(Config) queue) {
+	p.init(name, cfg, newQueue)
+	p.run()
+}
+
+// init is start without starting the workers, so that a test can set
+// afterAnnounce before any worker reads it.
+func (p *queuePool) init(name string, cfg Config, newQueue func(Config) queue) {
 	p.cfg, p.name, p.q = cfg, name, newQueue(cfg)
 	p.gate = newGate()
 	p.idle = newIdlers(cfg.Workers)
 	p.room = newSignal()
 	p.blocking = cfg.Overflow == OverflowBlock
-	p.wg.Add(cfg.Workers)
+	p.ordered = inOrder[name]
 	for range cfg.Workers {
 		p.idle.add()
 	}
+}
+
+// run starts the workers.
+func (p *queuePool) run() {
+	p.wg.Add(len(p.idle.all))
 	for _, s := range p.idle.all {
 		go p.work(s)
 	}
 }
 
+// inOrder names the variants that run one producer's tasks in the order it
+// submitted them: fifo and msqueue, and adaptive, which is FIFO whenever a
+// worker is idle (its queue does not stand then). lifo serves the newest
+// first and multiqueue is relaxed FIFO by design, so neither needs the
+// check below, which for multiqueue would scan every shard.
+//
+// Why a check: a worker announces itself idle and then re-checks the
+// queue. A submitter may claim it in between and hand it task A; the
+// worker's re-check may then find a task B that the same producer pushed
+// after A (no worker was idle for B: the claim took the only one). Unless
+// hand-offs go only into an empty queue, B could also be a task pushed
+// before A, so the worker could not tell which of the two to run first.
+// With the check, whatever the re-check finds beside a handed task is
+// never older than it, and park runs the handed one first.
+var inOrder = map[string]bool{"fifo": true, "msqueue": true, "adaptive": true}
+
+// mayHandOff reports whether a task may go straight to an idle worker
+// rather than into the queue: always, unless the variant is ordered and
+// tasks are queued, which must run first.
+func (p *queuePool) mayHandOff() bool { return !p.ordered || p.q.empty() }
+
 // Submit implements Pool. A task that finds a worker idle is handed to it
-// directly: the queue is empty then (the worker re-checked it before
-// sleeping), so every order discipline agrees. It never queues, so its wait
-// is 0 (OnWait(0); QueueTimeout cannot apply), and neither side reads the
-// clock (see docs/pools.md for what that saves) unless the task has a
-// deadline, which the worker checks before it runs the task.
+// directly, if mayHandOff: the queue is empty then (for the unordered
+// variants too, but for races: the worker re-checked it before sleeping),
+// so every order discipline agrees. It never queues, so its wait is 0
+// (OnWait(0); QueueTimeout cannot apply), and neither side reads the clock
+// (see docs/pools.md for what that saves) unless the task has a deadline,
+// which the worker checks before it runs the task.
 func (p *queuePool) Submit(t Task) {
 	it, ok := p.admit(t)
 	if !ok {
 		return
 	}
-	if p.idle.handOff(it) {
+	if p.mayHandOff() && p.idle.handOff(it) {
 		p.gate.leave()
 		return
 	}
@@ -88,7 +129,7 @@ func (p *queuePool) block(it item) {
 	defer stopTimer()
 	p.room.waiters.Add(1)
 	for {
-		handed := p.idle.handOff(it)
+		handed := p.mayHandOff() && p.idle.handOff(it)
 		if handed || p.q.push(it) {
 			p.room.waiters.Add(-1)
 			if !handed {
@@ -147,17 +188,26 @@ func (p *queuePool) work(me *sleeper) {
 // returns it. It returns none only once Close has closed me.ch and the
 // queue is empty: the worker should exit. When a submitter claimed me while
 // my re-check was finding a task in the queue, park takes the submitter's
-// message at once and returns both: the queued task first (it has waited),
-// then what the message brought.
+// message at once and returns both tasks, in the variant's order: a task
+// handed over first where the variant is ordered (the one queued beside it
+// is newer, see inOrder), else the queued one; a "look at the queue"
+// message's task, queued after the one the re-check found, second.
 func (p *queuePool) park(me *sleeper) (first, second popped) {
 	for {
 		p.idle.announce(me)
+		if p.afterAnnounce != nil {
+			p.afterAnnounce()
+		}
 		if p.blocking {
 			p.room.poke() // a blocked submitter may hand its task to me
 		}
 		if got := p.q.pop(); got.v != none {
-			if !p.idle.withdraw(me) {
-				second, _ = p.message(me)
+			if p.idle.withdraw(me) {
+				return got, popped{}
+			}
+			second, _ = p.message(me)
+			if second.v == handed && p.ordered {
+				return second, got
 			}
 			return got, second
 		}
