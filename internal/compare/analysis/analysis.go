@@ -81,6 +81,9 @@ type Searches struct {
 	// runs (median; 0 unknown), CPURatio it to direct's.
 	CPUPerRequest time.Duration
 	CPURatio      float64
+	// ServerShare is kvserver's CPU share (of its CPUs) over the
+	// validating runs that held, the median (0: unknown).
+	ServerShare float64
 }
 
 // Closed summarises a closed-loop step.
@@ -264,6 +267,13 @@ func saturationOf(v, base *result.VariantResult) *Searches {
 		s.Ratio = ratio(s.Rate.Median, baseSat(base))
 	}
 	s.CPURatio = ratio(float64(s.CPUPerRequest), float64(satCPUPerRequest(base)))
+	var shares []float64
+	for _, r := range v.Sat {
+		if x := r.ValidatedServerShare(); x > 0 {
+			shares = append(shares, x)
+		}
+	}
+	s.ServerShare = median(shares)
 	return s
 }
 

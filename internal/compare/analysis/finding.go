@@ -36,7 +36,11 @@ const (
 	// CrossCheck: direct's (Variants[0]) open-loop Saturation against
 	// its ClosedRate (median and range of the rounds) over Conns; for
 	// Below and Above, Difference (%). Verdict SatLowerBound,
-	// ClosedLowerBound (Note: why), Within, Below or Above.
+	// ClosedLowerBound (Note: why), Within, Below or Above. Where known,
+	// what accounts for the ratio (throughput = CPUs busy ÷ CPU per
+	// request, on the same server): CPUPerRequest and ServerBusy (% of
+	// its CPUs) over the validating runs, ClosedCPUPerRequest and
+	// ClosedServerBusy over the closed loop's rounds (medians).
 	CrossCheck Kind = "cross-check"
 	// PairedThroughput and PairedCPU: the variants' closed-loop served
 	// rate and kvserver CPU per request against direct's, from rounds
@@ -233,6 +237,9 @@ const (
 	FromCPUs                Measure = "from-cpus"
 	ToCPUs                  Measure = "to-cpus"
 	CPUPerRequest           Measure = "cpu-per-request"
+	ClosedCPUPerRequest     Measure = "closed-cpu-per-request"
+	ServerBusy              Measure = "server-busy-%"
+	ClosedServerBusy        Measure = "closed-server-busy-%"
 	CPURatio                Measure = "cpu-ratio"
 	WorstCPURatio           Measure = "worst-cpu-ratio"
 	Tolerance               Measure = "tolerance"

@@ -454,6 +454,39 @@ func TestCrossCheck(t *testing.T) {
 	assert.Empty(t, Analyze(c).FindAll(CrossCheck))
 }
 
+// TestCrossCheckAccounts: where both sides' CPU was measured, the
+// cross-check carries what accounts for open ÷ closed: CPU per request and
+// how busy kvserver's CPUs were, each way (medians; the open side from
+// the validating runs that held, a failed validation's share ignored).
+func TestCrossCheckAccounts(t *testing.T) {
+	c := comparisonOf(t, map[string][]float64{"direct": {40000, 41000, 42000}}, "direct")
+	v := c.Workloads[0].Variants[0]
+	for i := range v.Sat {
+		v.Sat[i].ServerCPUPerRequest = time.Duration(20+i) * time.Microsecond
+		v.Sat[i].Curve = []result.CurvePoint{
+			{Phase: "validate", Pass: false, ServerShare: 0.99},
+			{Phase: "validate", Pass: true, ServerShare: 0.84 + 0.01*float64(i)},
+		}
+	}
+	v.Closed = &result.ClosedRun{Conns: 64, Rounds: []result.ClosedRound{
+		{Rate: 50000, ServerCPUPerRequest: 19 * time.Microsecond, ServerShare: 0.99},
+		{Rate: 52000, ServerCPUPerRequest: 18 * time.Microsecond, ServerShare: 1.0},
+		{Rate: 51000, ServerCPUPerRequest: 20 * time.Microsecond, ServerShare: 0.98},
+	}}
+	f := find(t, Analyze(c), CrossCheck)
+	assert.Equal(t, Below, f.Verdict)
+	assert.Equal(t, float64(21*time.Microsecond), f.Value("direct", CPUPerRequest))
+	assert.Equal(t, float64(19*time.Microsecond), f.Value("direct", ClosedCPUPerRequest))
+	assert.InDelta(t, 85, f.Value("direct", ServerBusy), 1e-9)
+	assert.InDelta(t, 99, f.Value("direct", ClosedServerBusy), 1e-9)
+
+	for i := range v.Closed.Rounds {
+		v.Closed.Rounds[i].ServerShare = -1 // unknown
+	}
+	_, ok := find(t, Analyze(c), CrossCheck).Figure("direct", ServerBusy)
+	assert.False(t, ok, "without the closed loop's share nothing is accounted for")
+}
+
 // TestFixedErrors: a fixed step that failed more than the searches allow
 // is named, its percentiles being partly quick 503s.
 func TestFixedErrors(t *testing.T) {

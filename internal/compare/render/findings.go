@@ -105,7 +105,8 @@ func sentence(c *result.Comparison, f analysis.Finding) string {
 	return ""
 }
 
-// crossCheckSentence words direct's saturation against its closed loop.
+// crossCheckSentence words direct's saturation against its closed loop,
+// and, where both sides' CPU was measured, what accounts for their ratio.
 func crossCheckSentence(f analysis.Finding) string {
 	v := f.Variants[0]
 	sat := f.Value(v, analysis.Saturation)
@@ -113,18 +114,48 @@ func crossCheckSentence(f analysis.Finding) string {
 	closed := fmt.Sprintf("the closed loop's %s req/s (%d rounds, %s–%s, %d connections)", thousands(cl.Value), cl.Interval.N,
 		thousands(cl.Interval.Lo), thousands(cl.Interval.Hi), int(f.Value(v, analysis.Conns)))
 	head := fmt.Sprintf("`%s` cross-check, %s's saturation %s req/s against %s", f.Workload, v, thousands(sat), closed)
+	account, idleMost, known := crossCheckAccount(f, v, sat/cl.Value)
 	switch f.Verdict {
 	case analysis.SatLowerBound:
 		return fmt.Sprintf("%s: **loader-bound: the saturation is a lower bound**, so the cross-check cannot confirm it.", head)
 	case analysis.ClosedLowerBound:
 		return fmt.Sprintf("%s: the closed loop was loader-bound (%s), so its rate is only what the loader could send: a lower bound of kvserver's.", head, f.Note)
 	case analysis.Within:
-		return fmt.Sprintf("%s: **within the closed loop's spread**.", head)
+		return fmt.Sprintf("%s: **within the closed loop's spread**.%s", head, account)
 	case analysis.Below:
-		return fmt.Sprintf("%s: **%.0f %% below** the closed loop's median: the search stopped short of what kvserver serves with no schedule to keep (its short steps, or the SLO, which a closed loop does not keep; the loader table says whether the loader kept up).",
-			head, f.Value(v, analysis.Difference))
+		below := fmt.Sprintf("%s: **%.0f %% below** the closed loop's median", head, f.Value(v, analysis.Difference))
+		switch {
+		case !known:
+			return below + ": the search stopped short of what kvserver serves with no schedule to keep (its short steps, or the SLO, which a closed loop does not keep; the loader table says whether the loader kept up)."
+		case idleMost:
+			return below + "." + account + " Most of the gap is CPU left idle: on a schedule, kvserver keeps its p99 within the SLO only while its CPUs have time to spare (requests that arrive together wait for each other), where a closed loop keeps them busy by letting its answers wait as long as they must."
+		}
+		return below + "." + account + " Most of the gap is cost: a request took more CPU at the saturation than in the closed loop (the profiles say where)."
 	}
-	return fmt.Sprintf("%s: **%.0f %% above** the closed loop's median: its connections, not kvserver, may have limited the closed loop.", head, f.Value(v, analysis.Difference))
+	return fmt.Sprintf("%s: **%.0f %% above** the closed loop's median: its connections, not kvserver, may have limited the closed loop.%s",
+		head, f.Value(v, analysis.Difference), account)
+}
+
+// crossCheckAccount splits open ÷ closed (ratio) on one server as
+// saturate.Explain does, throughput being CPUs busy ÷ CPU per request:
+// utilisation (how busy kvserver's CPUs were, open over closed) × cost
+// (CPU per request, closed over open) × what the medians, being of
+// different runs, leave unexplained. idleMost: utilisation is the smaller
+// factor, so idle CPU, not cost, accounts for more of a shortfall. known
+// is false (and the text empty) where either side's CPU was not measured.
+func crossCheckAccount(f analysis.Finding, v string, ratio float64) (text string, idleMost, known bool) {
+	openCPU, ok1 := f.Figure(v, analysis.CPUPerRequest)
+	closedCPU, ok2 := f.Figure(v, analysis.ClosedCPUPerRequest)
+	openBusy, ok3 := f.Figure(v, analysis.ServerBusy)
+	closedBusy, ok4 := f.Figure(v, analysis.ClosedServerBusy)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return "", false, false
+	}
+	busy, cost := openBusy.Value/closedBusy.Value, closedCPU.Value/openCPU.Value
+	text = fmt.Sprintf(" Open ÷ closed %.2f = utilisation %.2f × cost %.2f × %.2f unexplained: kvserver's CPUs were %.0f %% busy over the validating runs against %.0f %% in the closed loop, and a request took %s of CPU against %s.",
+		ratio, busy, cost, ratio/(busy*cost), openBusy.Value, closedBusy.Value,
+		cpuMicros(time.Duration(openCPU.Value)), cpuMicros(time.Duration(closedCPU.Value)))
+	return text, busy <= cost, true
 }
 
 // scalingSentence words the scaling preset's findings.

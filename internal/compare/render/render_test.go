@@ -489,3 +489,44 @@ func TestLoaderTableNamesGrowingBacklogs(t *testing.T) {
 	assert.Regexp(t, `\| get \| fifo \| overload \| 80,000 \| 40,000 \| .* \| \*\*no\*\* \| [^|]+ \|`, text)
 	assert.Contains(t, text, "- get fifo fixed: "+grew+"\n")
 }
+
+// TestCrossCheckAccountsForTheGap: with both sides' CPU measured, the
+// cross-check multiplies out open ÷ closed (CPUs busy × cost per request)
+// and names the larger share of a shortfall; without it, it says what it
+// can.
+func TestCrossCheckAccountsForTheGap(t *testing.T) {
+	f := analysis.Finding{Kind: analysis.CrossCheck, Workload: "get", Verdict: analysis.Below, Variants: []string{"direct"},
+		Figures: []analysis.Figure{
+			{Of: "direct", Name: analysis.Saturation, Value: 42000},
+			{Of: "direct", Name: analysis.ClosedRate, Value: 52000, Interval: &analysis.Interval{Lo: 46000, Hi: 54000, N: 3}},
+			{Of: "direct", Name: analysis.Conns, Value: 64},
+			{Of: "direct", Name: analysis.Difference, Value: 19},
+		}}
+	assert.Contains(t, crossCheckSentence(f), "the search stopped short", "no CPU figures: the causes it may have")
+
+	idle := f
+	idle.Figures = append(append([]analysis.Figure{}, f.Figures...),
+		analysis.Figure{Of: "direct", Name: analysis.CPUPerRequest, Value: float64(20600 * time.Nanosecond)},
+		analysis.Figure{Of: "direct", Name: analysis.ClosedCPUPerRequest, Value: float64(19200 * time.Nanosecond)},
+		analysis.Figure{Of: "direct", Name: analysis.ServerBusy, Value: 86},
+		analysis.Figure{Of: "direct", Name: analysis.ClosedServerBusy, Value: 99.7})
+	s := crossCheckSentence(idle)
+	assert.Contains(t, s, "Open ÷ closed 0.81 = utilisation 0.86 × cost 0.93 × 1.00 unexplained: kvserver's CPUs were 86 % busy over the validating runs against 100 % in the closed loop, and a request took 20.6us of CPU against 19.2us.")
+	assert.Contains(t, s, "Most of the gap is CPU left idle")
+
+	costly := idle
+	costly.Figures = append([]analysis.Figure{}, idle.Figures...)
+	for i := range costly.Figures {
+		switch costly.Figures[i].Name {
+		case analysis.ServerBusy:
+			costly.Figures[i].Value = 97
+		case analysis.CPUPerRequest:
+			costly.Figures[i].Value = float64(23 * time.Microsecond)
+		}
+	}
+	assert.Contains(t, crossCheckSentence(costly), "Most of the gap is cost")
+
+	within := idle
+	within.Verdict = analysis.Within
+	assert.Contains(t, crossCheckSentence(within), "**within the closed loop's spread**. Open ÷ closed 0.81 = utilisation")
+}
