@@ -38,11 +38,13 @@ func (r *runner) paired(ctx context.Context, wr *result.WorkloadResult, seed str
 
 // pairedOne starts direct's kvserver and v's, each on a fresh copy of
 // seed and on the same CPUs, and once both are idle runs the closed-loop
-// rounds alternately on one and then the other (direct, v, direct, v,
-// …), the other idle meanwhile: pair i is direct's round i and v's round
-// i, taken one right after the other, so that the machine's drift
-// between pairs (another process, the CPU's clock, the page cache)
-// cancels inside each pair's ratio. Both get the connections Little's
+// rounds alternately on one and then the other, the other idle
+// meanwhile: pair i is direct's round i and v's round i, taken one right
+// after the other, so that the machine's drift between pairs (another
+// process, the CPU's clock, the page cache) cancels inside each pair's
+// ratio; direct's first in odd pairs, v's first in even ones (direct, v,
+// v, direct, direct, v, …: result.PairOrder), so that the position in a
+// pair favours neither side. Both get the connections Little's
 // law asks for at direct's validated saturation with its answer time
 // when nothing queues (as direct's closed-loop step): the same clients
 // for both sides of every pair. Fresh servers for each variant, so that
@@ -61,12 +63,14 @@ func (r *runner) pairedOne(ctx context.Context, wl string, base, v *result.Varia
 	}
 	defer r.stop(ctx, vsrv, pairedStep)
 	conns := plan.LittleConns(analysis.Median(base.SatRates()), unloadedAnswerTime(base), r.o.MaxConns)
-	pr := &result.PairedRun{Against: base.Name, Conns: conns, Dir: rel}
+	pr := &result.PairedRun{Against: base.Name, Conns: conns, Dir: rel, Alternating: true}
 	r.logf("%s %s: %d closed-loop rounds of %v paired with %s's, over %d connections", wl, v.Name, r.t.ClosedPairs, r.t.PairRoundLength(), base.Name, conns)
+	servers := [2]*instance{bsrv, vsrv}
 	for i := 1; i <= r.t.ClosedPairs; i++ {
 		var pair [2]result.ClosedRound
-		for side, srv := range []*instance{bsrv, vsrv} {
-			if (i > 1 || side > 0) && !pause(ctx, r.t.PairPauseLength()) {
+		for k, side := range result.PairOrder(i) {
+			srv := servers[side]
+			if (i > 1 || k > 0) && !pause(ctx, r.t.PairPauseLength()) {
 				return
 			}
 			cfg, err := r.loadConfig(srv.URL, wl)
@@ -85,5 +89,7 @@ func (r *runner) pairedOne(ctx context.Context, wl string, base, v *result.Varia
 		v.Paired = pr
 	}
 	a := analysis.PairedOf(pr)
-	r.logf("%s %s against %s, %d pairs: throughput %s, server CPU per request %s", wl, v.Name, base.Name, len(pr.Base), a.Throughput, a.CPU)
+	first, second := analysis.PairedByOrder(pr)
+	r.logf("%s %s against %s, %d pairs: throughput %s, server CPU per request %s (throughput with direct's round first %s, with %s's first %s)",
+		wl, v.Name, base.Name, len(pr.Base), a.Throughput, a.CPU, first.Throughput, v.Name, second.Throughput)
 }

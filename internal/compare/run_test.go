@@ -155,6 +155,7 @@ func TestQueuesEndToEnd(t *testing.T) {
 	assert.Equal(t, "direct", lifo.Paired.Against)
 	assert.Len(t, lifo.Paired.Base, 2)
 	assert.Len(t, lifo.Paired.Variant, 2)
+	assert.True(t, lifo.Paired.Alternating, "the second pair ran lifo's round first")
 	assert.Nil(t, c.Workloads[0].Variants[0].Paired, "direct is not paired with itself")
 	assert.Contains(t, report, render.HeadPaired+": `get`")
 	assert.Contains(t, report, "No interval is bounded: fewer than 6 pairs ran")

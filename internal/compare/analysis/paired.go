@@ -58,6 +58,24 @@ func durations(xs []float64) []time.Duration {
 	return out
 }
 
+// PairedByOrder is PairedOf over the pairs that ran direct's round first
+// and over those that ran the variant's first (an Alternating run's odd
+// and even pairs): where the two differ beyond their intervals, the
+// position in a pair moves a round, and only the alternation keeps it
+// out of the whole run's ratios. An older run, direct's round first in
+// every pair, has no second half (Pairs 0).
+func PairedByOrder(pr *result.PairedRun) (directFirst, variantFirst *Paired) {
+	var halves [2]result.PairedRun
+	for i := range min(len(pr.Base), len(pr.Variant)) {
+		h := 0
+		if pr.Alternating && result.PairOrder(i + 1)[0] == 1 {
+			h = 1
+		}
+		halves[h].Base, halves[h].Variant = append(halves[h].Base, pr.Base[i]), append(halves[h].Variant, pr.Variant[i])
+	}
+	return PairedOf(&halves[0]), PairedOf(&halves[1])
+}
+
 // pairedOf is v's Paired, nil where it ran no pairs.
 func pairedOf(v *result.VariantResult) *Paired {
 	if v.Paired == nil || len(v.Paired.Base) == 0 {

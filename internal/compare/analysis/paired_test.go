@@ -83,3 +83,25 @@ func findVerdict(t *testing.T, a *Analysis, kind Kind, v Verdict) Finding {
 	require.Failf(t, "no finding", "no %s finding with verdict %s in %+v", kind, v, a.Findings)
 	return Finding{}
 }
+
+// TestPairedByOrder: an alternating run's odd pairs (direct's round
+// first) and even pairs (the variant's first) are summed up apart, so
+// that an effect of the position in a pair shows as two different
+// medians; an older run's pairs all ran direct's first.
+func TestPairedByOrder(t *testing.T) {
+	base := []float64{30000, 40000, 35000, 45000, 32000, 41000, 38000, 36000}
+	// The round that runs second in its pair serves 4 % more.
+	pr := pairs(base, []float64{1.04, 1 / 1.04, 1.04, 1 / 1.04, 1.04, 1 / 1.04, 1.04, 1 / 1.04}, 20*time.Microsecond, 1)
+	pr.Alternating = true
+	first, second := PairedByOrder(pr)
+	assert.Equal(t, 4, first.Pairs)
+	assert.Equal(t, 4, second.Pairs)
+	assert.InDelta(t, 1.04, first.Throughput.Median, 1e-9, "direct first: the variant, second, gains")
+	assert.InDelta(t, 1/1.04, second.Throughput.Median, 1e-9, "the variant first: direct gains")
+
+	pr.Alternating = false
+	first, second = PairedByOrder(pr)
+	assert.Equal(t, 8, first.Pairs, "an older run: every pair ran direct's round first")
+	assert.Zero(t, second.Pairs)
+	assert.True(t, math.IsNaN(second.Throughput.Median))
+}

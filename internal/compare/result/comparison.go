@@ -249,6 +249,23 @@ type PairedRun struct {
 	Base    []ClosedRound
 	Variant []ClosedRound
 	Dir     string
+	// Alternating: pair i (from 1) ran direct's round first where i is
+	// odd and the variant's first where it is even (PairOrder); false in
+	// a comparison from before, whose every pair ran direct's first.
+	Alternating bool `json:",omitempty"`
+}
+
+// PairOrder is the order in which pair i (from 1) of an Alternating
+// PairedRun ran its rounds: 0 is direct's, 1 the variant's. Alternating
+// the order (ABBA) keeps whatever the position in a pair does to a
+// round, such as what the round just before left running on the
+// server's CPU, out of the pairs' median ratio: half the pairs take it
+// one way, half the other.
+func PairOrder(i int) [2]int {
+	if i%2 == 0 {
+		return [2]int{1, 0}
+	}
+	return [2]int{0, 1}
 }
 
 // Latencies are the percentiles the tables show.
