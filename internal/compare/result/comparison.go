@@ -6,6 +6,7 @@
 package result
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -148,6 +149,20 @@ func (s SatRun) Held() float64 {
 		return 0
 	}
 	return s.Rate
+}
+
+// ValidatedServerShare is kvserver's CPU share over the validating run
+// that held s's rate (0: none held, or not recorded).
+func (s SatRun) ValidatedServerShare() float64 {
+	if !s.Validated {
+		return 0
+	}
+	for i := len(s.Curve) - 1; i >= 0; i-- {
+		if p := s.Curve[i]; p.Phase == validatePhase && p.Pass {
+			return math.Max(p.ServerShare, 0)
+		}
+	}
+	return 0
 }
 
 // CurvePoint is one step of a saturation search.

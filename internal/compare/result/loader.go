@@ -2,7 +2,6 @@ package result
 
 import (
 	"fmt"
-	"math"
 	"strings"
 )
 
@@ -71,20 +70,6 @@ func (c *Comparison) variant(wl, name string) *VariantResult {
 		}
 	}
 	return nil
-}
-
-// ValidatedServerShare is kvserver's CPU share over the validating run
-// that held s's rate (0: none held, or not recorded).
-func (s SatRun) ValidatedServerShare() float64 {
-	if !s.Validated {
-		return 0
-	}
-	for i := len(s.Curve) - 1; i >= 0; i-- {
-		if p := s.Curve[i]; p.Phase == validatePhase && p.Pass {
-			return math.Max(p.ServerShare, 0)
-		}
-	}
-	return 0
 }
 
 // lastValidation is the last validating step of v's search whose loader
