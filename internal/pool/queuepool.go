@@ -91,9 +91,9 @@ var inOrder = map[string]bool{"fifo": true, "msqueue": true, "adaptive": true}
 func (p *queuePool) mayHandOff() bool { return !p.ordered || p.q.empty() }
 
 // Submit implements Pool. A task that finds a worker idle is handed to it
-// directly, if mayHandOff: the queue is empty then (for the unordered
-// variants too, but for races: the worker re-checked it before sleeping),
-// so every order discipline agrees. It never queues, so its wait is 0
+// directly where mayHandOff: the worker re-checked the queue before
+// sleeping, so it is empty then but for a race, which mayHandOff closes
+// for the ordered variants. It never queues, so its wait is 0
 // (OnWait(0); QueueTimeout cannot apply), and neither side reads the clock
 // (see docs/pools.md for what that saves) unless the task has a deadline,
 // which the worker checks before it runs the task.

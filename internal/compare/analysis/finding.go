@@ -40,7 +40,9 @@ const (
 	// what accounts for the ratio (throughput = CPUs busy ÷ CPU per
 	// request, on the same server): CPUPerRequest and ServerBusy (% of
 	// its CPUs) over the validating runs, ClosedCPUPerRequest and
-	// ClosedServerBusy over the closed loop's rounds (medians).
+	// ClosedServerBusy over the closed loop's rounds (medians), and the
+	// factors they make of the ratio: UtilisationRatio (busy, open over
+	// closed) and CostRatio (CPU per request, closed over open).
 	CrossCheck Kind = "cross-check"
 	// PairedThroughput and PairedCPU: the variants' closed-loop served
 	// rate and kvserver CPU per request against direct's, from rounds
@@ -240,6 +242,8 @@ const (
 	ClosedCPUPerRequest     Measure = "closed-cpu-per-request"
 	ServerBusy              Measure = "server-busy-%"
 	ClosedServerBusy        Measure = "closed-server-busy-%"
+	UtilisationRatio        Measure = "utilisation-ratio"
+	CostRatio               Measure = "cost-ratio"
 	CPURatio                Measure = "cpu-ratio"
 	WorstCPURatio           Measure = "worst-cpu-ratio"
 	Tolerance               Measure = "tolerance"

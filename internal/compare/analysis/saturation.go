@@ -209,7 +209,9 @@ func crossCheckFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 				Figure{Of: v.Name, Name: CPUPerRequest, Value: float64(av.Sat.CPUPerRequest)},
 				Figure{Of: v.Name, Name: ClosedCPUPerRequest, Value: float64(cr.CPUPerRequest)},
 				Figure{Of: v.Name, Name: ServerBusy, Value: 100 * av.Sat.ServerShare},
-				Figure{Of: v.Name, Name: ClosedServerBusy, Value: 100 * cr.ServerShare})
+				Figure{Of: v.Name, Name: ClosedServerBusy, Value: 100 * cr.ServerShare},
+				Figure{Of: v.Name, Name: UtilisationRatio, Value: av.Sat.ServerShare / cr.ServerShare},
+				Figure{Of: v.Name, Name: CostRatio, Value: float64(cr.CPUPerRequest) / float64(av.Sat.CPUPerRequest)})
 		}
 		switch {
 		case av.Sat.LowerBound:

@@ -136,26 +136,22 @@ func crossCheckSentence(f analysis.Finding) string {
 		head, f.Value(v, analysis.Difference), account)
 }
 
-// crossCheckAccount splits open ÷ closed (ratio) on one server as
-// saturate.Explain does, throughput being CPUs busy ÷ CPU per request:
-// utilisation (how busy kvserver's CPUs were, open over closed) × cost
-// (CPU per request, closed over open) × what the medians, being of
-// different runs, leave unexplained. idleMost: utilisation is the smaller
-// factor, so idle CPU, not cost, accounts for more of a shortfall. known
-// is false (and the text empty) where either side's CPU was not measured.
+// crossCheckAccount words the analysis's split of open ÷ closed (ratio)
+// on one server, as saturate.Explain prints it: utilisation × cost × what
+// the medians, being of different runs, leave unexplained. idleMost:
+// utilisation is the smaller factor, so idle CPU, not cost, accounts for
+// more of a shortfall. known is false (and the text empty) where either
+// side's CPU was not measured.
 func crossCheckAccount(f analysis.Finding, v string, ratio float64) (text string, idleMost, known bool) {
-	openCPU, ok1 := f.Figure(v, analysis.CPUPerRequest)
-	closedCPU, ok2 := f.Figure(v, analysis.ClosedCPUPerRequest)
-	openBusy, ok3 := f.Figure(v, analysis.ServerBusy)
-	closedBusy, ok4 := f.Figure(v, analysis.ClosedServerBusy)
-	if !ok1 || !ok2 || !ok3 || !ok4 {
+	busy, ok := f.Figure(v, analysis.UtilisationRatio)
+	if !ok {
 		return "", false, false
 	}
-	busy, cost := openBusy.Value/closedBusy.Value, closedCPU.Value/openCPU.Value
+	cost := f.Value(v, analysis.CostRatio)
 	text = fmt.Sprintf(" Open ÷ closed %.2f = utilisation %.2f × cost %.2f × %.2f unexplained: kvserver's CPUs were %.0f %% busy over the validating runs against %.0f %% in the closed loop, and a request took %s of CPU against %s.",
-		ratio, busy, cost, ratio/(busy*cost), openBusy.Value, closedBusy.Value,
-		cpuMicros(time.Duration(openCPU.Value)), cpuMicros(time.Duration(closedCPU.Value)))
-	return text, busy <= cost, true
+		ratio, busy.Value, cost, ratio/(busy.Value*cost), f.Value(v, analysis.ServerBusy), f.Value(v, analysis.ClosedServerBusy),
+		cpuMicros(time.Duration(f.Value(v, analysis.CPUPerRequest))), cpuMicros(time.Duration(f.Value(v, analysis.ClosedCPUPerRequest))))
+	return text, busy.Value <= cost, true
 }
 
 // scalingSentence words the scaling preset's findings.

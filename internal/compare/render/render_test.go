@@ -504,26 +504,24 @@ func TestCrossCheckAccountsForTheGap(t *testing.T) {
 		}}
 	assert.Contains(t, crossCheckSentence(f), "the search stopped short", "no CPU figures: the causes it may have")
 
-	idle := f
-	idle.Figures = append(append([]analysis.Figure{}, f.Figures...),
-		analysis.Figure{Of: "direct", Name: analysis.CPUPerRequest, Value: float64(20600 * time.Nanosecond)},
-		analysis.Figure{Of: "direct", Name: analysis.ClosedCPUPerRequest, Value: float64(19200 * time.Nanosecond)},
-		analysis.Figure{Of: "direct", Name: analysis.ServerBusy, Value: 86},
-		analysis.Figure{Of: "direct", Name: analysis.ClosedServerBusy, Value: 99.7})
+	// accounted is f with the split's figures as the analysis gives them.
+	accounted := func(openCPU time.Duration, openBusy float64) analysis.Finding {
+		a := f
+		a.Figures = append(append([]analysis.Figure{}, f.Figures...),
+			analysis.Figure{Of: "direct", Name: analysis.CPUPerRequest, Value: float64(openCPU)},
+			analysis.Figure{Of: "direct", Name: analysis.ClosedCPUPerRequest, Value: float64(19200 * time.Nanosecond)},
+			analysis.Figure{Of: "direct", Name: analysis.ServerBusy, Value: openBusy},
+			analysis.Figure{Of: "direct", Name: analysis.ClosedServerBusy, Value: 99.7},
+			analysis.Figure{Of: "direct", Name: analysis.UtilisationRatio, Value: openBusy / 99.7},
+			analysis.Figure{Of: "direct", Name: analysis.CostRatio, Value: float64(19200*time.Nanosecond) / float64(openCPU)})
+		return a
+	}
+	idle := accounted(20600*time.Nanosecond, 86)
 	s := crossCheckSentence(idle)
 	assert.Contains(t, s, "Open ÷ closed 0.81 = utilisation 0.86 × cost 0.93 × 1.00 unexplained: kvserver's CPUs were 86 % busy over the validating runs against 100 % in the closed loop, and a request took 20.6us of CPU against 19.2us.")
 	assert.Contains(t, s, "Most of the gap is CPU left idle")
 
-	costly := idle
-	costly.Figures = append([]analysis.Figure{}, idle.Figures...)
-	for i := range costly.Figures {
-		switch costly.Figures[i].Name {
-		case analysis.ServerBusy:
-			costly.Figures[i].Value = 97
-		case analysis.CPUPerRequest:
-			costly.Figures[i].Value = float64(23 * time.Microsecond)
-		}
-	}
+	costly := accounted(23*time.Microsecond, 97)
 	assert.Contains(t, crossCheckSentence(costly), "Most of the gap is cost")
 
 	within := idle
