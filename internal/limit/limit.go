@@ -36,6 +36,34 @@ type Limit interface {
 	Name() string
 }
 
+// Latencies is a Limit that tells how long its samples held their slots:
+// every limit New returns but "fixed", and Measured. A pool bounds the
+// time a request may wait by it (the queue's drain time is about queued
+// × median ÷ limit).
+type Latencies interface {
+	// RTT is the median rtt of the last closed window, and the lowest
+	// window median of the last 5-10 s (the store's no-load service
+	// time, as far as the samples show it); both 0 until a window has
+	// closed. Two atomic loads.
+	RTT() (median, lowest time.Duration)
+}
+
+// Measured is a limit of n slots for ever, like "fixed", that also folds
+// its samples into windows so that it can tell their latencies
+// (Latencies): for a pool that bounds waits in time behind a fixed
+// number of slots. cfg gives the windows (Window, WindowSamples, Now);
+// its algorithm and bounds are not used.
+func Measured(n int, cfg Config) Limit {
+	cfg = cfg.WithDefaults()
+	cfg.Algorithm, cfg.Initial = "fixed", n
+	return newWindowed(cfg, constant(n))
+}
+
+// constant is the rule of Measured: the limit never moves.
+type constant int
+
+func (c constant) update(aggregate) int { return int(c) }
+
 // Algorithms are the names New accepts in Config.Algorithm.
 var Algorithms = []string{"fixed", "gradient2", "vegas", "aimd"}
 

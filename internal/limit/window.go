@@ -117,6 +117,10 @@ type windowed struct {
 	_       cpu.CacheLinePad
 
 	changes atomic.Uint64
+	// median and lowest are the last closed window's median rtt and the
+	// lowest window median of the recent past (see RTT), in ns; 0 until
+	// a window closes. Written by the closer, read by anyone.
+	median, lowest atomic.Int64
 
 	// Immutable after newWindowed.
 	name       string
@@ -128,7 +132,16 @@ type windowed struct {
 	rule    rule
 	counts  [numBuckets]int64 // the closing window's histogram
 	windows uint64            // windows handed to rule, for tests
+	// lows are the lowest window medians of this span of lowSpan windows
+	// and of the one before: lowest is the smaller of the two, so a
+	// store that became slower for good is believed within two spans.
+	lows [2]int64
 }
+
+// lowSpan is how many windows one of windowed.lows spans: 500 windows
+// of the default 10 ms, 5 s, so that the lowest rtt is forgotten 5-10 s
+// after the store stopped serving that fast.
+const lowSpan = 500
 
 func newWindowed(cfg Config, r rule) *windowed {
 	w := &windowed{
@@ -213,8 +226,32 @@ func (w *windowed) close(end int64) {
 		}
 	}
 	w.windows++
+	w.noteRTT(a.rtt)
 	if next := int64(w.rule.update(a)); next != w.current.Load() {
 		w.current.Store(next)
 		w.changes.Add(1)
 	}
+}
+
+// noteRTT records a closed window's median rtt for RTT. Called by the
+// closer only.
+func (w *windowed) noteRTT(rtt time.Duration) {
+	if w.windows%lowSpan == 0 {
+		w.lows[0], w.lows[1] = w.lows[1], 0
+	}
+	r := int64(rtt)
+	if w.lows[1] == 0 || r < w.lows[1] {
+		w.lows[1] = r
+	}
+	low := w.lows[1]
+	if w.lows[0] != 0 {
+		low = min(low, w.lows[0])
+	}
+	w.median.Store(r)
+	w.lowest.Store(low)
+}
+
+// RTT implements Latencies.
+func (w *windowed) RTT() (median, lowest time.Duration) {
+	return time.Duration(w.median.Load()), time.Duration(w.lowest.Load())
 }

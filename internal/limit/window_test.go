@@ -167,3 +167,40 @@ func TestChangesCountsRealChanges(t *testing.T) {
 	f(5, 3)
 	f(5, 3)
 }
+
+// RTT tells the last window's median and the lowest window median of the
+// recent past: a slower window raises the median, not the lowest; a
+// lowest that lasted two spans of lowSpan windows is forgotten.
+func TestWindowRTT(t *testing.T) {
+	w, _ := newRecorded(t, Config{WindowSamples: 1, Window: time.Millisecond})
+	median, lowest := w.RTT()
+	assert.Zero(t, median, "no window closed yet")
+	assert.Zero(t, lowest)
+	end := int64(0)
+	window := func(rtt time.Duration) {
+		end += int64(time.Second)
+		w.Sample(end-int64(rtt), rtt, 1, false)
+	}
+	near := func(want, got time.Duration) {
+		t.Helper()
+		assert.InDelta(t, float64(want), float64(got), float64(want)/32)
+	}
+	window(time.Millisecond)
+	window(4 * time.Millisecond)
+	median, lowest = w.RTT()
+	near(4*time.Millisecond, median)
+	near(time.Millisecond, lowest)
+	for range 2 * lowSpan {
+		window(4 * time.Millisecond)
+	}
+	_, lowest = w.RTT()
+	near(4*time.Millisecond, lowest)
+
+	m := Measured(7, Config{WindowSamples: 1, Window: time.Millisecond, Now: func() int64 { return 0 }})
+	assert.Equal(t, 7, m.Current())
+	m.Sample(int64(time.Second), time.Millisecond, 1, false)
+	m.Sample(int64(2*time.Second), time.Millisecond, 9, true)
+	assert.Equal(t, 7, m.Current(), "a measured limit never moves")
+	median, _ = m.(Latencies).RTT()
+	near(time.Millisecond, median)
+}

@@ -63,10 +63,12 @@ func (c conformanceCase) String() string {
 // execModes are the exec modes every queueing variant runs in.
 var execModes = []Exec{ExecWorker, ExecHandler}
 
-// queueingVariants are every variant but direct; queuedVariants are those
-// that need a queue (-cap 0 is fifo's alone).
+// queueingVariants are the queue structures under test, in both exec
+// modes: every variant but direct and auto (fifo's queue in the handler
+// behind an adaptive limit and a bound in time, tested in auto_test.go);
+// queuedVariants are those that need a queue (-cap 0 is fifo's alone).
 var (
-	queueingVariants = Variants[1:]
+	queueingVariants = []string{"fifo", "lifo", "msqueue", "multiqueue", "adaptive"}
 	queuedVariants   = []string{"lifo", "msqueue", "multiqueue", "adaptive"}
 )
 

@@ -39,6 +39,10 @@ func newLimiter(cfg *Config) (limiter, error) {
 		return cfg.limiter, nil
 	}
 	if !adaptiveLimit(*cfg) {
+		if cfg.MaxWait != 0 {
+			// A bound in time needs the slots timed.
+			return limit.Measured(cfg.Workers, limitConfig(cfg)), nil
+		}
 		return fixedLimit(cfg.Workers), nil
 	}
 	return limit.New(limitConfig(cfg))

@@ -56,6 +56,31 @@ type Abandonable interface {
 	Abandoned() bool
 }
 
+// Retried is a Task that can tell whether its submitter is trying it
+// again after an attempt that failed (an HTTP client's retry, marked by
+// an attempt count). A pool that bounds waits in time (Config.MaxWait)
+// admits a retry only while the wait it would expect is within a quarter
+// of the bound, so that when the pool must shed, retries go first: a
+// retry storm is what keeps an overloaded server overloaded.
+type Retried interface {
+	Task
+	Retry() bool
+}
+
+// isRetry reports whether t says it is a retry.
+func isRetry(t Task) bool {
+	r, ok := t.(Retried)
+	return ok && r.Retry()
+}
+
+// Drainer is a Pool that can tell how long the tasks queued now would
+// take to reach a slot at the rate its slots serve them: what an
+// overloaded server's Retry-After should say. 0: nothing queued, or
+// nothing measured yet. Cheap: a few atomic loads.
+type Drainer interface {
+	Drain() time.Duration
+}
+
 // Pool accepts tasks and runs them on its workers.
 type Pool interface {
 	// Submit hands t to the pool. It never panics and never drops t: t is
@@ -108,12 +133,16 @@ const (
 	// ReasonAbandoned: the task waited past Config.AbandonAfter and its
 	// submitter had gone (see Abandonable).
 	ReasonAbandoned
+	// ReasonRetry: the task was a retry (see Retried), and the queue
+	// would have kept it waiting longer than a retry may wait (see
+	// Config.MaxWait): retries are shed before first tries.
+	ReasonRetry
 
 	// NumReasons is the number of reasons; Stats.Rejected is indexed by Reason.
-	NumReasons = int(ReasonAbandoned) + 1
+	NumReasons = int(ReasonRetry) + 1
 )
 
-var reasonNames = [NumReasons]string{"full", "dropped", "expired", "closed", "deadline", "abandoned"}
+var reasonNames = [NumReasons]string{"full", "dropped", "expired", "closed", "deadline", "abandoned", "retry"}
 
 func (r Reason) String() string {
 	if int(r) < NumReasons {
@@ -224,6 +253,19 @@ type Config struct {
 	// running it: nobody is waiting for its answer any more. A task whose
 	// Deadline comes first is rejected with ReasonDeadline instead.
 	QueueTimeout time.Duration
+	// MaxWait, when not 0, bounds in time how long a task may expect to
+	// wait for a slot (ExecHandler only, where the pool times the
+	// tasks): one that arrives when the tasks queued ahead of it would
+	// take longer than MaxWait to reach a slot (queued × the median slot
+	// hold ÷ the limit) is rejected at once with ReasonFull, where a
+	// refusal costs least and its client hears at once; a retry (see
+	// Retried) already past a quarter of MaxWait, with ReasonRetry. A
+	// task that waited 4 × MaxWait all the same (the store slowed down
+	// after it was admitted) is rejected with ReasonExpired where it
+	// would start. AutoMaxWait derives the bound from what the store
+	// serves. Until the pool has timed a window of tasks it has no
+	// estimate and bounds nothing.
+	MaxWait time.Duration
 	// AbandonAfter, when positive, asks a task that waited at least this
 	// long, where it would start, whether it has been abandoned (see
 	// Abandonable), and rejects it with ReasonAbandoned if so.
@@ -252,6 +294,26 @@ type Config struct {
 	// (tests only).
 	limiter limiter
 }
+
+// AutoMaxWait as Config.MaxWait bounds the wait by the store's own
+// speed: autoWaitRTTs × the lowest median slot hold of the last 5-10 s
+// (limit.Latencies), within [autoWaitMin, autoWaitMax]. In front of a
+// store that serves an operation in 1 ms that is 20 ms: a queue of 20
+// operations' time, far under any client's timeout, which absorbs a
+// burst and refuses a lasting excess on arrival. In front of one that
+// answers in microseconds it is the floor, 10 ms, which a burst or a GC
+// pause does not fill. No store needs a number chosen for it.
+const AutoMaxWait time.Duration = -1
+
+const (
+	autoWaitRTTs = 20
+	autoWaitMin  = 10 * time.Millisecond
+	autoWaitMax  = time.Second
+	// retryWaitShare: a retry may expect to wait at most MaxWait ÷ this.
+	retryWaitShare = 4
+	// expireWaits: a task that waited this many times MaxWait expires.
+	expireWaits = 4
+)
 
 // The defaults Config's zero values stand for.
 const (
@@ -282,7 +344,14 @@ func (c Config) withDefaults() Config {
 }
 
 // Variants lists the names New accepts, in the order documentation shows them.
-var Variants = []string{"direct", "fifo", "lifo", "msqueue", "multiqueue", "adaptive"}
+var Variants = []string{"auto", "direct", "fifo", "lifo", "msqueue", "multiqueue", "adaptive"}
+
+// Auto is the variant that needs no tuning, kvserver's default: fifo's
+// queue in the handler (ExecHandler), its slots a Vegas limit (unless
+// Limit says otherwise) that finds how many operations the store serves
+// at once, and its waits bounded in time, AutoMaxWait unless MaxWait
+// says otherwise, retries shed first. See Resolve.
+const Auto = "auto"
 
 // Resolve is the one place a pool's configuration is completed and
 // checked: it returns cfg with every default applied (Workers 0 is
@@ -302,11 +371,28 @@ func Resolve(name string, cfg Config) (Config, error) {
 		return cfg, fmt.Errorf("-limit %s adapts the slots of -exec handler; -exec worker runs a fixed set of -workers goroutines", cfg.Limit.Algorithm)
 	case cfg.Capacity < Unbounded:
 		return cfg, fmt.Errorf("pool capacity %d is invalid; want -1 (unbounded), 0 (hand-off) or more", cfg.Capacity)
+	case cfg.MaxWait < AutoMaxWait:
+		return cfg, fmt.Errorf("-max-wait %v is negative; want a duration, 0 (no bound) or auto", cfg.MaxWait)
+	case cfg.MaxWait != 0 && name == "direct":
+		return cfg, fmt.Errorf("direct queues nothing: -max-wait needs a queueing pool (-pool auto, fifo, lifo, msqueue, multiqueue or adaptive)")
+	case cfg.MaxWait != 0 && cfg.Exec == ExecWorker && name != Auto:
+		return cfg, fmt.Errorf("-max-wait bounds the waits of -exec handler, whose slots time their tasks; -exec worker does not")
 	case name == "direct":
 		cfg.Exec = ExecHandler
 		return cfg, nil
 	case !slices.Contains(Variants, name):
 		return cfg, fmt.Errorf("unknown pool %q; want one of %v", name, Variants)
+	}
+	if name == Auto {
+		// Like direct, auto runs every task on its submitter, whatever
+		// was asked: its slots time their tasks.
+		cfg.Exec = ExecHandler
+		if cfg.Limit.Algorithm == "" {
+			cfg.Limit.Algorithm = "vegas"
+		}
+		if cfg.MaxWait == 0 {
+			cfg.MaxWait = AutoMaxWait
+		}
 	}
 	if _, err := limit.New(limitConfig(&cfg)); err != nil {
 		return cfg, err
@@ -354,6 +440,7 @@ func New(name string, cfg Config) (Pool, error) {
 // queues builds each queueing variant's queue: the same one in both exec
 // modes, so that two runs that differ in -exec differ in nothing else.
 var queues = map[string]func(Config) queue{
+	Auto:         newFIFOQueue,
 	"fifo":       newFIFOQueue,
 	"lifo":       newLIFOQueue,
 	"msqueue":    newMSQueue,

@@ -51,10 +51,11 @@ func contestants() []contestant {
 	// Each queueing variant twice: handing the job to a worker goroutine
 	// (its name) and running it on the producer once admitted to one of
 	// GOMAXPROCS slots (its name with -h).
-	for _, name := range Variants {
+	cs = append(cs, variant("direct", "direct", ExecWorker), variant(Auto, Auto, ExecHandler))
+	for _, name := range queueingVariants {
 		cs = append(cs, variant(name, name, ExecWorker))
 	}
-	for _, name := range Variants[1:] {
+	for _, name := range queueingVariants {
 		cs = append(cs, variant(name, name+"-h", ExecHandler))
 	}
 	return append(cs,

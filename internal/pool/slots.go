@@ -3,6 +3,8 @@ package pool
 import (
 	"sync"
 	"time"
+
+	"github.com/kvpool/kvpool/internal/limit"
 )
 
 // slotPool is the handler exec mode (ExecHandler) of every queueing
@@ -48,6 +50,9 @@ type slotPool struct {
 	q        queue
 	lim      limiter
 	adaptive bool // lim samples latency: Run is timed
+	// lat tells how long tasks hold their slots (nil: lim does not
+	// time them); with cfg.MaxWait it bounds the queue in time.
+	lat      limit.Latencies
 	inflight paddedInt64
 	room     signal // OverflowBlock's submitters wait here for room or a slot
 	waiters  sync.Pool
@@ -63,6 +68,7 @@ func newSlotPool(name string, cfg Config, newQueue func(Config) queue) (*slotPoo
 	}
 	p.lim = lim
 	p.adaptive = !isFixed(lim)
+	p.lat, _ = lim.(limit.Latencies)
 	p.gate = newGate()
 	p.room = newSignal()
 	p.waiters.New = func() any { return &waiter{ch: make(chan Reason, 1)} }
@@ -130,6 +136,11 @@ func (p *slotPool) Submit(t Task) {
 			p.gate.leave()
 			return
 		}
+	}
+	if r, refuse := p.overBound(t); refuse {
+		p.reject(t, r)
+		p.gate.leave()
+		return
 	}
 	w, it := p.getWaiter(t, p.cfg.now())
 	switch {
@@ -225,6 +236,57 @@ func (p *slotPool) block(t Task, it item) (queued bool) {
 	}
 }
 
+// overBound tells whether t, about to queue, would expect to wait past the
+// bound Config.MaxWait sets (a retry: past a quarter of it), and the
+// reason to reject it with. With no bound, or before a window of tasks
+// has been timed, nothing is over it.
+func (p *slotPool) overBound(t Task) (Reason, bool) {
+	if p.cfg.MaxWait == 0 || p.lat == nil {
+		return 0, false
+	}
+	median, _ := p.lat.RTT()
+	if median == 0 {
+		return 0, false
+	}
+	bound := p.waitBound()
+	wait := p.expectedWait(median, p.q.len()+1)
+	switch {
+	case wait <= bound/retryWaitShare:
+		return 0, false
+	case isRetry(t):
+		return ReasonRetry, true
+	case wait > bound:
+		return ReasonFull, true
+	}
+	return 0, false
+}
+
+// waitBound is the longest a task may expect to wait: Config.MaxWait, or
+// the one AutoMaxWait derives from the lowest slot hold measured.
+func (p *slotPool) waitBound() time.Duration {
+	if p.cfg.MaxWait > 0 {
+		return p.cfg.MaxWait
+	}
+	_, lowest := p.lat.RTT()
+	return min(max(autoWaitRTTs*lowest, autoWaitMin), autoWaitMax)
+}
+
+// expectedWait is how long the ahead-th task in the queue waits for a
+// slot when each slot is held for median: the slots serve limit ÷ median
+// tasks a second.
+func (p *slotPool) expectedWait(median time.Duration, ahead int) time.Duration {
+	return time.Duration(int64(ahead) * int64(median) / int64(max(p.lim.Current(), 1)))
+}
+
+// Drain implements Drainer: the expected wait of the last task queued.
+func (p *slotPool) Drain() time.Duration {
+	if p.lat == nil {
+		return 0
+	}
+	median, _ := p.lat.RTT()
+	return p.expectedWait(median, p.q.len())
+}
+
 // acquire takes a slot if fewer than the limit are held, and returns how
 // many are held with it.
 func (p *slotPool) acquire() (int, bool) {
@@ -314,6 +376,10 @@ func (p *slotPool) handOver() bool {
 		}
 		if r, drop := p.cfg.stale(got.it, wait, at); drop {
 			p.reject(got.it.task, r)
+			continue
+		}
+		if p.cfg.MaxWait != 0 && wait > expireWaits*p.waitBound() {
+			p.reject(got.it.task, ReasonExpired)
 			continue
 		}
 		got.it.task.Run() // the waiter: it holds the slot now

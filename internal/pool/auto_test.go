@@ -1,0 +1,209 @@
+package pool
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The auto variant and the bound in time (Config.MaxWait) on a simulated
+// store: the slots' latencies come from a stand-in limiter, the clock is
+// fake, so every expected wait below is exact arithmetic.
+
+// timedSlots is a limiter of a fixed number of slots whose holders the
+// test says took median each, the lowest lowest (limit.Latencies).
+type timedSlots struct {
+	slots          int
+	median, lowest atomic.Int64
+}
+
+func newTimedSlots(slots int, median, lowest time.Duration) *timedSlots {
+	l := &timedSlots{slots: slots}
+	l.median.Store(int64(median))
+	l.lowest.Store(int64(lowest))
+	return l
+}
+
+func (l *timedSlots) Current() int                           { return l.slots }
+func (l *timedSlots) Sample(int64, time.Duration, int, bool) {}
+func (l *timedSlots) Changes() uint64                        { return 0 }
+func (l *timedSlots) RTT() (time.Duration, time.Duration) {
+	return time.Duration(l.median.Load()), time.Duration(l.lowest.Load())
+}
+
+// retryProbe is a probe that says it is a retry.
+type retryProbe struct{ probe }
+
+func (*retryProbe) Retry() bool { return true }
+
+// autoPool is the auto variant over lim on a fake clock, its slots held
+// until release is closed.
+func autoPool(t *testing.T, lim *timedSlots, maxWait time.Duration) (*slotPool, chan struct{}) {
+	t.Helper()
+	p, err := New(Auto, Config{Capacity: 1000, MaxWait: maxWait, clock: newFakeClock(), limiter: lim})
+	require.NoError(t, err)
+	sp := p.(*slotPool)
+	return sp, holdWorkers(t, p, lim.slots)
+}
+
+// TestAutoBoundsTheWaitInTime: with 2 slots each held 1 ms, the ahead-th
+// task in the queue waits ahead × 0.5 ms; the auto bound is 20 × the
+// lowest hold (20 ms): a first try that would wait past it is refused at
+// once (full), a retry past a quarter of it (5 ms) is refused (retry),
+// and everything admitted runs exactly once.
+func TestAutoBoundsTheWaitInTime(t *testing.T) {
+	lim := newTimedSlots(2, time.Millisecond, time.Millisecond)
+	p, release := autoPool(t, lim, 0)
+	var queued []*probe
+	queue := func(n int) {
+		for range n {
+			pr := &probe{}
+			place(t, p, pr)
+			queued = append(queued, pr)
+		}
+	}
+	queue(9) // the next waits (9+1) × 0.5 = 5 ms: a retry may
+	retry := &retryProbe{}
+	place(t, p, retry)
+	late := &retryProbe{}
+	p.Submit(late) // 11th: 5.5 ms, past a retry's 5 ms: refused before Submit returns
+	assert.EqualValues(t, 1, late.rejects.Load())
+	assert.EqualValues(t, ReasonRetry, late.reason.Load())
+	queue(30) // 40 queued: the 40th waits (39+1) × 0.5 = 20 ms, the bound
+	first := &probe{}
+	p.Submit(first) // 41st: 20.5 ms
+	assert.EqualValues(t, 1, first.rejects.Load())
+	assert.EqualValues(t, ReasonFull, first.reason.Load())
+	assert.Equal(t, 20*time.Millisecond, p.Drain(), "40 queued × 1 ms ÷ 2 slots")
+
+	close(release)
+	waitIdle(t, p)
+	p.Close()
+	for _, pr := range append(queued, &retry.probe) {
+		assert.EqualValues(t, 1, pr.runs.Load())
+		assert.Zero(t, pr.rejects.Load())
+	}
+	s := p.Stats()
+	assert.EqualValues(t, 1, s.Rejected[ReasonRetry])
+	assert.EqualValues(t, 1, s.Rejected[ReasonFull])
+}
+
+// TestAutoBoundFollowsTheStore: the auto bound is 20 × the lowest slot
+// hold within [10 ms, 1 s], and an explicit MaxWait replaces it; before
+// any window was timed (median 0) nothing is refused.
+func TestAutoBoundFollowsTheStore(t *testing.T) {
+	f := func(lowest, maxWait, want time.Duration) {
+		t.Helper()
+		p := &slotPool{cfg: Config{MaxWait: maxWait}, lat: newTimedSlots(1, lowest, lowest)}
+		assert.Equal(t, want, p.waitBound(), "lowest %v, MaxWait %v", lowest, maxWait)
+	}
+	f(time.Millisecond, AutoMaxWait, 20*time.Millisecond)
+	f(5*time.Microsecond, AutoMaxWait, 10*time.Millisecond) // a fast store: the floor
+	f(100*time.Millisecond, AutoMaxWait, time.Second)       // a very slow one: the ceiling
+	f(time.Millisecond, 3*time.Millisecond, 3*time.Millisecond)
+
+	lim := newTimedSlots(1, 0, 0)
+	p, release := autoPool(t, lim, 0)
+	for range 100 {
+		place(t, p, &probe{})
+	}
+	assert.Zero(t, p.Stats().RejectedTotal(), "no estimate yet: nothing refused")
+	close(release)
+	waitIdle(t, p)
+	p.Close()
+}
+
+// TestAutoExpiresWhatWaitedTooLong: a waiter admitted under the bound
+// whose wait passed 4 × the bound all the same (the store slowed down
+// after it was queued) is rejected expired where it would start, unrun.
+func TestAutoExpiresWhatWaitedTooLong(t *testing.T) {
+	lim := newTimedSlots(1, time.Millisecond, time.Millisecond) // bound 20 ms
+	p, release := autoPool(t, lim, 0)
+	stale := &probe{}
+	place(t, p, stale)
+	p.cfg.clock.(interface{ Advance(time.Duration) }).Advance(81 * time.Millisecond)
+	fresh := &probe{}
+	place(t, p, fresh)
+	close(release)
+	waitIdle(t, p)
+	p.Close()
+	assert.Zero(t, stale.runs.Load())
+	assert.EqualValues(t, ReasonExpired, stale.reason.Load())
+	assert.EqualValues(t, 1, fresh.runs.Load())
+}
+
+// TestMaxWaitWhereItApplies: a bound in time needs timed slots: any
+// handler-mode queueing pool takes one (a fixed limit is then measured),
+// direct and -exec worker refuse it; auto runs in the handler whatever
+// was asked, with a Vegas limit and the auto bound unless told otherwise.
+func TestMaxWaitWhereItApplies(t *testing.T) {
+	p, err := New("lifo", Config{Workers: 2, Capacity: 8, MaxWait: 5 * time.Millisecond})
+	require.NoError(t, err)
+	sp := p.(*slotPool)
+	assert.NotNil(t, sp.lat, "a fixed limit behind a bound in time is timed")
+	assert.Equal(t, 2, sp.lim.Current())
+	p.Close()
+
+	_, err = Resolve("direct", Config{MaxWait: time.Millisecond})
+	assert.ErrorContains(t, err, "direct queues nothing")
+	_, err = Resolve("fifo", Config{Exec: ExecWorker, Workers: 1, Capacity: 1, MaxWait: time.Millisecond})
+	assert.ErrorContains(t, err, "-exec handler")
+	_, err = Resolve("fifo", Config{Capacity: 1, MaxWait: -2})
+	assert.ErrorContains(t, err, "negative")
+
+	cfg, err := Resolve(Auto, Config{Exec: ExecWorker, Capacity: 8})
+	require.NoError(t, err)
+	assert.Equal(t, ExecHandler, cfg.Exec)
+	assert.Equal(t, "vegas", cfg.Limit.Algorithm)
+	assert.Equal(t, AutoMaxWait, cfg.MaxWait)
+	p, err = New(Auto, Config{Capacity: 8})
+	require.NoError(t, err)
+	_, isDrainer := p.(Drainer)
+	assert.True(t, isDrainer)
+	p.Close()
+}
+
+// TestAutoAnswersEveryTaskOnce: many producers, first tries and retries,
+// a real adaptive limit and a bound tight enough to shed: every task is
+// run or rejected exactly once, and the pool's counts add up.
+func TestAutoAnswersEveryTaskOnce(t *testing.T) {
+	p, err := New(Auto, Config{Workers: 2, Capacity: 64, MaxWait: 50 * time.Microsecond})
+	require.NoError(t, err)
+	const producers, each = 16, 300
+	var wg sync.WaitGroup
+	tasks := make([][]*retryProbe, producers)
+	for i := range producers {
+		tasks[i] = make([]*retryProbe, each)
+		wg.Go(func() {
+			for j := range each {
+				pr := &retryProbe{}
+				pr.work = func() { time.Sleep(20 * time.Microsecond) }
+				tasks[i][j] = pr
+				if j%3 == 0 {
+					p.Submit(pr) // a retry
+				} else {
+					p.Submit(&pr.probe) // a first try
+				}
+			}
+		})
+	}
+	wg.Wait()
+	waitIdle(t, p)
+	p.Close()
+	var ran, rejected int32
+	for _, ts := range tasks {
+		for _, pr := range ts {
+			require.EqualValues(t, 1, pr.answers(), "answered exactly once")
+			ran += pr.runs.Load()
+			rejected += pr.rejects.Load()
+		}
+	}
+	s := p.Stats()
+	assert.EqualValues(t, producers*each, s.Submitted)
+	assert.EqualValues(t, ran, s.Completed)
+	assert.EqualValues(t, rejected, s.RejectedTotal())
+}
