@@ -87,6 +87,9 @@ func defineFlags(fs *flag.FlagSet, c *server.Config) {
 	fs.Var(choice(&p.Overflow, pool.ParseOverflow, pool.Overflow.String), "overflow", "full-queue `policy`: reject|drop-oldest|caller-runs|block")
 	fs.Var(choice(&p.QueueTimeout, parseQueueTimeout, queueTimeoutString), "queue-timeout",
 		"answer 503 for a job that waited longer than this `duration` (0: no limit; auto: "+server.DefaultQueueTimeout.String()+", none for adaptive, which CoDel sheds)")
+	fs.Var(choice(&p.MaxWait, parseMaxWait, maxWaitString), "max-wait",
+		"refuse at once (503) a request that would expect to wait longer than this `duration` for a slot, a retry longer than a quarter of it "+
+			"(-exec handler; auto: derived from the store's measured service time for -pool auto, none for the others; 0: no bound, but -pool auto always bounds)")
 	fs.Var(choice(&p.Limit.Algorithm, parseLimit, limitString), "limit",
 		"-exec handler: how many jobs run at once, `algorithm`: "+strings.Join(limit.Algorithms, "|")+" (fixed: -workers; the others adapt to latency)")
 	intVar(fs, &p.Limit.Min, "limit-min", "adaptive -limit: the lowest it goes, `n` >= 0 (0: -workers)")
@@ -250,6 +253,19 @@ func queueTimeoutString(d time.Duration) string {
 	}
 	return d.String()
 }
+
+func parseMaxWait(s string) (time.Duration, error) {
+	if s == "auto" {
+		return server.AutoMaxWait, nil
+	}
+	d, err := parseDuration(s)
+	if err == nil && d < 0 {
+		return 0, errors.New("must be auto, 0 (no bound) or more")
+	}
+	return d, err
+}
+
+func maxWaitString(d time.Duration) string { return server.MaxWaitText(d) }
 
 func parseLimit(s string) (string, error) {
 	if !slices.Contains(limit.Algorithms, s) {

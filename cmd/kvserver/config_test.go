@@ -25,6 +25,14 @@ func TestDefaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, server.DefaultConfig(), c)
 	assert.Equal(t, slog.LevelInfo, level)
+	// A bare start runs the admission that needs no tuning: the auto
+	// pool, its slots adapting, its waits bounded by the store's speed.
+	p, err := c.ResolvedPool()
+	require.NoError(t, err)
+	assert.Equal(t, pool.Auto, c.Pool)
+	assert.Equal(t, "vegas", p.Limit.Algorithm)
+	assert.Equal(t, pool.AutoMaxWait, p.MaxWait)
+	assert.Equal(t, pool.ExecHandler, p.Exec)
 }
 
 func TestFlagsThenEnv(t *testing.T) {
@@ -101,7 +109,10 @@ func TestBadSettingsNameTheFlag(t *testing.T) {
 	f(flagArg("exec", "thread"), nil, "exec", "handler or worker")
 	f(flagArg("limit", "magic"), nil, "limit", "fixed, gradient2, vegas, aimd")
 	f([]string{"-pool", "lifo", "-limit", "vegas", "-exec", "worker"}, nil, "limit", "-exec handler")
-	f([]string{"-limit", "vegas"}, nil, "limit", "direct has no slots")
+	f([]string{"-pool", "direct", "-limit", "vegas"}, nil, "limit", "direct has no slots")
+	f(flagArg("max-wait", "-5ms"), nil, "max-wait", "auto, 0 (no bound) or more")
+	f(flagArg("max-wait", "soon"), nil, "max-wait", "")
+	f([]string{"-pool", "direct", "-max-wait", "20ms"}, nil, "max-wait", "direct queues nothing")
 	f([]string{"-pool", "lifo", "-limit", "gradient2", "-limit-min", "50", "-limit-max", "20"}, nil, "limit-min", "-limit-max 20")
 	f([]string{"-pool", "lifo", "-limit", "gradient2", "-limit-initial", "5", "-limit-min", "10"}, nil, "limit-initial", "-limit-min 10")
 	f(flagArg("limit-min", "-1"), nil, "limit-min", "0 (the pool's workers)")

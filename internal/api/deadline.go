@@ -12,3 +12,28 @@ const HeaderRequestTimeout = "X-Request-Timeout-Ms"
 // MaxRequestTimeoutMs is the largest HeaderRequestTimeout value: 8 digits,
 // about 27.8 hours, as gRPC's grpc-timeout allows.
 const MaxRequestTimeoutMs = 99_999_999
+
+// The other forms of a client's remaining time that kvserver reads, as
+// proxies and RPC stacks send them. Where a request carries more than one
+// form, the shortest time wins: the client waits no longer than that.
+const (
+	// HeaderEnvoyTimeout is Envoy's: whole milliseconds, as
+	// HeaderRequestTimeout.
+	HeaderEnvoyTimeout = "X-Envoy-Expected-Rq-Timeout-Ms"
+	// HeaderGRPCTimeout is gRPC's: 1 to 8 digits and a unit, H (hours),
+	// M (minutes), S, m (milliseconds), u (microseconds) or n
+	// (nanoseconds): "250m" is 250 ms.
+	HeaderGRPCTimeout = "Grpc-Timeout"
+)
+
+// A request may say that it is a retry: an attempt after one that
+// failed. Under overload kvserver sheds retries before first tries.
+const (
+	// HeaderAttemptCount is Envoy's attempt count: 1 for a first try, 2
+	// for the first retry, and so on. The load lab's retrying clients
+	// send it on their retries.
+	HeaderAttemptCount = "X-Envoy-Attempt-Count"
+	// HeaderPreviousAttempts is gRPC's: how many attempts came before
+	// this one (0 for a first try).
+	HeaderPreviousAttempts = "Grpc-Previous-Rpc-Attempts"
+)

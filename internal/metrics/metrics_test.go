@@ -180,6 +180,7 @@ kvserver_pool_rejected_total{pool="fifo",reason="deadline"} 2
 kvserver_pool_rejected_total{pool="fifo",reason="dropped"} 0
 kvserver_pool_rejected_total{pool="fifo",reason="expired"} 0
 kvserver_pool_rejected_total{pool="fifo",reason="full"} 1
+kvserver_pool_rejected_total{pool="fifo",reason="retry"} 0
 # HELP kvserver_pool_completed_total Tasks the pool ran to completion.
 # TYPE kvserver_pool_completed_total counter
 kvserver_pool_completed_total{pool="fifo"} 7

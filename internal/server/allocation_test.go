@@ -40,7 +40,7 @@ func TestHandlerAllocatesNothing(t *testing.T) {
 	wantCode := map[string]int{"GET": 200, "PUT": 201, "GET+deadline": 200}
 	for _, exec := range []pool.Exec{pool.ExecHandler, pool.ExecWorker} {
 		for _, name := range pool.Variants {
-			if name == "direct" && exec == pool.ExecWorker {
+			if (name == "direct" || name == pool.Auto) && exec == pool.ExecWorker {
 				continue // direct runs in the handler whatever -exec says
 			}
 			for _, method := range []string{"GET", "PUT", "GET+deadline"} {

@@ -87,11 +87,12 @@ func DefaultConfig() Config {
 	return Config{
 		Addr:    "127.0.0.1:19234",
 		DataDir: "./data",
-		Pool:    "direct",
+		Pool:    pool.Auto,
 		Pcfg: pool.Config{
 			Exec:            pool.DefaultExec,
 			Capacity:        AutoCapacity,
 			QueueTimeout:    AutoQueueTimeout,
+			MaxWait:         AutoMaxWait,
 			ShardsPerWorker: pool.DefaultShardsPerWorker,
 			CoDelTarget:     pool.DefaultCoDelTarget,
 			CoDelInterval:   pool.DefaultCoDelInterval,
@@ -129,8 +130,15 @@ const AutoCapacity = -2
 // AutoQueueTimeout as Pcfg.QueueTimeout (-queue-timeout auto, the
 // default) is DefaultQueueTimeout for fifo, lifo, msqueue and multiqueue,
 // and none for adaptive, whose CoDel already sheds what waited past twice
-// its target, and for direct, which queues nothing.
+// its target, for auto, whose waits are bounded in time (-max-wait), and
+// for direct, which queues nothing.
 const AutoQueueTimeout time.Duration = -1
+
+// AutoMaxWait as Pcfg.MaxWait (-max-wait auto, the default) is
+// pool.AutoMaxWait for the auto pool, a bound derived from the store's
+// measured speed, and none for the others, the lab's subjects, which
+// keep their own shedding unless given a -max-wait.
+const AutoMaxWait = pool.AutoMaxWait
 
 // DefaultQueueTimeout is what AutoQueueTimeout gives the queueing pools
 // but adaptive: how long a request may wait for a slot before it is
@@ -162,9 +170,12 @@ func (c Config) PoolConfig() pool.Config {
 	}
 	if p.QueueTimeout == AutoQueueTimeout {
 		p.QueueTimeout = 0
-		if c.Pool != "direct" && c.Pool != "adaptive" {
+		if c.Pool != "direct" && c.Pool != "adaptive" && c.Pool != pool.Auto {
 			p.QueueTimeout = DefaultQueueTimeout
 		}
+	}
+	if p.MaxWait == AutoMaxWait && c.Pool != pool.Auto {
+		p.MaxWait = 0
 	}
 	p.AbandonAfter = c.DropClosedAfter
 	return p
@@ -246,6 +257,10 @@ func (c Config) Validate() error {
 		return bad("overflow", p.Overflow, "must be reject, drop-oldest, caller-runs or block")
 	case raw.QueueTimeout != AutoQueueTimeout && raw.QueueTimeout < 0:
 		return bad("queue-timeout", raw.QueueTimeout, "must be auto, 0 (no limit) or more")
+	case raw.MaxWait != AutoMaxWait && raw.MaxWait < 0:
+		return bad("max-wait", raw.MaxWait, "must be auto, 0 (no bound) or more")
+	case combination != nil && strings.Contains(combination.Error(), "-max-wait"):
+		return bad("max-wait", maxWaitText(raw.MaxWait), "%v", combination)
 	case !slices.Contains(limit.Algorithms, lim.Algorithm) && lim.Algorithm != "":
 		return bad("limit", lim.Algorithm, "must be one of %s", strings.Join(limit.Algorithms, ", "))
 	case lim.Min < 0 || lim.Min > maxWorkers:
@@ -320,6 +335,19 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// maxWaitText is -max-wait as given.
+func maxWaitText(d time.Duration) string {
+	if d == AutoMaxWait {
+		return "auto"
+	}
+	return d.String()
+}
+
+// MaxWaitText is a resolved pool.Config.MaxWait as the start-up line and
+// the config metric show it: "auto" where the pool derives it from the
+// store, "0s" where there is none.
+func MaxWaitText(d time.Duration) string { return maxWaitText(d) }
+
 // capText is -cap as given, with what auto stands for.
 func capText(raw, resolved int) string {
 	if raw == AutoCapacity {
@@ -363,7 +391,7 @@ func (c Config) LogAttrs() []any {
 	return []any{
 		"addr", c.Addr, "data", c.DataDir,
 		"pool", c.Pool, "exec", p.Exec.String(), "workers", p.Workers, "cap", p.Capacity, "overflow", p.Overflow.String(),
-		"queue_timeout", p.QueueTimeout, "limit", limitName(p.Limit),
+		"queue_timeout", p.QueueTimeout, "max_wait", maxWaitText(p.MaxWait), "limit", limitName(p.Limit),
 		"limit_min", p.Limit.Min, "limit_max", p.Limit.Max, "limit_initial", p.Limit.Initial,
 		"limit_smoothing", p.Limit.Smoothing, "limit_backoff", p.Limit.Backoff,
 		"shards_per_worker", p.ShardsPerWorker,

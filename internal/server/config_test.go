@@ -38,7 +38,7 @@ func TestConfigValidateNamesTheFlag(t *testing.T) {
 	f(func(c *Config) { c.Pcfg.Capacity = -3 }, "cap", "-3")
 	f(func(c *Config) { c.Pcfg.Exec = pool.Exec(7) }, "exec", "Exec(7)")
 	f(func(c *Config) { c.Pool, c.Pcfg.Limit.Algorithm = "lifo", "magic" }, "limit", "magic")
-	f(func(c *Config) { c.Pcfg.Limit.Algorithm = "vegas" }, "limit", "vegas") // direct
+	f(func(c *Config) { c.Pool, c.Pcfg.Limit.Algorithm = "direct", "vegas" }, "limit", "vegas")
 	f(func(c *Config) { c.Pool, c.Pcfg.Exec, c.Pcfg.Limit.Algorithm = "lifo", pool.ExecWorker, "aimd" }, "limit", "aimd")
 	f(func(c *Config) { c.Pool, c.Pcfg.Limit.Min, c.Pcfg.Limit.Max = "lifo", 9, 3 }, "limit-min", "9")
 	f(func(c *Config) { c.Pool, c.Pcfg.Limit.Initial, c.Pcfg.Limit.Max = "lifo", 9, 3 }, "limit-initial", "9")
@@ -49,6 +49,9 @@ func TestConfigValidateNamesTheFlag(t *testing.T) {
 	f(func(c *Config) { c.Pool, c.Pcfg.Capacity, c.Pcfg.Overflow = "fifo", pool.Unbounded, pool.OverflowBlock }, "cap", "-1")
 	f(func(c *Config) { c.Pcfg.Overflow = pool.Overflow(9) }, "overflow", "Overflow(9)")
 	f(func(c *Config) { c.Pcfg.QueueTimeout = -time.Second }, "queue-timeout", "-1s")
+	f(func(c *Config) { c.Pcfg.MaxWait = -time.Second }, "max-wait", "-1s")
+	f(func(c *Config) { c.Pool, c.Pcfg.MaxWait = "direct", 20*time.Millisecond }, "max-wait", "20ms")
+	f(func(c *Config) { c.Pool, c.Pcfg.Exec, c.Pcfg.MaxWait = "fifo", pool.ExecWorker, 20*time.Millisecond }, "max-wait", "20ms")
 	f(func(c *Config) { c.Pcfg.ShardsPerWorker = -2 }, "shards-per-worker", "-2")
 	f(func(c *Config) { c.Pcfg.ShardsPerWorker = 65 }, "shards-per-worker", "65")
 	f(func(c *Config) { c.Pcfg.CoDelTarget = 0 }, "codel-target", "0s")
@@ -119,9 +122,11 @@ func TestLogAttrsEverySetting(t *testing.T) {
 		"compression":       "snappy",
 		"memtable_mb":       "64",
 		"cap":               "10000", // auto: -max-conns
-		"queue_timeout":     "0s",    // auto: none for direct
+		"queue_timeout":     "0s",    // auto: none for the auto pool, which bounds waits in time
+		"max_wait":          "auto",  // derived from the store's speed
 		"exec":              "handler",
-		"limit":             "fixed",
+		"limit":             "vegas", // the auto pool's slots find the store's concurrency
+		"pool":              "auto",
 	}
 	for k, v := range want {
 		assert.Equal(t, v, got[k], "%s", k)
@@ -141,6 +146,8 @@ func TestLogAttrsEverySetting(t *testing.T) {
 		got[attrs[i].(string)] = fmt.Sprint(attrs[i+1])
 	}
 	assert.Equal(t, DefaultQueueTimeout.String(), got["queue_timeout"], "auto: a queueing pool sheds by age")
+	assert.Equal(t, "0s", got["max_wait"], "auto: the lab's pools are not bounded in time")
+	assert.Equal(t, "fixed", got["limit"])
 }
 
 func exportedFields(v any) int {

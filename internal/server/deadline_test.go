@@ -119,11 +119,14 @@ func poolModes() []Config {
 	var cfgs []Config
 	for _, name := range pool.Variants {
 		for _, exec := range []pool.Exec{pool.ExecHandler, pool.ExecWorker} {
-			if name == "direct" && exec == pool.ExecWorker {
+			if (name == "direct" || name == pool.Auto) && exec == pool.ExecWorker {
 				continue
 			}
 			cfg := DefaultConfig()
 			cfg.Pool, cfg.Pcfg.Exec, cfg.Pcfg.Workers = name, exec, 1
+			if name == pool.Auto {
+				cfg.Pcfg.Limit.Algorithm = "fixed" // one slot, as the others have
+			}
 			cfg.Pcfg.QueueTimeout = 0 // only the deadline sheds here
 			cfg.DropClosedAfter = 0
 			cfgs = append(cfgs, cfg)

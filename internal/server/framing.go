@@ -7,11 +7,17 @@ import (
 )
 
 // headerFacts is what kvserver reads from a request's raw header block, in
-// one pass over it: a problem with its framing, and its deadline header.
+// one pass over it: a problem with its framing, the headers that carry
+// the client's deadline (see deadline.go) and those that mark a retry.
 type headerFacts struct {
-	problem  string // why the body framing is ambiguous, or ""
-	timeout  []byte // X-Request-Timeout-Ms's value, spaces trimmed; nil if absent
-	timeouts int    // how many X-Request-Timeout-Ms headers there were
+	problem string // why the body framing is ambiguous, or ""
+	// timeout, envoyTimeout, grpcTimeout: the deadline headers' values,
+	// spaces trimmed (nil if absent), and how many of each there were.
+	timeout, envoyTimeout, grpcTimeout    []byte
+	timeouts, envoyTimeouts, grpcTimeouts int
+	// attempts, previous: the retry marks' values, and their counts.
+	attempts, previous  []byte
+	attemptsN, previousN int
 }
 
 // framingProblem reports why a request's body framing is ambiguous, or ""
@@ -67,6 +73,18 @@ func scanHeaders(h *fasthttp.RequestHeader) headerFacts {
 		case asciiEqualFold(name, timeoutHeaderLower):
 			facts.timeouts++
 			facts.timeout = bytes.Trim(value, " \t\r")
+		case asciiEqualFold(name, envoyTimeoutLower):
+			facts.envoyTimeouts++
+			facts.envoyTimeout = bytes.Trim(value, " \t\r")
+		case asciiEqualFold(name, grpcTimeoutLower):
+			facts.grpcTimeouts++
+			facts.grpcTimeout = bytes.Trim(value, " \t\r")
+		case asciiEqualFold(name, attemptCountLower):
+			facts.attemptsN++
+			facts.attempts = bytes.Trim(value, " \t\r")
+		case asciiEqualFold(name, previousAttemptsLower):
+			facts.previousN++
+			facts.previous = bytes.Trim(value, " \t\r")
 		}
 	}
 	switch {

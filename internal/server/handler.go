@@ -98,14 +98,19 @@ func (s *Server) entity(ctx *fasthttp.RequestCtx, headers *headerFacts) {
 		return
 	}
 
+	wait, bad := headers.clientWait()
+	if bad != "" {
+		fail(ctx, bad, fasthttp.StatusBadRequest)
+		return
+	}
+	retry, bad := headers.retry()
+	if bad != "" {
+		fail(ctx, bad, fasthttp.StatusBadRequest)
+		return
+	}
 	var deadline int64
-	if headers.timeouts > 0 {
-		ms, ok := parseTimeoutMs(headers.timeout)
-		if !ok || headers.timeouts > 1 {
-			fail(ctx, badTimeout, fasthttp.StatusBadRequest)
-			return
-		}
-		deadline = requestDeadline(ctx, ms)
+	if wait > 0 {
+		deadline = requestDeadline(ctx, wait)
 		s.deadlines.Request()
 	}
 
@@ -114,7 +119,7 @@ func (s *Server) entity(ctx *fasthttp.RequestCtx, headers *headerFacts) {
 		body = ctx.PostBody()
 	}
 	j := s.jobs.get(m, key, body)
-	j.deadline, j.conn = deadline, ctx.Conn()
+	j.deadline, j.conn, j.retry = deadline, ctx.Conn(), retry
 	s.pool.Submit(j)
 	j.wait()
 	s.respond(ctx, j)
@@ -130,7 +135,7 @@ func (s *Server) respond(ctx *fasthttp.RequestCtx, j *job) {
 		ctx.SetContentType("application/octet-stream")
 		ctx.SetBody(j.out) // copies: j goes back to the pool
 	case fasthttp.StatusServiceUnavailable:
-		shed(ctx, j.reason)
+		s.shed(ctx, j.reason)
 	case fasthttp.StatusInternalServerError:
 		s.log.Error("store operation failed", "err", j.err)
 		fail(ctx, "store error", fasthttp.StatusInternalServerError)

@@ -40,6 +40,9 @@ type job struct {
 	// the RequestCtx.
 	deadline int64
 	conn     net.Conn
+	// retry: the client marked the request as a retry (see
+	// pool.Retried).
+	retry bool
 
 	status int // set before done is signalled
 	reason pool.Reason
@@ -88,6 +91,9 @@ func (j *job) Reject(r pool.Reason) {
 		j.done <- struct{}{}
 	}
 }
+
+// Retry implements pool.Retried.
+func (j *job) Retry() bool { return j.retry }
 
 // Deadline implements pool.Task.
 func (j *job) Deadline() int64 { return j.deadline }

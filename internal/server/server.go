@@ -32,6 +32,7 @@ type Server struct {
 	cfg       Config
 	log       *slog.Logger
 	pool      pool.Pool
+	drainer   pool.Drainer // pool, where it can tell its drain time; else nil
 	jobs      *jobPool
 	http      *fasthttp.Server
 	reqs      *metrics.HTTP
@@ -115,6 +116,7 @@ func New(cfg Config, st store.Store, o Options) (*Server, error) {
 	}
 	// The pool says where it runs jobs, and so whether a job may borrow
 	// the request's key and body (see job).
+	s.drainer, _ = s.pool.(pool.Drainer)
 	s.jobs = newJobPool(st, s.pool.RunsOnSubmitter())
 	metrics.NewConfigInfo(reg, configLabels(cfg, pcfg))
 
@@ -174,6 +176,7 @@ func configLabels(cfg Config, p pool.Config) prometheus.Labels {
 		"cap":               strconv.Itoa(p.Capacity),
 		"overflow":          p.Overflow.String(),
 		"queue_timeout":     p.QueueTimeout.String(),
+		"max_wait":          maxWaitText(p.MaxWait),
 		"sync":              strconv.FormatBool(cfg.Sync),
 		"cache_mb":          strconv.Itoa(cfg.CacheMiB),
 		"version":           metrics.Version(),

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"strconv"
+	"time"
+
 	"github.com/kvpool/kvpool/internal/pool"
 	"github.com/valyala/fasthttp"
 )
@@ -12,18 +15,26 @@ import (
 // the shared body, which no one writes to. X-Shed-Reason is the pool's
 // Reason: full, dropped, expired, closed, deadline (the request's own
 // deadline passed before its store operation began, in the pool or
-// waiting for the store's capacity) or abandoned (its client closed the
-// connection while it waited).
+// waiting for the store's capacity), abandoned (its client closed the
+// connection while it waited) or retry (a retry refused while the queue
+// still took first tries).
 var (
-	retryAfterKey   = []byte("Retry-After")
-	retryAfterValue = []byte("1")
+	retryAfterKey    = []byte("Retry-After")
+	retryAfterValues [maxRetryAfter + 1][]byte
 	shedReasonKey   = []byte("X-Shed-Reason")
 	textPlain       = []byte("text/plain; charset=utf-8")
 	shedReasons     [pool.NumReasons][]byte
 	shedBodies      [pool.NumReasons][]byte
 )
 
+// maxRetryAfter caps Retry-After, in seconds: a queue that would take
+// longer to drain is one a client should not wait on at all.
+const maxRetryAfter = 60
+
 func init() {
+	for i := range retryAfterValues {
+		retryAfterValues[i] = []byte(strconv.Itoa(i))
+	}
 	for r := range pool.NumReasons {
 		name := pool.Reason(r).String()
 		shedReasons[r] = []byte(name)
@@ -33,11 +44,29 @@ func init() {
 
 // shed answers a request the pool refused for reason r: 503 with
 // Retry-After and X-Shed-Reason.
-func shed(ctx *fasthttp.RequestCtx, r pool.Reason) {
+func (s *Server) shed(ctx *fasthttp.RequestCtx, r pool.Reason) {
 	h := &ctx.Response.Header
 	h.SetStatusCode(fasthttp.StatusServiceUnavailable)
 	h.SetContentTypeBytes(textPlain)
-	h.SetCanonical(retryAfterKey, retryAfterValue)
+	h.SetCanonical(retryAfterKey, retryAfterValues[s.retryAfter()])
 	h.SetCanonical(shedReasonKey, shedReasons[r])
 	ctx.Response.SetBodyRaw(shedBodies[r])
+}
+
+// retryAfter is Retry-After in seconds: the time the pool's queue needs
+// to drain at the rate it serves now, rounded up, at least 1 (RFC 9110
+// counts it in whole seconds, and 0 would ask for the retry at once) and
+// at most maxRetryAfter. A pool that cannot tell says 1.
+func (s *Server) retryAfter() int {
+	if s.drainer == nil {
+		return 1
+	}
+	return retryAfterSeconds(s.drainer.Drain())
+}
+
+// retryAfterSeconds is drain in whole seconds, rounded up, within [1,
+// maxRetryAfter].
+func retryAfterSeconds(drain time.Duration) int {
+	secs := (drain + time.Second - 1) / time.Second
+	return int(min(max(secs, 1), maxRetryAfter))
 }
