@@ -16,7 +16,7 @@ type headerFacts struct {
 	timeout, envoyTimeout, grpcTimeout    []byte
 	timeouts, envoyTimeouts, grpcTimeouts int
 	// attempts, previous: the retry marks' values, and their counts.
-	attempts, previous  []byte
+	attempts, previous   []byte
 	attemptsN, previousN int
 }
 

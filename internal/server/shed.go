@@ -21,10 +21,10 @@ import (
 var (
 	retryAfterKey    = []byte("Retry-After")
 	retryAfterValues [maxRetryAfter + 1][]byte
-	shedReasonKey   = []byte("X-Shed-Reason")
-	textPlain       = []byte("text/plain; charset=utf-8")
-	shedReasons     [pool.NumReasons][]byte
-	shedBodies      [pool.NumReasons][]byte
+	shedReasonKey    = []byte("X-Shed-Reason")
+	textPlain        = []byte("text/plain; charset=utf-8")
+	shedReasons      [pool.NumReasons][]byte
+	shedBodies       [pool.NumReasons][]byte
 )
 
 // maxRetryAfter caps Retry-After, in seconds: a queue that would take
