@@ -203,7 +203,7 @@ func rows() []row {
 			description: "The longest stop-the-world pause of the recent collections, and the time paused per second.",
 			queries: []query{
 				{"max by (instance) (" + sel("go_gc_duration_seconds", `quantile="1"`) + ")", "max pause {{instance}}"},
-				{"sum by (instance) (" + rate(sel("go_gc_duration_seconds_sum")) + ")", "paused per second {{instance}}"},
+				{"sum by (instance) (" + rate(sel("go_gc_duration_seconds_sum")) + ")", "paused, s per s {{instance}}"},
 			},
 		}, {
 			title: "Heap", unit: "bytes", width: 6,
@@ -236,7 +236,7 @@ func Build() (dashboard.Dashboard, error) {
 			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).
 			Multi(true).
 			IncludeAll(true).
-			AllValue(".*"))
+			AllValue(allInstances))
 	// Grafana wants panel ids unique within the dashboard; numbering them
 	// in order keeps the JSON stable from one generation to the next.
 	var id uint32
@@ -329,8 +329,11 @@ func deref(s *string) string {
 	return *s
 }
 
+// allInstances is what $instance becomes with All chosen (its AllValue).
+const allInstances = ".*"
+
 // Expand substitutes what Grafana substitutes in a query before sending it
-// to Prometheus: every instance, and rateInterval for $__rate_interval.
+// to Prometheus: All for $instance, and rateInterval for $__rate_interval.
 func Expand(expr, rateInterval string) string {
-	return strings.NewReplacer(InstanceVar, ".+", RateInterval, rateInterval).Replace(expr)
+	return strings.NewReplacer(InstanceVar, allInstances, RateInterval, rateInterval).Replace(expr)
 }
