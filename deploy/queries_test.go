@@ -101,7 +101,7 @@ func (ex exported) selects(ms []*labels.Matcher) error {
 	var rest []*labels.Matcher
 	for _, m := range ms {
 		switch {
-		case m.Name == labels.MetricName && m.Type == labels.MatchEqual:
+		case m.Name == model.MetricNameLabel && m.Type == labels.MatchEqual:
 			name = m.Value
 		case targetLabels[m.Name]:
 		default:
@@ -127,7 +127,7 @@ func (ex exported) selects(ms []*labels.Matcher) error {
 func (ex exported) carries(e parser.Expr, l string) bool {
 	for _, ms := range parser.ExtractSelectors(e) {
 		for _, m := range ms {
-			if m.Name != labels.MetricName || m.Type != labels.MatchEqual {
+			if m.Name != model.MetricNameLabel || m.Type != labels.MatchEqual {
 				continue
 			}
 			for _, ls := range ex[m.Value] {
