@@ -9,7 +9,7 @@ ADDR ?=
 DATA ?=
 ARGS ?=
 
-.PHONY: bench-loops bench-loader-bare tools-time all run build test test-stress vet fmt-check lint bench-http tools-wrk clean loadtest fill attack saturate bench-loader crashtest overload fuzz bench-pools tools-oha wire-check compare compare-publish pprof-diff tools-graphviz
+.PHONY: dashboard observe bench-loops bench-loader-bare tools-time all run build test test-stress vet fmt-check lint bench-http tools-wrk clean loadtest fill attack saturate bench-loader crashtest overload fuzz bench-pools tools-oha wire-check compare compare-publish pprof-diff tools-graphviz
 
 all: build
 
@@ -26,7 +26,7 @@ vet:
 	$(GO) vet ./...
 
 fmt-check:
-	@files=$$(gofmt -l cmd internal); if [ -n "$$files" ]; then echo "not gofmt-ed:" $$files; exit 1; fi
+	@files=$$(gofmt -l cmd internal deploy); if [ -n "$$files" ]; then echo "not gofmt-ed:" $$files; exit 1; fi
 
 # The whole suite under the race detector; vet and gofmt first.
 test: vet fmt-check
@@ -71,6 +71,20 @@ bench-pools:
 	    $(BENCHSTAT) -filter ".unit:sec/op /impl:($$(echo $$cols | sed 's/ / OR /g'))" -col "/impl@($$cols)" results/bench-pools.txt; echo; \
 	  done; \
 	  $(BENCHSTAT) -filter '.unit:allocs/op' -row /impl -col /producers results/bench-pools.txt; } | tee results/bench-pools-stat.txt
+
+# kvserver's Grafana dashboard, generated from deploy/dashboard: writes
+# deploy/grafana/kvserver.json and its picture docs/observability-dashboard.svg
+# (a test fails while they differ from what the generator writes).
+dashboard:
+	$(GO) run ./deploy/cmd/dashgen
+
+# A real Prometheus on 127.0.0.1:9090, in the foreground, scraping the
+# kvserver of `make run` every 2 s with kvserver's alert rules
+# (deploy/prometheus/); data in a temporary directory; Ctrl-C stops it.
+# Installs Debian's prometheus if it is not on PATH.
+observe:
+	@command -v prometheus >/dev/null || { apt-get update -qq && apt-get install -y -qq prometheus; }
+	@bash deploy/prometheus/observe.sh
 
 STATICCHECK_VERSION := v0.8.2
 # staticcheck, installed into bin/ at a pinned version.
