@@ -59,9 +59,15 @@ type evloop struct {
 	inFlight int            // requests sent, or waiting for their conn's dial, not yet recorded
 	stopped  bool
 	idle     idleList
-	checked  int64 // when the watchdog last looked (ns)
-	yielded  int64 // when the loop last let other goroutines run (ns)
-	soleP    bool  // GOMAXPROCS is 1
+	// connShortAt is the last time (ns, monotone) the loop had attempts
+	// due and no connection idle to send them on, every one busy waiting
+	// on the server: an attempt due at or before it waited for a
+	// connection (flagConnWait), one due after it did not, and its lag is
+	// the loader's own.
+	connShortAt int64
+	checked     int64 // when the watchdog last looked (ns)
+	yielded     int64 // when the loop last let other goroutines run (ns)
+	soleP       bool  // GOMAXPROCS is 1
 	// stamping: the last response read came with its receive time, so
 	// reads may be deferred (see deferReads).
 	stamping bool
@@ -106,7 +112,7 @@ const wakeSlot = -1
 
 func newEventLoop(e *fastEngine) (*evloop, error) {
 	var err error
-	l := &evloop{e: e, epfd: -1, wakeFd: -1, sleepFd: -1, pwait2: true,
+	l := &evloop{e: e, epfd: -1, wakeFd: -1, sleepFd: -1, pwait2: true, connShortAt: -1 << 62,
 		events:         make([]unix.EpollEvent, 256),
 		dials:          make(chan dialResult, e.maxConns+1),
 		p:              pacer{sched: e.sched, planned: e.planned, quantum: e.quantum()},
@@ -421,6 +427,7 @@ func (l *evloop) dispatch(now int64) {
 					continue
 				}
 			}
+			l.connShortAt = now
 			l.growIfLate(now, n, due)
 			return
 		}
@@ -451,13 +458,16 @@ func (l *evloop) send(c *conn, a attempt) {
 	if a.n == 0 {
 		a.op, a.key = c.pick.next(a.seq)
 	}
-	c.o = outcome{seq: a.seq, key: a.key, op: a.op, intended: a.at, attempt: a.n}
+	c.o = outcome{seq: a.seq, key: a.key, op: a.op, intended: a.at, attempt: a.n, flags: l.connWait(a.at)}
 	c.ev.busy = true
 	l.inFlight++
 	if int64(l.inFlight) > e.peak.Load() {
 		e.peak.Store(int64(l.inFlight))
 	}
 	if c.ev.fd < 0 {
+		// It waits for its connection's dial: the server closed the
+		// connection, or a client gave up on it.
+		c.o.flags |= flagConnWait
 		c.ev.waiting = true
 		l.dial(c)
 		return
@@ -465,6 +475,15 @@ func (l *evloop) send(c *conn, a attempt) {
 	c.o.sent = e.now()
 	l.prepare(c)
 	l.write(c, c.rt.req)
+}
+
+// connWait is flagConnWait if an attempt due at at waited for a
+// connection (see connShortAt), else 0.
+func (l *evloop) connWait(at int64) uint8 {
+	if at <= l.connShortAt {
+		return flagConnWait
+	}
+	return 0
 }
 
 // write writes b (what is left of c's request) and, if the socket does not
@@ -632,6 +651,7 @@ func (l *evloop) broken(c *conn, err error) {
 		// idempotent), as HTTP clients do.
 		c.retried = true
 		c.ev.waiting = true
+		c.o.flags |= flagConnWait
 	default:
 		l.fail(c, err, l.e.now())
 	}
@@ -752,7 +772,7 @@ func (l *evloop) dialed(r dialResult, now int64) {
 		return
 	}
 	if !grown {
-		e.reconnects.Add(1)
+		e.reconnected()
 	}
 	if c.ev.waiting {
 		c.ev.waiting = false

@@ -74,7 +74,7 @@ func (l *evloop) prepare(c *conn) {
 // client decides on a retry as for any timeout.
 func (l *evloop) expire(a attempt, now int64) {
 	o := outcome{seq: a.seq, key: a.key, op: a.op, intended: a.at, sent: now, end: now, attempt: a.n,
-		err: errClientTimeout, flags: flagNotSent}
+		err: errClientTimeout, flags: flagNotSent | l.connWait(a.at)}
 	l.decide(&o, 0)
 	l.unsent.add(&o)
 }

@@ -38,6 +38,17 @@ type Result struct {
 	ErrorCount int64
 	// Late counts sends that started more than 1 ms after schedule.
 	Late int64
+	// ConnWaits counts the attempts that waited for a connection (every
+	// connection busy waiting on the server, or theirs being dialled
+	// again), sent or expired unsent; OwnLate the sends that did not and
+	// still started more than 1 ms after schedule: the loader's own lag.
+	// Only the fast engine's event loop tells the two apart (OwnLagKnown);
+	// elsewhere both are 0.
+	ConnWaits, OwnLate int64
+	// OwnLagKnown: the engine told the sends that waited for a connection
+	// from those it was late with itself (ConnWaits, OwnLate and each
+	// Interval's ConnWaits, OwnLagP99Us).
+	OwnLagKnown bool
 
 	BytesIn, BytesOut int64
 	// ConnsStart and ConnsPeak are the connections (vegeta: workers) at the
