@@ -50,6 +50,11 @@ func TestClientFlagsMakeTheModel(t *testing.T) {
 	backoff := named("backoff")
 	backoff.Backoff, backoff.RetryAfter = client.BackoffNone, false
 	f(backoff, "-clients", "backoff", "-backoff", "none", "-retry-after=false")
+	// untuned: the hand-written retry loop, spelled out flag by flag.
+	f(named("untuned"), "-client-timeout", "500ms", "-retries", "5", "-retry-on", "503,timeout", "-backoff", "none")
+	untuned := named("untuned")
+	untuned.Retries = 3
+	f(untuned, "-clients", "untuned", "-retries", "3")
 	// Cap 0 is no cap.
 	f(client.Model{Retries: 1, Backoff: client.BackoffExp, BackoffBase: 2 * time.Second}, "-retries", "1", "-backoff", "exp", "-backoff-base", "2s")
 
@@ -80,7 +85,7 @@ func TestClientFlagErrorsExitTwo(t *testing.T) {
 	f("-client-timeout -1s must be above 0", "-clients", "retry", "-client-timeout", "-1s")
 	f(`-retry-on "bogus"`, "-retry-on", "bogus")
 	f("503, timeout or error", "-retry-on", "503,bogus")
-	f(`-clients "polite" is not one of none, retry, backoff, budget, throttle`, "-clients", "polite")
+	f(`-clients "polite" is not one of none, untuned, retry, backoff, budget, throttle`, "-clients", "polite")
 	f("the client model (timeout 1s, 2 retries on 503,timeout) needs -engine fast", "-clients", "retry", "-engine", "vegeta")
 	f("the client model (1 retry on 503,timeout) needs an open-model run (-rate above 0)", "-retries", "1", "-rate", "0", "-duration", "1s")
 	f("-retries -1", "-clients", "budget", "-retries", "-1")

@@ -256,7 +256,8 @@ type clientFlags struct {
 func (o *options) addClient(fs *flag.FlagSet) {
 	f := &o.clients
 	fs.StringVar(&f.name, "clients", "", "a named client `population`: "+strings.Join(client.Names(), " | ")+
-		" (none: the classic client, no timeout of its own, no retries; retry: -client-timeout 1s -retries 2 -retry-on 503,timeout; "+
+		" (none: the classic client, no timeout of its own, no retries; untuned: a hand-written retry loop, -client-timeout 500ms -retries 5 -retry-on 503,timeout, no backoff; "+
+		"retry: -client-timeout 1s -retries 2 -retry-on 503,timeout; "+
 		"backoff: retry with -backoff exp -backoff-base 10ms -backoff-cap 1s -retry-after; budget: backoff with -retry-budget 0.2; "+
 		"throttle: backoff with -throttle 2); each other client flag given overrides that setting of it (default none)")
 	fs.DurationVar(&f.m.Timeout, "client-timeout", 0, "how long a client waits for an attempt's answer before it gives up on it (closing its connection) and counts a timeout; must be above 0 (default: the run's -timeout)")

@@ -210,7 +210,8 @@ func (m Model) String() string {
 }
 
 // The lab's named client populations (-clients), from the classic client
-// to one with every defence; each adds one thing to the one before
+// to one with every defence: none and untuned have none (untuned retries
+// hardest); from retry on each adds one thing to the one before
 // (throttle adds its throttle to backoff, not to budget, so that budget
 // and throttle compare as the two ways of bounding retries).
 var named = []struct {
@@ -218,10 +219,22 @@ var named = []struct {
 	m    Model
 }{
 	{"none", Model{}},
+	{"untuned", untunedModel},
 	{"retry", retryModel},
 	{"backoff", backoffModel},
 	{"budget", with(backoffModel, func(m *Model) { m.Budget = 0.2 })},
 	{"throttle", with(backoffModel, func(m *Model) { m.Throttle = 2 })},
+}
+
+// untunedModel is the retry loop of a typical hand-written client: it
+// gives up after half a second and tries up to five times more at once
+// on a 503 or a timeout, with no jitter, no Retry-After, no budget and no
+// throttle: under overload it sends up to six attempts per request.
+var untunedModel = Model{
+	Timeout: 500 * time.Millisecond,
+	Retries: 5,
+	RetryOn: RetryOn{Status503: true, Timeout: true},
+	Backoff: BackoffNone,
 }
 
 // retryModel is a typical naive client: it gives up after a second and

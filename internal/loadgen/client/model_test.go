@@ -10,7 +10,7 @@ import (
 )
 
 func TestNamed(t *testing.T) {
-	assert.Equal(t, []string{"none", "retry", "backoff", "budget", "throttle"}, Names())
+	assert.Equal(t, []string{"none", "untuned", "retry", "backoff", "budget", "throttle"}, Names())
 	for _, name := range Names() {
 		m, err := Named(name)
 		require.NoError(t, err, name)
@@ -19,6 +19,8 @@ func TestNamed(t *testing.T) {
 	none, _ := Named("none")
 	assert.True(t, none.IsZero())
 
+	untuned, _ := Named("untuned")
+	assert.Equal(t, Model{Timeout: 500 * time.Millisecond, Retries: 5, RetryOn: RetryOn{Status503: true, Timeout: true}, Backoff: BackoffNone}, untuned)
 	retry, _ := Named("retry")
 	assert.Equal(t, Model{Timeout: time.Second, Retries: 2, RetryOn: RetryOn{Status503: true, Timeout: true}, Backoff: BackoffNone}, retry)
 	backoff, _ := Named("backoff")
@@ -34,7 +36,7 @@ func TestNamed(t *testing.T) {
 
 	_, err := Named("polite")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `-clients "polite" is not one of none, retry, backoff, budget, throttle`)
+	assert.Contains(t, err.Error(), `-clients "polite" is not one of none, untuned, retry, backoff, budget, throttle`)
 
 	names := Names()
 	names[0] = "changed"
@@ -76,6 +78,7 @@ func TestModelString(t *testing.T) {
 		assert.Equal(t, want, m.String(), name)
 	}
 	f("none", "no retries")
+	f("untuned", "timeout 500ms, 5 retries on 503,timeout")
 	f("retry", "timeout 1s, 2 retries on 503,timeout")
 	f("backoff", "timeout 1s, 2 retries on 503,timeout, exp backoff 10ms–1s, Retry-After")
 	f("budget", "timeout 1s, 2 retries on 503,timeout, exp backoff 10ms–1s, Retry-After, budget 20%")
