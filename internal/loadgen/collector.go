@@ -89,7 +89,7 @@ type interval struct {
 // responses that ended in the interval (corrected latencies); Sent and
 // SendLagP99Us are of the requests sent in it; InFlight and Conns are the
 // state at its end. A merged run (loadtest merge) has only the first
-// group: the others are 0 there.
+// group and ConnWaits and Reconnects: the others are 0 there.
 type Interval struct {
 	StartS    float64 `json:"t_s"` // seconds since the run's start
 	LengthS   float64 `json:"length_s"`

@@ -66,14 +66,15 @@ type fastEngine struct {
 	inFlight   atomic.Int64
 	peak       atomic.Int64 // most requests in flight at once
 	reconnects atomic.Int64
+	drained    chan struct{} // poked when inFlight reaches 0 after stop
+	done       chan struct{} // closed when the run is over
+	wg         sync.WaitGroup
+
 	// reconnectsBy counts the reconnects by interval (Config.Interval)
 	// of the run, guarded by rmu: a reconnect costs a dial, the lock is
 	// nothing beside it.
 	rmu          sync.Mutex
 	reconnectsBy []int64
-	drained      chan struct{} // poked when inFlight reaches 0 after stop
-	done         chan struct{} // closed when the run is over
-	wg           sync.WaitGroup
 
 	// Guarded by mu. The event loop appends to conns under mu (for
 	// snapshot) and owns dialing and growHold outright.
