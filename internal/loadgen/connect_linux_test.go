@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // waitDialed runs the loop's event handling until c's dial is done: the
@@ -21,6 +22,17 @@ func waitDialed(t *testing.T, l *evloop, c *conn) {
 	}
 }
 
+// goneAway points l's own connects at a port of 127.0.0.1 nothing
+// listens on any more: they are refused.
+func goneAway(t *testing.T, l *evloop) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	l.sa, l.family = &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}, unix.AF_INET
+}
+
 // A connection re-dialled by the loop's own non-blocking connect carries
 // requests as a dialled one does, and counts as a reconnect; a connect
 // the target refuses leaves the conn dead (its next request dials again),
@@ -30,8 +42,9 @@ func TestEventLoopReconnectsByItsOwnConnect(t *testing.T) {
 	l := e.loop
 	require.NotNil(t, l)
 	t.Cleanup(l.close)
-	require.NotNil(t, l.sa, "127.0.0.1 resolves for the loop's own connects")
 	require.NoError(t, l.connect(e.newConn(0)))
+	require.NotNil(t, l.sa, "the first connection's address, for the loop's own connects")
+	assert.Equal(t, e.t.host, l.addr.String())
 	e.start = time.Now()
 	c := e.conns[0]
 
@@ -57,11 +70,7 @@ func TestEventLoopReconnectsByItsOwnConnect(t *testing.T) {
 	assert.Zero(t, c.rec.errCount.Load(), "both requests answered")
 
 	// The target goes away: its port refuses.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	gone := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	l.sa, l.family, l.addr = resolveSockaddr(gone)
+	goneAway(t, l)
 	l.drop(c)
 	l.dial(c)
 	waitDialed(t, l, c)
@@ -82,11 +91,7 @@ func TestEventLoopRefusedConnectFailsTheRequest(t *testing.T) {
 	require.NoError(t, l.connect(e.newConn(0)))
 	e.start = time.Now()
 	c := e.conns[0]
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	gone := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	l.sa, l.family, l.addr = resolveSockaddr(gone)
+	goneAway(t, l)
 	l.drop(c)
 	c.dead = true
 
@@ -98,4 +103,32 @@ func TestEventLoopRefusedConnectFailsTheRequest(t *testing.T) {
 	assert.Equal(t, int64(1), c.carried)
 	assert.True(t, isDialError(c.o.err), "%v", c.o.err)
 	assert.Equal(t, "connection refused (is the server running?)", describeError(c.o.err))
+}
+
+// The watchdog gives up on a connect still under way after -timeout, as
+// net.Dial's timeout would: the request waiting for it fails as a
+// timeout of its dial. (The connect's start is moved back by hand: no
+// test waits for the timeout.)
+func TestWatchdogGivesUpOnASlowConnect(t *testing.T) {
+	e := newAllocEngine(t, 1000)
+	l := e.loop
+	require.NotNil(t, l)
+	t.Cleanup(l.close)
+	require.NoError(t, l.connect(e.newConn(0)))
+	e.start = time.Now()
+	c := e.conns[0]
+	l.drop(c)
+	c.dead = true
+	l.send(c, attempt{at: e.sched.At(0), seq: e.sched.Seq(0)})
+	require.True(t, c.ev.connecting)
+
+	now := e.now()
+	c.ev.connSince = now - int64(e.cfg.Timeout) - 1
+	l.watchdog(now)
+	assert.False(t, c.ev.connecting)
+	assert.False(t, c.ev.busy, "the request is recorded")
+	assert.Zero(t, l.dialing)
+	assert.True(t, c.dead)
+	assert.True(t, isDialError(c.o.err), "%v", c.o.err)
+	assert.Equal(t, "timeout", describeError(c.o.err))
 }

@@ -102,8 +102,9 @@ type evloop struct {
 	unsent         *recorder
 
 	// sa is the target's address for the loop's own connects (family
-	// its address family); nil where it did not resolve to one IP
-	// address, and every dial goes through net.Dial.
+	// its address family, addr the same as a net.Addr): the one the
+	// loop's first connection reached (see learnTarget); nil until then,
+	// and every dial goes through net.Dial.
 	sa     unix.Sockaddr
 	family int
 	addr   net.Addr
@@ -136,7 +137,6 @@ func newEventLoop(e *fastEngine) (*evloop, error) {
 		autoQuantum:    e.cfg.Quantum == 0,
 		loopRate:       e.rate(),
 		attemptTimeout: e.cfg.attemptTimeout(), timeoutErr: errTimeout}
-	l.sa, l.family, l.addr = resolveSockaddr(e.t.host)
 	if m := e.cfg.Client; !m.IsZero() {
 		l.client = client.New(m, e.cfg.Seed*1_000_003+e.part.first+1)
 		l.retrying = m.Retrying()
@@ -179,6 +179,9 @@ func (l *evloop) connect(c *conn) error {
 // the epoll set holds fd already); a new conn gets a slot.
 func (l *evloop) attach(c *conn, fd int, watched bool) error {
 	e := l.e
+	if l.sa == nil {
+		l.learnTarget(fd)
+	}
 	if c.ev.slot < 0 {
 		e.mu.Lock()
 		c.ev.slot = len(e.conns)
@@ -962,24 +965,20 @@ func (l *evloop) dialError(err error) error {
 	return &net.OpError{Op: "dial", Net: "tcp", Addr: l.addr, Err: err}
 }
 
-// resolveSockaddr resolves host ("IP:port" or "name:port") once, for the
-// loop's own connects, and returns its socket address, family and
-// net.Addr; nil where it does not resolve to one IP address without a
-// zone (the dials then go through net.Dial, which tries each address).
-func resolveSockaddr(host string) (unix.Sockaddr, int, net.Addr) {
-	a, err := net.ResolveTCPAddr("tcp", host)
-	if err != nil || a.Zone != "" {
-		return nil, 0, nil
+// learnTarget takes the address fd's connection reached, which net.Dial
+// resolved from the target and chose among its addresses, for the loop's
+// own connects: every later one goes there without a lookup.
+func (l *evloop) learnTarget(fd int) {
+	sa, err := unix.Getpeername(fd)
+	if err != nil {
+		return
 	}
-	if ip4 := a.IP.To4(); ip4 != nil {
-		sa := &unix.SockaddrInet4{Port: a.Port}
-		copy(sa.Addr[:], ip4)
-		return sa, unix.AF_INET, a
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		l.sa, l.family = a, unix.AF_INET
+		l.addr = &net.TCPAddr{IP: net.IPv4(a.Addr[0], a.Addr[1], a.Addr[2], a.Addr[3]), Port: a.Port}
+	case *unix.SockaddrInet6:
+		l.sa, l.family = a, unix.AF_INET6
+		l.addr = &net.TCPAddr{IP: append(net.IP(nil), a.Addr[:]...), Port: a.Port}
 	}
-	if ip6 := a.IP.To16(); ip6 != nil {
-		sa := &unix.SockaddrInet6{Port: a.Port}
-		copy(sa.Addr[:], ip6)
-		return sa, unix.AF_INET6, a
-	}
-	return nil, 0, nil
 }
