@@ -174,9 +174,14 @@ func (r *Result) Warnings() []string {
 			w = append(w, fmt.Sprintf("%d of %d scheduled requests were never sent (interrupted, or still queued when the drain time -timeout ran out)", u, r.Planned))
 		}
 		if r.Late > 0 && float64(r.Late) > 0.001*float64(r.Sent) {
-			w = append(w, fmt.Sprintf("%d requests (%.2f%%) were sent more than %v behind schedule (send lag p99 %s, max %s): corrected latencies include that wait, uncorrected ones do not",
+			whose := ""
+			if r.OwnLagKnown {
+				whose = fmt.Sprintf("; %d of them waited for a connection (every one busy on the server, or being dialled again), %d were the loader's own lag",
+					r.Late-r.OwnLate, r.OwnLate)
+			}
+			w = append(w, fmt.Sprintf("%d requests (%.2f%%) were sent more than %v behind schedule (send lag p99 %s, max %s%s): corrected latencies include that wait, uncorrected ones do not",
 				r.Late, 100*float64(r.Late)/float64(r.Sent), lateThreshold,
-				latency.FormatMicros(r.SendLag.ValueAtPercentile(99)), latency.FormatMicros(r.SendLag.Max())))
+				latency.FormatMicros(r.SendLag.ValueAtPercentile(99)), latency.FormatMicros(r.SendLag.Max()), whose))
 		}
 	}
 	if r.ConnsPeak > r.ConnsStart {

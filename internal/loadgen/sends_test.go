@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvpool/kvpool/internal/api"
+	"github.com/kvpool/kvpool/internal/latency"
 )
 
 // The series counts sends by send time and answers by end time, and from
@@ -122,4 +124,15 @@ func TestSeriesTellsConnectionWaitsFromTheLoadersOwnLag(t *testing.T) {
 	assert.InEpsilon(t, 5_000, res.Intervals[0].OwnLagP99Us, 0.02, "the own lag leaves out the 30 ms waits")
 	assert.InEpsilon(t, 30_000, res.Intervals[0].SendLagP99Us, 0.02, "the send lag holds them")
 	assert.LessOrEqual(t, res.Intervals[1].OwnLagP99Us, 1.0, "sent on time")
+}
+
+// The warning about late sends says whose lag it was, where the engine
+// told them apart.
+func TestLateWarningSaysWhoseLagItWas(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Rate, cfg.Duration = 1000, time.Second
+	r := &Result{Config: cfg, Elapsed: time.Second, Sent: 1000, Late: 100, OwnLate: 30, OwnLagKnown: true, SendLag: latency.New()}
+	assert.Contains(t, strings.Join(r.Warnings(), "\n"), "100 requests (10.00%) were sent more than 1ms behind schedule (send lag p99 0.00us, max 0.00us; 70 of them waited for a connection (every one busy on the server, or being dialled again), 30 were the loader's own lag)")
+	r.OwnLagKnown = false
+	assert.NotContains(t, strings.Join(r.Warnings(), "\n"), "waited for a connection")
 }
