@@ -102,9 +102,9 @@ func failures(steps []Step) []float64 {
 }
 
 // One ramp step at 32,000 fell behind, the loader's own sends late, with
-// both sides far under 90 % (a hiccup). It is re-tested, the re-test holds, the rate counts as held,
-// and the ramp climbs on to the server's real limit, 60,000, where p99
-// fails with the server busy.
+// both sides far under 90 % (a hiccup). It is re-tested, the re-test
+// holds, the rate counts as held, and the ramp climbs on to the server's
+// real limit, 60,000, where p99 fails with the server busy.
 func TestSearchRetestsAHiccupAndClimbsOn(t *testing.T) {
 	l := &lab{sc: DefaultConfig(), outcome: func(phase string, rate float64, attempt int) outcome {
 		switch {
