@@ -40,9 +40,9 @@ func TestClientFlagsMakeTheModel(t *testing.T) {
 		f(named(name), "-clients", name)
 	}
 	f(client.Model{Timeout: 2 * time.Second, Retries: 3, RetryOn: client.RetryOn{Error: true, Timeout: true}, Backoff: client.BackoffExp,
-		BackoffBase: time.Millisecond, BackoffCap: 5 * time.Second, RetryAfter: true, Budget: 0.1, Throttle: 1.5, SendDeadline: true},
+		BackoffBase: time.Millisecond, BackoffCap: 5 * time.Second, RetryAfter: true, Budget: 0.1, Throttle: 1.5, SendDeadline: true, MarkRetries: true},
 		"-client-timeout", "2s", "-retries", "3", "-retry-on", "timeout,error", "-backoff", "exp", "-backoff-base", "1ms",
-		"-backoff-cap", "5s", "-retry-after", "-retry-budget", "0.1", "-throttle", "1.5", "-send-deadline")
+		"-backoff-cap", "5s", "-retry-after", "-retry-budget", "0.1", "-throttle", "1.5", "-send-deadline", "-mark-retries")
 	// The flags given override the population's fields, before or after it.
 	budget := named("budget")
 	budget.Retries, budget.Budget = 5, 0.5
@@ -50,6 +50,14 @@ func TestClientFlagsMakeTheModel(t *testing.T) {
 	backoff := named("backoff")
 	backoff.Backoff, backoff.RetryAfter = client.BackoffNone, false
 	f(backoff, "-clients", "backoff", "-backoff", "none", "-retry-after=false")
+	// untuned: the hand-written retry loop, spelled out flag by flag.
+	f(named("untuned"), "-client-timeout", "500ms", "-retries", "5", "-retry-on", "503,timeout", "-backoff", "none")
+	untuned := named("untuned")
+	untuned.Retries, untuned.MarkRetries = 3, true
+	f(untuned, "-clients", "untuned", "-retries", "3", "-mark-retries")
+	retry := named("retry")
+	retry.MarkRetries = false
+	f(retry, "-clients", "retry", "-mark-retries=false")
 	// Cap 0 is no cap.
 	f(client.Model{Retries: 1, Backoff: client.BackoffExp, BackoffBase: 2 * time.Second}, "-retries", "1", "-backoff", "exp", "-backoff-base", "2s")
 
@@ -80,8 +88,8 @@ func TestClientFlagErrorsExitTwo(t *testing.T) {
 	f("-client-timeout -1s must be above 0", "-clients", "retry", "-client-timeout", "-1s")
 	f(`-retry-on "bogus"`, "-retry-on", "bogus")
 	f("503, timeout or error", "-retry-on", "503,bogus")
-	f(`-clients "polite" is not one of none, retry, backoff, budget, throttle`, "-clients", "polite")
-	f("the client model (timeout 1s, 2 retries on 503,timeout) needs -engine fast", "-clients", "retry", "-engine", "vegeta")
+	f(`-clients "polite" is not one of none, untuned, retry, backoff, budget, throttle`, "-clients", "polite")
+	f("the client model (timeout 1s, 2 retries on 503,timeout, retries marked) needs -engine fast", "-clients", "retry", "-engine", "vegeta")
 	f("the client model (1 retry on 503,timeout) needs an open-model run (-rate above 0)", "-retries", "1", "-rate", "0", "-duration", "1s")
 	f("-retries -1", "-clients", "budget", "-retries", "-1")
 

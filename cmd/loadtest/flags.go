@@ -256,7 +256,8 @@ type clientFlags struct {
 func (o *options) addClient(fs *flag.FlagSet) {
 	f := &o.clients
 	fs.StringVar(&f.name, "clients", "", "a named client `population`: "+strings.Join(client.Names(), " | ")+
-		" (none: the classic client, no timeout of its own, no retries; retry: -client-timeout 1s -retries 2 -retry-on 503,timeout; "+
+		" (none: the classic client, no timeout of its own, no retries; untuned: a hand-written retry loop, -client-timeout 500ms -retries 5 -retry-on 503,timeout, no backoff; "+
+		"retry: -client-timeout 1s -retries 2 -retry-on 503,timeout -mark-retries; "+
 		"backoff: retry with -backoff exp -backoff-base 10ms -backoff-cap 1s -retry-after; budget: backoff with -retry-budget 0.2; "+
 		"throttle: backoff with -throttle 2); each other client flag given overrides that setting of it (default none)")
 	fs.DurationVar(&f.m.Timeout, "client-timeout", 0, "how long a client waits for an attempt's answer before it gives up on it (closing its connection) and counts a timeout; must be above 0 (default: the run's -timeout)")
@@ -270,6 +271,7 @@ func (o *options) addClient(fs *flag.FlagSet) {
 	fs.Float64Var(&f.m.Budget, "retry-budget", 0, "retries per event loop at most this `share` of its first tries over the last 10 s, in [0, 1] (0.2: 20%); a retry over it is not made and the request fails (default 0: no budget)")
 	fs.Float64Var(&f.m.Throttle, "throttle", 0, "client-side adaptive throttling with this `K` (1 or more, such as 2): an attempt is refused locally, never sent, with probability max(0, (requests − K·accepts)/(requests + 1)) over the last 10 s (default 0: none)")
 	fs.BoolVar(&f.m.SendDeadline, "send-deadline", false, "send each attempt's deadline (its client timeout) in the X-Request-Timeout-Ms header")
+	fs.BoolVar(&f.m.MarkRetries, "mark-retries", false, "send each retry's attempt number (2 for the first retry) in the X-Envoy-Attempt-Count header, as clients behind Envoy or gRPC do; first tries carry none (set by -clients retry, backoff, budget, throttle)")
 }
 
 // model is the client.Model the flags ask for: the -clients population
@@ -307,6 +309,8 @@ func (f *clientFlags) model(fs *flag.FlagSet) (client.Model, error) {
 			m.Throttle = f.m.Throttle
 		case "send-deadline":
 			m.SendDeadline = f.m.SendDeadline
+		case "mark-retries":
+			m.MarkRetries = f.m.MarkRetries
 		}
 	})
 	if err != nil {

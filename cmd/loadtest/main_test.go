@@ -212,7 +212,7 @@ func TestFlagSets(t *testing.T) {
 	common := []string{"allow-remote", "conns", "cpuprofile", "cpus", "dist", "engine", "grow-after", "interval", "keys", "loops", "max-conns",
 		"out", "progress", "q", "quantum", "results", "seed", "target", "timeout", "transport", "value-size",
 		"vegeta-latency", "workload", "zipf-s",
-		"backoff", "backoff-base", "backoff-cap", "client-timeout", "clients", "retries", "retry-after", "retry-budget", "retry-on", "send-deadline", "throttle"}
+		"backoff", "backoff-base", "backoff-cap", "client-timeout", "clients", "retries", "retry-after", "retry-budget", "retry-on", "send-deadline", "mark-retries", "throttle"}
 	sort.Strings(common)
 	attack := append(append([]string{}, common...), "duration", "max-errors", "rate", "shard", "spike", "spike-at", "start-at")
 	sort.Strings(attack)

@@ -76,8 +76,8 @@ func saturateFlags(o *options, sc *saturate.Config, so *saturateOptions, stderr 
 			"Exit status: 0 a validated saturation; 1 no rate held, or the run failed;\n"+
 			"2 bad usage; %d no rate held over a validating run (-max-validations tried);\n"+
 			"%d a lower bound: the loader could not offer more (a loader-bound failure:\n"+
-			"the loader at 90%% or more of its CPUs, or falling behind while the server\n"+
-			"stayed under 90%% of its own, as read from its /metrics).\n\nFlags:\n", exitNotValidated, exitLoaderBound)
+			"the loader at 90%% or more of its CPUs, or falling behind while it had\n"+
+			"connections free and its own sends were late in more than 1 of 10 intervals).\n\nFlags:\n", exitNotValidated, exitLoaderBound)
 		fs.PrintDefaults()
 	}
 	return fs
@@ -281,17 +281,17 @@ func cpusText(n int) string {
 // installServerCPU sets sc.ServerCPU to read target's /metrics if a first
 // reading works, and says what the steps will know of the server's CPU.
 func installServerCPU(ctx context.Context, sc *saturate.Config, target string, loaderCPUs cpuset.Set) string {
+	const rule = "a step is loader-bound when the loader used ≥ 90% of its CPUs, or fell behind while it had connections free and its own sends were late"
 	_, cpus, err := serverstat.CPU(ctx, target)
 	if err != nil {
-		return fmt.Sprintf("server CPU: unknown (%v); only the loader's own CPU can show a step loader-bound", err)
+		return fmt.Sprintf("server CPU: unknown (%v), shown for no step; %s", err, rule)
 	}
 	sc.ServerCPU = func(ctx context.Context) (time.Duration, int, error) { return serverstat.CPU(ctx, target) }
 	if sc.Shared = sharesCPUs(target, loaderCPUs, cpus); sc.Shared {
-		return fmt.Sprintf("server CPU: read from its /metrics around and within each step (%d CPUs, which this loader shares: it runs on the same machine, neither pinned apart); a step is loader-bound when the loader used ≥ 90%% of its CPUs, or fell behind with the CPUs the two share under 90%% busy",
-			cpus)
+		return fmt.Sprintf("server CPU: read from its /metrics around and within each step (%d CPUs, which this loader shares: it runs on the same machine, neither pinned apart); %s",
+			cpus, rule)
 	}
-	return fmt.Sprintf("server CPU: read from its /metrics around and within each step (%d CPUs); a step is loader-bound when the loader used ≥ 90%% of its CPUs, or fell behind with the server under 90%% of its own",
-		cpus)
+	return fmt.Sprintf("server CPU: read from its /metrics around and within each step (%d CPUs); %s", cpus, rule)
 }
 
 // sharesCPUs guesses whether a server on target shares the loader's

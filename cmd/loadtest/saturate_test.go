@@ -60,7 +60,7 @@ func TestSaturateOutcome(t *testing.T) {
 		"saturation: 40000 req/s (validated over 30s; bracket 40000–41000 req/s (2.5 %))", "")
 	f(saturate.Saturation{Candidate: 39_000, Bracket: saturate.Bracket{Lo: 38_000, Hi: 39_000}, Steps: validate(40_000, 39_000)}, exitNotValidated,
 		"saturation: none validated: rates held over 11s steps, but none over a 30s validating run (tried at 40000, 39000 req/s, each twice)", "rerun with a longer -step")
-	why := "at 31000 req/s fell behind while the server used only 30% of its 16 CPUs (the loader at 7% of its 16 CPUs): the loader did not send"
+	why := "at 31000 req/s fell behind while it had connections free: the loader's own sends were late (p99 over 10ms) in 9 of 10 intervals, at worst 40ms (the loader at 7% of its 16 CPUs, the server at 30% of its 16 CPUs): the loader did not send"
 	f(saturate.Saturation{Rate: 30_000, Validated: true, Candidate: 30_000, LoaderBound: true, LoaderCeiling: 31_000, LoaderCPUs: 16, Why: why}, exitLoaderBound,
 		"saturation: ≥ 30000 req/s (validated over 30s), loader-bound with 16 loader CPUs: give it more CPUs (-cpus) or more hosts (-shard, merge)\n  "+why,
 		"30000 req/s is only a lower bound: the loader could not offer more")

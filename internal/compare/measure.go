@@ -161,11 +161,11 @@ func (r *runner) checkLoader(srv *instance, step string, m stepRun, backlog stri
 	res := m.res
 	lc := withBacklog(r.newLoaderCheck(srv.wl, srv.v.Name, step, res), backlog)
 	lc.ServerShare, lc.ServerCPUs = m.span.share(), m.span.cpus
-	lc.LoaderBound, lc.Why = saturate.Bound(saturate.Evidence{
-		Pass: lc.KeptUp, FellBehind: !lc.KeptUp && res.ConnsPeak < res.Config.MaxConns,
-		LoaderCPUShare: lc.LoaderShare, LoaderCPUs: lc.LoaderCPUs,
-		ServerCPUShare: lc.ServerShare, ServerCPUs: lc.ServerCPUs, Shared: r.pl.Shared(),
-	})
+	ev := saturate.LoaderEvidence(res, saturate.LagTolerance(r.o.SLO))
+	ev.Pass, ev.FellBehind = lc.KeptUp, !lc.KeptUp
+	ev.LoaderCPUShare, ev.LoaderCPUs = lc.LoaderShare, lc.LoaderCPUs
+	ev.ServerCPUShare, ev.ServerCPUs, ev.Shared = lc.ServerShare, lc.ServerCPUs, r.pl.Shared()
+	lc.LoaderBound, lc.Why = saturate.Bound(ev)
 	if !lc.LoaderBound {
 		lc.Why = ""
 	}

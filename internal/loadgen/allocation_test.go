@@ -66,3 +66,17 @@ func TestClosedLoopRequestAllocatesNothing(t *testing.T) {
 	require.Zero(t, allocs, "allocations per request")
 	require.Zero(t, c.rec.errCount.Load(), "every request was answered")
 }
+
+// A request with both client headers (the deadline, a retry's attempt
+// number) is built in the conn's buffer without allocating.
+func TestClientHeadersAllocateNothing(t *testing.T) {
+	_, c := allocEngine(t, 1000)
+	c.rt.deadlineMs, c.rt.attemptNo = 250, 3
+	var key uint64
+	allocs := testing.AllocsPerRun(1000, func() {
+		c.rt.prepare(c.pick.next(key))
+		key++
+	})
+	require.Zero(t, allocs, "allocations per request")
+	require.Contains(t, string(c.rt.req), "\r\nX-Envoy-Attempt-Count: 3\r\n")
+}

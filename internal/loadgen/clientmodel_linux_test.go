@@ -283,3 +283,45 @@ func TestClientThrottleLetsAnsweredRequestsThrough(t *testing.T) {
 	assert.Equal(t, c.FirstTries, c.Useful, "every request sent was answered")
 	assert.LessOrEqual(t, c.Throttled, int64(20), "accepts keep the throttle open")
 }
+
+// A client that marks its retries sends each retry's attempt number in
+// X-Envoy-Attempt-Count (2, then 3) and nothing with a first try; one
+// that does not mark them sends the header with no attempt.
+func TestClientMarksRetriesOnTheWire(t *testing.T) {
+	f := func(mark bool, want map[int]string) {
+		t.Helper()
+		var mu sync.Mutex
+		seen := map[string]int{}
+		headers := map[int]map[string]int{} // attempt (1 = first try) → header value → count
+		url := loadgentest.ServeHandler(t, func(ctx *fasthttp.RequestCtx) {
+			id := string(ctx.QueryArgs().Peek("id"))
+			mu.Lock()
+			seen[id]++
+			n := seen[id]
+			if headers[n] == nil {
+				headers[n] = map[string]int{}
+			}
+			headers[n][string(ctx.Request.Header.Peek(api.HeaderAttemptCount))]++
+			mu.Unlock()
+			if n < 3 { // the first try and the first retry are refused
+				ctx.Response.Header.Set("Retry-After", "0")
+				ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
+				return
+			}
+			bareserver.Handler(ctx)
+		})
+		cfg := testConfig(url, 500, 100*time.Millisecond)
+		cfg.Workload.Keys = 1 << 40 // ids of different requests never coincide
+		cfg.Client = client.Model{Retries: 2, RetryOn: client.RetryOn{Status503: true}, MarkRetries: mark}
+		_, res := runEngine(t, cfg)
+
+		require.Equal(t, ClientTotals{FirstTries: 50, Retries: 100, Useful: 50, Shed: 100}, res.Clients)
+		mu.Lock()
+		defer mu.Unlock()
+		for n, h := range want {
+			assert.Equal(t, map[string]int{h: 50}, headers[n], "mark %v, attempt %d", mark, n)
+		}
+	}
+	f(true, map[int]string{1: "", 2: "2", 3: "3"})
+	f(false, map[int]string{1: "", 2: "", 3: ""})
+}

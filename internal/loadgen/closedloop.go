@@ -86,7 +86,7 @@ func (e *fastEngine) exchange(c *conn) {
 			// complete): send it again on a fresh one.
 			c.served = 0
 			if err = c.rt.dial(); err == nil {
-				e.reconnects.Add(1)
+				e.reconnected()
 				o.sent = e.now()
 				c.started.Store(o.sent + 1)
 				if err = c.rt.write(); err == nil {
@@ -106,7 +106,7 @@ func (e *fastEngine) exchange(c *conn) {
 	case err != nil || closeAfter:
 		c.served = 0
 		if c.rt.dial() == nil {
-			e.reconnects.Add(1)
+			e.reconnected()
 		}
 	default:
 		c.served++

@@ -61,6 +61,7 @@ type collector struct {
 	uncorrected, corrected, sendLag *hdrhistogram.Histogram // µs
 	codes                           [maxCode]int64
 	sent, late                      int64
+	connWaits, ownLate              int64
 	lastSent, lastEnd               int64
 	bytesIn, bytesOut               int64
 	errCounts                       []int64 // by error index
@@ -88,7 +89,7 @@ type interval struct {
 // responses that ended in the interval (corrected latencies); Sent and
 // SendLagP99Us are of the requests sent in it; InFlight and Conns are the
 // state at its end. A merged run (loadtest merge) has only the first
-// group: the others are 0 there.
+// group and ConnWaits and Reconnects: the others are 0 there.
 type Interval struct {
 	StartS    float64 `json:"t_s"` // seconds since the run's start
 	LengthS   float64 `json:"length_s"`
@@ -113,6 +114,20 @@ type Interval struct {
 	// Conns is how many connections the run had opened by the interval's
 	// end (the engine opens more when every one is busy).
 	Conns int `json:"conns"`
+
+	// The loader's own evidence (the fast engine's event loop; 0
+	// elsewhere, see Result.OwnLagKnown): ConnWaits counts the attempts
+	// sent or expired unsent in the interval that had waited for a
+	// connection (every connection busy waiting on the server, as a
+	// client's exhausted pool, or the attempt's connection being dialled
+	// again): their lag is the server's doing. OwnLagP99Us is the p99 send
+	// lag (µs, 2 significant digits) of the attempts sent in it that did
+	// not wait for one: how late the loader itself was. Reconnects counts
+	// the connections dialled again in it (the server closed one, or a
+	// client gave up on an answer and closed it).
+	ConnWaits   int64   `json:"conn_waits,omitempty"`
+	OwnLagP99Us float64 `json:"own_lag_p99_us,omitempty"`
+	Reconnects  int64   `json:"reconnects,omitempty"`
 
 	// What the clients did (Config.Client), of the attempts sent or
 	// refused in the interval: FirstTries and Retries were sent (Sent =
@@ -156,10 +171,7 @@ func collectorFor(cfg *Config) *collector {
 }
 
 func newCollector(cfg *Config) *collector {
-	iv := cfg.Interval
-	if iv <= 0 {
-		iv = time.Second
-	}
+	iv := cfg.interval()
 	return &collector{
 		interval: int64(iv), out: cfg.Out, results: cfg.Out != "" && cfg.KeepResults, inMemory: cfg.keepRecords,
 		full: make(chan *chunk, chunksInFlight), free: make(chan *chunk, chunksInFlight),
@@ -297,7 +309,12 @@ func (c *collector) record(rc *record) {
 	if c.clients != nil {
 		c.clients.record(rc)
 	}
+	connWait := rc.flags&flagConnWait != 0
 	if rc.flags&flagNotSent != 0 {
+		if connWait { // expired while every connection was busy
+			c.connWaits++
+			c.sends.waited(rc.end())
+		}
 		return // never sent: in no histogram, no count of sends, not in results.bin
 	}
 	end := rc.end()
@@ -308,6 +325,12 @@ func (c *collector) record(rc *record) {
 	c.sent++
 	if lag > int64(lateThreshold) {
 		c.late++
+		if !connWait {
+			c.ownLate++
+		}
+	}
+	if connWait {
+		c.connWaits++
 	}
 	c.lastSent = max(c.lastSent, rc.sent)
 	c.lastEnd = max(c.lastEnd, end)
@@ -318,7 +341,7 @@ func (c *collector) record(rc *record) {
 	c.codes[code]++
 	c.bytesIn += int64(rc.bytesIn)
 	c.bytesOut += int64(rc.bytesOut)
-	c.sends.record(rc.sent, end, lag)
+	c.sends.record(rc.sent, end, lag, connWait)
 	iv := c.intervalFor(end)
 	_ = iv.corrected.RecordValue(clampNs(end - rc.intended))
 	_ = iv.uncorrected.RecordValue(clampNs(rc.latency))
@@ -456,6 +479,7 @@ func (c *collector) finish(res *Result) {
 		}
 	}
 	res.Sent, res.Late = c.sent, c.late
+	res.ConnWaits, res.OwnLate = c.connWaits, c.ownLate
 	res.BytesIn, res.BytesOut = c.bytesIn, c.bytesOut
 	res.SendSpan, res.Elapsed = time.Duration(c.lastSent), time.Duration(c.lastEnd)
 	c.mu.Lock()

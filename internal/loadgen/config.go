@@ -306,6 +306,15 @@ func (c *Config) attemptTimeout() time.Duration {
 // past would send its backlog all at once.
 const startAtSlack = time.Second
 
+// interval is the length of the run's series' intervals: Config.Interval,
+// or a second where that is not set.
+func (c *Config) interval() time.Duration {
+	if c.Interval <= 0 {
+		return time.Second
+	}
+	return c.Interval
+}
+
 // validateLoader checks the loops, CPUs, shard and start instant, at
 // now.
 func (c *Config) validateLoader(now time.Time) error {

@@ -74,6 +74,11 @@ type loopConn struct {
 	// for the client model's decision (see evloop.decide).
 	retryAfter int
 	dialing    bool
+	// connecting: the loop's own connect of cfd is under way, since
+	// connSince (ns); fd is -1 until it is done (see startConnect).
+	connecting bool
+	cfd        int
+	connSince  int64
 }
 
 // record records c's request; on c's goroutine only.

@@ -70,6 +70,12 @@ type fastEngine struct {
 	done       chan struct{} // closed when the run is over
 	wg         sync.WaitGroup
 
+	// reconnectsBy counts the reconnects by interval (Config.Interval)
+	// of the run, guarded by rmu: a reconnect costs a dial, the lock is
+	// nothing beside it.
+	rmu          sync.Mutex
+	reconnectsBy []int64
+
 	// Guarded by mu. The event loop appends to conns under mu (for
 	// snapshot) and owns dialing and growHold outright.
 	mu       sync.Mutex
@@ -155,6 +161,17 @@ func evenShare(total, l, n int) int {
 }
 
 func (e *fastEngine) now() int64 { return int64(time.Since(e.start)) }
+
+// reconnected counts a connection dialled again now, in all and in the
+// run's interval that holds now.
+func (e *fastEngine) reconnected() {
+	e.reconnects.Add(1)
+	i := max(e.now(), 0) / int64(e.cfg.interval())
+	e.rmu.Lock()
+	e.reconnectsBy = grow(e.reconnectsBy, i)
+	e.reconnectsBy[i]++
+	e.rmu.Unlock()
+}
 
 // connect opens the engine's connections before the start, so that
 // dialing is not timed as part of a request.

@@ -144,6 +144,11 @@ func TestServerClosingConnectionsIsNotAnError(t *testing.T) {
 			assert.Equal(t, int64(res.Planned), res.Sent, name)
 			assert.Zero(t, res.ErrorCount, "%s: %v", name, res.Errors)
 			assert.Positive(t, res.Reconnects, name)
+			var byInterval int64
+			for _, p := range res.Intervals {
+				byInterval += p.Reconnects
+			}
+			assert.Equal(t, res.Reconnects, byInterval, "%s: the series add up to the total", name)
 		}
 		// 60 requests over 4 connections, at most 3 each per connection.
 		f("after 3 requests", &fasthttp.Server{MaxRequestsPerConn: 3}, 600, 100*time.Millisecond, 4)

@@ -192,7 +192,16 @@ func (g *loopGroup) result(cpu CPUTime) *Result {
 		res.Planned = p
 	}
 	var recs []*recorder
+	var reconnects []int64 // by interval, over the loops
+	res.OwnLagKnown = true
 	for _, e := range g.engines {
+		res.OwnLagKnown = res.OwnLagKnown && e.loop != nil
+		e.rmu.Lock()
+		for i, n := range e.reconnectsBy {
+			reconnects = grow(reconnects, int64(i))
+			reconnects[i] += n
+		}
+		e.rmu.Unlock()
 		if e.paced {
 			res.Quantum = max(res.Quantum, e.lastQuantum())
 		}
@@ -212,5 +221,19 @@ func (g *loopGroup) result(cpu CPUTime) *Result {
 		res.Resume = min(res.Resume, e.resume())
 	}
 	res.merge(recs)
+	res.Intervals = addReconnects(res.Intervals, reconnects, g.cfg.interval())
 	return res
+}
+
+// addReconnects adds the reconnects counted by interval to series,
+// adding intervals where the last reconnects came after the last
+// response.
+func addReconnects(series []Interval, by []int64, interval time.Duration) []Interval {
+	for i, n := range by {
+		if i >= len(series) {
+			series = append(series, Interval{StartS: float64(i) * interval.Seconds(), LengthS: interval.Seconds()})
+		}
+		series[i].Reconnects += n
+	}
+	return series
 }

@@ -36,9 +36,15 @@ import (
 // once per response as well, and on a VM a wake-up of an idle thread costs
 // more than the request's system calls.
 //
-// Dialing (growth, reconnects) runs in goroutines that hand the new socket
-// back through a channel and wake the loop with an eventfd, so that no
-// dial delays a send.
+// A reconnect (the server closed a connection, or a client gave up on an
+// answer and closed it) is a non-blocking connect the loop makes itself:
+// the new socket joins the epoll set, watched for writability, and the
+// loop takes it up when the kernel says it is connected (see
+// startConnect), so that a storm of reconnects costs a few system calls
+// each on the loop's thread and wakes no other. Growth (a connection
+// more, up to MaxConns) dials in a goroutine that hands the new socket
+// back through a channel and wakes the loop with an eventfd; no dial
+// delays a send.
 //
 // Every field is the loop goroutine's, except dials (a channel) and what
 // fastEngine guards itself (conns under mu, its atomic counters).
@@ -54,14 +60,20 @@ type evloop struct {
 	events  []unix.EpollEvent
 
 	dials    chan dialResult
-	dialing  int            // dial goroutines under way
+	dialing  int            // dials under way: goroutines and the loop's own connects
 	dialWG   sync.WaitGroup // the same, until their last write to wakeFd
 	inFlight int            // requests sent, or waiting for their conn's dial, not yet recorded
 	stopped  bool
 	idle     idleList
-	checked  int64 // when the watchdog last looked (ns)
-	yielded  int64 // when the loop last let other goroutines run (ns)
-	soleP    bool  // GOMAXPROCS is 1
+	// connShortAt is the last time (ns, monotone) the loop had attempts
+	// due and no connection idle to send them on, every one busy waiting
+	// on the server: an attempt due at or before it waited for a
+	// connection (flagConnWait), one due after it did not, and its lag is
+	// the loader's own.
+	connShortAt int64
+	checked     int64 // when the watchdog last looked (ns)
+	yielded     int64 // when the loop last let other goroutines run (ns)
+	soleP       bool  // GOMAXPROCS is 1
 	// stamping: the last response read came with its receive time, so
 	// reads may be deferred (see deferReads).
 	stamping bool
@@ -88,6 +100,14 @@ type evloop struct {
 	attemptTimeout time.Duration
 	timeoutErr     error
 	unsent         *recorder
+
+	// sa is the target's address for the loop's own connects (family
+	// its address family, addr the same as a net.Addr): the one the
+	// loop's first connection reached (see learnTarget); nil until then,
+	// and every dial goes through net.Dial.
+	sa     unix.Sockaddr
+	family int
+	addr   net.Addr
 }
 
 // requantumEvery is how many answers pass between two sizings of an
@@ -99,6 +119,9 @@ type dialResult struct {
 	c   *conn
 	fd  int
 	err error
+	// watched: fd is in the loop's epoll set already (the loop's own
+	// connect), watched for writability.
+	watched bool
 }
 
 // epoll user data of the eventfd; connections use their slot.
@@ -106,7 +129,7 @@ const wakeSlot = -1
 
 func newEventLoop(e *fastEngine) (*evloop, error) {
 	var err error
-	l := &evloop{e: e, epfd: -1, wakeFd: -1, sleepFd: -1, pwait2: true,
+	l := &evloop{e: e, epfd: -1, wakeFd: -1, sleepFd: -1, pwait2: true, connShortAt: -1 << 62,
 		events:         make([]unix.EpollEvent, 256),
 		dials:          make(chan dialResult, e.maxConns+1),
 		p:              pacer{sched: e.sched, planned: e.planned, quantum: e.quantum()},
@@ -149,19 +172,29 @@ func (l *evloop) connect(c *conn) error {
 	if err != nil {
 		return err
 	}
-	return l.attach(c, fd)
+	return l.attach(c, fd, false)
 }
 
-// attach makes fd c's connection and watches it; a new conn gets a slot.
-func (l *evloop) attach(c *conn, fd int) error {
+// attach makes fd c's connection and watches it for responses (watched:
+// the epoll set holds fd already); a new conn gets a slot.
+func (l *evloop) attach(c *conn, fd int, watched bool) error {
 	e := l.e
+	if l.sa == nil {
+		l.learnTarget(fd)
+	}
 	if c.ev.slot < 0 {
 		e.mu.Lock()
 		c.ev.slot = len(e.conns)
 		e.conns = append(e.conns, c)
 		e.mu.Unlock()
 	}
-	if err := l.watch(fd, c.ev.slot, false); err != nil {
+	if watched {
+		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(c.ev.slot)}
+		if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, fd, &ev); err != nil {
+			unix.Close(fd)
+			return os.NewSyscallError("epoll_ctl", err)
+		}
+	} else if err := l.watch(fd, c.ev.slot, false); err != nil {
 		unix.Close(fd)
 		return err
 	}
@@ -421,6 +454,7 @@ func (l *evloop) dispatch(now int64) {
 					continue
 				}
 			}
+			l.connShortAt = now
 			l.growIfLate(now, n, due)
 			return
 		}
@@ -451,13 +485,16 @@ func (l *evloop) send(c *conn, a attempt) {
 	if a.n == 0 {
 		a.op, a.key = c.pick.next(a.seq)
 	}
-	c.o = outcome{seq: a.seq, key: a.key, op: a.op, intended: a.at, attempt: a.n}
+	c.o = outcome{seq: a.seq, key: a.key, op: a.op, intended: a.at, attempt: a.n, flags: l.connWait(a.at)}
 	c.ev.busy = true
 	l.inFlight++
 	if int64(l.inFlight) > e.peak.Load() {
 		e.peak.Store(int64(l.inFlight))
 	}
 	if c.ev.fd < 0 {
+		// It waits for its connection's dial: the server closed the
+		// connection, or a client gave up on it.
+		c.o.flags |= flagConnWait
 		c.ev.waiting = true
 		l.dial(c)
 		return
@@ -465,6 +502,15 @@ func (l *evloop) send(c *conn, a attempt) {
 	c.o.sent = e.now()
 	l.prepare(c)
 	l.write(c, c.rt.req)
+}
+
+// connWait is flagConnWait if an attempt due at at waited for a
+// connection (see connShortAt), else 0.
+func (l *evloop) connWait(at int64) uint8 {
+	if at <= l.connShortAt {
+		return flagConnWait
+	}
+	return 0
 }
 
 // write writes b (what is left of c's request) and, if the socket does not
@@ -496,6 +542,10 @@ func (l *evloop) write(c *conn, b []byte) {
 // onEvent handles what epoll reported for c: room to write, response
 // bytes, or the connection's end.
 func (l *evloop) onEvent(c *conn, events uint32, now int64) {
+	if c.ev.connecting {
+		l.finishConnect(c, now)
+		return
+	}
 	if c.ev.fd < 0 {
 		return // closed earlier in this round
 	}
@@ -632,6 +682,7 @@ func (l *evloop) broken(c *conn, err error) {
 		// idempotent), as HTTP clients do.
 		c.retried = true
 		c.ev.waiting = true
+		c.o.flags |= flagConnWait
 	default:
 		l.fail(c, err, l.e.now())
 	}
@@ -669,13 +720,19 @@ func (l *evloop) drop(c *conn) {
 	c.ev.rn, c.ev.unwritten = 0, nil
 }
 
-// dial connects c in another goroutine, unless a dial is under way.
+// dial connects c, unless a dial is under way: a conn that had a
+// connection by the loop's own connect (startConnect), a new one in
+// another goroutine.
 func (l *evloop) dial(c *conn) {
 	if c.ev.dialing {
 		return
 	}
 	c.ev.dialing = true
 	l.dialing++
+	if c.ev.slot >= 0 && l.sa != nil {
+		l.startConnect(c)
+		return
+	}
 	host, timeout, wake := l.e.t.host, l.e.cfg.Timeout, l.wakeFd
 	l.dialWG.Go(func() {
 		fd, err := dialRaw(host, timeout)
@@ -734,7 +791,7 @@ func (l *evloop) dialed(r dialResult, now int64) {
 		return
 	}
 	if r.err == nil {
-		r.err = l.attach(c, r.fd) // closes r.fd if it fails
+		r.err = l.attach(c, r.fd, r.watched) // closes r.fd if it fails
 	}
 	if r.err != nil {
 		if grown {
@@ -752,7 +809,7 @@ func (l *evloop) dialed(r dialResult, now int64) {
 		return
 	}
 	if !grown {
-		e.reconnects.Add(1)
+		e.reconnected()
 	}
 	if c.ev.waiting {
 		c.ev.waiting = false
@@ -775,6 +832,10 @@ func (l *evloop) dialed(r dialResult, now int64) {
 func (l *evloop) watchdog(now int64) {
 	e := l.e
 	for _, c := range e.conns {
+		if c.ev.connecting && time.Duration(now-c.ev.connSince) > e.cfg.Timeout {
+			l.connectFailed(c, os.NewSyscallError("connect", unix.ETIMEDOUT), now)
+			continue
+		}
 		if c.ev.busy && !c.ev.waiting && c.ev.fd >= 0 && time.Duration(now-l.waitingSince(&c.o)) > l.attemptTimeout {
 			l.drop(c)
 			l.fail(c, l.timeoutErr, now)
@@ -788,6 +849,10 @@ func (l *evloop) close() {
 	l.dialWG.Wait()
 	for _, c := range l.e.conns {
 		l.drop(c)
+		if c.ev.connecting {
+			unix.Close(c.ev.cfd)
+			c.ev.connecting, c.ev.cfd = false, -1
+		}
 	}
 	if l.wakeFd >= 0 {
 		unix.Close(l.wakeFd)
@@ -824,4 +889,96 @@ func dialRaw(host string, timeout time.Duration) (int, error) {
 		return -1, os.NewSyscallError("fcntl", dupErr)
 	}
 	return fd, nil
+}
+
+// startConnect begins the loop's own connect of c (a conn with a slot,
+// whose connection is gone): a non-blocking socket, Nagle's algorithm
+// off as net.Dial leaves it, connect (EINPROGRESS), and the socket in the
+// epoll set watched for writability, which comes once the handshake ends
+// or fails (finishConnect); the watchdog gives up on it after
+// Config.Timeout, as net.Dial's timeout would. A connect that fails at
+// once is handed back through the dial channel, as a dial goroutine's
+// would be, so that its failure is recorded from the loop's round and
+// not inside whatever called dial (a send, which holds c off the idle
+// list).
+func (l *evloop) startConnect(c *conn) {
+	fd, err := unix.Socket(l.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		l.handBack(c, os.NewSyscallError("socket", err))
+		return
+	}
+	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	if err := unix.Connect(fd, l.sa); err != nil && err != unix.EINPROGRESS && err != unix.EINTR {
+		// (After EINTR the connect goes on, as after EINPROGRESS.)
+		unix.Close(fd)
+		l.handBack(c, os.NewSyscallError("connect", err))
+		return
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLOUT, Fd: int32(c.ev.slot)}
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		unix.Close(fd)
+		l.handBack(c, os.NewSyscallError("epoll_ctl", err))
+		return
+	}
+	c.ev.connecting, c.ev.cfd, c.ev.connSince = true, fd, l.e.now()
+}
+
+// handBack hands c's failed connect to the loop's next round (see
+// startConnect): the dial channel has room for one dial per conn.
+func (l *evloop) handBack(c *conn, err error) {
+	l.dials <- dialResult{c: c, fd: -1, err: l.dialError(err)}
+	one := [8]byte{1}
+	_, _ = unix.Write(l.wakeFd, one[:])
+}
+
+// finishConnect takes up c's connect once epoll has reported its socket:
+// connected, or failed (SO_ERROR says which).
+func (l *evloop) finishConnect(c *conn, now int64) {
+	fd := c.ev.cfd
+	soErr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	switch {
+	case err != nil:
+		err = os.NewSyscallError("getsockopt", err)
+	case soErr != 0:
+		err = os.NewSyscallError("connect", unix.Errno(soErr))
+	}
+	if err != nil {
+		l.connectFailed(c, err, now)
+		return
+	}
+	c.ev.connecting, c.ev.cfd = false, -1
+	l.dialing--
+	l.dialed(dialResult{c: c, fd: fd, watched: true}, now)
+}
+
+// connectFailed ends c's connect under way with err.
+func (l *evloop) connectFailed(c *conn, err error, now int64) {
+	unix.Close(c.ev.cfd) // which takes it off the epoll set
+	c.ev.connecting, c.ev.cfd = false, -1
+	l.dialing--
+	l.dialed(dialResult{c: c, fd: -1, err: l.dialError(err)}, now)
+}
+
+// dialError is err as net.Dial would give it (*net.OpError, Op "dial"),
+// so that a failed connect is counted and described as a failed dial.
+func (l *evloop) dialError(err error) error {
+	return &net.OpError{Op: "dial", Net: "tcp", Addr: l.addr, Err: err}
+}
+
+// learnTarget takes the address fd's connection reached, which net.Dial
+// resolved from the target and chose among its addresses, for the loop's
+// own connects: every later one goes there without a lookup.
+func (l *evloop) learnTarget(fd int) {
+	sa, err := unix.Getpeername(fd)
+	if err != nil {
+		return
+	}
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		l.sa, l.family = a, unix.AF_INET
+		l.addr = &net.TCPAddr{IP: net.IPv4(a.Addr[0], a.Addr[1], a.Addr[2], a.Addr[3]), Port: a.Port}
+	case *unix.SockaddrInet6:
+		l.sa, l.family = a, unix.AF_INET6
+		l.addr = &net.TCPAddr{IP: append(net.IP(nil), a.Addr[:]...), Port: a.Port}
+	}
 }

@@ -59,11 +59,17 @@ func (l *evloop) waitingSince(o *outcome) int64 {
 }
 
 // prepare builds c's request in flight, sent at c.o.sent, with the time
-// its client still waits in the deadline header where the model sends it.
+// its client still waits in the deadline header where the model sends it,
+// and a retry's attempt number (2 for the first retry) where the model
+// marks retries.
 func (l *evloop) prepare(c *conn) {
-	if l.e.cfg.Client.SendDeadline {
+	m := &l.e.cfg.Client
+	if m.SendDeadline {
 		left := int64(l.attemptTimeout) - (c.o.sent - l.waitingSince(&c.o))
 		c.rt.deadlineMs = max(left/int64(time.Millisecond), 1)
+	}
+	if m.MarkRetries {
+		c.rt.attemptNo = int64(c.o.attempt) + 1
 	}
 	c.o.bytesOut = c.rt.prepare(c.o.op, c.o.key)
 }
@@ -74,7 +80,7 @@ func (l *evloop) prepare(c *conn) {
 // client decides on a retry as for any timeout.
 func (l *evloop) expire(a attempt, now int64) {
 	o := outcome{seq: a.seq, key: a.key, op: a.op, intended: a.at, sent: now, end: now, attempt: a.n,
-		err: errClientTimeout, flags: flagNotSent}
+		err: errClientTimeout, flags: flagNotSent | l.connWait(a.at)}
 	l.decide(&o, 0)
 	l.unsent.add(&o)
 }

@@ -250,7 +250,7 @@ func (e *fastEngine) resend(c *conn) error {
 	if err := c.rt.dial(); err != nil {
 		return err
 	}
-	e.reconnects.Add(1)
+	e.reconnected()
 	c.o.sent = e.now()
 	c.started.Store(c.o.sent + 1)
 	_ = c.rt.write() // a failure shows in the next awaitResponse
@@ -267,7 +267,7 @@ func (e *fastEngine) reconnect(c *conn) {
 		c.dead = true
 		return
 	}
-	e.reconnects.Add(1)
+	e.reconnected()
 }
 
 // redialAndSend sends the request handed to dead conn c: it dials, and if
@@ -280,7 +280,7 @@ func (e *fastEngine) redialAndSend(c *conn) bool {
 	err := c.rt.dial()
 	if err == nil {
 		c.dead, c.served = false, 0
-		e.reconnects.Add(1)
+		e.reconnected()
 		o.bytesOut = c.rt.prepare(o.op, o.key)
 		o.sent = e.now()
 		c.started.Store(o.sent + 1)

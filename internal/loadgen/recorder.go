@@ -51,6 +51,13 @@ const (
 	// flagRunEnded (with flagNotSent): a retry still waiting for its
 	// backoff when the run ended; otherwise the throttle refused it.
 	flagRunEnded
+	// flagConnWait: the attempt waited for a connection before it was
+	// sent or expired: it fell due while every connection was busy
+	// waiting on the server (the event loop found none idle at or after
+	// its time), or its connection had to be dialled again first. Its
+	// send lag is then the server's doing, not the loader's. Set with or
+	// without a client model, by the event loop only.
+	flagConnWait
 )
 
 // record is one request's outcome as the collector receives it. It holds

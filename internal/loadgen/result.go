@@ -38,6 +38,17 @@ type Result struct {
 	ErrorCount int64
 	// Late counts sends that started more than 1 ms after schedule.
 	Late int64
+	// ConnWaits counts the attempts that waited for a connection (every
+	// connection busy waiting on the server, or theirs being dialled
+	// again), sent or expired unsent; OwnLate the sends that did not and
+	// still started more than 1 ms after schedule: the loader's own lag.
+	// Only the fast engine's event loop tells the two apart (OwnLagKnown);
+	// elsewhere both are 0.
+	ConnWaits, OwnLate int64
+	// OwnLagKnown: the engine told the sends that waited for a connection
+	// from those it was late with itself (ConnWaits, OwnLate and each
+	// Interval's ConnWaits, OwnLagP99Us).
+	OwnLagKnown bool
 
 	BytesIn, BytesOut int64
 	// ConnsStart and ConnsPeak are the connections (vegeta: workers) at the
@@ -163,9 +174,14 @@ func (r *Result) Warnings() []string {
 			w = append(w, fmt.Sprintf("%d of %d scheduled requests were never sent (interrupted, or still queued when the drain time -timeout ran out)", u, r.Planned))
 		}
 		if r.Late > 0 && float64(r.Late) > 0.001*float64(r.Sent) {
-			w = append(w, fmt.Sprintf("%d requests (%.2f%%) were sent more than %v behind schedule (send lag p99 %s, max %s): corrected latencies include that wait, uncorrected ones do not",
+			whose := ""
+			if r.OwnLagKnown {
+				whose = fmt.Sprintf("; %d of them waited for a connection (every one busy on the server, or being dialled again), %d were the loader's own lag",
+					r.Late-r.OwnLate, r.OwnLate)
+			}
+			w = append(w, fmt.Sprintf("%d requests (%.2f%%) were sent more than %v behind schedule (send lag p99 %s, max %s%s): corrected latencies include that wait, uncorrected ones do not",
 				r.Late, 100*float64(r.Late)/float64(r.Sent), lateThreshold,
-				latency.FormatMicros(r.SendLag.ValueAtPercentile(99)), latency.FormatMicros(r.SendLag.Max())))
+				latency.FormatMicros(r.SendLag.ValueAtPercentile(99)), latency.FormatMicros(r.SendLag.Max()), whose))
 		}
 	}
 	if r.ConnsPeak > r.ConnsStart {

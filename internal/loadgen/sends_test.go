@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvpool/kvpool/internal/api"
+	"github.com/kvpool/kvpool/internal/latency"
 )
 
 // The series counts sends by send time and answers by end time, and from
@@ -62,7 +64,7 @@ func TestSendLagHistogramsCloseAfterTheTimeout(t *testing.T) {
 	assert.Equal(t, int64(11), lagGrace(10*time.Second, 200*time.Millisecond))
 	for k := range int64(100) {
 		sent := k * int64(time.Second)
-		s.record(sent, sent+int64(time.Millisecond), k*int64(time.Millisecond))
+		s.record(sent, sent+int64(time.Millisecond), k*int64(time.Millisecond), false)
 		s.closeThrough(k - 2) // as the collector's ticker does
 		assert.LessOrEqual(t, len(s.open), 6, "second %d", k)
 	}
@@ -85,4 +87,52 @@ func TestSeriesCountsConnectionsByTheirOpening(t *testing.T) {
 		got = append(got, p.Conns)
 	}
 	assert.Equal(t, []int{2, 4, 4}, got, "opened before the start, in the second interval, at its very end")
+}
+
+// The loader's own lag is the lag of the sends that found a connection
+// free; a send or an expiry that waited for one counts in ConnWaits, by
+// when it was sent or expired, and in no own-lag figure.
+func TestSeriesTellsConnectionWaitsFromTheLoadersOwnLag(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	cfg := DefaultConfig()
+	cfg.Interval, cfg.Out, cfg.KeepResults = 100*time.Millisecond, "", false
+	cfg.Client.Timeout = 50 * time.Millisecond
+	rec := newRecorder(&cfg)
+	add := func(seq uint64, intended, sent, end int64, flags uint8) {
+		o := outcome{seq: seq, op: api.Get, code: 200, intended: intended, sent: sent, end: end, flags: flags}
+		rec.add(&o)
+	}
+	// Interval 0: three sent 5 ms late with a connection free, two 30 ms
+	// late after waiting for one.
+	for i := range int64(3) {
+		add(uint64(i), 10*ms, 15*ms, 20*ms, 0)
+	}
+	add(3, 10*ms, 40*ms, 45*ms, flagConnWait)
+	add(4, 10*ms, 40*ms, 45*ms, flagConnWait)
+	// Interval 1: one expired unsent after waiting for a connection, one
+	// sent on time.
+	add(5, 60*ms, 110*ms, 110*ms, flagConnWait|flagNotSent|flagTimeout)
+	add(6, 150*ms, 150*ms, 151*ms, 0)
+	res := &Result{Config: cfg, Start: time.Now()}
+	res.merge([]*recorder{rec})
+
+	require.Len(t, res.Intervals, 2)
+	assert.Equal(t, int64(3), res.ConnWaits)
+	assert.Equal(t, int64(3), res.OwnLate, "the three sent 5 ms late with a connection free")
+	assert.Equal(t, int64(5), res.Late)
+	assert.Equal(t, []int64{2, 1}, []int64{res.Intervals[0].ConnWaits, res.Intervals[1].ConnWaits})
+	assert.InEpsilon(t, 5_000, res.Intervals[0].OwnLagP99Us, 0.02, "the own lag leaves out the 30 ms waits")
+	assert.InEpsilon(t, 30_000, res.Intervals[0].SendLagP99Us, 0.02, "the send lag holds them")
+	assert.LessOrEqual(t, res.Intervals[1].OwnLagP99Us, 1.0, "sent on time")
+}
+
+// The warning about late sends says whose lag it was, where the engine
+// told them apart.
+func TestLateWarningSaysWhoseLagItWas(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Rate, cfg.Duration = 1000, time.Second
+	r := &Result{Config: cfg, Elapsed: time.Second, Sent: 1000, Late: 100, OwnLate: 30, OwnLagKnown: true, SendLag: latency.New()}
+	assert.Contains(t, strings.Join(r.Warnings(), "\n"), "100 requests (10.00%) were sent more than 1ms behind schedule (send lag p99 0.00us, max 0.00us; 70 of them waited for a connection (every one busy on the server, or being dialled again), 30 were the loader's own lag)")
+	r.OwnLagKnown = false
+	assert.NotContains(t, strings.Join(r.Warnings(), "\n"), "waited for a connection")
 }

@@ -30,6 +30,9 @@ type rawConn struct {
 	// X-Request-Timeout-Ms: how long its client waits for the answer,
 	// so that the server can drop work nobody waits for.
 	deadlineMs int64
+	// attemptNo, if 2 or more, is sent as X-Envoy-Attempt-Count: the
+	// request is that attempt, a retry (Config.Client.MarkRetries).
+	attemptNo int64
 
 	conn net.Conn
 	cur  atomic.Pointer[net.Conn] // conn, for abort from the watchdog
@@ -75,6 +78,10 @@ func (c *rawConn) prepare(op api.Method, key uint64) int {
 	if c.deadlineMs > 0 {
 		b = append(b, "\r\n"+api.HeaderRequestTimeout+": "...)
 		b = strconv.AppendInt(b, c.deadlineMs, 10)
+	}
+	if c.attemptNo >= 2 {
+		b = append(b, "\r\n"+api.HeaderAttemptCount+": "...)
+		b = strconv.AppendInt(b, c.attemptNo, 10)
 	}
 	out := 0
 	if op == api.Put {

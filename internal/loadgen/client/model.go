@@ -58,6 +58,12 @@ type Model struct {
 	// X-Request-Timeout-Ms header, so that the server can drop work
 	// whose client has gone.
 	SendDeadline bool `json:"send_deadline,omitempty"`
+	// MarkRetries sends each retry's attempt number (2 for the first
+	// retry) in the X-Envoy-Attempt-Count header, as clients behind Envoy
+	// or gRPC stacks do, so that the server can tell retries from first
+	// tries. First tries carry nothing. Without retries it changes
+	// nothing.
+	MarkRetries bool `json:"mark_retries,omitempty"`
 }
 
 // RetryOn is a set of retryable outcomes.
@@ -138,11 +144,14 @@ func (m *Model) Retrying() bool { return m.Retries > 0 }
 
 // IsZero reports whether m is the classic client (no timeout of its own,
 // no retries, no throttle, no deadline header). -backoff none spelled
-// out is the same client.
+// out is the same client, and so is -mark-retries without retries.
 func (m *Model) IsZero() bool {
 	c := *m
 	if c.Backoff == BackoffNone {
 		c.Backoff = ""
+	}
+	if c.Retries <= 0 {
+		c.MarkRetries = false
 	}
 	return c == Model{}
 }
@@ -203,6 +212,9 @@ func (m Model) String() string {
 	if m.Throttle > 0 {
 		parts = append(parts, fmt.Sprintf("throttle K=%g", m.Throttle))
 	}
+	if m.Retries > 0 && m.MarkRetries {
+		parts = append(parts, "retries marked")
+	}
 	if m.SendDeadline {
 		parts = append(parts, "deadline header")
 	}
@@ -210,7 +222,8 @@ func (m Model) String() string {
 }
 
 // The lab's named client populations (-clients), from the classic client
-// to one with every defence; each adds one thing to the one before
+// to one with every defence: none and untuned have none (untuned retries
+// hardest); from retry on each adds one thing to the one before
 // (throttle adds its throttle to backoff, not to budget, so that budget
 // and throttle compare as the two ways of bounding retries).
 var named = []struct {
@@ -218,19 +231,34 @@ var named = []struct {
 	m    Model
 }{
 	{"none", Model{}},
+	{"untuned", untunedModel},
 	{"retry", retryModel},
 	{"backoff", backoffModel},
 	{"budget", with(backoffModel, func(m *Model) { m.Budget = 0.2 })},
 	{"throttle", with(backoffModel, func(m *Model) { m.Throttle = 2 })},
 }
 
-// retryModel is a typical naive client: it gives up after a second and
-// tries twice more at once on a 503 or a timeout.
-var retryModel = Model{
-	Timeout: time.Second,
-	Retries: 2,
+// untunedModel is the retry loop of a typical hand-written client: it
+// gives up after half a second and tries up to five times more at once
+// on a 503 or a timeout, with no jitter, no Retry-After, no budget and no
+// throttle: under overload it sends up to six attempts per request.
+var untunedModel = Model{
+	Timeout: 500 * time.Millisecond,
+	Retries: 5,
 	RetryOn: RetryOn{Status503: true, Timeout: true},
 	Backoff: BackoffNone,
+}
+
+// retryModel is a typical naive client: it gives up after a second and
+// tries twice more at once on a 503 or a timeout. Like the clients behind
+// Envoy or a gRPC stack, it marks its retries (so do the populations
+// built on it; untuned and none do not).
+var retryModel = Model{
+	Timeout:     time.Second,
+	Retries:     2,
+	RetryOn:     RetryOn{Status503: true, Timeout: true},
+	Backoff:     BackoffNone,
+	MarkRetries: true,
 }
 
 // backoffModel is retryModel made polite: exponential backoff with full

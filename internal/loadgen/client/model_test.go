@@ -10,7 +10,7 @@ import (
 )
 
 func TestNamed(t *testing.T) {
-	assert.Equal(t, []string{"none", "retry", "backoff", "budget", "throttle"}, Names())
+	assert.Equal(t, []string{"none", "untuned", "retry", "backoff", "budget", "throttle"}, Names())
 	for _, name := range Names() {
 		m, err := Named(name)
 		require.NoError(t, err, name)
@@ -19,8 +19,10 @@ func TestNamed(t *testing.T) {
 	none, _ := Named("none")
 	assert.True(t, none.IsZero())
 
+	untuned, _ := Named("untuned")
+	assert.Equal(t, Model{Timeout: 500 * time.Millisecond, Retries: 5, RetryOn: RetryOn{Status503: true, Timeout: true}, Backoff: BackoffNone}, untuned)
 	retry, _ := Named("retry")
-	assert.Equal(t, Model{Timeout: time.Second, Retries: 2, RetryOn: RetryOn{Status503: true, Timeout: true}, Backoff: BackoffNone}, retry)
+	assert.Equal(t, Model{Timeout: time.Second, Retries: 2, RetryOn: RetryOn{Status503: true, Timeout: true}, Backoff: BackoffNone, MarkRetries: true}, retry)
 	backoff, _ := Named("backoff")
 	want := retry
 	want.Backoff, want.BackoffBase, want.BackoffCap, want.RetryAfter = BackoffExp, 10*time.Millisecond, time.Second, true
@@ -34,7 +36,7 @@ func TestNamed(t *testing.T) {
 
 	_, err := Named("polite")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `-clients "polite" is not one of none, retry, backoff, budget, throttle`)
+	assert.Contains(t, err.Error(), `-clients "polite" is not one of none, untuned, retry, backoff, budget, throttle`)
 
 	names := Names()
 	names[0] = "changed"
@@ -76,10 +78,11 @@ func TestModelString(t *testing.T) {
 		assert.Equal(t, want, m.String(), name)
 	}
 	f("none", "no retries")
-	f("retry", "timeout 1s, 2 retries on 503,timeout")
-	f("backoff", "timeout 1s, 2 retries on 503,timeout, exp backoff 10ms–1s, Retry-After")
-	f("budget", "timeout 1s, 2 retries on 503,timeout, exp backoff 10ms–1s, Retry-After, budget 20%")
-	f("throttle", "timeout 1s, 2 retries on 503,timeout, exp backoff 10ms–1s, Retry-After, throttle K=2")
+	f("untuned", "timeout 500ms, 5 retries on 503,timeout")
+	f("retry", "timeout 1s, 2 retries on 503,timeout, retries marked")
+	f("backoff", "timeout 1s, 2 retries on 503,timeout, exp backoff 10ms–1s, Retry-After, retries marked")
+	f("budget", "timeout 1s, 2 retries on 503,timeout, exp backoff 10ms–1s, Retry-After, budget 20%, retries marked")
+	f("throttle", "timeout 1s, 2 retries on 503,timeout, exp backoff 10ms–1s, Retry-After, throttle K=2, retries marked")
 	all := Model{Timeout: time.Second, Retries: 2, Backoff: BackoffExp, BackoffBase: 10 * time.Millisecond, BackoffCap: time.Second,
 		RetryAfter: true, Budget: 0.2, Throttle: 2, SendDeadline: true}
 	assert.Equal(t, "timeout 1s, 2 retries on 503,timeout, exp backoff 10ms–1s, Retry-After, budget 20%, throttle K=2, deadline header", all.String())
@@ -121,8 +124,24 @@ func TestModelJSON(t *testing.T) {
 	b, err := json.Marshal(m)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"timeout_ns":1000000000,"retries":2,"retry_on":{"503":true,"timeout":true,"error":true},"backoff":"exp",
-		"backoff_base_ns":10000000,"backoff_cap_ns":1000000000,"retry_after":true,"budget":0.2,"throttle":2,"send_deadline":true}`, string(b))
+		"backoff_base_ns":10000000,"backoff_cap_ns":1000000000,"retry_after":true,"budget":0.2,"throttle":2,"send_deadline":true,
+		"mark_retries":true}`, string(b))
 	var back Model
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, m, back)
+}
+
+// Retries are marked on the wire where the model says so: the named
+// populations behind a proxy or an RPC stack do, untuned and none do not;
+// without retries the mark is no model at all.
+func TestMarkRetries(t *testing.T) {
+	for _, name := range Names() {
+		m, err := Named(name)
+		require.NoError(t, err)
+		want := name != "none" && name != "untuned"
+		assert.Equal(t, want, m.MarkRetries, name)
+	}
+	assert.True(t, (&Model{MarkRetries: true}).IsZero(), "nothing to mark without retries")
+	assert.False(t, (&Model{Retries: 1, MarkRetries: true}).IsZero())
+	assert.Equal(t, "1 retry on 503,timeout, retries marked", Model{Retries: 1, MarkRetries: true}.String())
 }

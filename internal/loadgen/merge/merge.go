@@ -237,7 +237,7 @@ func combine(runs []run) (*loadgen.Result, error) {
 		Codes: map[int]int64{}, Errors: map[string]int64{},
 	}
 	res.Start = s0.StartedAt
-	pinned := true
+	pinned, ownLagKnown := true, true
 	for _, r := range runs {
 		s := r.sum
 		for _, h := range []struct {
@@ -260,6 +260,9 @@ func combine(runs []run) (*loadgen.Result, error) {
 		res.Planned += s.Planned
 		res.Sent += s.Sent
 		res.Late += s.Late
+		res.ConnWaits += s.ConnWaits
+		res.OwnLate += s.OwnLate
+		ownLagKnown = ownLagKnown && s.OwnLagKnown
 		res.ErrorCount += s.Errors
 		res.BytesIn += s.BytesIn
 		res.BytesOut += s.BytesOut
@@ -296,7 +299,7 @@ func combine(runs []run) (*loadgen.Result, error) {
 			res.Clients.Add(*s.Clients)
 		}
 	}
-	res.Pinned = pinned
+	res.Pinned, res.OwnLagKnown = pinned, ownLagKnown
 	// Elapsed and SendSpan run from the earliest start to the latest end.
 	for _, r := range runs {
 		off := r.sum.StartedAt.Sub(res.Start)
@@ -342,8 +345,10 @@ func mergeLogs(runs []run, out string, res *loadgen.Result) ([]loadgen.Interval,
 			return nil, err
 		}
 	}
-	// The series: responses and errors summed per interval, percentiles
-	// from the merged corrected histograms.
+	// The series: responses, errors, connection waits and reconnects
+	// summed per interval, percentiles from the merged corrected
+	// histograms. (A p99 of the shards' own send lag cannot be merged
+	// from their p99s: OwnLagP99Us is left 0.)
 	series := make([]loadgen.Interval, len(merged[0]))
 	for i, h := range merged[0] {
 		p := &series[i]
@@ -352,11 +357,16 @@ func mergeLogs(runs []run, out string, res *loadgen.Result) ([]loadgen.Interval,
 	}
 	for _, r := range runs {
 		for i, pt := range r.sum.Series {
-			if i < len(series) {
-				series[i].Responses += pt.Responses
-				series[i].Errors += pt.Errors
-				series[i].Rate += pt.Rate
+			if i == len(series) {
+				// A run's last points may hold only what came after its
+				// last response (reconnects, attempts expired unsent).
+				series = append(series, loadgen.Interval{StartS: float64(int64(i)*interval) / 1e9, LengthS: float64(interval) / 1e9})
 			}
+			series[i].Responses += pt.Responses
+			series[i].Errors += pt.Errors
+			series[i].Rate += pt.Rate
+			series[i].ConnWaits += pt.ConnWaits
+			series[i].Reconnects += pt.Reconnects
 		}
 	}
 	return series, nil

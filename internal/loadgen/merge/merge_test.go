@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+	"github.com/valyala/fasthttp"
 
 	"github.com/kvpool/kvpool/internal/latency"
 	"github.com/kvpool/kvpool/internal/loadgen"
@@ -210,4 +211,50 @@ func attackWithClients(t *testing.T, url, dir string, seed uint64) *loadgen.Resu
 	require.NoError(t, err)
 	require.NoError(t, report.WriteFiles(dir, res, nil))
 	return res
+}
+
+// Two loaders whose one connection the server holds longer than the
+// schedule allows and closes after every third answer, merged: their
+// waits for a connection and their reconnects are added, in all and
+// interval by interval.
+func TestMergeAddsConnectionWaitsAndReconnects(t *testing.T) {
+	slow := func(ctx *fasthttp.RequestCtx) {
+		time.Sleep(10 * time.Millisecond) // the slow server under test, not synchronisation
+		bareserver.Handler(ctx)
+	}
+	url := loadgentest.Serve(t, &fasthttp.Server{MaxRequestsPerConn: 3, Handler: slow})
+	base := t.TempDir()
+	var halves [2]*loadgen.Result
+	dirs := []string{filepath.Join(base, "a"), filepath.Join(base, "b")}
+	var wg sync.WaitGroup
+	for i, dir := range dirs {
+		wg.Go(func() {
+			c := loadgen.DefaultConfig()
+			c.Target, c.Rate, c.Duration = url, 200, 250*time.Millisecond
+			c.Conns, c.MaxConns, c.Progress, c.Seed = 1, 1, 0, uint64(i+1)
+			c.Workload.Keys = 1000
+			c.Out, c.Interval = dir, 100*time.Millisecond
+			res, err := loadgen.Run(context.Background(), c, nil)
+			require.NoError(t, err)
+			require.NoError(t, report.WriteFiles(dir, res, nil))
+			halves[i] = res
+		})
+	}
+	wg.Wait()
+	for i, h := range halves {
+		require.Positive(t, h.ConnWaits, "loader %d: its one connection was busy as requests fell due", i)
+		require.Positive(t, h.Reconnects, "loader %d", i)
+	}
+	m, err := Runs(dirs, filepath.Join(base, "merged"))
+	require.NoError(t, err)
+	assert.Equal(t, halves[0].ConnWaits+halves[1].ConnWaits, m.ConnWaits)
+	assert.Equal(t, halves[0].OwnLate+halves[1].OwnLate, m.OwnLate)
+	assert.Equal(t, halves[0].Reconnects+halves[1].Reconnects, m.Reconnects)
+	assert.Equal(t, halves[0].OwnLagKnown && halves[1].OwnLagKnown, m.OwnLagKnown)
+	var waits, reconnects int64
+	for _, p := range m.Intervals {
+		waits, reconnects = waits+p.ConnWaits, reconnects+p.Reconnects
+	}
+	assert.Equal(t, m.ConnWaits, waits, "the merged series add up to the total")
+	assert.Equal(t, m.Reconnects, reconnects, "the merged series add up to the total")
 }

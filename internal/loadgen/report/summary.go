@@ -56,6 +56,14 @@ type Summary struct {
 	Sent    int64  `json:"sent"`
 	Unsent  int64  `json:"unsent"`
 	Late    int64  `json:"late_sends"`
+	// ConnWaits are the attempts that waited for a connection (every
+	// one busy waiting on the server, or theirs being dialled again),
+	// OwnLate the sends that did not and still started over 1 ms late:
+	// the loader's own lag. OwnLagKnown: the engine told the two apart
+	// (the fast engine's event loop); without it both are 0.
+	ConnWaits   int64 `json:"conn_waits"`
+	OwnLate     int64 `json:"own_late_sends"`
+	OwnLagKnown bool  `json:"own_lag_known"`
 
 	StatusCodes map[string]int64 `json:"status_codes"` // "0" = no response
 	Errors      int64            `json:"errors"`
@@ -151,6 +159,7 @@ func Summarize(r *loadgen.Result, server map[string]string) Summary {
 		AskedRate: c.AskedRate(), DurationS: c.Duration.Seconds(), ElapsedS: r.Elapsed.Seconds(), SendSpanS: r.SendSpan.Seconds(),
 		AchievedRate: r.AchievedRate(), SendRate: r.SendRate(),
 		Planned: r.Planned, Sent: r.Sent, Unsent: r.Unsent(), Late: r.Late,
+		ConnWaits: r.ConnWaits, OwnLate: r.OwnLate, OwnLagKnown: r.OwnLagKnown,
 		StatusCodes: map[string]int64{}, Errors: r.ErrorCount, ErrorRate: r.ErrorRate(), ErrorKinds: r.Errors,
 		Corrected: latency.Summarize(r.Corrected), Uncorrected: latency.Summarize(r.Uncorrected), SendLag: latency.Summarize(r.SendLag),
 		IntervalS: c.Interval.Seconds(), Series: r.Intervals, VegetaLatency: c.VegetaLatency,

@@ -3,6 +3,9 @@ package saturate
 import (
 	"fmt"
 	"strconv"
+	"time"
+
+	"github.com/kvpool/kvpool/internal/loadgen"
 )
 
 // Busy is the share of its CPUs at which a process counts as out of CPU.
@@ -20,13 +23,81 @@ type Evidence struct {
 	LoaderCPUShare float64
 	LoaderCPUs     int
 	// ServerCPUShare is the server's CPU time over the step divided by
-	// elapsed × ServerCPUs; negative: unknown.
+	// elapsed × ServerCPUs; negative: unknown. It decides nothing (a
+	// server that waits on its store reaches its limit with idle CPU);
+	// why gives it.
 	ServerCPUShare float64
 	ServerCPUs     int
 	// Shared: the loader and the server run on the same CPUs (neither
-	// pinned apart), so each share is of the one set, and what one uses
-	// the other cannot.
+	// pinned apart), so each share is of the one set; why says so.
 	Shared bool
+
+	// The loader's own evidence, from its per-interval series
+	// (LoaderEvidence). OwnLagKnown: its engine told the sends that
+	// waited for a connection from those it was late with itself (the
+	// fast engine's event loop). Of Judged intervals (the step's, its
+	// warm-up left out), OwnLate are those in which the p99 send lag of
+	// the sends that found a connection free was over LagTolerance;
+	// OwnLagP99 is the highest such p99 of them.
+	OwnLagKnown  bool
+	Judged       int
+	OwnLate      int
+	OwnLagP99    time.Duration
+	LagTolerance time.Duration
+	// ConnWaits counts the attempts that waited for a connection (every
+	// connection busy waiting on the server, or theirs being dialled
+	// again); ConnsPeak is the most connections the loader had open,
+	// MaxConns the cap (-max-conns; 0: unknown).
+	ConnWaits int64
+	ConnsPeak int
+	MaxConns  int
+}
+
+// LagTolerance is how late the loader's own sends may be, at p99 over an
+// interval, before the interval counts as one the loader fell behind in:
+// the tolerance of the step's backlog (Config.BacklogTolerance), a tenth
+// of the SLO, at least 1 ms.
+func LagTolerance(slo time.Duration) time.Duration {
+	return max(slo/10, time.Millisecond)
+}
+
+// LoaderEvidence is the loader's own part of a step's Evidence, from its
+// run res: its intervals within the schedule, the first (the warm-up)
+// left out, judged against tol (LagTolerance); ConnWaits, ConnsPeak and
+// MaxConns. The caller fills in the verdict and the CPU shares.
+func LoaderEvidence(res *loadgen.Result, tol time.Duration) Evidence {
+	m := len(res.Intervals)
+	if iv := res.Config.Interval; iv > 0 && res.Config.Duration > 0 {
+		m = min(m, max(int(res.Config.Duration/iv), 2))
+	}
+	e := Evidence{OwnLagKnown: res.OwnLagKnown, LagTolerance: tol,
+		ConnWaits: res.ConnWaits, ConnsPeak: res.ConnsPeak, MaxConns: res.Config.MaxConns}
+	if m > 1 {
+		e.Judged = m - 1
+		e.OwnLate, e.OwnLagP99 = ownLate(SecondsOf(res)[1:m], tol)
+	}
+	return e
+}
+
+// ownLate counts the intervals of judged whose own send lag's p99 was
+// over tol, and returns the highest of those p99s.
+func ownLate(judged []Second, tol time.Duration) (late int, worst time.Duration) {
+	for _, p := range judged {
+		worst = max(worst, p.OwnLagP99)
+		if p.OwnLagP99 > tol {
+			late++
+		}
+	}
+	return late, worst
+}
+
+// ownLagGrew is the rule that calls falling behind the loader's: its own
+// sends (those that found a connection free) were late, at p99 over the
+// lag tolerance, in more of the judged intervals than the step's judge
+// forgives (HoldShare: one of ten). A hiccup of one interval is not the
+// loader's limit; a loader that cannot keep up is late in most.
+func (e Evidence) ownLagGrew() bool {
+	return e.OwnLagKnown && e.OwnLate > allowedBad(e.Judged)
 }
 
 // Bound decides whether a step was loader-bound: its failure says what
@@ -35,27 +106,29 @@ type Evidence struct {
 //
 //   - the loader used Busy (90 %) or more of its CPUs, whatever failed
 //     (its latencies include its own queueing), or
-//   - it fell behind while the server stayed under Busy of its CPUs: the
-//     server had room, the sends did not come (a hiccup of the loader or
-//     the machine, or the loader's own limit).
+//   - it fell behind while it had connections free and its own sends
+//     were late: the p99 send lag of the sends that did not wait for a
+//     connection was over the lag tolerance (LagTolerance) in more of
+//     the judged intervals than the step's judge forgives (ownLagGrew).
 //
 // Every other failure is the server's: p99 over the SLO or errors with the
-// loader under Busy, or falling behind with the server at Busy or more.
-// With the server's share unknown only the first rule can decide, and a
-// step that fell behind is read as the server's; why says so. A step that
-// passed is never loader-bound (why is empty). why reads after "at N
-// req/s".
-//
-// Where the two share their CPUs (Shared), the server cannot reach Busy of
-// them while the loader runs beside it, so the second rule looks at both
-// together: a step that fell behind with the shared CPUs under Busy in all
-// was loader-bound (the CPUs had room, the sends did not come); with them
-// full, it is the limit of server and loader together on these CPUs, which
-// is what a saturation measured on shared CPUs means, and read as the
-// server's.
+// loader under Busy; falling behind because every connection was busy
+// waiting on the server (the client's pool exhausted; where the
+// connections reached the cap, why names -max-conns), or with the
+// loader's own sends on time. That holds whatever the server's CPU share:
+// a server that waits on its store (idle CPU, slow I/O) has reached its
+// own limit, and so has one that shares its CPUs with the loader and
+// finds them full while the loader sent on time. Where the loader's
+// engine does not tell its own lag apart (OwnLagKnown false) only the
+// first rule can decide, and a step that fell behind is read as the
+// server's; why says so. A step that passed is never loader-bound (why is
+// empty). why reads after "at N req/s".
 func Bound(e Evidence) (loaderBound bool, why string) {
 	loader := usage("the loader", e.LoaderCPUShare, e.LoaderCPUs)
 	server := usage("the server", e.ServerCPUShare, e.ServerCPUs)
+	if e.Shared {
+		server += " (the CPUs the loader runs on)"
+	}
 	switch {
 	case e.Pass:
 		return false, ""
@@ -66,18 +139,19 @@ func Bound(e Evidence) (loaderBound bool, why string) {
 		return true, fmt.Sprintf("the loader used %s of its %s: it ran out of CPU", shareText(e.LoaderCPUShare), cpusText(e.LoaderCPUs))
 	case !e.FellBehind:
 		return false, fmt.Sprintf("the server's answers failed (%s, %s): the server's limit", loader, server)
-	case e.ServerCPUShare < 0:
-		return false, fmt.Sprintf("fell behind with %s; the server's CPU is unknown, so only the loader's own share could show the loader's limit: read as the server's", loader)
-	case e.Shared && e.LoaderCPUShare >= 0 && e.ServerCPUShare+e.LoaderCPUShare < Busy:
-		return true, fmt.Sprintf("fell behind while the %s the server and the loader share were only %s busy (%s, %s): the loader did not send",
-			cpusText(e.ServerCPUs), shareText(e.ServerCPUShare+e.LoaderCPUShare), server, loader)
-	case e.Shared:
-		return false, fmt.Sprintf("fell behind with the %s the server and the loader share full (%s, %s): the limit of both together on these CPUs",
-			cpusText(e.ServerCPUs), server, loader)
-	case e.ServerCPUShare < Busy:
-		return true, fmt.Sprintf("fell behind while the server used only %s of its %s (%s): the loader did not send", shareText(e.ServerCPUShare), cpusText(e.ServerCPUs), loader)
+	case !e.OwnLagKnown:
+		return false, fmt.Sprintf("fell behind with %s, %s; the loader's engine does not tell its own send lag from waits for a connection, so only its CPU share could show the loader's limit: read as the server's", loader, server)
+	case e.ownLagGrew():
+		return true, fmt.Sprintf("fell behind while it had connections free: the loader's own sends were late (p99 over %s) in %d of %d intervals, at worst %s (%s, %s): the loader did not send",
+			shortDuration(e.LagTolerance), e.OwnLate, e.Judged, shortDuration(e.OwnLagP99), loader, server)
 	}
-	return false, fmt.Sprintf("fell behind with the server at %s of its %s (%s): the server's limit", shareText(e.ServerCPUShare), cpusText(e.ServerCPUs), loader)
+	own := fmt.Sprintf("the loader's own sends late (p99 over %s) in %d of %d intervals, at worst %s", shortDuration(e.LagTolerance), e.OwnLate, e.Judged, shortDuration(e.OwnLagP99))
+	if e.MaxConns > 0 && e.ConnsPeak >= e.MaxConns {
+		return false, fmt.Sprintf("fell behind with every connection busy at the cap -max-conns %d (%d attempts waited for a connection; %s; %s, %s): the server's limit",
+			e.MaxConns, e.ConnWaits, own, loader, server)
+	}
+	return false, fmt.Sprintf("fell behind with the loader's own sends on time (%s; %d attempts waited for a connection; %s, %s): the server's limit",
+		own, e.ConnWaits, loader, server)
 }
 
 // usage is "the loader at 42% of its 2 CPUs", or "the loader's CPU unknown".

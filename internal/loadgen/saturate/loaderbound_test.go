@@ -12,13 +12,21 @@ import (
 // outcome is how a lab's step goes: its kind and both sides' CPU shares
 // (of 16 CPUs each, as a 16-CPU loader against a 16-CPU server).
 type outcome struct {
-	kind           string // "held", "p99" (over the SLO every second) or "behind" (requests never sent)
+	// "held", "p99" (over the SLO every second), "behind" (requests
+	// never sent, the loader's own sends late every second: the loader
+	// did not send), "waited" (requests never sent, every connection
+	// busy at the cap, the loader's own sends on time: the server held
+	// them) or "slow" (requests never sent, connections to spare and the
+	// loader's own sends on time: the server answered too slowly).
+	kind           string
 	loader, server float64
 }
 
-func held(loader, server float64) outcome       { return outcome{"held", loader, server} }
-func overSLO(loader, server float64) outcome    { return outcome{"p99", loader, server} }
-func fellBehind(loader, server float64) outcome { return outcome{"behind", loader, server} }
+func held(loader, server float64) outcome           { return outcome{"held", loader, server} }
+func overSLO(loader, server float64) outcome        { return outcome{"p99", loader, server} }
+func fellBehind(loader, server float64) outcome     { return outcome{"behind", loader, server} }
+func connsExhausted(loader, server float64) outcome { return outcome{"waited", loader, server} }
+func serverSlow(loader, server float64) outcome     { return outcome{"slow", loader, server} }
 
 // lab is a measure function built from a world: how the attempt-th run
 // (0, then 1 for the re-test) of a phase at a rate goes. The step it
@@ -38,13 +46,22 @@ func (l *lab) measure(phase string, rate float64, length time.Duration) (Step, e
 	l.tries[key]++
 	iv := l.sc.Interval()
 	s := Step{Asked: rate, Length: length, Seconds: series(int(length/iv)+1, iv, rate, time.Millisecond),
-		LoaderCPUShare: o.loader, LoaderCPUs: 16, ServerCPUShare: o.server, ServerCPUs: 16}
+		LoaderCPUShare: o.loader, LoaderCPUs: 16, ServerCPUShare: o.server, ServerCPUs: 16,
+		OwnLagKnown: true, ConnsPeak: 64, MaxConns: 256}
 	switch o.kind {
 	case "p99":
 		for k := range s.Seconds {
 			s.Seconds[k].P99 = 2 * l.sc.SLO
 		}
 	case "behind":
+		s.Unsent = int64(rate / 10)
+		for k := range s.Seconds {
+			s.Seconds[k].OwnLagP99 = 10 * l.sc.BacklogTolerance()
+		}
+	case "waited":
+		s.Unsent = int64(rate / 10)
+		s.ConnsPeak, s.ConnWaits = s.MaxConns, int64(rate)
+	case "slow":
 		s.Unsent = int64(rate / 10)
 	}
 	return s, nil
@@ -84,10 +101,10 @@ func failures(steps []Step) []float64 {
 	return out
 }
 
-// One ramp step at 32,000 fell behind with both sides far under 90 % (a
-// hiccup). It is re-tested, the re-test holds, the rate counts as held,
-// and the ramp climbs on to the server's real limit, 60,000, where p99
-// fails with the server busy.
+// One ramp step at 32,000 fell behind, the loader's own sends late, with
+// both sides far under 90 % (a hiccup). It is re-tested, the re-test
+// holds, the rate counts as held, and the ramp climbs on to the server's
+// real limit, 60,000, where p99 fails with the server busy.
 func TestSearchRetestsAHiccupAndClimbsOn(t *testing.T) {
 	l := &lab{sc: DefaultConfig(), outcome: func(phase string, rate float64, attempt int) outcome {
 		switch {
@@ -110,14 +127,14 @@ func TestSearchRetestsAHiccupAndClimbsOn(t *testing.T) {
 	i := indexOf(sat.Steps, PhaseRamp, 32_000)
 	first, again := sat.Steps[i], sat.Steps[i+1]
 	assert.True(t, first.LoaderBound, "the hiccup reads as the loader's")
-	assert.Contains(t, first.BoundWhy, "fell behind while the server used only 40%")
+	assert.Contains(t, first.BoundWhy, "fell behind while it had connections free: the loader's own sends were late")
 	assert.True(t, again.Retry && again.Pass)
 	assert.Equal(t, 64_000.0, sat.Steps[i+2].Asked, "the ramp climbs on after a re-test that holds")
 }
 
 // A loader that cannot send above 30,000 (one event loop on 16 CPUs: its
-// share of its set stays low) while the server idles: every step above it
-// falls behind twice. The search sharpens the lower bound below the
+// share of its set stays low, its own sends late) while the server idles:
+// every step above it falls behind twice. The search sharpens the lower bound below the
 // loader's ceiling and ends as "≥", never as the server's limit.
 func TestSearchFellBehindTwiceEndsAsALowerBound(t *testing.T) {
 	l := &lab{sc: DefaultConfig(), outcome: func(phase string, rate float64, attempt int) outcome {
@@ -135,7 +152,7 @@ func TestSearchFellBehindTwiceEndsAsALowerBound(t *testing.T) {
 	assert.Greater(t, sat.LoaderCeiling, 30_000.0)
 	assert.Equal(t, sat.LoaderCeiling, sat.Bracket.Hi)
 	assert.Equal(t, 16, sat.LoaderCPUs)
-	assert.Contains(t, sat.Why, "fell behind while the server used only 30% of its 16 CPUs")
+	assert.Contains(t, sat.Why, "the loader's own sends were late (p99 over 10ms) in 10 of 10 intervals")
 	for _, s := range sat.Steps {
 		if !s.Pass {
 			assert.True(t, s.LoaderBound, "%v: every failure here is the loader's", s.Asked)
@@ -171,8 +188,10 @@ func TestSearchLoaderOutOfCPUEndsAsALowerBound(t *testing.T) {
 	assert.Equal(t, fmt.Sprintf("at %.0f req/s the loader used 95%% of its 16 CPUs (the server at 60%% of its 16 CPUs): it ran out of CPU", sat.LoaderCeiling), sat.Why)
 }
 
-// The server's limit stays a saturation: falling behind with the server
-// at 90 % or more, p99 over the SLO with the loader under 90 %, or falling
+// The server's limit stays a saturation, whatever its CPU share: falling
+// behind with every connection busy at the cap, or with connections free
+// and the loader's own sends on time (a server stalled on its store, its
+// CPU idle), p99 over the SLO with the loader under 90 %, or falling
 // behind with the server's CPU unknown. Every failure is re-tested.
 func TestSearchServerBoundFailureIsTheSaturation(t *testing.T) {
 	f := func(name string, fail outcome) {
@@ -192,9 +211,11 @@ func TestSearchServerBoundFailureIsTheSaturation(t *testing.T) {
 		assert.Equal(t, failures(sat.Steps), retests(t, sat.Steps), name)
 		assert.Greater(t, sat.Bracket.Hi, 45_000.0, name)
 	}
-	f("fell behind, server busy", fellBehind(0.40, 0.95))
+	f("fell behind, server busy", serverSlow(0.40, 0.95))
+	f("fell behind, server idle, sends on time", serverSlow(0.38, 0.35))
+	f("fell behind, connections exhausted", connsExhausted(0.30, 0.20))
 	f("p99, loader under 90%", overSLO(0.40, 0.20))
-	f("fell behind, server unknown", fellBehind(0.40, -1))
+	f("fell behind, server unknown", serverSlow(0.40, -1))
 }
 
 // A server-bound failure above a loader-bound one: the bracket is closed
@@ -253,7 +274,7 @@ func TestSearchJudgesTheValidation(t *testing.T) {
 	sat := f("loader out of CPU", always(overSLO(0.95, 0.40)), true, false, 6, "the validating run at")
 	assert.Contains(t, sat.Why, "the loader used 95%")
 	assert.Zero(t, sat.Rate)
-	f("loader fell behind", always(fellBehind(0.30, 0.40)), true, false, 6, "fell behind while the server used only 40%")
+	f("loader fell behind", always(fellBehind(0.30, 0.40)), true, false, 6, "fell behind while it had connections free")
 	sat = f("server-bound", always(overSLO(0.30, 0.99)), false, false, 6, "")
 	assert.Positive(t, sat.Candidate)
 	assert.Less(t, sat.Candidate, 10_000.0, "each failed validation took the search lower")

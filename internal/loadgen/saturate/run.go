@@ -74,6 +74,7 @@ func stepFrom(res *loadgen.Result, shared bool) Step {
 		P99Uncorr: latency.ValueAt(res.Uncorrected, 99),
 		Errors:    res.ErrorCount, ErrorRate: res.ErrorRate(), Unsent: res.Unsent(), CPUPerReq: res.CPUPerRequest(),
 		LoaderCPUShare: -1, LoaderCPUs: loaderCPUs(res), ServerCPUShare: -1, Shared: shared,
+		OwnLagKnown: res.OwnLagKnown, ConnWaits: res.ConnWaits, ConnsPeak: res.ConnsPeak, MaxConns: res.Config.MaxConns,
 	}
 	if cpu := res.CPU.Total(); cpu > 0 && res.Elapsed > 0 { // 0: getrusage failed
 		s.LoaderCPUShare = cpu.Seconds() / (res.Elapsed.Seconds() * float64(s.LoaderCPUs))
@@ -92,6 +93,7 @@ func SecondsOf(res *loadgen.Result) []Second {
 	for i, p := range res.Intervals {
 		out[i] = Second{T: p.StartS, Length: p.LengthS, Sent: p.Sent, Answered: p.Responses, Rate: p.Rate, Errors: p.Errors,
 			P50: us(p.P50Us), P99: us(p.P99Us), SendLagP99: us(p.SendLagP99Us), InFlight: p.InFlight, Conns: p.Conns,
+			OwnLagP99: us(p.OwnLagP99Us), ConnWaits: p.ConnWaits, Reconnects: p.Reconnects,
 			LoaderCPUShare: -1, ServerCPUShare: -1}
 	}
 	return out

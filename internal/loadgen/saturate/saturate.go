@@ -80,11 +80,11 @@ type Config struct {
 	// ServerCPU, if not nil, reads the server's cumulative CPU time and
 	// how many CPUs it may use; Run calls it just before and just after
 	// each step, and once an interval during it (never two at once). Nil,
-	// or an error, leaves the server's share unknown: then only the
-	// loader's own share can show a step loader-bound.
+	// or an error, leaves the server's share unknown. The share is shown
+	// beside each step and decides nothing (Bound).
 	ServerCPU func(ctx context.Context) (cpu time.Duration, cpus int, err error) `json:"-"`
-	// Shared: the loader and the server run on the same CPUs, so that a
-	// step that fell behind is judged by both shares together (Bound).
+	// Shared: the loader and the server run on the same CPUs; Bound's why
+	// says so.
 	Shared bool `json:"-"`
 }
 

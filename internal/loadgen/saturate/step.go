@@ -36,6 +36,18 @@ type Step struct {
 	ServerCPUPerReq time.Duration `json:"server_cpu_per_request_ns,omitempty"` // 0: unknown
 	// Shared: the loader and the server ran on the same CPUs.
 	Shared bool `json:"shared_cpus,omitempty"`
+	// The loader's own evidence (Evidence): whether its engine told its
+	// own send lag apart, the judged intervals its own sends were late
+	// in (p99 over LagTolerance) and the highest such p99, the attempts
+	// that waited for a connection, and the connections at most against
+	// their cap.
+	OwnLagKnown  bool          `json:"own_lag_known,omitempty"`
+	OwnLate      int           `json:"own_late_intervals"`
+	OwnLagP99    time.Duration `json:"own_lag_p99_ns"`
+	LagTolerance time.Duration `json:"lag_tolerance_ns"`
+	ConnWaits    int64         `json:"conn_waits"`
+	ConnsPeak    int           `json:"conns_peak"`
+	MaxConns     int           `json:"max_conns"`
 
 	// Seconds is the step's per-interval series, each interval with its
 	// verdict; Judged is how many were judged (all but the warm-up), OK
@@ -69,15 +81,22 @@ type Step struct {
 // SendLagP99 of the requests sent in it, InFlight and Conns at its end,
 // the CPU shares over it (negative: unknown).
 type Second struct {
-	T              float64       `json:"t_s"` // its start, seconds since the step's
-	Length         float64       `json:"length_s"`
-	Sent           int64         `json:"sent"`
-	Answered       int64         `json:"answered"`
-	Rate           float64       `json:"rate"` // answered per second
-	Errors         int64         `json:"errors"`
-	P50            time.Duration `json:"p50_corrected_ns"`
-	P99            time.Duration `json:"p99_corrected_ns"`
-	SendLagP99     time.Duration `json:"send_lag_p99_ns"`
+	T          float64       `json:"t_s"` // its start, seconds since the step's
+	Length     float64       `json:"length_s"`
+	Sent       int64         `json:"sent"`
+	Answered   int64         `json:"answered"`
+	Rate       float64       `json:"rate"` // answered per second
+	Errors     int64         `json:"errors"`
+	P50        time.Duration `json:"p50_corrected_ns"`
+	P99        time.Duration `json:"p99_corrected_ns"`
+	SendLagP99 time.Duration `json:"send_lag_p99_ns"`
+	// OwnLagP99 is the p99 send lag of the requests sent in it that
+	// found a connection free (the loader's own lag), ConnWaits the
+	// attempts that waited for one, Reconnects the connections dialled
+	// again in it (loadgen.Interval).
+	OwnLagP99      time.Duration `json:"own_lag_p99_ns"`
+	ConnWaits      int64         `json:"conn_waits"`
+	Reconnects     int64         `json:"reconnects"`
 	InFlight       int64         `json:"in_flight"`
 	Conns          int           `json:"conns"`
 	LoaderCPUShare float64       `json:"loader_cpu_share"`
@@ -100,7 +119,9 @@ const (
 func (s *Step) Evidence() Evidence {
 	return Evidence{Pass: s.Pass, FellBehind: s.FellBehind,
 		LoaderCPUShare: s.LoaderCPUShare, LoaderCPUs: s.LoaderCPUs,
-		ServerCPUShare: s.ServerCPUShare, ServerCPUs: s.ServerCPUs, Shared: s.Shared}
+		ServerCPUShare: s.ServerCPUShare, ServerCPUs: s.ServerCPUs, Shared: s.Shared,
+		OwnLagKnown: s.OwnLagKnown, Judged: s.Judged, OwnLate: s.OwnLate, OwnLagP99: s.OwnLagP99, LagTolerance: s.LagTolerance,
+		ConnWaits: s.ConnWaits, ConnsPeak: s.ConnsPeak, MaxConns: s.MaxConns}
 }
 
 // SecondsText is the per-interval verdict as the curve shows it: "9/10 s
@@ -126,7 +147,7 @@ func allowedBad(n int) int {
 // counts as growing: a tenth of the SLO (a backlog growing that fast would
 // take the p99 past the SLO within ten such steps), at least 1 ms.
 func (sc *Config) BacklogTolerance() time.Duration {
-	return max(sc.SLO/10, time.Millisecond)
+	return LagTolerance(sc.SLO)
 }
 
 // judge decides s from its intervals (the package comment's rule) and
@@ -184,6 +205,8 @@ func (sc *Config) judge(s *Step) {
 		}
 	}
 	s.Judged = m - 1
+	s.LagTolerance = sc.BacklogTolerance()
+	s.OwnLate, s.OwnLagP99 = ownLate(s.Seconds[1:m], s.LagTolerance)
 	bad := p99Bad + errBad + stalled
 	s.OK = s.Judged - bad
 	s.Backlog = sc.BacklogGrew(s.Seconds[1:m], s.Asked)
