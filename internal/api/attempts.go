@@ -8,3 +8,9 @@ package api
 // tries; the load lab's clients send it where their model marks retries
 // (-mark-retries).
 const HeaderAttemptCount = "X-Envoy-Attempt-Count"
+
+// HeaderPreviousAttempts is gRPC's form: how many attempts came before
+// this one (0 for a first try). kvserver reads either: an attempt count
+// above 1, or previous attempts above 0, mark a retry, which it sheds
+// before first tries under overload.
+const HeaderPreviousAttempts = "Grpc-Previous-Rpc-Attempts"

@@ -25,15 +25,3 @@ const (
 	// (nanoseconds): "250m" is 250 ms.
 	HeaderGRPCTimeout = "Grpc-Timeout"
 )
-
-// A request may say that it is a retry: an attempt after one that
-// failed. Under overload kvserver sheds retries before first tries.
-const (
-	// HeaderAttemptCount is Envoy's attempt count: 1 for a first try, 2
-	// for the first retry, and so on. The load lab's retrying clients
-	// send it on their retries.
-	HeaderAttemptCount = "X-Envoy-Attempt-Count"
-	// HeaderPreviousAttempts is gRPC's: how many attempts came before
-	// this one (0 for a first try).
-	HeaderPreviousAttempts = "Grpc-Previous-Rpc-Attempts"
-)
