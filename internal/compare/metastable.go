@@ -14,6 +14,7 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
+	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
 
 // This file runs the metastable preset's runs: after direct's search,
@@ -86,17 +87,26 @@ func (r *runner) metaRun(ctx context.Context, wl string, vr *result.VariantResul
 	}
 	cfg = metaConfig(cfg, mp, cm, mv, r.c.Metastable.BaseRate, r.o.MaxConns, r.t.RequestTimeout)
 	before, berr := srv.Metrics(ctx)
+	// The loader's own CPU second by second: a run whose client side ran
+	// out is not judged (analysis.JudgeMetaRun).
+	stopTrace := saturate.TraceSelfCPU(cfg.Interval / 4)
 	m, ok := r.measure(ctx, srv, step, cfg, dir)
+	trace := stopTrace()
 	if !ok {
 		return nil
 	}
-	run := &result.MetaRun{Model: model, Variant: mv.Name(), Repeat: rep, Dir: rel, ConnsPeak: m.res.ConnsPeak}
+	run := &result.MetaRun{Model: model, Variant: mv.Name(), Repeat: rep, Dir: rel, ConnsPeak: m.res.ConnsPeak, LoaderCPUs: m.res.LoaderCPUs}
 	run.LoaderKeptUp = r.checkLoader(srv, step, m, "").KeptUp
 	for _, p := range m.res.Intervals {
+		t0 := m.res.Start.Add(time.Duration(p.StartS * float64(time.Second)))
+		t1 := t0.Add(time.Duration(p.LengthS * float64(time.Second)))
 		run.Series = append(run.Series, result.MetaPoint{T: p.StartS, Length: p.LengthS,
 			FirstTries: p.FirstTries, Retries: p.Retries, Throttled: p.Throttled,
 			Useful: p.Useful, Timeouts: p.Timeouts, Shed: p.Shed, GaveUp: p.GaveUp,
-			UsefulP99: time.Duration(p.UsefulP99Us * float64(time.Microsecond))})
+			UsefulP99: time.Duration(p.UsefulP99Us * float64(time.Microsecond)),
+			ConnWaits: p.ConnWaits, Reconnects: p.Reconnects,
+			OwnLagP99:   time.Duration(p.OwnLagP99Us * float64(time.Microsecond)),
+			LoaderShare: trace.Share(t0, t1, m.res.LoaderCPUs)})
 	}
 	c := m.res.Clients // the loader's own count, of which the series is the breakdown
 	run.Totals = result.MetaTotals{FirstTries: c.FirstTries, Retries: c.Retries, Throttled: c.Throttled,

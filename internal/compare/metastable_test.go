@@ -22,7 +22,7 @@ func TestMetaConfig(t *testing.T) {
 	p, err := plan.New(&o, 1)
 	require.NoError(t, err)
 	mp := p.Metastable
-	retry, err := client.Named(mp.Models[1])
+	retry, err := client.Named(mp.Models[2])
 	require.NoError(t, err)
 	lifoDeadlines := mp.Variants[len(mp.Variants)-1]
 	require.Equal(t, "lifo+deadlines", lifoDeadlines.Name())

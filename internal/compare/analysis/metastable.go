@@ -26,7 +26,7 @@ type Metastable struct {
 // MetaRecommendModels are the client models a recommended configuration
 // must recover under: every one that retries (none is the classic
 // client, which cannot amplify a spike).
-var MetaRecommendModels = []string{"retry", "backoff", "budget", "throttle"}
+var MetaRecommendModels = []string{"untuned", "retry", "backoff", "budget", "throttle"}
 
 // MetaModel is one client model's variants, in the plan's order; a
 // variant that did not run under it is left out.
@@ -58,10 +58,43 @@ type MetaVariant struct {
 	// ServerShed is kvserver's 503s by reason, the mean over the runs
 	// that read its counters (nil: none did).
 	ServerShed map[string]int64
+	// NotJudged counts its runs whose client side saturated or was not
+	// recorded (MetaClient); the counts above are of the others. Client
+	// is the first such run's client side, or the busiest judged one's.
+	NotJudged int
+	Client    MetaClient
+}
+
+// MetaClient is a run's client side, judged from its series: whether the
+// loader kept its CPU and its own send lag within plan.MetaClientShare and
+// plan.MetaOwnLag, so that the storm the server saw is the one the client
+// model asked for.
+type MetaClient struct {
+	// Known: the series carries the loader's CPU and own lag (runs
+	// recorded before they were kept carry neither).
+	Known bool
+	// Saturated: the client side ran out: its CPU share reached
+	// plan.MetaClientShare (CPUBound) or its own lag passed plan.MetaOwnLag
+	// in more than plan.MetaOwnLateIntervals intervals. CPUs is how many
+	// the loader had.
+	Saturated, CPUBound bool
+	CPUs                int
+	// PeakShare is the loader's highest CPU share in an interval, PeakAt
+	// its start (seconds); OwnLate counts the intervals whose own send
+	// lag p99 passed plan.MetaOwnLag; ConnWaits the attempts that waited
+	// for a free connection, Reconnects the connections dialled again.
+	PeakShare            float64
+	PeakAt               float64
+	OwnLate              int
+	ConnWaits, Reconnect int64
 }
 
 // MetaJudged is one run judged against the base rate.
 type MetaJudged struct {
+	// Client is the run's client side. A run whose client side saturated
+	// or is unknown is not judged: Overloaded, Recovered, OnTarget,
+	// Collapsed and P99Back stay false.
+	Client MetaClient
 	// Overloaded: the spike asked more than the variant served: over the
 	// spike, useful goodput averaged under plan.MetaRecovered of the
 	// spike's rate, or the useful answers' p99 passed plan.MetaP99 in one
@@ -133,6 +166,14 @@ func metastableOf(c *result.Comparison) *Metastable {
 func summarise(v *MetaVariant, runs []*result.MetaRun, model string) {
 	var rec, p99, amp, wasted, unused []float64
 	for _, j := range v.Runs {
+		if !j.Judged() {
+			if v.NotJudged == 0 {
+				v.Client = j.Client
+			}
+			v.NotJudged++
+		} else if v.NotJudged == 0 && j.Client.PeakShare >= v.Client.PeakShare {
+			v.Client = j.Client
+		}
 		if j.Overloaded {
 			v.Overloaded++
 		}
@@ -190,12 +231,45 @@ func medianOrNaN(xs []float64) float64 {
 	return median(xs)
 }
 
+// Judged reports whether j's verdicts stand: its client side kept up.
+func (j MetaJudged) Judged() bool { return j.Client.Known && !j.Client.Saturated }
+
+// clientSide judges the client side of a run from its series (see
+// MetaClient).
+func clientSide(r *result.MetaRun, series []result.MetaPoint) MetaClient {
+	c := MetaClient{Known: r.LoaderCPUs > 0 && len(series) > 0, CPUs: r.LoaderCPUs}
+	for _, p := range series {
+		c.ConnWaits += p.ConnWaits
+		c.Reconnect += p.Reconnects
+		if p.LoaderShare < 0 {
+			c.Known = false
+		}
+		if p.LoaderShare > c.PeakShare {
+			c.PeakShare, c.PeakAt = p.LoaderShare, p.T
+		}
+		if p.OwnLagP99 > plan.MetaOwnLag {
+			c.OwnLate++
+		}
+	}
+	c.CPUBound = c.Known && c.PeakShare >= plan.MetaClientShare
+	c.Saturated = c.CPUBound || c.Known && c.OwnLate > plan.MetaOwnLateIntervals
+	return c
+}
+
 // JudgeMetaRun judges one run against base, the asked base rate, by t's
-// spike and hold.
-func JudgeMetaRun(r *result.MetaRun, base float64, t plan.MetaTiming) MetaJudged {
-	j := MetaJudged{WastedShare: math.NaN(), UnusedShare: math.NaN()}
+// spike and hold: its client side first (clientSide); the verdicts only
+// where it kept up.
+func JudgeMetaRun(r *result.MetaRun, base float64, t plan.MetaTiming) (j MetaJudged) {
+	j = MetaJudged{WastedShare: math.NaN(), UnusedShare: math.NaN()}
 	end := t.SpikeEnd().Seconds()
 	series := scheduled(r.Series, t)
+	j.Client = clientSide(r, series)
+	defer func() {
+		if !j.Judged() {
+			j.Overloaded, j.Recovered, j.OnTarget, j.Collapsed, j.P99Back = false, false, false, false, false
+			j.RecoveryTime, j.TargetTime, j.P99Time = 0, 0, 0
+		}
+	}()
 	rate := func(p result.MetaPoint) float64 {
 		if p.Length <= 0 {
 			return 0
@@ -317,7 +391,7 @@ func recommended(m *Metastable, t plan.MetaTiming) []string {
 			continue
 		}
 		for _, v := range mm.Variants {
-			good := v.Overloaded == len(v.Runs) && v.Collapsed == 0
+			good := v.NotJudged == 0 && v.Overloaded == len(v.Runs) && v.Collapsed == 0
 			for _, j := range v.Runs {
 				good = good && j.OnTarget && j.TargetTime <= t.Recovery && j.P99Back && j.P99Time <= t.Recovery
 			}

@@ -56,7 +56,7 @@ func metaComparison(t *testing.T, back map[string]map[string]float64) *result.Co
 			if !ok {
 				b = 1
 			}
-			r := &result.MetaRun{Model: cm, Variant: v.Name(), Repeat: 1, Series: metaSeries(p.Metastable.Timing, m.BaseRate, b, 3)}
+			r := &result.MetaRun{LoaderCPUs: 1, Model: cm, Variant: v.Name(), Repeat: 1, Series: metaSeries(p.Metastable.Timing, m.BaseRate, b, 3)}
 			r.Server = &result.ServerCounts{Ran: 1000, Wasted: 100}
 			if v.Deadlines {
 				r.Server.DeadlineRequests = 900
@@ -71,7 +71,7 @@ func TestJudgeMetaRun(t *testing.T) {
 	tm := plan.MetaFullTiming()
 	f := func(back float64, recovered bool, in time.Duration, collapsed bool) {
 		t.Helper()
-		j := JudgeMetaRun(&result.MetaRun{Series: metaSeries(tm, 1000, back, 2.5)}, 1000, tm)
+		j := JudgeMetaRun(&result.MetaRun{LoaderCPUs: 1, Series: metaSeries(tm, 1000, back, 2.5)}, 1000, tm)
 		assert.Equal(t, recovered, j.Recovered, "back %v: recovered", back)
 		assert.Equal(t, in, j.RecoveryTime, "back %v: recovery time", back)
 		assert.Equal(t, collapsed, j.Collapsed, "back %v: collapsed", back)
@@ -102,13 +102,13 @@ func calmSeries(t plan.MetaTiming, base float64) []result.MetaPoint {
 // nothing); one whose spike was served short or slow was.
 func TestOverloadedBySpike(t *testing.T) {
 	tm := plan.MetaFullTiming()
-	calm := JudgeMetaRun(&result.MetaRun{Series: calmSeries(tm, 1000)}, 1000, tm)
+	calm := JudgeMetaRun(&result.MetaRun{LoaderCPUs: 1, Series: calmSeries(tm, 1000)}, 1000, tm)
 	assert.False(t, calm.Overloaded)
 	assert.True(t, calm.Recovered)
-	assert.True(t, JudgeMetaRun(&result.MetaRun{Series: metaSeries(tm, 1000, 0, 1)}, 1000, tm).Overloaded, "served 30 %")
+	assert.True(t, JudgeMetaRun(&result.MetaRun{LoaderCPUs: 1, Series: metaSeries(tm, 1000, 0, 1)}, 1000, tm).Overloaded, "served 30 %")
 	slow := calmSeries(tm, 1000)
 	slow[int(tm.Base.Seconds())+2].UsefulP99 = 60 * time.Millisecond
-	assert.True(t, JudgeMetaRun(&result.MetaRun{Series: slow}, 1000, tm).Overloaded, "served in full, one second's p99 over 50 ms")
+	assert.True(t, JudgeMetaRun(&result.MetaRun{LoaderCPUs: 1, Series: slow}, 1000, tm).Overloaded, "served in full, one second's p99 over 50 ms")
 }
 
 // TestJudgedWithinTheSchedule: the seconds the loader's series goes on
@@ -119,7 +119,7 @@ func TestJudgedWithinTheSchedule(t *testing.T) {
 	for x := tm.Duration().Seconds(); x < tm.Duration().Seconds()+3; x += tm.Interval.Seconds() {
 		s = append(s, result.MetaPoint{T: x, Length: tm.Interval.Seconds(), Retries: 100, Timeouts: 100})
 	}
-	j := JudgeMetaRun(&result.MetaRun{Series: s}, 1000, tm)
+	j := JudgeMetaRun(&result.MetaRun{LoaderCPUs: 1, Series: s}, 1000, tm)
 	assert.False(t, j.Collapsed)
 	assert.True(t, j.Recovered)
 }
@@ -131,13 +131,13 @@ func TestPeakAmplificationOfSentIntervals(t *testing.T) {
 	s := metaSeries(tm, 1000, 0, 1)
 	s[len(s)-1].FirstTries, s[len(s)-1].Retries = 10, 990
 	s[1].Retries = s[1].FirstTries
-	j := JudgeMetaRun(&result.MetaRun{Series: s}, 1000, tm)
+	j := JudgeMetaRun(&result.MetaRun{LoaderCPUs: 1, Series: s}, 1000, tm)
 	assert.Equal(t, 2.0, j.PeakAmplification)
 }
 
 func TestJudgeMetaRunServerShares(t *testing.T) {
 	tm := plan.MetaQuickTiming()
-	r := &result.MetaRun{Series: metaSeries(tm, 1000, 0, 1), Server: &result.ServerCounts{Ran: 10000, Wasted: 1000, DeadlineRequests: 10000}}
+	r := &result.MetaRun{LoaderCPUs: 1, Series: metaSeries(tm, 1000, 0, 1), Server: &result.ServerCounts{Ran: 10000, Wasted: 1000, DeadlineRequests: 10000}}
 	r.Totals.Useful = 8000
 	j := JudgeMetaRun(r, 1000, tm)
 	assert.InDelta(t, 0.1, j.WastedShare, 1e-9)
@@ -160,9 +160,9 @@ func TestMetastableFindings(t *testing.T) {
 	a := Analyze(c)
 	m := a.Metastable
 	require.NotNil(t, m)
-	require.Len(t, m.Models, 5)
-	assert.Len(t, m.Models[0].Variants, 6, "none: no +deadlines variants")
-	retry := m.Models[1]
+	require.Len(t, m.Models, 6)
+	assert.Len(t, m.Models[0].Variants, 7, "none: no +deadlines variants")
+	retry := m.Models[2]
 	require.Equal(t, "retry", retry.Name)
 	by := map[string]*MetaVariant{}
 	for _, v := range retry.Variants {
@@ -181,8 +181,9 @@ func TestMetastableFindings(t *testing.T) {
 	assert.Equal(t, 3.0, by["fifo"].PeakAmplification)
 	// fifo+deadlines (1 s everywhere) and lifo+deadlines (at most 4 s);
 	// adaptive took 8 s under retry, fifo limit=gradient2 and fifo
-	// cap=256 6 s under throttle; lifo (1 s everywhere) too.
-	assert.Equal(t, []string{"lifo", "fifo+deadlines", "lifo+deadlines"}, m.Recommended)
+	// cap=256 6 s under throttle; the default and lifo (1 s everywhere)
+	// too.
+	assert.Equal(t, []string{"default", "lifo", "fifo+deadlines", "lifo+deadlines"}, m.Recommended)
 
 	// A variant the spike did not overload under one retrying model is
 	// not recommended: its recovery there proved nothing.
@@ -192,8 +193,8 @@ func TestMetastableFindings(t *testing.T) {
 		}
 	}
 	m = Analyze(c).Metastable
-	assert.Equal(t, []string{"fifo+deadlines", "lifo+deadlines"}, m.Recommended)
-	for _, v := range m.Models[3].Variants {
+	assert.Equal(t, []string{"default", "fifo+deadlines", "lifo+deadlines"}, m.Recommended)
+	for _, v := range m.Models[4].Variants {
 		if v.Name == "lifo" {
 			assert.Zero(t, v.Overloaded)
 		}
@@ -211,7 +212,7 @@ func TestNoMetastableElsewhere(t *testing.T) {
 // target is what recommends it; at 85 % it is not on target.
 func TestRecommendedByTheTarget(t *testing.T) {
 	c := metaComparison(t, map[string]map[string]float64{
-		"retry": {"direct": -1, "fifo": -1, "lifo": 9, "fifo limit=gradient2": 9, "fifo+deadlines": 9, "lifo+deadlines": 9, "adaptive": 9},
+		"retry": {"direct": -1, "default": 9, "fifo": -1, "lifo": 9, "fifo limit=gradient2": 9, "fifo+deadlines": 9, "lifo+deadlines": 9, "adaptive": 9},
 	})
 	tm := c.Plan.Metastable.Timing
 	shape := func(share float64) []result.MetaPoint {
@@ -229,7 +230,7 @@ func TestRecommendedByTheTarget(t *testing.T) {
 			r.Series = shape(0.92)
 		}
 	}
-	j := JudgeMetaRun(&result.MetaRun{Series: shape(0.92)}, c.Metastable.BaseRate, tm)
+	j := JudgeMetaRun(&result.MetaRun{LoaderCPUs: 1, Series: shape(0.92)}, c.Metastable.BaseRate, tm)
 	assert.True(t, j.OnTarget)
 	assert.Zero(t, j.TargetTime)
 	assert.True(t, j.Recovered)
@@ -241,7 +242,63 @@ func TestRecommendedByTheTarget(t *testing.T) {
 			r.Series = shape(0.85)
 		}
 	}
-	j = JudgeMetaRun(&result.MetaRun{Series: shape(0.85)}, c.Metastable.BaseRate, tm)
+	j = JudgeMetaRun(&result.MetaRun{LoaderCPUs: 1, Series: shape(0.85)}, c.Metastable.BaseRate, tm)
 	assert.Equal(t, 6*time.Second, j.TargetTime, "on target only once at the base")
 	assert.Empty(t, Analyze(c).Metastable.Recommended)
 }
+
+// TestClientSideDecidesWhetherARunIsJudged: a run whose loader used
+// plan.MetaClientShare of its CPU in any interval, or sent attempts on
+// free connections late in more than plan.MetaOwnLateIntervals intervals,
+// gets no verdict, nor one whose client side was not recorded; one with
+// room, waits for connections and all, is judged; a variant with an
+// unjudged run is never recommended.
+func TestClientSideDecidesWhetherARunIsJudged(t *testing.T) {
+	tm := plan.MetaQuickTiming()
+	judge := func(cpus int, edit func([]result.MetaPoint)) MetaJudged {
+		s := metaSeries(tm, 1000, 0, 1)
+		for i := range s {
+			s[i].LoaderShare = 0.3
+		}
+		edit(s)
+		return JudgeMetaRun(&result.MetaRun{LoaderCPUs: cpus, Series: s}, 1000, tm)
+	}
+	room := judge(1, func(s []result.MetaPoint) { s[3].ConnWaits, s[4].OwnLagP99 = 500, time.Second })
+	assert.True(t, room.Judged(), "connection waits and one late interval: the client side kept up")
+	assert.True(t, room.Recovered)
+	assert.EqualValues(t, 500, room.Client.ConnWaits)
+
+	busy := judge(1, func(s []result.MetaPoint) { s[5].LoaderShare = plan.MetaClientShare })
+	assert.False(t, busy.Judged())
+	assert.True(t, busy.Client.CPUBound)
+	assert.Equal(t, s5(tm), busy.Client.PeakAt)
+	assert.False(t, busy.Recovered || busy.Collapsed || busy.Overloaded || busy.OnTarget, "no verdict")
+
+	late := judge(2, func(s []result.MetaPoint) { s[3].OwnLagP99, s[6].OwnLagP99 = 20*time.Millisecond, 20*time.Millisecond })
+	assert.True(t, late.Client.Saturated)
+	assert.False(t, late.Client.CPUBound)
+	assert.Equal(t, 2, late.Client.OwnLate)
+
+	unknown := judge(0, func([]result.MetaPoint) {})
+	assert.False(t, unknown.Client.Known)
+	assert.False(t, unknown.Judged())
+
+	c := metaComparison(t, nil)
+	for _, r := range c.Metastable.Runs {
+		if r.Variant == "default" && r.Model == "retry" {
+			r.Series[5].LoaderShare = 0.95
+		}
+	}
+	m := Analyze(c).Metastable
+	assert.NotContains(t, m.Recommended, "default", "a run not judged recommends nothing")
+	for _, v := range m.Models[2].Variants {
+		if v.Name == "default" {
+			assert.Equal(t, 1, v.NotJudged)
+			assert.True(t, v.Client.CPUBound)
+			assert.Zero(t, v.Recovered)
+		}
+	}
+}
+
+// s5 is the start of the sixth interval of t's series.
+func s5(t plan.MetaTiming) float64 { return 5 * t.Interval.Seconds() }

@@ -21,7 +21,8 @@ func metastablePlan(t *testing.T, quick bool) *Plan {
 
 // TestMetastablePlan: direct alone is searched, with the store
 // stand-in's flags; the runs are every model × variant but the deadline
-// variants under none: 5 × 6 + 2 × 4 = 38 in full, 5 × 3 − 1 in quick.
+// variants under none: 6 × 9 − 2 = 52 in full; in quick, every retrying
+// model × direct, the default and the bounded fifo: 5 × 3.
 func TestMetastablePlan(t *testing.T) {
 	p := metastablePlan(t, false)
 	require.Len(t, p.Variants, 1)
@@ -34,19 +35,24 @@ func TestMetastablePlan(t *testing.T) {
 	for _, v := range m.Variants {
 		names = append(names, v.Name())
 		assert.Contains(t, v.Variant.Args(), "-io-concurrency", v.Name())
-		if !v.Variant.IsBaseline() {
+		switch v.Variant.Pool {
+		case Baseline:
+		case Default:
+			assert.Equal(t, []string{"-io-delay", "1ms", "-io-concurrency", "16"}, v.Variant.Args(), "default: no flag but the store's")
+		default:
 			assert.Equal(t, MetaIOConcurrency, v.Variant.Workers, "%s: a worker per store slot", v.Name())
 		}
 	}
-	assert.Equal(t, "fifo-limitgradient2", m.Variants[5].Slug())
-	assert.Equal(t, []string{"direct", "fifo", "lifo", "adaptive", "fifo cap=256", "fifo limit=gradient2", "fifo+deadlines", "lifo+deadlines"}, names)
-	assert.Equal(t, []string{"none", "retry", "backoff", "budget", "throttle"}, m.Models)
-	assert.Equal(t, 38, m.Runs())
+	assert.Equal(t, "fifo-limitgradient2", m.Variants[6].Slug())
+	assert.Equal(t, []string{"direct", "default", "fifo", "lifo", "adaptive", "fifo cap=256", "fifo limit=gradient2", "fifo+deadlines", "lifo+deadlines"}, names)
+	assert.Equal(t, []string{"none", "untuned", "retry", "backoff", "budget", "throttle"}, m.Models)
+	assert.Equal(t, 52, m.Runs())
 	assert.Equal(t, 38*time.Second, m.Timing.Duration())
-	assert.Less(t, time.Duration(m.Runs())*m.Timing.Duration(), 26*time.Minute, "full: the runs, a start each (about 2 s) and the search (about 2.5 min) under 30 minutes")
+	assert.Less(t, time.Duration(m.Runs())*m.Timing.Duration(), 34*time.Minute, "full: the runs, a start each (about 2 s) and the search (about 2.5 min) under 40 minutes")
 
 	q := metastablePlan(t, true).Metastable
-	assert.Equal(t, 14, q.Runs())
+	assert.Equal(t, 15, q.Runs())
+	assert.Equal(t, []string{"untuned", "retry", "backoff", "budget", "throttle"}, q.Models)
 	assert.Less(t, time.Duration(q.Runs())*q.Timing.Duration(), 3*time.Minute, "quick: under 4 minutes with the search and the starts")
 	assert.True(t, q.Timing.Hold < q.Timing.After, "a recovery must be able to show its hold")
 
@@ -64,7 +70,7 @@ func TestMetastableRepeatAndFactor(t *testing.T) {
 	require.NoError(t, o.Validate())
 	p, err := New(&o, 1)
 	require.NoError(t, err)
-	assert.Equal(t, 3*38, p.Metastable.Runs())
+	assert.Equal(t, 3*52, p.Metastable.Runs())
 	assert.Equal(t, 3.0, p.Metastable.Timing.Factor)
 	assert.Equal(t, uint64(QuickKeys), o.Keys)
 }

@@ -58,6 +58,10 @@ type Options struct {
 	Factor float64
 	// Rate, if set, is taken as direct's saturation instead of searching.
 	Rate float64
+	// StoreSlots (the metastable preset) is how many operations its
+	// store stand-in serves at once (0: MetaIOConcurrency): fewer make a
+	// slower store, whose storms a loader on fewer CPUs can hold.
+	StoreSlots int
 	// IODelay and IODelayDist are the slow-backend preset's store delay.
 	IODelay     time.Duration
 	IODelayDist string
@@ -278,7 +282,7 @@ func (o *Options) Validate() error {
 	if !slices.Contains(Presets, o.Preset) {
 		return fmt.Errorf("-preset: unknown preset %q; valid: %s", o.Preset, strings.Join(Presets, ", "))
 	}
-	if err := checkNames("pool (-pools)", o.Pools, Pools); err != nil {
+	if err := checkNames("pool (-pools)", o.Pools, append(slices.Clone(Pools), AutoPool)); err != nil {
 		return err
 	}
 	if err := checkNames("policy (-policies)", o.Policies, Policies); err != nil {
@@ -303,6 +307,10 @@ func (o *Options) Validate() error {
 		return errors.New("-slo must be positive")
 	case o.MaxConns < 64:
 		return fmt.Errorf("-max-conns %d: at least 64, the loader's starting connections", o.MaxConns)
+	case o.StoreSlots < 0 || o.StoreSlots > 4096:
+		return fmt.Errorf("-store-slots %d: want 1 to 4096 operations at once (0: %d)", o.StoreSlots, MetaIOConcurrency)
+	case o.StoreSlots > 0 && o.Preset != "metastable":
+		return fmt.Errorf("-store-slots sets the metastable preset's store stand-in; -preset %s has none", o.Preset)
 	case o.Factor < 0 || (o.Factor > 0 && o.Factor <= 1):
 		return fmt.Errorf("-factor %v: the overload step must ask for more than saturation (> 1)", o.Factor)
 	case o.Rate < 0:

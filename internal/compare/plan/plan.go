@@ -248,15 +248,20 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 		}
 	case "metastable":
 		p.Workloads = []string{"get"}
+		slots := MetaIOConcurrency
+		if o.StoreSlots > 0 {
+			slots = o.StoreSlots
+		}
 		store := func(v Variant) Variant {
-			v.IODelay, v.IOConcurrency = MetaIODelay, MetaIOConcurrency
-			if !v.IsBaseline() {
-				v.Workers = MetaIOConcurrency // one per store slot (see MetaVariant)
+			v.IODelay, v.IOConcurrency = MetaIODelay, slots
+			if !v.IsBaseline() && v.Pool != Default {
+				v.Workers = slots // one per store slot (see MetaVariant)
 			}
 			return v
 		}
 		vs = &variants{list: []Variant{store(base)}}
 		p.Metastable = newMetastable(o, store)
+		p.Metastable.StoreSlots = slots
 	default:
 		return nil, fmt.Errorf("unknown preset %q; valid: %s", o.Preset, strings.Join(Presets, ", "))
 	}

@@ -14,6 +14,10 @@ import (
 // default, is every other variant).
 var (
 	Pools    = []string{"direct", "fifo", "lifo", "msqueue", "multiqueue", "adaptive"}
+	// AutoPool is kvserver's default pool, admission that needs no
+	// tuning: -pools may name it beside the lab's subjects (Pools), which
+	// the presets run unless told otherwise.
+	AutoPool = "auto"
 	Policies = []string{"reject", "drop-oldest", "caller-runs", "block"}
 	Execs    = []string{"handler", "worker"}
 	Limits   = []string{"gradient2", "vegas", "aimd"}
@@ -23,6 +27,10 @@ var (
 // Baseline is the pool every other is compared against: no pool at all,
 // the store call runs in the connection's handler.
 const Baseline = "direct"
+
+// Default as a Variant's Pool is kvserver with no pool flag at all: what
+// a user who gives none runs (the metastable preset's "default").
+const Default = "default"
 
 // unboundedPools are the pools the overload preset also runs with -cap -1,
 // as loadtest/overload.sh did: the named exception whose queue may grow.
@@ -122,6 +130,9 @@ func (v Variant) PolicyLabel() string {
 // Args are v's kvserver flags.
 func (v Variant) Args() []string {
 	a := []string{"-pool", v.Pool}
+	if v.Pool == Default {
+		a = nil
+	}
 	if v.Policy != "" {
 		a = append(a, "-overflow", v.Policy)
 	}

@@ -21,7 +21,8 @@ const HeadMetastable = "## After a spike: recovery with retrying clients"
 // modelText says what each client model does, for the section's list.
 var modelText = map[string]string{
 	"none":     "the classic client: one attempt, no timeout of its own (the run's 2 s), no retry",
-	"retry":    "gives up after 1 s and retries a 503 or a timeout at once, twice at most",
+	"untuned":  "the retry loop of a hand-written client: gives up after 0.5 s and retries a 503 or a timeout at once, five times at most, no jitter, no budget, its retries unmarked",
+	"retry":    "gives up after 1 s and retries a 503 or a timeout at once, twice at most, marking its retries (X-Envoy-Attempt-Count)",
 	"backoff":  "as retry, each retry after an exponential backoff with full jitter (10 ms doubling up to 1 s), and at least the server's Retry-After",
 	"budget":   "as backoff, its retries capped at 20 % of its first tries",
 	"throttle": "as backoff, and refuses attempts itself as the server refuses (Google SRE's adaptive throttling, K = 2)",
@@ -38,10 +39,10 @@ func writeMetastable(b *bytes.Buffer, c *result.Comparison, a *analysis.Analysis
 	t := p.Timing
 	w("%s\n\n", HeadMetastable)
 	w("Each run starts a fresh kvserver whose store stand-in sleeps %v per operation, %d at a time (`-io-delay %v -io-concurrency %d`: about %s op/s; "+
-		"every pool runs `-workers %d`, one per slot, so that requests wait in the pool's queue and the store bounds every variant), "+
+		"every pool but `default` (kvserver given no pool flag) runs `-workers %d`, one per slot, so that requests wait in the pool's queue and the store bounds every variant), "+
 		"and asks it %s GET/s (%.0f %% of direct's validated saturation) for %s, %s/s (%g×) from %s to %s, then the base rate again for %s. ",
-		plan.MetaIODelay, plan.MetaIOConcurrency, plan.MetaIODelay, plan.MetaIOConcurrency,
-		thousands(float64(plan.MetaIOConcurrency)/plan.MetaIODelay.Seconds()), plan.MetaIOConcurrency,
+		plan.MetaIODelay, p.Slots(), plan.MetaIODelay, p.Slots(),
+		thousands(float64(p.Slots())/plan.MetaIODelay.Seconds()), p.Slots(),
 		thousands(am.BaseRate), 100*p.Share, secs(t.Base), thousands(c.Metastable.SpikeRate), t.Factor, secs(t.Base), secs(t.SpikeEnd()), secs(t.After))
 	w("The spike **overloaded** a variant when, over the spike, its useful goodput averaged under %.0f %% of the spike's rate or its useful answers' p99 passed %v: "+
 		"one it did not overload had nothing to recover from. ", 100*plan.MetaRecovered, plan.MetaP99)
@@ -65,10 +66,16 @@ func writeMetastable(b *bytes.Buffer, c *result.Comparison, a *analysis.Analysis
 			continue
 		}
 		w("### Client `%s`\n\n", mm.Name)
-		w("| variant | overloaded? | recovered in | collapsed? | p99 < %v in | peak amplification | wasted | unused | timeouts | 503s |\n", plan.MetaP99)
-		w("|---|---|---|---|---|---|---|---|---|---|\n")
+		w("| variant | client side | overloaded? | recovered in | collapsed? | p99 < %v in | peak amplification | wasted | unused | timeouts | 503s |\n", plan.MetaP99)
+		w("|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, v := range mm.Variants {
-			w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v.Name, countCell(v.Overloaded, len(v.Runs)), recoveredCell(v), collapsedCell(v), timesCell(v.P99Back, len(v.Runs), v.P99),
+			if v.NotJudged == len(v.Runs) {
+				w("| %s | %s | not judged | not judged | not judged | not judged | %s | %s | %s | %s | %s |\n", v.Name, clientCell(v.Client),
+					amplificationCell(v.PeakAmplification),
+					shareCellOf(v.WastedShare), shareCellOf(v.UnusedShare), thousands(float64(v.Timeouts)), shedCell(v))
+				continue
+			}
+			w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v.Name, clientCell(v.Client), judgedCount(v.Overloaded, v), recoveredCell(v), collapsedCell(v), timesCell(v.P99Back, judgedRuns(v), v.P99),
 				amplificationCell(v.PeakAmplification),
 				shareCellOf(v.WastedShare), shareCellOf(v.UnusedShare), thousands(float64(v.Timeouts)), shedCell(v))
 		}
@@ -81,9 +88,42 @@ func secs(d time.Duration) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.1f", d.Seconds()), "0"), ".") + " s"
 }
 
-// recoveredCell is when v's runs recovered (timesCell).
+// clientCell is a run's client side: "kept up (loader ≤ 41 %, 1,200
+// conn waits)", or "**saturated**: the loader at 93 % of its CPU at 5 s"
+// (then its run is not judged), or "not recorded".
+func clientCell(c analysis.MetaClient) string {
+	waits := ""
+	if c.ConnWaits > 0 {
+		waits = ", " + thousands(float64(c.ConnWaits)) + " waits for a connection"
+	}
+	switch {
+	case !c.Known:
+		return "not recorded: not judged"
+	case c.CPUBound:
+		return fmt.Sprintf("**saturated**: the loader at %.0f %% of its %s at %g s (limit %.0f %%): not judged",
+			100*c.PeakShare, cpusWord(c.CPUs), c.PeakAt, 100*plan.MetaClientShare)
+	case c.Saturated:
+		return fmt.Sprintf("**saturated**: attempts on free connections over %v late (p99) in %d intervals: not judged", plan.MetaOwnLag, c.OwnLate)
+	}
+	return fmt.Sprintf("kept up (loader ≤ %.0f %%%s)", 100*c.PeakShare, waits)
+}
+
+func cpusWord(n int) string {
+	if n == 1 {
+		return "CPU"
+	}
+	return fmt.Sprintf("%d CPUs", n)
+}
+
+// judgedRuns is how many of v's runs were judged.
+func judgedRuns(v *analysis.MetaVariant) int { return len(v.Runs) - v.NotJudged }
+
+// judgedCount is countCell over v's judged runs.
+func judgedCount(n int, v *analysis.MetaVariant) string { return countCell(n, judgedRuns(v)) }
+
+// recoveredCell is when v's judged runs recovered (timesCell).
 func recoveredCell(v *analysis.MetaVariant) string {
-	return timesCell(v.Recovered, len(v.Runs), v.Recovery)
+	return timesCell(v.Recovered, judgedRuns(v), v.Recovery)
 }
 
 // timesCell is "2 s", "2 s (1–3 s)" over repeats, "never", or "2 s (2
@@ -119,10 +159,10 @@ func collapsedCell(v *analysis.MetaVariant) string {
 	switch {
 	case v.Collapsed == 0:
 		return "no"
-	case len(v.Runs) == 1:
+	case judgedRuns(v) == 1:
 		return "**yes**"
 	}
-	return fmt.Sprintf("**yes** (%d of %d runs)", v.Collapsed, len(v.Runs))
+	return fmt.Sprintf("**yes** (%d of %d runs)", v.Collapsed, judgedRuns(v))
 }
 
 // shedCell is the loader's 503s with kvserver's reasons: "1,200
@@ -169,9 +209,11 @@ func metastableSentences(c *result.Comparison, am *analysis.Metastable) []string
 		if len(mm.Variants) == 0 {
 			continue
 		}
-		var rec, col, neither, calm []string
+		var rec, col, neither, calm, unjudged []string
 		for _, v := range mm.Variants {
 			switch {
+			case v.NotJudged == len(v.Runs):
+				unjudged = append(unjudged, v.Name)
 			case v.Collapsed > 0:
 				col = append(col, v.Name)
 			case v.Overloaded == 0:
@@ -195,6 +237,9 @@ func metastableSentences(c *result.Comparison, am *analysis.Metastable) []string
 		}
 		if len(calm) > 0 {
 			parts = append(parts, "not overloaded by the spike (nothing to recover from): "+strings.Join(calm, ", "))
+		}
+		if len(unjudged) > 0 {
+			parts = append(parts, "not judged, the client side saturated or unrecorded: "+strings.Join(unjudged, ", "))
 		}
 		out = append(out, s+strings.Join(parts, "; ")+".")
 	}

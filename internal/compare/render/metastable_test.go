@@ -56,7 +56,13 @@ func metaComparison(t *testing.T, back map[string]map[string]float64) *result.Co
 			if !ok {
 				b = 1
 			}
-			r := &result.MetaRun{Model: cm, Variant: v.Name(), Repeat: 1, Series: metaSeries(p.Timing, m.BaseRate, b)}
+			r := &result.MetaRun{LoaderCPUs: 1, Model: cm, Variant: v.Name(), Repeat: 1, Series: metaSeries(p.Timing, m.BaseRate, b)}
+			for i := range r.Series {
+				r.Series[i].LoaderShare = 0.4
+			}
+			if cm == "retry" && v.Name() == "fifo" {
+				r.Series[3].LoaderShare = 0.93 // its client side ran out
+			}
 			for _, pt := range r.Series {
 				r.Totals.Useful += pt.Useful
 				r.Totals.Timeouts += pt.Timeouts
@@ -86,27 +92,29 @@ func TestMetastableReport(t *testing.T) {
 	require.NoError(t, err)
 	text := string(mustRead(t, rep.Path))
 	assert.Contains(t, text, HeadMetastable)
-	assert.Contains(t, text, "Variants `direct`, `fifo`, `lifo`, ", "the header names the variants of the runs, not only the searched one")
+	assert.Contains(t, text, "Variants `direct`, `default`, `fifo`, `lifo`, ", "the header names the variants of the runs, not only the searched one")
 	assert.Contains(t, text, "then every variant under every client model through a spike from ")
-	for _, m := range []string{"none", "retry", "backoff", "budget", "throttle"} {
+	for _, m := range []string{"none", "untuned", "retry", "backoff", "budget", "throttle"} {
 		assert.Contains(t, text, "### Client `"+m+"`")
 	}
 	retry := text[strings.Index(text, "### Client `retry`"):strings.Index(text, "### Client `backoff`")]
-	assert.Contains(t, retry, "| direct | yes | never | **yes** | never | 3.00× | - | ")
-	assert.Contains(t, retry, "| lifo+deadlines | yes | 2 s | no | 2 s | 3.00× | ")
+	assert.Contains(t, retry, "| direct | kept up (loader ≤ 40 %) | yes | never | **yes** | never | 3.00× | - | ")
+	assert.Contains(t, retry, "| lifo+deadlines | kept up (loader ≤ 40 %) | yes | 2 s | no | 2 s | 3.00× | ")
 	assert.Contains(t, retry, " | 0 (deadline 1,200, deadline (store) 30) |", "kvserver's 503s by reason")
-	assert.Contains(t, retry, "| adaptive | yes | 8 s | no | 8 s |")
-	assert.NotContains(t, text[:strings.Index(text, "### Client `retry`")], "+deadlines |", "none sends no deadline")
+	assert.Contains(t, retry, "| adaptive | kept up (loader ≤ 40 %) | yes | 8 s | no | 8 s |")
+	assert.Contains(t, retry, "| fifo | **saturated**: the loader at 93 % of its CPU at 3 s (limit 70 %): not judged | not judged | not judged | not judged | not judged | 3.00× |",
+		"a run whose client side saturated gets no verdict, and says why")
+	assert.NotContains(t, text[strings.Index(text, "### Client `none`"):strings.Index(text, "### Client `untuned`")], "+deadlines |", "none sends no deadline")
 
 	var findings string
 	for _, f := range rep.Findings {
 		findings += f + "\n"
 	}
-	assert.Contains(t, findings, "With `retry` clients after a 2.5× spike: recovered: lifo (in 1 s), adaptive (in 8 s), fifo cap=256 (in 1 s), fifo limit=gradient2 (in 1 s), fifo+deadlines (in 1 s), lifo+deadlines (in 2 s); collapsed (useful goodput under half the base rate to the end): direct, fifo.")
+	assert.Contains(t, findings, "With `retry` clients after a 2.5× spike: recovered: default (in 1 s), lifo (in 1 s), adaptive (in 8 s), fifo cap=256 (in 1 s), fifo limit=gradient2 (in 1 s), fifo+deadlines (in 1 s), lifo+deadlines (in 2 s); collapsed (useful goodput under half the base rate to the end): direct; not judged, the client side saturated or unrecorded: fifo.")
 	assert.Contains(t, findings, "Recommended candidates (overloaded by the spike, and useful goodput back to 90 % of the base rate, held for 5 s, within 5 s of its end")
-	assert.Contains(t, findings, "**lifo**, **fifo cap=256**, **fifo limit=gradient2**, **fifo+deadlines**, **lifo+deadlines**")
+	assert.Contains(t, findings, "**default**, **lifo**, **fifo cap=256**, **fifo limit=gradient2**, **fifo+deadlines**, **lifo+deadlines**")
 
-	for _, m := range []string{"none", "retry", "backoff", "budget", "throttle"} {
+	for _, m := range []string{"none", "untuned", "retry", "backoff", "budget", "throttle"} {
 		path := filepath.Join(dir, ChartsDir, "get-metastable-"+m+".svg")
 		assertSVG(t, path)
 		assert.Contains(t, text, "charts/get-metastable-"+m+".svg")

@@ -35,6 +35,9 @@ type MetaRun struct {
 	// LoaderKeptUp whether it sent what the schedule asked.
 	ConnsPeak    int
 	LoaderKeptUp bool
+	// LoaderCPUs is how many CPUs the loader ran on (its series' CPU
+	// shares are of these); 0 in comparisons made before it was kept.
+	LoaderCPUs int `json:",omitempty"`
 }
 
 // MetaPoint is one interval of a run, as the loader counted it
@@ -47,6 +50,14 @@ type MetaPoint struct {
 	FirstTries, Retries, Throttled int64
 	Useful, Timeouts, Shed, GaveUp int64
 	UsefulP99                      time.Duration
+	// The client side's own state in the interval: attempts that waited
+	// for a free connection (every one of -max-conns busy on the
+	// server), the p99 send lag of the attempts that found one free (the
+	// loader's own lateness), connections dialled again, and the
+	// loader's CPU as a share of its CPUs (negative: unknown).
+	ConnWaits, Reconnects int64         `json:",omitempty"`
+	OwnLagP99             time.Duration `json:",omitempty"`
+	LoaderShare           float64       `json:",omitempty"`
 }
 
 // MetaTotals are a run's counts.

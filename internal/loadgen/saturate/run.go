@@ -259,3 +259,46 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// CPUTrace is this process's CPU time, read at intervals during a run
+// (TraceSelfCPU): the loader's own CPU second by second, for a run that
+// is not a search step.
+type CPUTrace struct{ points []point }
+
+// TraceSelfCPU reads this process's CPU time now and every iv until the
+// returned stop is called, which reads it once more and returns the trace.
+func TraceSelfCPU(iv time.Duration) (stop func() CPUTrace) {
+	var ps []point
+	read := func() {
+		if cpu, ok := selfCPU(); ok {
+			ps = append(ps, point{time.Now(), cpu})
+		}
+	}
+	read()
+	quit, done := make(chan struct{}), make(chan CPUTrace)
+	go func() {
+		tick := time.NewTicker(iv)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				read()
+			case <-quit:
+				read()
+				done <- CPUTrace{ps}
+				return
+			}
+		}
+	}()
+	return func() CPUTrace {
+		close(quit)
+		return <-done
+	}
+}
+
+// Share is the process's CPU time between t0 and t1 as a share of cpus
+// CPUs, interpolated between the readings around them (negative:
+// unknown, an end outside the trace).
+func (c CPUTrace) Share(t0, t1 time.Time, cpus int) float64 {
+	return shareBetween(c.points, t0, t1, cpus)
+}
