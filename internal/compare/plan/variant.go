@@ -13,7 +13,7 @@ import (
 // not know. Limits are the adaptive algorithms (fixed, kvserver's
 // default, is every other variant).
 var (
-	Pools    = []string{"direct", "fifo", "lifo", "msqueue", "multiqueue", "adaptive"}
+	Pools = []string{"direct", "fifo", "lifo", "msqueue", "multiqueue", "adaptive"}
 	// AutoPool is kvserver's default pool, admission that needs no
 	// tuning: -pools may name it beside the lab's subjects (Pools), which
 	// the presets run unless told otherwise.
