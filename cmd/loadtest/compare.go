@@ -16,6 +16,7 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/render"
 	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/flagenv"
+	"github.com/kvpool/kvpool/internal/loadgen/client"
 )
 
 // runCompare is `loadtest compare`: the presets of internal/compare, with
@@ -48,6 +49,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.BoolVar(&o.Pin, "pin", false, "shorthand for -server-cpus 0 -loader-cpus 1 (not with either)")
 	fs.IntVar(&o.MaxConns, "max-conns", o.MaxConns, "connections the loader may open in an overload step (needs ulimit -n above it)")
 	fs.Float64Var(&o.Factor, "factor", 0, "overload step rate as a multiple of direct's saturation (default 2; 10 for -preset overload); -preset metastable: the spike's multiple of its base rate (default 2.5)")
+	var clientFlags client.Flags
+	clientFlags.Add(fs) // -preset metastable: one client population instead of the preset's
 	fs.IntVar(&o.StoreSlots, "store-slots", 0, fmt.Sprintf("-preset metastable: operations its store stand-in (each -io-delay %v) serves at once, and every pool's -workers (default %d); fewer make a slower store, whose storms a loader on fewer CPUs can hold", plan.MetaIODelay, plan.MetaIOConcurrency))
 	fs.Float64Var(&o.Rate, "rate", 0, "take this as direct's saturation (req/s) instead of searching; saturation searches of other variants still run")
 	fs.DurationVar(&overloadFor, "overload-duration", 0, "length of the overload step (default 20s; -preset overload 1m; -quick 2s)")
@@ -114,6 +117,11 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if err := refuseForPreset(o.Preset, given); err != nil {
 		return usageError(err)
+	}
+	if o.Clients = client.Args(fs); len(o.Clients) > 0 {
+		if _, err := clientFlags.Model(fs); err != nil {
+			return usageError(err)
+		}
 	}
 	o.ApplyDefaults(given["keys"], given["repeat"])
 	if overloadFor > 0 {

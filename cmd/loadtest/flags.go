@@ -48,7 +48,7 @@ type options struct {
 	out        string
 	cpuProfile string
 	quiet      bool
-	clients    clientFlags // parsed into cfg.Client
+	clients    client.Flags // parsed into cfg.Client
 	// spikeAt is -spike-at, the start of a -spike without "@START";
 	// spikeHasAt says -spike had one.
 	spikeAt    time.Duration
@@ -200,7 +200,7 @@ func (o *options) parse(fs *flag.FlagSet, args []string) error {
 		o.cfg.Progress = 0
 	}
 	if fs.Lookup("clients") != nil {
-		m, err := o.clients.model(fs)
+		m, err := o.clients.Model(fs)
 		if err == nil {
 			err = loadgen.ClientFits(m, o.cfg.Engine, o.cfg.Rate)
 		}
@@ -241,99 +241,7 @@ func elapsedText(d time.Duration) string {
 	return fmt.Sprintf("%.1f s", d.Seconds())
 }
 
-// clientFlags is what the client flags fill before parse makes them a
-// client.Model: -clients names a population, and each other client flag
-// given (on the command line or by its LOADTEST_ variable) overrides that
-// one field of it, whatever the order.
-type clientFlags struct {
-	name string       // -clients
-	m    client.Model // the individual flags' values; only those given count
-}
-
 // addClient: how the run's clients behave (attack, saturate: the open
 // model). fill's closed loop retries in its own way (Config.Retries) and
 // takes none of these.
-func (o *options) addClient(fs *flag.FlagSet) {
-	f := &o.clients
-	fs.StringVar(&f.name, "clients", "", "a named client `population`: "+strings.Join(client.Names(), " | ")+
-		" (none: the classic client, no timeout of its own, no retries; untuned: a hand-written retry loop, -client-timeout 500ms -retries 5 -retry-on 503,timeout, no backoff; "+
-		"retry: -client-timeout 1s -retries 2 -retry-on 503,timeout -mark-retries; "+
-		"backoff: retry with -backoff exp -backoff-base 10ms -backoff-cap 1s -retry-after; budget: backoff with -retry-budget 0.2; "+
-		"throttle: backoff with -throttle 2); each other client flag given overrides that setting of it (default none)")
-	fs.DurationVar(&f.m.Timeout, "client-timeout", 0, "how long a client waits for an attempt's answer before it gives up on it (closing its connection) and counts a timeout; must be above 0 (default: the run's -timeout)")
-	fs.IntVar(&f.m.Retries, "retries", 0, "how many times a client tries a failed request again (at most `N`+1 attempts); which failures: -retry-on")
-	fs.Var(retryOnFlag{&f.m.RetryOn}, "retry-on", "which failures are retried, a comma-separated `LIST` of 503, timeout, error (transport errors: refused, reset) (default 503,timeout when -retries is above 0)")
-	fs.StringVar(&f.m.Backoff, "backoff", client.BackoffNone, "wait before a retry: "+client.BackoffNone+" (at once) | "+client.BackoffExp+
-		" (retry n waits a uniform time in [0, min(-backoff-cap, -backoff-base·2^(n-1))], full jitter)")
-	fs.DurationVar(&f.m.BackoffBase, "backoff-base", 0, "-backoff exp: bound of the first retry's wait (such as 10ms); required with -backoff exp")
-	fs.DurationVar(&f.m.BackoffCap, "backoff-cap", 0, "-backoff exp: largest bound of a retry's wait, not below -backoff-base (default 0: no cap)")
-	fs.BoolVar(&f.m.RetryAfter, "retry-after", false, "a retry of a 503 that carries Retry-After waits at least that long (the longer of it and the backoff)")
-	fs.Float64Var(&f.m.Budget, "retry-budget", 0, "retries per event loop at most this `share` of its first tries over the last 10 s, in [0, 1] (0.2: 20%); a retry over it is not made and the request fails (default 0: no budget)")
-	fs.Float64Var(&f.m.Throttle, "throttle", 0, "client-side adaptive throttling with this `K` (1 or more, such as 2): an attempt is refused locally, never sent, with probability max(0, (requests − K·accepts)/(requests + 1)) over the last 10 s (default 0: none)")
-	fs.BoolVar(&f.m.SendDeadline, "send-deadline", false, "send each attempt's deadline (its client timeout) in the X-Request-Timeout-Ms header")
-	fs.BoolVar(&f.m.MarkRetries, "mark-retries", false, "send each retry's attempt number (2 for the first retry) in the X-Envoy-Attempt-Count header, as clients behind Envoy or gRPC do; first tries carry none (set by -clients retry, backoff, budget, throttle)")
-}
-
-// model is the client.Model the flags ask for: the -clients population
-// with the client flags given set over it, validated.
-func (f *clientFlags) model(fs *flag.FlagSet) (client.Model, error) {
-	m, err := client.Named(f.name)
-	if f.name == "" {
-		m, err = client.Model{}, nil
-	}
-	if err != nil {
-		return m, err
-	}
-	fs.Visit(func(fl *flag.Flag) {
-		switch fl.Name {
-		case "client-timeout":
-			m.Timeout = f.m.Timeout
-			if m.Timeout <= 0 && err == nil {
-				err = fmt.Errorf("-client-timeout %v must be above 0 (leave it out for the run's -timeout)", m.Timeout)
-			}
-		case "retries":
-			m.Retries = f.m.Retries
-		case "retry-on":
-			m.RetryOn = f.m.RetryOn
-		case "backoff":
-			m.Backoff = f.m.Backoff
-		case "backoff-base":
-			m.BackoffBase = f.m.BackoffBase
-		case "backoff-cap":
-			m.BackoffCap = f.m.BackoffCap
-		case "retry-after":
-			m.RetryAfter = f.m.RetryAfter
-		case "retry-budget":
-			m.Budget = f.m.Budget
-		case "throttle":
-			m.Throttle = f.m.Throttle
-		case "send-deadline":
-			m.SendDeadline = f.m.SendDeadline
-		case "mark-retries":
-			m.MarkRetries = f.m.MarkRetries
-		}
-	})
-	if err != nil {
-		return m, err
-	}
-	return m, m.Validate()
-}
-
-// retryOnFlag is -retry-on, read by client.ParseRetryOn.
-type retryOnFlag struct{ r *client.RetryOn }
-
-func (f retryOnFlag) String() string {
-	if f.r == nil {
-		return ""
-	}
-	return f.r.String()
-}
-
-func (f retryOnFlag) Set(s string) error {
-	r, err := client.ParseRetryOn(s)
-	if err != nil {
-		return err
-	}
-	*f.r = r
-	return nil
-}
+func (o *options) addClient(fs *flag.FlagSet) { o.clients.Add(fs) }

@@ -66,6 +66,9 @@ func (r *runner) metaRun(ctx context.Context, wl string, vr *result.VariantResul
 	mp := r.p.Metastable
 	step := result.MetaStepPrefix + model
 	cm, err := client.Named(model)
+	if model == plan.CustomModel {
+		cm, err = client.FromArgs(mp.ClientArgs)
+	}
 	if err != nil {
 		r.fail(wl, vr.Name, step, err.Error(), "")
 		return nil
@@ -154,6 +157,10 @@ func metaConfig(cfg loadgen.Config, mp *plan.Metastable, cm client.Model, mv pla
 // recoveryText is a judged run for the log.
 func recoveryText(j analysis.MetaJudged) string {
 	switch {
+	case !j.Client.Known:
+		return "not judged: the loader's CPU was not recorded"
+	case j.Client.Saturated:
+		return fmt.Sprintf("not judged: the client side saturated (loader at most %.0f %% of its CPU, %d intervals late)", 100*j.Client.PeakShare, j.Client.OwnLate)
 	case j.Collapsed:
 		return "collapsed"
 	case j.Recovered:

@@ -99,13 +99,17 @@ func TestAutoBoundFollowsTheStore(t *testing.T) {
 	f := func(lowest, maxWait, want time.Duration) {
 		t.Helper()
 		p := &slotPool{cfg: Config{MaxWait: maxWait}, lat: newTimedSlots(1, lowest, lowest)}
-		assert.Equal(t, want, p.waitBound(), "lowest %v, MaxWait %v", lowest, maxWait)
+		bound, _, ok := p.waitBound()
+		assert.True(t, ok)
+		assert.Equal(t, want, bound, "lowest %v, MaxWait %v", lowest, maxWait)
 	}
 	f(time.Millisecond, AutoMaxWait, 20*time.Millisecond)
 	f(5*time.Microsecond, AutoMaxWait, 10*time.Millisecond) // a fast store: the floor
 	f(100*time.Millisecond, AutoMaxWait, time.Second)       // a very slow one: the ceiling
 	f(time.Millisecond, 3*time.Millisecond, 3*time.Millisecond)
 
+	_, _, ok := (&slotPool{cfg: Config{MaxWait: AutoMaxWait}, lat: newTimedSlots(1, 0, 0)}).waitBound()
+	assert.False(t, ok, "nothing timed yet: no bound")
 	lim := newTimedSlots(1, 0, 0)
 	p, release := autoPool(t, lim, 0)
 	for range 100 {

@@ -241,14 +241,10 @@ func (p *slotPool) block(t Task, it item) (queued bool) {
 // reason to reject it with. With no bound, or before a window of tasks
 // has been timed, nothing is over it.
 func (p *slotPool) overBound(t Task) (Reason, bool) {
-	if p.cfg.MaxWait == 0 || p.lat == nil {
+	bound, median, ok := p.waitBound()
+	if !ok {
 		return 0, false
 	}
-	median, _ := p.lat.RTT()
-	if median == 0 {
-		return 0, false
-	}
-	bound := p.waitBound()
 	wait := p.expectedWait(median, p.q.len()+1)
 	switch {
 	case wait <= bound/retryWaitShare:
@@ -261,14 +257,22 @@ func (p *slotPool) overBound(t Task) (Reason, bool) {
 	return 0, false
 }
 
-// waitBound is the longest a task may expect to wait: Config.MaxWait, or
-// the one AutoMaxWait derives from the lowest slot hold measured.
-func (p *slotPool) waitBound() time.Duration {
-	if p.cfg.MaxWait > 0 {
-		return p.cfg.MaxWait
+// waitBound is the longest a task may expect to wait (Config.MaxWait, or
+// the one AutoMaxWait derives from the lowest slot hold measured) and the
+// median slot hold now; ok is false where there is no bound, or no window
+// of tasks has been timed yet to estimate a wait by.
+func (p *slotPool) waitBound() (bound, median time.Duration, ok bool) {
+	if p.cfg.MaxWait == 0 || p.lat == nil {
+		return 0, 0, false
 	}
-	_, lowest := p.lat.RTT()
-	return min(max(autoWaitRTTs*lowest, autoWaitMin), autoWaitMax)
+	median, lowest := p.lat.RTT()
+	if median == 0 {
+		return 0, 0, false
+	}
+	if p.cfg.MaxWait > 0 {
+		return p.cfg.MaxWait, median, true
+	}
+	return min(max(autoWaitRTTs*lowest, autoWaitMin), autoWaitMax), median, true
 }
 
 // expectedWait is how long the ahead-th task in the queue waits for a
@@ -378,7 +382,7 @@ func (p *slotPool) handOver() bool {
 			p.reject(got.it.task, r)
 			continue
 		}
-		if p.cfg.MaxWait != 0 && wait > expireWaits*p.waitBound() {
+		if bound, _, ok := p.waitBound(); ok && wait > expireWaits*bound {
 			p.reject(got.it.task, ReasonExpired)
 			continue
 		}

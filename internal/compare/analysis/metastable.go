@@ -15,8 +15,12 @@ import (
 type Metastable struct {
 	BaseRate float64
 	Models   []*MetaModel
-	// Recommended are the variants that, under every retrying model
-	// (MetaRecommendModels) and in every run, were overloaded by the
+	// RecommendModels are the models a recommendation is held to: those
+	// of the plan that retry (MetaRecommendModels), or the one population
+	// given by client flags.
+	RecommendModels []string
+	// Recommended are the variants that, under every model of
+	// RecommendModels and in every run, were overloaded by the
 	// spike, got their useful goodput back to plan.MetaTarget of the base
 	// within the plan's Recovery and their useful p99 under plan.MetaP99
 	// as fast (recommended).
@@ -157,6 +161,11 @@ func metastableOf(c *result.Comparison) *Metastable {
 			mm.Variants = append(mm.Variants, mv)
 		}
 		out.Models = append(out.Models, mm)
+	}
+	for _, cm := range p.Models {
+		if cm == plan.CustomModel || slices.Contains(MetaRecommendModels, cm) {
+			out.RecommendModels = append(out.RecommendModels, cm)
+		}
 	}
 	out.Recommended = recommended(out, p.Timing)
 	return out
@@ -387,7 +396,7 @@ func recommended(m *Metastable, t plan.MetaTiming) []string {
 	var names []string
 	counts := map[string]int{}
 	for _, mm := range m.Models {
-		if !slices.Contains(MetaRecommendModels, mm.Name) {
+		if !slices.Contains(m.RecommendModels, mm.Name) {
 			continue
 		}
 		for _, v := range mm.Variants {
@@ -403,5 +412,5 @@ func recommended(m *Metastable, t plan.MetaTiming) []string {
 			}
 		}
 	}
-	return slices.DeleteFunc(names, func(n string) bool { return counts[n] < len(MetaRecommendModels) })
+	return slices.DeleteFunc(names, func(n string) bool { return counts[n] < len(m.RecommendModels) })
 }

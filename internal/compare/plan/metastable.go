@@ -52,6 +52,10 @@ var MetaModels = []string{"none", "untuned", "retry", "backoff", "budget", "thro
 // own, hence no deadline to send.
 const NoTimeoutModel = "none"
 
+// CustomModel names the one population of a preset run with client flags
+// (Options.Clients, kept in Metastable.ClientArgs).
+const CustomModel = "custom"
+
 // MetaVariant is one admission under test: a kvserver variant, and
 // whether its clients send their deadline (X-Request-Timeout-Ms), which
 // kvserver honours by dropping a job whose client has gone before it
@@ -190,6 +194,9 @@ type Metastable struct {
 	Share    float64
 	Timing   MetaTiming
 	Repeat   int
+	// ClientArgs are the client flags of the CustomModel population, the
+	// preset's one where given.
+	ClientArgs []string `json:",omitempty"`
 	// StoreSlots is how many operations of MetaIODelay the store
 	// stand-in serves at once (-io-concurrency, and every pool's
 	// -workers); 0 in comparisons made before it could be set: then
@@ -235,6 +242,9 @@ func newMetastable(o *Options, store func(Variant) Variant) *Metastable {
 		t.Factor = o.Factor
 	}
 	m := &Metastable{Models: slices.Clone(MetaModels), Share: MetaShare, Timing: t, Repeat: max(o.Repeat, 1)}
+	if len(o.Clients) > 0 {
+		m.Models, m.ClientArgs = []string{CustomModel}, slices.Clone(o.Clients)
+	}
 	add := func(v Variant, deadlines bool) {
 		m.Variants = append(m.Variants, MetaVariant{Variant: store(v), Deadlines: deadlines})
 	}
@@ -245,7 +255,9 @@ func newMetastable(o *Options, store func(Variant) Variant) *Metastable {
 		// Quick: the classic client, which cannot amplify a spike, is
 		// left out; direct, kvserver's default and the bounded fifo
 		// under every client that retries, in about four minutes.
-		m.Models = slices.DeleteFunc(m.Models, func(name string) bool { return name == NoTimeoutModel })
+		if len(o.Clients) == 0 {
+			m.Models = slices.DeleteFunc(m.Models, func(name string) bool { return name == NoTimeoutModel })
+		}
 		add(bounded, false)
 		return m
 	}

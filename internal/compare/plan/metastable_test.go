@@ -94,3 +94,22 @@ func TestMetastableRefusesWhatDoesNotApply(t *testing.T) {
 	f(func(o *Options) { o.Workload = "put" }, "-workload")
 	f(func(o *Options) { o.Factor = 1 }, "-factor")
 }
+
+// TestMetastableClientFlags: client flags run the preset under that one
+// population (CustomModel) with its flags kept for the runner and the
+// report; another preset refuses them.
+func TestMetastableClientFlags(t *testing.T) {
+	o := DefaultOptions()
+	o.Preset, o.Clients = "metastable", []string{"-clients=untuned", "-client-timeout=300ms"}
+	o.ApplyDefaults(false, false)
+	require.NoError(t, o.Validate())
+	p, err := New(&o, 1)
+	require.NoError(t, err)
+	assert.Equal(t, []string{CustomModel}, p.Metastable.Models)
+	assert.Equal(t, o.Clients, p.Metastable.ClientArgs)
+	assert.Equal(t, 9, p.Metastable.Runs(), "every variant, the deadline ones too")
+
+	o = DefaultOptions()
+	o.Preset, o.Clients = "queues", []string{"-clients=retry"}
+	assert.ErrorContains(t, o.Validate(), "metastable")
+}

@@ -58,6 +58,12 @@ type Options struct {
 	Factor float64
 	// Rate, if set, is taken as direct's saturation instead of searching.
 	Rate float64
+	// Clients (the metastable preset) are client flags as given
+	// (loadtest attack's -clients and the flags that override it): the
+	// preset's runs are then of that one population (CustomModel) instead
+	// of its named ones. The runner reads them (client.FromArgs); the
+	// report shows them.
+	Clients []string `json:",omitempty"`
 	// StoreSlots (the metastable preset) is how many operations its
 	// store stand-in serves at once (0: MetaIOConcurrency): fewer make a
 	// slower store, whose storms a loader on fewer CPUs can hold.
@@ -309,6 +315,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("-max-conns %d: at least 64, the loader's starting connections", o.MaxConns)
 	case o.StoreSlots < 0 || o.StoreSlots > 4096:
 		return fmt.Errorf("-store-slots %d: want 1 to 4096 operations at once (0: %d)", o.StoreSlots, MetaIOConcurrency)
+	case len(o.Clients) > 0 && o.Preset != "metastable":
+		return fmt.Errorf("%s: client flags set the metastable preset's clients; -preset %s runs none", o.Clients[0], o.Preset)
 	case o.StoreSlots > 0 && o.Preset != "metastable":
 		return fmt.Errorf("-store-slots sets the metastable preset's store stand-in; -preset %s has none", o.Preset)
 	case o.Factor < 0 || (o.Factor > 0 && o.Factor <= 1):

@@ -54,7 +54,11 @@ func writeMetastable(b *bytes.Buffer, c *result.Comparison, a *analysis.Analysis
 		100*plan.MetaRecovered, secs(t.Hold), secs(t.Hold), 100*plan.MetaCollapsed, plan.MetaP99, secs(t.Interval))
 	w("Client models:\n\n")
 	for _, m := range p.Models {
-		w("- `%s`: %s\n", m, orUnknown(modelText[m]))
+		text := modelText[m]
+		if m == plan.CustomModel {
+			text = "the population the client flags `" + strings.Join(p.ClientArgs, " ") + "` describe"
+		}
+		w("- `%s`: %s\n", m, orUnknown(text))
 	}
 	w("\n")
 	if len(c.Metastable.Runs) == 0 {
@@ -244,7 +248,7 @@ func metastableSentences(c *result.Comparison, am *analysis.Metastable) []string
 		out = append(out, s+strings.Join(parts, "; ")+".")
 	}
 	crit := fmt.Sprintf("overloaded by the spike, and useful goodput back to %.0f %% of the base rate, held for %s, within %s of its end under every retrying client (%s), with the useful p99 back under %v as fast",
-		100*plan.MetaTarget, secs(t.Hold), secs(t.Recovery), strings.Join(analysis.MetaRecommendModels, ", "), plan.MetaP99)
+		100*plan.MetaTarget, secs(t.Hold), secs(t.Recovery), strings.Join(am.RecommendModels, ", "), plan.MetaP99)
 	if len(am.Recommended) == 0 {
 		out = append(out, "No configuration is a recommended candidate ("+crit+").")
 	} else {
