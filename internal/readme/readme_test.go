@@ -66,6 +66,8 @@ var sweeps = []sweep{
 		check: func(t *testing.T, _ *session, out string) { assert.Contains(t, out, "HTTP/1.1 404") }},
 	{readme: "curl 'http://127.0.0.1:19234/v0/status'", run: "curl -sS 'http://{ADDR}/v0/status'",
 		check: func(t *testing.T, _ *session, out string) { assert.Equal(t, "OK", out) }},
+	{readme: "make run POOL=direct", run: "make run POOL=direct ADDR=127.0.0.1:0 DATA={TMP}/data-direct", server: true,
+		check: func(t *testing.T, _ *session, out string) { assert.Contains(t, out, "pool=direct") }},
 	{readme: "make run POOL=lifo", run: "make run POOL=lifo ADDR=127.0.0.1:0 DATA={TMP}/data-lifo", server: true,
 		check: func(t *testing.T, _ *session, out string) { assert.Contains(t, out, "pool=lifo") }},
 	{readme: "make run POOL=fifo ARGS='-workers 8 -io-delay 1ms'", run: "make run POOL=fifo ARGS='-workers 8 -io-delay 1ms' ADDR=127.0.0.1:0 DATA={TMP}/data-fifo", server: true,
@@ -73,10 +75,10 @@ var sweeps = []sweep{
 			assert.Regexp(t, `pool=fifo .*workers=8 `, out)
 			assert.Contains(t, out, "io_delay=1ms")
 		}},
-	{readme: "make run POOL=fifo ARGS='-workers 16 -cap 256 -io-delay 1ms -io-concurrency 16'",
-		run: "make run POOL=fifo ARGS='-workers 16 -cap 256 -io-delay 1ms -io-concurrency 16' ADDR=127.0.0.1:0 DATA={TMP}/data-bounded", server: true,
+	{readme: "make run ARGS='-io-delay 1ms -io-concurrency 16'",
+		run: "make run ARGS='-io-delay 1ms -io-concurrency 16' ADDR=127.0.0.1:0 DATA={TMP}/data-slow", server: true,
 		check: func(t *testing.T, _ *session, out string) {
-			assert.Regexp(t, `pool=fifo .*workers=16 .*cap=256 `, out)
+			assert.Regexp(t, `pool=auto .*max_wait=auto .*limit=vegas `, out, "the default, nothing sized by hand")
 			assert.Contains(t, out, "io_concurrency=16")
 		}},
 	{readme: "make fill KEYS=100000", run: "make fill KEYS=100000 KEYS=2000 TARGET={URL}",
