@@ -140,17 +140,8 @@ func parseGRPCTimeout(v []byte) (time.Duration, bool) {
 // parseTimeoutMs reads a deadline header's value: 1 to 8 ASCII digits,
 // not 0. It does not allocate.
 func parseTimeoutMs(v []byte) (int64, bool) {
-	if len(v) == 0 || len(v) > maxTimeoutDigits {
-		return 0, false
-	}
-	var ms int64
-	for _, c := range v {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		ms = 10*ms + int64(c-'0')
-	}
-	return ms, ms > 0
+	ms, ok := parseCount(v)
+	return ms, ok && ms > 0
 }
 
 // requestDeadline is the deadline of a request that said it will wait
