@@ -84,13 +84,7 @@ func TestEventLoopReconnectsByItsOwnConnect(t *testing.T) {
 // A request sent on a conn whose connect is refused fails as a dial
 // error, described as one kind of error whatever the port.
 func TestEventLoopRefusedConnectFailsTheRequest(t *testing.T) {
-	e := newAllocEngine(t, 1000)
-	l := e.loop
-	require.NotNil(t, l)
-	t.Cleanup(l.close)
-	require.NoError(t, l.connect(e.newConn(0)))
-	e.start = time.Now()
-	c := e.conns[0]
+	e, l, c := connectedLoop(t)
 	goneAway(t, l)
 	l.drop(c)
 	c.dead = true
@@ -110,13 +104,7 @@ func TestEventLoopRefusedConnectFailsTheRequest(t *testing.T) {
 // timeout of its dial. (The connect's start is moved back by hand: no
 // test waits for the timeout.)
 func TestWatchdogGivesUpOnASlowConnect(t *testing.T) {
-	e := newAllocEngine(t, 1000)
-	l := e.loop
-	require.NotNil(t, l)
-	t.Cleanup(l.close)
-	require.NoError(t, l.connect(e.newConn(0)))
-	e.start = time.Now()
-	c := e.conns[0]
+	e, l, c := connectedLoop(t)
 	l.drop(c)
 	c.dead = true
 	l.send(c, attempt{at: e.sched.At(0), seq: e.sched.Seq(0)})

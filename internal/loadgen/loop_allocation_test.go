@@ -13,13 +13,7 @@ import (
 // conn, prepare and write the request, wait, read and parse the response,
 // record it, put the conn back.
 func TestEventLoopRequestAllocatesNothing(t *testing.T) {
-	e := newAllocEngine(t, 1000)
-	l := e.loop
-	require.NotNil(t, l)
-	t.Cleanup(l.close)
-	require.NoError(t, l.connect(e.newConn(0)))
-	e.start = time.Now()
-	c := e.conns[0]
+	e, l, c := connectedLoop(t)
 	l.idle.push(c)
 	var seq uint64
 	allocs := testing.AllocsPerRun(1000, func() {

@@ -22,13 +22,7 @@ import (
 // still has its own latency.
 func TestEventLoopEndIsReceiveTime(t *testing.T) {
 	holdReceiveTimestamps(t)
-	e := newAllocEngine(t, 1000)
-	l := e.loop
-	require.NotNil(t, l)
-	t.Cleanup(l.close)
-	require.NoError(t, l.connect(e.newConn(0)))
-	e.start = time.Now()
-	c := e.conns[0]
+	e, l, c := connectedLoop(t)
 	l.send(c, attempt{})
 	require.Positive(t, l.wait(10*time.Second), "the response arrived")
 	arrived := e.now() // the response is in the socket by now
@@ -160,4 +154,18 @@ func TestDeferReads(t *testing.T) {
 	e.next.Store(e.planned)
 	idle(0)
 	require.True(t, l.deferReads(wait, now), "nothing left to send")
+}
+
+// connectedLoop is newAllocEngine's event loop at 1,000 req/s with one
+// connection made and the run's clock started: the loop, not running,
+// and that connection. The loop is closed when the test ends.
+func connectedLoop(t *testing.T) (*fastEngine, *evloop, *conn) {
+	t.Helper()
+	e := newAllocEngine(t, 1000)
+	l := e.loop
+	require.NotNil(t, l)
+	t.Cleanup(l.close)
+	require.NoError(t, l.connect(e.newConn(0)))
+	e.start = time.Now()
+	return e, l, e.conns[0]
 }

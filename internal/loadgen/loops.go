@@ -10,11 +10,9 @@ import (
 
 // OneLoopRate is about what one event loop of the fast engine sends per
 // second when nothing else limits it, on the 2-core VM this lab was
-// built on: `loadtest attack -loops 1 -rate 200000 -conns 64` against
-// `loadtest bare-server`, the bare handler pinned on CPU 0 and the loader
-// on CPU 1 (taskset), offered 106,824, 116,959 and 150,839 req/s in three
-// runs of 5 s at 6.3–8.7 µs of CPU per request, its CPU all but full
-// (2026-11-26); the lowest, rounded down. A faster CPU sends more; the
+// built on (`loadtest attack -loops 1` against `loadtest bare-server`,
+// each on a CPU of its own; the runs are in docs/load-lab.md, Several
+// cores): the lowest of three, rounded down. A faster CPU sends more; the
 // figure only decides when a second loop is worth its cost.
 const OneLoopRate = 100_000
 
