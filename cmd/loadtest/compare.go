@@ -52,6 +52,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var clientFlags client.Flags
 	clientFlags.Add(fs) // -preset metastable: one client population instead of the preset's
 	fs.IntVar(&o.StoreSlots, "store-slots", 0, fmt.Sprintf("-preset metastable: operations its store stand-in (each -io-delay %v) serves at once, and every pool's -workers (default %d); fewer make a slower store, whose storms a loader on fewer CPUs can hold", plan.MetaIODelay, plan.MetaIOConcurrency))
+	fs.BoolVar(&o.FastStore, "fast-store", false, "-preset metastable: plain Pebble, no store stand-in: kvserver's CPU is its limit, and its storms take a loader on several times kvserver's CPUs to hold")
 	fs.Float64Var(&o.Rate, "rate", 0, "take this as direct's saturation (req/s) instead of searching; saturation searches of other variants still run")
 	fs.DurationVar(&overloadFor, "overload-duration", 0, "length of the overload step (default 20s; -preset overload 1m; -quick 2s)")
 	fs.DurationVar(&pairRound, "pair-round", 0, "length of each paired closed-loop round (default 1s); on a noisy machine many short pairs bound tighter intervals than few long ones at the same load")

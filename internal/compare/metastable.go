@@ -35,6 +35,14 @@ func (r *runner) metastable(ctx context.Context, wr *result.WorkloadResult, seed
 	t := mp.Timing
 	r.logf("%s: %d metastable runs of %v at %.0f req/s (%g%% of direct's saturation), %g× for %v from %v", wr.Workload, mp.Runs(),
 		t.Duration(), base, 100*mp.Share, t.Factor, t.Spike, t.Base)
+	models := map[string]client.Model{}
+	for _, name := range mp.Models {
+		if cm, err := r.clientModel(name); err == nil {
+			models[name] = cm
+		}
+	}
+	r.c.Metastable.ClientSide = r.measureClientSide(ctx, wr.Workload, seed, models)
+	r.logClientSide(r.c.Metastable.ClientSide, mp.Models, r.c.Metastable.SpikeRate, mp.Slots())
 	// One VariantResult per variant, for the kvserver starts: it keeps
 	// the settings kvserver reported, once.
 	vrs := map[string]*result.VariantResult{}
@@ -65,10 +73,7 @@ func (r *runner) metastable(ctx context.Context, wr *result.WorkloadResult, seed
 func (r *runner) metaRun(ctx context.Context, wl string, vr *result.VariantResult, model string, mv plan.MetaVariant, rep int, seed string) *result.MetaRun {
 	mp := r.p.Metastable
 	step := result.MetaStepPrefix + model
-	cm, err := client.Named(model)
-	if model == plan.CustomModel {
-		cm, err = client.FromArgs(mp.ClientArgs)
-	}
+	cm, err := r.clientModel(model)
 	if err != nil {
 		r.fail(wl, vr.Name, step, err.Error(), "")
 		return nil
@@ -127,6 +132,15 @@ func (r *runner) metaRun(ctx context.Context, wl string, vr *result.VariantResul
 	r.logf("%s %s %s: useful %d, timeouts %d, 503s %d, peak amplification %.2f; %s", wl, model, mv.Name(),
 		run.Totals.Useful, run.Totals.Timeouts, run.Totals.Shed, j.PeakAmplification, recoveryText(j))
 	return run
+}
+
+// clientModel is the population a metastable run's model names: a named
+// one, or the client flags' (plan.CustomModel).
+func (r *runner) clientModel(name string) (client.Model, error) {
+	if name == plan.CustomModel {
+		return client.FromArgs(r.p.Metastable.ClientArgs)
+	}
+	return client.Named(name)
 }
 
 // metaConfig is the loader's configuration of one metastable run: the

@@ -202,10 +202,16 @@ type Metastable struct {
 	// -workers); 0 in comparisons made before it could be set: then
 	// MetaIOConcurrency.
 	StoreSlots int `json:",omitempty"`
+	// FastStore: the runs were on plain Pebble, with no store stand-in.
+	FastStore bool `json:",omitempty"`
 }
 
-// Slots is m's StoreSlots, MetaIOConcurrency where unset.
+// Slots is m's StoreSlots, MetaIOConcurrency where unset; 0 on the fast
+// store, which has no stand-in.
 func (m *Metastable) Slots() int {
+	if m.FastStore {
+		return 0
+	}
 	if m.StoreSlots > 0 {
 		return m.StoreSlots
 	}

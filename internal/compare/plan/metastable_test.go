@@ -113,3 +113,28 @@ func TestMetastableClientFlags(t *testing.T) {
 	o.Preset, o.Clients = "queues", []string{"-clients=retry"}
 	assert.ErrorContains(t, o.Validate(), "metastable")
 }
+
+// TestMetastableFastStore: -fast-store runs the same variants on plain
+// Pebble (no stand-in flag, no workers of the preset's), and is refused
+// with the stand-in's size or another preset.
+func TestMetastableFastStore(t *testing.T) {
+	o := DefaultOptions()
+	o.Preset, o.Quick, o.FastStore = "metastable", true, true
+	o.ApplyDefaults(false, false)
+	require.NoError(t, o.Validate())
+	p, err := New(&o, 1)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"-pool", "direct"}, p.Variants[0].Args())
+	m := p.Metastable
+	assert.True(t, m.FastStore)
+	assert.Zero(t, m.Slots(), "no stand-in, no slots")
+	for _, v := range m.Variants {
+		assert.NotContains(t, v.Variant.Args(), "-io-delay", v.Name())
+		assert.Zero(t, v.Variant.Workers, v.Name())
+	}
+
+	o.StoreSlots = 4
+	assert.ErrorContains(t, o.Validate(), "-store-slots 4 sizes the store stand-in, which -fast-store leaves out")
+	o.StoreSlots, o.Preset = 0, "queues"
+	assert.ErrorContains(t, o.Validate(), "-fast-store sets the metastable preset's store")
+}

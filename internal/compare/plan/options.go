@@ -68,6 +68,10 @@ type Options struct {
 	// store stand-in serves at once (0: MetaIOConcurrency): fewer make a
 	// slower store, whose storms a loader on fewer CPUs can hold.
 	StoreSlots int
+	// FastStore (the metastable preset) runs it on plain Pebble, with no
+	// store stand-in: kvserver's CPU is then its limit, and its storms
+	// are several times larger.
+	FastStore bool `json:",omitempty"`
 	// IODelay and IODelayDist are the slow-backend preset's store delay.
 	IODelay     time.Duration
 	IODelayDist string
@@ -317,6 +321,10 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("-store-slots %d: want 1 to 4096 operations at once (0: %d)", o.StoreSlots, MetaIOConcurrency)
 	case len(o.Clients) > 0 && o.Preset != "metastable":
 		return fmt.Errorf("%s: client flags set the metastable preset's clients; -preset %s runs none", o.Clients[0], o.Preset)
+	case o.FastStore && o.Preset != "metastable":
+		return fmt.Errorf("-fast-store sets the metastable preset's store; -preset %s has its own", o.Preset)
+	case o.FastStore && o.StoreSlots > 0:
+		return fmt.Errorf("-store-slots %d sizes the store stand-in, which -fast-store leaves out: give one of them", o.StoreSlots)
 	case o.StoreSlots > 0 && o.Preset != "metastable":
 		return fmt.Errorf("-store-slots sets the metastable preset's store stand-in; -preset %s has none", o.Preset)
 	case o.Factor < 0 || (o.Factor > 0 && o.Factor <= 1):

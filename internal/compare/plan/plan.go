@@ -253,6 +253,9 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 			slots = o.StoreSlots
 		}
 		store := func(v Variant) Variant {
+			if o.FastStore {
+				return v // plain Pebble, every pool at its own defaults
+			}
 			v.IODelay, v.IOConcurrency = MetaIODelay, slots
 			if !v.IsBaseline() && v.Pool != Default {
 				v.Workers = slots // one per store slot (see MetaVariant)
@@ -261,7 +264,7 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 		}
 		vs = &variants{list: []Variant{store(base)}}
 		p.Metastable = newMetastable(o, store)
-		p.Metastable.StoreSlots = slots
+		p.Metastable.StoreSlots, p.Metastable.FastStore = slots, o.FastStore
 	default:
 		return nil, fmt.Errorf("unknown preset %q; valid: %s", o.Preset, strings.Join(Presets, ", "))
 	}

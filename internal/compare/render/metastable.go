@@ -38,11 +38,14 @@ func writeMetastable(b *bytes.Buffer, c *result.Comparison, a *analysis.Analysis
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	t := p.Timing
 	w("%s\n\n", HeadMetastable)
-	w("Each run starts a fresh kvserver whose store stand-in sleeps %v per operation, %d at a time (`-io-delay %v -io-concurrency %d`: about %s op/s; "+
-		"every pool but `default` (kvserver given no pool flag) runs `-workers %d`, one per slot, so that requests wait in the pool's queue and the store bounds every variant), "+
-		"and asks it %s GET/s (%.0f %% of direct's validated saturation) for %s, %s/s (%g×) from %s to %s, then the base rate again for %s. ",
-		plan.MetaIODelay, p.Slots(), plan.MetaIODelay, p.Slots(),
-		thousands(float64(p.Slots())/plan.MetaIODelay.Seconds()), p.Slots(),
+	if p.FastStore {
+		w("Each run starts a fresh kvserver on plain Pebble (no store stand-in: kvserver's CPU is its limit, every pool at its own defaults), ")
+	} else {
+		w("Each run starts a fresh kvserver whose store stand-in sleeps %v per operation, %d at a time (`-io-delay %v -io-concurrency %d`: about %s op/s; "+
+			"every pool but `default` (kvserver given no pool flag) runs `-workers %d`, one per slot, so that requests wait in the pool's queue and the store bounds every variant), ",
+			plan.MetaIODelay, p.Slots(), plan.MetaIODelay, p.Slots(), thousands(float64(p.Slots())/plan.MetaIODelay.Seconds()), p.Slots())
+	}
+	w("and asks it %s GET/s (%.0f %% of direct's validated saturation) for %s, %s/s (%g×) from %s to %s, then the base rate again for %s. ",
 		thousands(am.BaseRate), 100*p.Share, secs(t.Base), thousands(c.Metastable.SpikeRate), t.Factor, secs(t.Base), secs(t.SpikeEnd()), secs(t.After))
 	w("The spike **overloaded** a variant when, over the spike, its useful goodput averaged under %.0f %% of the spike's rate or its useful answers' p99 passed %v: "+
 		"one it did not overload had nothing to recover from. ", 100*plan.MetaRecovered, plan.MetaP99)
@@ -61,6 +64,7 @@ func writeMetastable(b *bytes.Buffer, c *result.Comparison, a *analysis.Analysis
 		w("- `%s`: %s\n", m, orUnknown(text))
 	}
 	w("\n")
+	writeClientSide(w, c, p)
 	if len(c.Metastable.Runs) == 0 {
 		w("No run finished (see the failed steps).\n\n")
 		return
@@ -110,6 +114,43 @@ func clientCell(c analysis.MetaClient) string {
 		return fmt.Sprintf("**saturated**: attempts on free connections over %v late (p99) in %d intervals: not judged", plan.MetaOwnLag, c.OwnLate)
 	}
 	return fmt.Sprintf("kept up (loader ≤ %.0f %%%s)", 100*c.PeakShare, waits)
+}
+
+// FitAdvice is what would let the loader hold f's worst second.
+func FitAdvice(f analysis.ClientFit) string {
+	cpus := "1 CPU"
+	if f.NeedCPUs > 1 {
+		cpus = fmt.Sprintf("%d CPUs", f.NeedCPUs)
+	}
+	advice := "give the loader " + cpus + " (-loader-cpus)"
+	if f.FitSlots >= 1 {
+		advice += fmt.Sprintf(", or a slower store stand-in (-store-slots %d)", f.FitSlots)
+	}
+	return advice + ", or clients on more hosts than one"
+}
+
+// writeClientSide is the table of what the loader was measured to hold
+// before the storms, one row per client model.
+func writeClientSide(w func(string, ...any), c *result.Comparison, p *plan.Metastable) {
+	cs := c.Metastable.ClientSide
+	fits := analysis.ClientFits(cs, p.Models, c.Metastable.SpikeRate, p.Slots())
+	if len(fits) == 0 {
+		return
+	}
+	w("Before the runs, one attempt cost the loader %s of CPU where kvserver answered at once, and %s where it never answered "+
+		"(the attempt timed out, closed its connection and the retry opened another). "+
+		"A model's worst second is the spike's rate times the most attempts it makes per first try, each at the dearer cost; "+
+		"a model whose worst second takes over %.0f %% of the loader's %d CPUs may still be judged, run by run, where its storm stayed smaller.\n\n",
+		cpuMicros(cs.Answered), cpuMicros(cs.TimedOut), 100*plan.MetaClientShare, cs.LoaderCPUs)
+	w("| client | worst second (attempts/s) | loader CPUs it takes | fits? |\n|---|---|---|---|\n")
+	for _, f := range fits {
+		verdict := "yes"
+		if !f.Fits {
+			verdict = "no: " + FitAdvice(f)
+		}
+		w("| %s | %s | %.2f (%.0f %%) | %s |\n", f.Model, thousands(f.Attempts), f.CPUs, 100*f.Share, verdict)
+	}
+	w("\n")
 }
 
 func cpusWord(n int) string {

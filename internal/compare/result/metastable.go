@@ -15,7 +15,25 @@ type Metastable struct {
 	// BaseRate is the runs' base rate (plan.MetaShare of direct's
 	// validated saturation), SpikeRate the spike's.
 	BaseRate, SpikeRate float64
-	Runs                []*MetaRun
+	// ClientSide is what the loader was measured to hold before the
+	// runs (nil: not measured).
+	ClientSide *ClientSide `json:",omitempty"`
+	Runs       []*MetaRun
+}
+
+// ClientSide is the loader's cost per attempt on its CPUs, measured just
+// before the storms: against a kvserver that answered at once, and one
+// that never answered, where every attempt timed out, closed its
+// connection and the next one opened another (a storm's dearest case).
+// Attempts are what each figure was measured over.
+type ClientSide struct {
+	LoaderCPUs                         int
+	Answered, TimedOut                 time.Duration
+	AnsweredAttempts, TimedOutAttempts int64
+	// MostAttempts is, per client model, the most attempts it sends per
+	// first try (client.Model.MostAttempts): the spike's rate times it is
+	// the storm's worst second.
+	MostAttempts map[string]float64
 }
 
 // MetaRun is one open-model run with a spike.

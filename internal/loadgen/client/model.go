@@ -142,6 +142,20 @@ func ParseRetryOn(s string) (RetryOn, error) {
 // Retrying reports whether the model ever retries.
 func (m *Model) Retrying() bool { return m.Retries > 0 }
 
+// MostAttempts is the most attempts m sends per first try when every
+// attempt fails: 1 + Retries, its retries capped by its Budget where it
+// has one. A storm's worst second asks the loader for about this many
+// attempts per first try.
+func (m *Model) MostAttempts() float64 {
+	if m.Retries <= 0 {
+		return 1
+	}
+	if m.Budget > 0 {
+		return 1 + min(float64(m.Retries), m.Budget)
+	}
+	return 1 + float64(m.Retries)
+}
+
 // IsZero reports whether m is the classic client (no timeout of its own,
 // no retries, no throttle, no deadline header). -backoff none spelled
 // out is the same client, and so is -mark-retries without retries.

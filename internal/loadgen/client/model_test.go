@@ -145,3 +145,12 @@ func TestMarkRetries(t *testing.T) {
 	assert.False(t, (&Model{Retries: 1, MarkRetries: true}).IsZero())
 	assert.Equal(t, "1 retry on 503,timeout, retries marked", Model{Retries: 1, MarkRetries: true}.String())
 }
+
+func TestMostAttempts(t *testing.T) {
+	for name, want := range map[string]float64{"none": 1, "untuned": 6, "retry": 3, "backoff": 3, "budget": 1.2, "throttle": 3} {
+		m, err := Named(name)
+		require.NoError(t, err)
+		assert.InDelta(t, want, m.MostAttempts(), 1e-9, name)
+	}
+	assert.Equal(t, 1.0, (&Model{Budget: 0.5}).MostAttempts(), "a budget without retries retries nothing")
+}
