@@ -10,7 +10,6 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/render"
 	"github.com/kvpool/kvpool/internal/compare/result"
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
 )
 
@@ -47,21 +46,21 @@ func (r *runner) measureClientSide(ctx context.Context, wl, seed string, models 
 	if !ok {
 		return nil
 	}
-	cs.LoaderCPUs = answered.LoaderCPUs
-	cs.Answered, cs.AnsweredAttempts = answered.CPU.Total()/time.Duration(max(answered.Sent, 1)), answered.Sent
-	cs.TimedOut, cs.TimedOutAttempts = timedOut.CPU.Total()/time.Duration(max(timedOut.Sent, 1)), timedOut.Sent
+	cs.LoaderCPUs = answered.res.LoaderCPUs
+	cs.Answered, cs.AnsweredAttempts, cs.ServerAnswered = answered.res.CPUPerRequest(), answered.res.Sent, answered.perRequest()
+	cs.TimedOut, cs.TimedOutAttempts, cs.ServerTimedOut = timedOut.res.CPUPerRequest(), timedOut.res.Sent, timedOut.perRequest()
 	return cs
 }
 
 // calibrate is one calibration run: a direct kvserver (with extra flags)
 // on the server's CPUs, the loader with client model cm on its own.
-func (r *runner) calibrate(ctx context.Context, wl, seed, name string, extra []string, cm client.Model) (*loadgen.Result, bool) {
+func (r *runner) calibrate(ctx context.Context, wl, seed, name string, extra []string, cm client.Model) (stepRun, bool) {
 	step := "client-side " + name
 	vr := &result.VariantResult{Variant: plan.Variant{Pool: plan.Baseline}, Name: plan.Baseline}
 	dir := filepath.Join(r.c.Dir, "runs", "metastable", "client-side", name)
 	srv := r.startCold(ctx, wl, vr, step, seed, dir, extra...)
 	if srv == nil {
-		return nil, false
+		return stepRun{}, false
 	}
 	// A server that never answers does not stop gracefully: its reads
 	// sleep for a minute. It is killed; the other is stopped.
@@ -76,13 +75,13 @@ func (r *runner) calibrate(ctx context.Context, wl, seed, name string, extra []s
 	cfg, err := r.loadConfig(srv.URL, wl)
 	if err != nil {
 		r.fail(wl, vr.Name, step, err.Error(), "")
-		return nil, false
+		return stepRun{}, false
 	}
 	cfg.Rate, cfg.Duration, cfg.Client = calibrationRate, calibrationLength, cm
 	cfg.Conns, cfg.MaxConns = plan.MinConns, r.o.MaxConns
 	cfg.GrowAfter, cfg.Timeout = time.Millisecond, r.t.RequestTimeout
 	m, ok := r.measure(ctx, srv, step, cfg, dir)
-	return m.res, ok && m.res.Sent > 0
+	return m, ok && m.res.Sent > 0
 }
 
 // logClientSide says, before the storms, which client models' worst
@@ -92,8 +91,9 @@ func (r *runner) logClientSide(cs *result.ClientSide, models []string, spike flo
 		r.note("the client side's cost was not measured: each storm is judged by its loader's CPU interval by interval only")
 		return
 	}
-	r.logf("client side: %v of loader CPU per answered attempt, %v per attempt that timed out and reconnected, on %d loader CPUs",
-		cs.Answered.Round(100*time.Nanosecond), cs.TimedOut.Round(100*time.Nanosecond), cs.LoaderCPUs)
+	r.logf("client side: %v of loader CPU per answered attempt, %v per attempt that timed out and reconnected, on %d loader CPUs (kvserver: %v and %v)",
+		cs.Answered.Round(100*time.Nanosecond), cs.TimedOut.Round(100*time.Nanosecond), cs.LoaderCPUs,
+		cs.ServerAnswered.Round(100*time.Nanosecond), cs.ServerTimedOut.Round(100*time.Nanosecond))
 	var over []string
 	for _, f := range analysis.ClientFits(cs, models, spike, slots) {
 		if f.Fits {

@@ -137,11 +137,15 @@ func writeClientSide(w func(string, ...any), c *result.Comparison, p *plan.Metas
 	if len(fits) == 0 {
 		return
 	}
+	server := ""
+	if cs.ServerAnswered > 0 && cs.ServerTimedOut > 0 {
+		server = fmt.Sprintf("; kvserver's side of them: %s and %s", cpuMicros(cs.ServerAnswered), cpuMicros(cs.ServerTimedOut))
+	}
 	w("Before the runs, one attempt cost the loader %s of CPU where kvserver answered at once, and %s where it never answered "+
-		"(the attempt timed out, closed its connection and the retry opened another). "+
+		"(the attempt timed out, closed its connection and the retry opened another)%s. "+
 		"A model's worst second is the spike's rate times the most attempts it makes per first try, each at the dearer cost; "+
 		"a model whose worst second takes over %.0f %% of the loader's %d CPUs may still be judged, run by run, where its storm stayed smaller.\n\n",
-		cpuMicros(cs.Answered), cpuMicros(cs.TimedOut), 100*plan.MetaClientShare, cs.LoaderCPUs)
+		cpuMicros(cs.Answered), cpuMicros(cs.TimedOut), server, 100*plan.MetaClientShare, cs.LoaderCPUs)
 	w("| client | worst second (attempts/s) | loader CPUs it takes | fits? |\n|---|---|---|---|\n")
 	for _, f := range fits {
 		verdict := "yes"

@@ -25,11 +25,14 @@ type Metastable struct {
 // before the storms: against a kvserver that answered at once, and one
 // that never answered, where every attempt timed out, closed its
 // connection and the next one opened another (a storm's dearest case).
-// Attempts are what each figure was measured over.
+// Attempts are what each figure was measured over; Server* are
+// kvserver's CPU per attempt in the same seconds (0: not read), the
+// other side of a reconnect.
 type ClientSide struct {
 	LoaderCPUs                         int
 	Answered, TimedOut                 time.Duration
 	AnsweredAttempts, TimedOutAttempts int64
+	ServerAnswered, ServerTimedOut     time.Duration `json:",omitempty"`
 	// MostAttempts is, per client model, the most attempts it sends per
 	// first try (client.Model.MostAttempts): the spike's rate times it is
 	// the storm's worst second.
