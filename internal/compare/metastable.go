@@ -41,15 +41,15 @@ func (r *runner) metastable(ctx context.Context, wr *result.WorkloadResult, seed
 			models[name] = cm
 		}
 	}
-	r.c.Metastable.ClientSide = r.measureClientSide(ctx, wr.Workload, seed, models)
-	r.logClientSide(r.c.Metastable.ClientSide, mp.Models, r.c.Metastable.SpikeRate, mp.Slots())
+	r.c.Metastable.ClientSide = r.measureClientSide(ctx, wr.Workload, seed, r.c.Metastable.SpikeRate, models)
+	skip := r.unsendable(r.c.Metastable.ClientSide, mp.Models, r.c.Metastable.SpikeRate, mp.Slots())
 	// One VariantResult per variant, for the kvserver starts: it keeps
 	// the settings kvserver reported, once.
 	vrs := map[string]*result.VariantResult{}
 	for rep := 1; rep <= mp.Repeat; rep++ {
 		for _, cm := range mp.Models {
 			for _, mv := range mp.Variants {
-				if !mp.Applies(cm, mv) {
+				if !mp.Applies(cm, mv) || skip[cm] {
 					continue
 				}
 				if ctx.Err() != nil {

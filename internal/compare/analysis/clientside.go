@@ -21,6 +21,10 @@ type ClientFit struct {
 	// loader CPUs they take; Share those of the loader's.
 	Attempts, CPUs, Share float64
 	Fits                  bool
+	// Sendable: the spike's first tries alone, answered at once, fit;
+	// where they do not, no run of the model could be judged, and none
+	// is made.
+	Sendable bool
 	// NeedCPUs is the fewest loader CPUs that hold it within
 	// plan.MetaClientShare; FitSlots the most store slots with which the
 	// spike (proportional to the store's slots) would fit the CPUs given
@@ -47,6 +51,7 @@ func ClientFits(cs *result.ClientSide, models []string, spike float64, slots int
 		f.CPUs = f.Attempts * perAttempt
 		f.Share = f.CPUs / float64(cs.LoaderCPUs)
 		f.Fits = f.CPUs <= room
+		f.Sendable = spike*cs.Answered.Seconds() <= room
 		f.NeedCPUs = max(1, int(math.Ceil(f.CPUs/plan.MetaClientShare)))
 		if f.CPUs > 0 {
 			f.FitSlots = int(float64(slots) * room / f.CPUs)

@@ -22,6 +22,7 @@ func TestClientFitsTheWorstSecond(t *testing.T) {
 	assert.InDelta(t, 0.2, none.CPUs, 1e-9)
 	assert.InDelta(t, 0.1, none.Share, 1e-9)
 	assert.True(t, none.Fits)
+	assert.True(t, none.Sendable)
 	assert.Equal(t, 1, none.NeedCPUs)
 
 	untuned := fits[1] // 24,000 attempts/s × 50 µs = 1.2 CPUs, under 0.7 × 2
@@ -33,6 +34,10 @@ func TestClientFitsTheWorstSecond(t *testing.T) {
 	one := ClientFits(&result.ClientSide{LoaderCPUs: 1, Answered: 50 * time.Microsecond, TimedOut: 20 * time.Microsecond,
 		MostAttempts: cs.MostAttempts}, []string{"untuned"}, 4000, 4)[0]
 	assert.False(t, one.Fits, "1.2 CPUs cannot fit 70 % of 1")
+	assert.True(t, one.Sendable, "its first tries alone, 4,000 at 50 µs, take 0.2 CPU")
+	fast := ClientFits(&result.ClientSide{LoaderCPUs: 1, Answered: 20 * time.Microsecond, TimedOut: 20 * time.Microsecond,
+		MostAttempts: cs.MostAttempts}, []string{"none"}, 40000, 4)[0]
+	assert.False(t, fast.Sendable, "40,000 first tries at 20 µs take 0.8 of 1 CPU")
 	assert.InDelta(t, 1.2, one.Share, 1e-9, "the dearer cost is the answered one here")
 	assert.Equal(t, 2, one.NeedCPUs)
 	assert.Equal(t, 2, one.FitSlots, "4 slots × 0.7 / 1.2 = 2.33")

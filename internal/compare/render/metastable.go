@@ -64,8 +64,12 @@ func writeMetastable(b *bytes.Buffer, c *result.Comparison, a *analysis.Analysis
 		w("- `%s`: %s\n", m, orUnknown(text))
 	}
 	w("\n")
-	writeClientSide(w, c, p)
+	sendable := writeClientSide(w, c, p)
 	if len(c.Metastable.Runs) == 0 {
+		if !sendable {
+			w("No run was made: the loader cannot send the spike's first tries on its CPUs (the table above).\n\n")
+			return
+		}
 		w("No run finished (see the failed steps).\n\n")
 		return
 	}
@@ -116,8 +120,19 @@ func clientCell(c analysis.MetaClient) string {
 	return fmt.Sprintf("kept up (loader ≤ %.0f %%%s)", 100*c.PeakShare, waits)
 }
 
-// FitAdvice is what would let the loader hold f's worst second.
-func FitAdvice(f analysis.ClientFit) string {
+// FitText says whether the loader holds f's worst second, and if not,
+// what would let it.
+func FitText(f analysis.ClientFit) string {
+	switch {
+	case f.Fits:
+		return "yes"
+	case !f.Sendable:
+		return "no, nor the spike's first tries: not run; " + fitAdvice(f)
+	}
+	return "no: " + fitAdvice(f)
+}
+
+func fitAdvice(f analysis.ClientFit) string {
 	cpus := "1 CPU"
 	if f.NeedCPUs > 1 {
 		cpus = fmt.Sprintf("%d CPUs", f.NeedCPUs)
@@ -130,31 +145,30 @@ func FitAdvice(f analysis.ClientFit) string {
 }
 
 // writeClientSide is the table of what the loader was measured to hold
-// before the storms, one row per client model.
-func writeClientSide(w func(string, ...any), c *result.Comparison, p *plan.Metastable) {
+// before the storms, one row per client model; it tells whether the
+// loader could send some model's spike (true where nothing was measured).
+func writeClientSide(w func(string, ...any), c *result.Comparison, p *plan.Metastable) (sendable bool) {
 	cs := c.Metastable.ClientSide
 	fits := analysis.ClientFits(cs, p.Models, c.Metastable.SpikeRate, p.Slots())
 	if len(fits) == 0 {
-		return
+		return true
 	}
 	server := ""
 	if cs.ServerAnswered > 0 && cs.ServerTimedOut > 0 {
 		server = fmt.Sprintf("; kvserver's side of them: %s and %s", cpuMicros(cs.ServerAnswered), cpuMicros(cs.ServerTimedOut))
 	}
-	w("Before the runs, one attempt cost the loader %s of CPU where kvserver answered at once, and %s where it never answered "+
+	w("Before the runs, at %s first tries/s, one attempt cost the loader %s of CPU where kvserver answered at once, and %s where it never answered "+
 		"(the attempt timed out, closed its connection and the retry opened another)%s. "+
 		"A model's worst second is the spike's rate times the most attempts it makes per first try, each at the dearer cost; "+
 		"a model whose worst second takes over %.0f %% of the loader's %d CPUs may still be judged, run by run, where its storm stayed smaller.\n\n",
-		cpuMicros(cs.Answered), cpuMicros(cs.TimedOut), server, 100*plan.MetaClientShare, cs.LoaderCPUs)
+		thousands(cs.Rate), cpuMicros(cs.Answered), cpuMicros(cs.TimedOut), server, 100*plan.MetaClientShare, cs.LoaderCPUs)
 	w("| client | worst second (attempts/s) | loader CPUs it takes | fits? |\n|---|---|---|---|\n")
 	for _, f := range fits {
-		verdict := "yes"
-		if !f.Fits {
-			verdict = "no: " + FitAdvice(f)
-		}
-		w("| %s | %s | %.2f (%.0f %%) | %s |\n", f.Model, thousands(f.Attempts), f.CPUs, 100*f.Share, verdict)
+		w("| %s | %s | %.2f (%.0f %%) | %s |\n", f.Model, thousands(f.Attempts), f.CPUs, 100*f.Share, FitText(f))
+		sendable = sendable || f.Sendable
 	}
 	w("\n")
+	return sendable
 }
 
 func cpusWord(n int) string {

@@ -141,13 +141,13 @@ func TestMetastableReportRendersAgain(t *testing.T) {
 // each model whether its worst second fits, with what would let it.
 func TestClientSideTable(t *testing.T) {
 	c := metaComparison(t, nil)
-	c.Metastable.ClientSide = &result.ClientSide{LoaderCPUs: 1, Answered: 20 * time.Microsecond, TimedOut: 60 * time.Microsecond,
+	c.Metastable.ClientSide = &result.ClientSide{Rate: 5000, LoaderCPUs: 1, Answered: 20 * time.Microsecond, TimedOut: 60 * time.Microsecond,
 		ServerAnswered: 15 * time.Microsecond, ServerTimedOut: 25 * time.Microsecond,
 		MostAttempts: map[string]float64{"none": 1, "untuned": 6, "retry": 3, "backoff": 3, "budget": 1.2, "throttle": 3}}
 	rep, err := Write(c, analysis.Analyze(c), t.TempDir())
 	require.NoError(t, err)
 	text := string(mustRead(t, rep.Path))
-	assert.Contains(t, text, "one attempt cost the loader 20.0us of CPU where kvserver answered at once, and 60.0us where it never answered")
+	assert.Contains(t, text, "at 5,000 first tries/s, one attempt cost the loader 20.0us of CPU where kvserver answered at once, and 60.0us where it never answered")
 	assert.Contains(t, text, "kvserver's side of them: 15.0us and 25.0us.")
 	// The spike: 2.5 × 6,000 = 15,000 req/s; none's worst second 15,000 × 60 µs = 0.9 CPU.
 	assert.Contains(t, text, "| none | 15,000 | 0.90 (90 %) | no: give the loader 2 CPUs (-loader-cpus), or a slower store stand-in (-store-slots 12), or clients on more hosts than one |")
@@ -158,4 +158,14 @@ func TestClientSideTable(t *testing.T) {
 	rep, err = Write(c, analysis.Analyze(c), t.TempDir())
 	require.NoError(t, err)
 	assert.Contains(t, string(mustRead(t, rep.Path)), "| none | 15,000 | 0.90 (11 %) | yes |")
+
+	// 15,000 first tries/s at 60 µs each: 0.9 of 1 CPU, over 70 %: the
+	// spike cannot even be sent, no run is made.
+	c.Metastable.ClientSide.LoaderCPUs, c.Metastable.ClientSide.Answered = 1, 60*time.Microsecond
+	c.Metastable.Runs = nil
+	rep, err = Write(c, analysis.Analyze(c), t.TempDir())
+	require.NoError(t, err)
+	text = string(mustRead(t, rep.Path))
+	assert.Contains(t, text, "| none | 15,000 | 0.90 (90 %) | no, nor the spike's first tries: not run; give the loader 2 CPUs")
+	assert.Contains(t, text, "No run was made: the loader cannot send the spike's first tries on its CPUs")
 }
