@@ -23,17 +23,20 @@ import (
 // a new one: the timeout, the reconnect and the resend a storm is made of.
 const (
 	calibrationLength  = time.Second
-	calibrationTimeout = 200 * time.Millisecond
+	calibrationTimeout = 50 * time.Millisecond
 	muteDelay          = time.Minute
 )
 
-// calibrationRate is the calibration's rate for a storm whose spike asks
-// spike req/s: the spike's own, since an event loop costs less per
-// attempt the more it sends at once, bounded so that the never-answering
-// run's open connections (two attempts per calibrationTimeout) stay
-// within half of maxConns.
-func calibrationRate(spike float64, maxConns int) float64 {
-	return max(1, min(spike, float64(maxConns)/2/(2*calibrationTimeout.Seconds())))
+// calibrationRate is the calibration's rate: the worst second's, where
+// the loader works as it will in the storm (an event loop costs less per
+// attempt the more it sends at once, and a loader that cannot keep up
+// shows its capacity as CPU per attempt all the same), bounded so that
+// the never-answering run's open connections (an attempt's for
+// calibrationTimeout each) stay within half of maxConns. Both runs send
+// it in attempts: the never-answering one half of it in first tries,
+// each retried once.
+func calibrationRate(worst float64, maxConns int) float64 {
+	return max(2, min(worst, float64(maxConns)/2/calibrationTimeout.Seconds()))
 }
 
 // measureClientSide measures what one attempt costs the loader on its
@@ -45,13 +48,17 @@ func (r *runner) measureClientSide(ctx context.Context, wl, seed string, spike f
 	for name, m := range models {
 		cs.MostAttempts[name] = m.MostAttempts()
 	}
-	rate := calibrationRate(spike, r.o.MaxConns)
+	worst := 0.0
+	for _, most := range cs.MostAttempts {
+		worst = max(worst, spike*most)
+	}
+	rate := calibrationRate(worst, r.o.MaxConns)
 	answered, ok := r.calibrate(ctx, wl, seed, rate, "answered", nil, client.Model{})
 	if !ok {
 		return nil
 	}
 	retryOnce := client.Model{Timeout: calibrationTimeout, Retries: 1, RetryOn: client.RetryOn{Timeout: true}, Backoff: client.BackoffNone}
-	timedOut, ok := r.calibrate(ctx, wl, seed, rate, "never-answered", []string{"-io-delay", muteDelay.String()}, retryOnce)
+	timedOut, ok := r.calibrate(ctx, wl, seed, rate/2, "never-answered", []string{"-io-delay", muteDelay.String()}, retryOnce)
 	if !ok {
 		return nil
 	}

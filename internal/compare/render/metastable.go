@@ -157,7 +157,7 @@ func writeClientSide(w func(string, ...any), c *result.Comparison, p *plan.Metas
 	if cs.ServerAnswered > 0 && cs.ServerTimedOut > 0 {
 		server = fmt.Sprintf("; kvserver's side of them: %s and %s", cpuMicros(cs.ServerAnswered), cpuMicros(cs.ServerTimedOut))
 	}
-	w("Before the runs, at %s first tries/s, one attempt cost the loader %s of CPU where kvserver answered at once, and %s where it never answered "+
+	w("Before the runs, at %s attempts/s, one attempt cost the loader %s of CPU where kvserver answered at once, and %s where it never answered "+
 		"(the attempt timed out, closed its connection and the retry opened another)%s. "+
 		"A model's worst second is the spike's rate times the most attempts it makes per first try, each at the dearer cost; "+
 		"a model whose worst second takes over %.0f %% of the loader's %d CPUs may still be judged, run by run, where its storm stayed smaller.\n\n",

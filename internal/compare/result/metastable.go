@@ -29,7 +29,7 @@ type Metastable struct {
 // kvserver's CPU per attempt in the same seconds (0: not read), the
 // other side of a reconnect.
 type ClientSide struct {
-	// Rate is the first tries per second each calibration asked.
+	// Rate is the attempts per second each calibration asked.
 	Rate                               float64
 	LoaderCPUs                         int
 	Answered, TimedOut                 time.Duration
