@@ -53,12 +53,12 @@ func (r *runner) measureClientSide(ctx context.Context, wl, seed string, spike f
 		worst = max(worst, spike*most)
 	}
 	rate := calibrationRate(worst, r.o.MaxConns)
-	answered, ok := r.calibrate(ctx, wl, seed, rate, "answered", nil, client.Model{})
+	answered, ok := r.calibrate(ctx, wl, seed, rate, false, client.Model{})
 	if !ok {
 		return nil
 	}
 	retryOnce := client.Model{Timeout: calibrationTimeout, Retries: 1, RetryOn: client.RetryOn{Timeout: true}, Backoff: client.BackoffNone}
-	timedOut, ok := r.calibrate(ctx, wl, seed, rate/2, "never-answered", []string{"-io-delay", muteDelay.String()}, retryOnce)
+	timedOut, ok := r.calibrate(ctx, wl, seed, rate/2, true, retryOnce)
 	if !ok {
 		return nil
 	}
@@ -68,9 +68,14 @@ func (r *runner) measureClientSide(ctx context.Context, wl, seed string, spike f
 	return cs
 }
 
-// calibrate is one calibration run: a direct kvserver (with extra flags)
-// on the server's CPUs, the loader with client model cm on its own.
-func (r *runner) calibrate(ctx context.Context, wl, seed string, rate float64, name string, extra []string, cm client.Model) (stepRun, bool) {
+// calibrate is one calibration run: a direct kvserver on the server's
+// CPUs, one that never answers where mute, and the loader with client
+// model cm on its own.
+func (r *runner) calibrate(ctx context.Context, wl, seed string, rate float64, mute bool, cm client.Model) (stepRun, bool) {
+	name, extra := "answered", []string(nil)
+	if mute {
+		name, extra = "never-answered", []string{"-io-delay", muteDelay.String()}
+	}
 	step := "client-side " + name
 	vr := &result.VariantResult{Variant: plan.Variant{Pool: plan.Baseline}, Name: plan.Baseline}
 	dir := filepath.Join(r.c.Dir, "runs", "metastable", "client-side", name)
@@ -81,7 +86,7 @@ func (r *runner) calibrate(ctx context.Context, wl, seed string, rate float64, n
 	// A server that never answers does not stop gracefully: its reads
 	// sleep for a minute. It is killed; the other is stopped.
 	defer func() {
-		if extra != nil {
+		if mute {
 			srv.Kill()
 			srv.Cleanup()
 			return
@@ -94,7 +99,14 @@ func (r *runner) calibrate(ctx context.Context, wl, seed string, rate float64, n
 		return stepRun{}, false
 	}
 	cfg.Rate, cfg.Duration, cfg.Client = rate, calibrationLength, cm
-	cfg.Conns, cfg.MaxConns = plan.MinConns, r.o.MaxConns
+	// Answered at once, plan.MinConns connections carry any rate the
+	// loader can send; more would be dials that a loader past its
+	// capacity makes while attempts queue, costs no storm of answered
+	// attempts has. Timed-out attempts replace their connections.
+	cfg.Conns, cfg.MaxConns = plan.MinConns, plan.MinConns
+	if mute {
+		cfg.MaxConns = r.o.MaxConns
+	}
 	cfg.GrowAfter, cfg.Timeout = time.Millisecond, r.t.RequestTimeout
 	m, ok := r.measure(ctx, srv, step, cfg, dir)
 	return m, ok && m.res.Sent > 0

@@ -132,3 +132,11 @@ func TestScheduleSentUnderClients(t *testing.T) {
 	assert.InDelta(t, 990.0, rate, 1e-9, "no client model: every request sent, over the span it was sent in")
 	assert.Equal(t, int64(10), unsent)
 }
+
+// TestCalibrationRate: the worst second's rate, bounded so that the
+// never-answering run holds at most half of the connections allowed.
+func TestCalibrationRate(t *testing.T) {
+	assert.Equal(t, 26000.0, calibrationRate(26000, 4096))
+	assert.Equal(t, 40960.0, calibrationRate(500000, 4096), "4,096 / 2 connections, each held 50 ms")
+	assert.Equal(t, 2.0, calibrationRate(0, 4096), "at least one first try retried once")
+}
