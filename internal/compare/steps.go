@@ -99,8 +99,8 @@ func (r *runner) saturation(ctx context.Context, wr *result.WorkloadResult, seed
 // in the short steps (a starting point, not a figure anything is computed
 // from).
 func searchHint(s result.SatRun) float64 {
-	if h := s.Held(); h > 0 {
-		return h
+	if s.Rate > 0 {
+		return s.Rate
 	}
 	if s.Bracket != nil {
 		return s.Bracket.Lo

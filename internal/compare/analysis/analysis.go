@@ -57,7 +57,7 @@ type Searches struct {
 	Rate Estimate
 	// Bracket is where the searches ended: the median of their brackets'
 	// ends (Lo held, Hi failed twice; 0: not found); Brackets is false
-	// in a comparison that did not record them.
+	// where the searches did not record them.
 	Bracket  Interval
 	Brackets bool
 	// Candidate is the median of the rates whose validation failed, in
@@ -123,9 +123,8 @@ type Fixed struct {
 const MinAchieved = 0.98
 
 // keptUp tells whether f served what it asked: it achieved MinAchieved
-// of the asked rate and did not fall behind its schedule (Behind; an
-// older comparison did not check that, and is judged by the rate
-// alone). Where it did not, it says how.
+// of the asked rate and did not fall behind its schedule (Behind). Where
+// it did not, it says how.
 func keptUp(f *result.FixedRun) (bool, string) {
 	switch {
 	case f.Asked > 0 && f.Achieved < MinAchieved*f.Asked:
@@ -232,7 +231,7 @@ func saturationOf(v, base *result.VariantResult) *Searches {
 	// The figures come from the searches that held in validation where
 	// any did (their rates, their brackets, whether the loader bounded
 	// them); a search that held nothing only says where it failed.
-	held := func(r result.SatRun) bool { return !s.Measured() || r.Held() > 0 }
+	held := func(r result.SatRun) bool { return !s.Measured() || r.Rate > 0 }
 	for _, r := range v.Sat {
 		if r.LoaderBound && held(r) {
 			s.LoaderBoundRuns++
@@ -245,12 +244,8 @@ func saturationOf(v, base *result.VariantResult) *Searches {
 	s.LowerBound = s.LoaderBoundRuns > 0
 	var failed []float64
 	for _, r := range v.Sat {
-		switch {
-		case r.Validated:
-		case r.Bracket != nil:
+		if !r.Validated {
 			failed = append(failed, r.Candidate)
-		default: // an older comparison kept the candidate as the rate
-			failed = append(failed, r.Rate)
 		}
 	}
 	s.Candidate = median(failed)

@@ -57,7 +57,7 @@ func pairedSat(a, b *result.VariantResult) ratios.Interval {
 	n := min(len(a.Sat), len(b.Sat))
 	as, bs := make([]float64, n), make([]float64, n)
 	for i := range n {
-		as[i], bs[i] = a.Sat[i].Held(), b.Sat[i].Held()
+		as[i], bs[i] = a.Sat[i].Rate, b.Sat[i].Rate
 	}
 	iv, _ := ratios.Paired(as, bs) // of one length: cannot fail
 	return iv

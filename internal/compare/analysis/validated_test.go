@@ -70,13 +70,13 @@ func TestUnvalidatedRepeatDropsItsPair(t *testing.T) {
 	assert.Equal(t, 7, r.Interval.N)
 
 	fifo := c.Workloads[0].Variants[1]
-	fifo.Sat[1].Validated = false
+	fifo.Sat[1].Rate, fifo.Sat[1].Validated = 0, false
 	vs = below(c)
 	assert.Equal(t, Below, vs.Verdict, "six pairs left")
 	r, _ = vs.Figure("fifo", SatRatio)
 	assert.Equal(t, 6, r.Interval.N, "fifo's second repeat dropped its pair")
 
-	c.Workloads[0].Variants[0].Sat[4].Validated = false
+	c.Workloads[0].Variants[0].Sat[4].Rate, c.Workloads[0].Variants[0].Sat[4].Validated = 0, false
 	vs = below(c)
 	assert.Equal(t, Tied, vs.Verdict, "five pairs bound no interval")
 	r, _ = vs.Figure("fifo", SatRatio)
@@ -89,19 +89,6 @@ func TestUnvalidatedRepeatDropsItsPair(t *testing.T) {
 	fifo.Sat = fifo.Sat[:5]
 	r, _ = below(c).Figure("fifo", SatRatio)
 	assert.Equal(t, 5, r.Interval.N)
-}
-
-// TestOlderUnvalidatedRate: a comparison from before brackets kept the
-// candidate as the rate with Validated false; it reads as no saturation.
-func TestOlderUnvalidatedRate(t *testing.T) {
-	c := comparisonOf(t, map[string][]float64{"direct": {48000}, "lifo": {30000}}, "direct", "lifo")
-	c.Workloads[0].Variants[0].Sat[0].Validated = false
-	a := Analyze(c)
-	d := a.Workloads[0].Variant("direct").Sat
-	assert.False(t, d.Measured())
-	assert.Equal(t, 48000.0, d.Candidate)
-	assert.Empty(t, a.FindAll(SaturationLead), "one validated variant: nothing to rank")
-	assert.Equal(t, []string{"direct"}, find(t, a, SaturationUnvalidated).Variants)
 }
 
 // TestFixedBehind: a fixed-rate step that achieved less than

@@ -100,7 +100,7 @@ type CurveLine struct {
 	// rate that held and the lowest that failed twice (0: not found);
 	// drawn as a band of the offered axis at the foot of the upper panel,
 	// solid where Validated (a validating run held at BracketLo), hatched
-	// with dashes where not. Both 0: none drawn (an older comparison).
+	// with dashes where not. Both 0: none drawn (not recorded).
 	BracketLo, BracketHi float64
 	Validated            bool
 	// Seconds are the judged intervals of the steps that decided the

@@ -149,7 +149,7 @@ func percentileLines(wr *result.WorkloadResult) []chart.PercentileLine {
 // curveLines: each variant's first saturation search, the validating run
 // left out (it repeats a rate already on the curve), its loader-bound
 // steps marked, and the judged seconds of its deciding steps, the
-// validating run's included (none in an older comparison). Of a scaling
+// validating run's included (where they were recorded). Of a scaling
 // comparison, the variants at the most CPUs only (one line per pool).
 func curveLines(wr *result.WorkloadResult, g *analysis.Grid) []chart.CurveLine {
 	var lines []chart.CurveLine
@@ -163,7 +163,7 @@ func curveLines(wr *result.WorkloadResult, g *analysis.Grid) []chart.CurveLine {
 		}
 		for _, s := range v.Sat[0].Curve {
 			l.Seconds = append(l.Seconds, stepSeconds(s)...)
-			if s.Phase == "validate" {
+			if s.Validating() {
 				continue
 			}
 			l.OfferedRate = append(l.OfferedRate, s.Asked)

@@ -44,8 +44,8 @@ func decidedComparison(t *testing.T) *result.Comparison {
 
 // TestSaturationChartShowsDecidingSeconds: the saturation chart draws
 // the deciding steps' seconds, the validating run's included, with
-// legend entries and a caption sentence; without seconds (an older
-// comparison) the chart and the report say nothing of them.
+// legend entries and a caption sentence; without seconds (none
+// recorded) the chart and the report say nothing of them.
 func TestSaturationChartShowsDecidingSeconds(t *testing.T) {
 	c := decidedComparison(t)
 	lines := curveLines(c.Workloads[0], nil)

@@ -121,7 +121,7 @@ func refName(p *plan.Plan) string {
 }
 
 // sizedConns tells whether c's steps recorded the connections they
-// started with, which Little's law sized (not in older comparisons).
+// started with, which Little's law sized (where they were recorded).
 func sizedConns(c *result.Comparison) bool {
 	return anyVariant(c, func(v *result.VariantResult) bool {
 		return v.Fixed != nil && v.Fixed.ConnsStart > 0 || v.Overload != nil && v.Overload.ConnsStart > 0 || v.Closed != nil
@@ -211,7 +211,7 @@ func writeLoader(b *bytes.Buffer, c *result.Comparison) {
 		lb := "no"
 		switch {
 		case l.LoaderCPUs == 0 && l.ServerCPUs == 0:
-			lb = "-" // an older comparison: not judged
+			lb = "-" // no CPU counts: not judged
 		case l.LoaderBound:
 			lb = "**yes**"
 			bound = append(bound, l)
@@ -257,7 +257,7 @@ func PlacementText(e result.Environment) string {
 		loops = " (" + cpusText(e.LoaderLoops, "loop") + ")"
 	}
 	switch {
-	case e.Pinned && e.ServerCPUs != "":
+	case e.Pinned:
 		n := 0
 		if s, err := cpuset.Parse(e.ServerCPUs); err == nil {
 			n = s.Len()
@@ -268,8 +268,6 @@ func PlacementText(e result.Environment) string {
 			}
 		}
 		return fmt.Sprintf("kvserver on CPUs %s (%d), loader on %s%s", e.ServerCPUs, n, e.LoaderCPUs, loops)
-	case e.Pinned:
-		return "kvserver on CPU 0, the loader on CPU 1 (-pin)"
 	case e.SharedCPUs != "":
 		return fmt.Sprintf("kvserver and the loader share CPUs %s%s", e.SharedCPUs, loops)
 	}
