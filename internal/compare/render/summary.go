@@ -191,10 +191,10 @@ func writeLoader(b *bytes.Buffer, c *result.Comparison) {
 		w(" A run with a spike asks its schedule's mean rate; under clients that time out and retry, the schedule is of first tries, and those count (sent, or refused by the client's own throttle), not the clients' retries on top of them.")
 	}
 	if slices.ContainsFunc(c.Loader, func(l result.LoaderCheck) bool { return l.LoaderCPUs > 0 }) {
-		busy := 100 * c.Criteria.LoaderBusy
 		w(" CPU shares are of each side's own CPUs (kvserver's: all online CPUs where it shared them); a step that fell short is loader-bound, and measured the loader rather than kvserver, "+
-			"when the loader used %.0f %% or more of its CPUs, or fell behind with connections to spare while kvserver stayed under %.0f %% of its own (the rule of the saturation searches).",
-			busy, busy)
+			"only when the loader used %.0f %% or more of its CPUs or its own sends fell behind (requests that found a connection free were still sent late); "+
+			"one that fell behind with every connection busy, or with kvserver's CPU idle, is kvserver's limit, at the -max-conns cap where the connections reached it (the rule of the saturation searches).",
+			100*c.Criteria.LoaderBusy)
 	}
 	w("\n\n")
 	w("| workload | variant | step | asked req/s | sent req/s | send lag p99 | loader CPU/request | loader CPU | kvserver CPU | kept up | loader-bound |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
