@@ -47,7 +47,7 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 		aw := a.Workloads[i]
 		wl := slug(wr.Workload)
 		if lines := percentileLines(wr); len(lines) > 0 {
-			title := fmt.Sprintf("Latency by percentile at %s req/s (70 %% of direct's saturation), %s", thousands(plan.FixedShare*wr.BaseRate), wr.Workload)
+			title := fmt.Sprintf("Latency by percentile at %s req/s (70 %% of direct's saturation), %s", thousands(aw.FixedRate), wr.Workload)
 			if p.OwnRates {
 				title = fmt.Sprintf("Latency by percentile at 70 %% of each pool's own saturation, %s", wr.Workload)
 			}

@@ -182,7 +182,7 @@ func writeResultsTable(b *bytes.Buffer, c *result.Comparison, wr *result.Workloa
 			thousands(wr.BaseRate), 100*plan.FixedShare)
 	default:
 		w("Direct's saturation: %s req/s%s; fixed-rate step at %s req/s. Each cell's ratio is to `direct` in this run.\n\n",
-			thousands(wr.BaseRate), validatedText(bracketed), thousands(plan.FixedShare*wr.BaseRate))
+			thousands(wr.BaseRate), validatedText(bracketed), thousands(aw.FixedRate))
 	}
 	head, rule := "| pool | policy | saturation req/s (median, spread over %d) |", "|---|---|---|"
 	if bracketed {
