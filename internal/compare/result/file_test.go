@@ -37,7 +37,7 @@ func TestLoadFillsWhatVersion0DidNotKeep(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, File), []byte(quick), 0o644))
 	c, err = Load(dir)
 	require.NoError(t, err)
-	assert.Equal(t, time.Second, c.Options.Timing.ProbeBaseline, "a quick run's probe before it became 500 ms")
+	assert.Equal(t, time.Second, c.Options.Timing.ProbeBaseline, "a version-0 quick run's probe")
 
 	c.Plan.Steps = []*plan.Steps{{Workload: "get", Fixed: &plan.Load{Rate: 28000, Latency: time.Millisecond, Conns: 64, MaxConns: 256}}}
 	c.Published = &Published{From: "results/compare-x"}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/kvpool/kvpool/internal/compare/plan"
 )
@@ -35,6 +36,10 @@ func (c *Comparison) upgrade() error {
 // 90 % of the loader's CPUs.
 var criteria0 = Criteria{MaxErrorRate: 0.001, LoaderBusy: 0.9}
 
+// quickProbeBaseline0 is the probe before the overload step of a
+// version-0 quick comparison that did not record its timing.
+const quickProbeBaseline0 = time.Second
+
 // upgradeFrom0 fills what a version-0 file left out with what its run
 // did, and restates what it recorded under rules since changed:
 //
@@ -63,7 +68,7 @@ func (c *Comparison) upgradeFrom0() error {
 	if c.Options.Timing == nil {
 		t := c.Options.StepTiming()
 		if c.Options.Quick {
-			t.ProbeBaseline = plan.QuickProbeBefore
+			t.ProbeBaseline = quickProbeBaseline0
 		}
 		c.Options.Timing = &t
 	}
