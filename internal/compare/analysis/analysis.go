@@ -43,6 +43,9 @@ type Workload struct {
 	// workload's BaseRate (under plan.OwnRates each variant's step ran at
 	// its own share instead, its FixedRun.Asked).
 	FixedRate float64
+	// OverloadMultiple is direct's overload step's asked rate ÷ BaseRate
+	// (0: none ran).
+	OverloadMultiple float64
 }
 
 // Variant is one variant's derived numbers; a step it did not run is nil.
@@ -207,6 +210,9 @@ func workloadOf(wr *result.WorkloadResult) *Workload {
 		if base := of[wr.BaselineOf(v)]; base != nil {
 			of[v].ratiosTo(base)
 		}
+	}
+	if b := wr.Baseline(); b != nil && b.Overload != nil && wr.BaseRate > 0 {
+		w.OverloadMultiple = b.Overload.Asked / wr.BaseRate
 	}
 	if slices.ContainsFunc(wr.Variants, func(v *result.VariantResult) bool { return v.Variant.CPUs > 0 }) {
 		w.Grid = gridOf(wr, w)

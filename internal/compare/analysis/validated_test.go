@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -126,4 +127,26 @@ func TestFixedBehind(t *testing.T) {
 	wr.Variants[0].Fixed, wr.Variants[1].Fixed = fixed(28000, 28000, ""), fixed(28000, 27500, "")
 	_, ok := Analyze(c).Find(FixedBehind, "get")
 	assert.False(t, ok, "98 % of the asked rate, on schedule, is kept up")
+}
+
+// TestDerivedOnce: direct's saturation, the steps' rates and the ratios
+// to direct are the analysis's, from direct's analysed figures: a
+// variant's ratio is its median over direct's, direct's own is 1, and a
+// loader-bound direct gives no ratio.
+func TestDerivedOnce(t *testing.T) {
+	c := comparisonOf(t, map[string][]float64{"direct": {40000, 42000, 41000}, "fifo": {30000, 31000, 32000}}, "direct", "fifo")
+	wr := c.Workloads[0]
+	wr.BaseRate = MedianSaturation(wr.Variants[0])
+	wr.Variants[0].Overload = &result.OverloadRun{Asked: 2 * wr.BaseRate}
+	w := Analyze(c).Workloads[0]
+	assert.Equal(t, 41000.0, wr.BaseRate)
+	assert.InDelta(t, 0.7*41000, w.FixedRate, 1e-9)
+	assert.Equal(t, 2.0, w.OverloadMultiple)
+	assert.Equal(t, 1.0, w.Variant("direct").Sat.Ratio)
+	assert.InDelta(t, 31000.0/41000, w.Variant("fifo").Sat.Ratio, 1e-12)
+
+	for i := range wr.Variants[0].Sat {
+		wr.Variants[0].Sat[i].LoaderBound = true
+	}
+	assert.True(t, math.IsNaN(Analyze(c).Workloads[0].Variant("fifo").Sat.Ratio), "no ratio to a lower bound")
 }

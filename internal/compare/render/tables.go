@@ -28,8 +28,8 @@ func writeWorkload(b *bytes.Buffer, c *result.Comparison, wr *result.WorkloadRes
 			how = "the bracket: the highest rate that held, the lowest that failed twice"
 		}
 		w("Direct's saturation in req/s (%s): %s. This preset measures the variants only under overload (below)", how, satCell(bs, false))
-		if base != nil && base.Overload != nil && wr.BaseRate > 0 {
-			w(", asking %s", askedText(base.Overload.Asked/wr.BaseRate, wr.BaseLowerBound))
+		if aw.OverloadMultiple > 0 {
+			w(", asking %s", askedText(aw.OverloadMultiple, wr.BaseLowerBound))
 		}
 		w(".\n\n")
 	} else {
