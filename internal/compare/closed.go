@@ -47,7 +47,7 @@ func (r *runner) closed(ctx context.Context, v *result.VariantResult, srv *insta
 		r.fail(wl, v.Name, closedStep, err.Error(), "")
 		return
 	}
-	cfg.Conns = plan.LittleConns(analysis.Median(v.SatRates()), unloadedAnswerTime(v), r.o.MaxConns)
+	cfg.Conns = plan.LittleConns(analysis.MedianSaturation(v), unloadedAnswerTime(v), r.o.MaxConns)
 	cfg.Rate, cfg.Duration, cfg.MaxConns = 0, r.t.Closed, cfg.Conns
 	r.logf("%s %s: closed loop over %d connections, %d × %v", wl, v.Name, cfg.Conns, r.t.ClosedRounds, r.t.Closed)
 	cr := &result.ClosedRun{Conns: cfg.Conns, Dir: rel}

@@ -112,7 +112,7 @@ func (pl planner) overload(cfg loadgen.Config, s *plan.Steps) loadgen.Config {
 // own median saturation where its searches found one.
 func (pl planner) refRate(wr *result.WorkloadResult, v *result.VariantResult) float64 {
 	if pl.p.OwnRates {
-		if own := analysis.Median(v.SatRates()); own > 0 {
+		if own := analysis.MedianSaturation(v); own > 0 {
 			return own
 		}
 	}

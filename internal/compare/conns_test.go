@@ -28,7 +28,7 @@ func TestAnswerTime(t *testing.T) {
 	assert.Zero(t, answerTime(&result.VariantResult{}, 65_000), "no search")
 	assert.Zero(t, answerTime(nil, 65_000))
 	old := &result.VariantResult{Sat: curve(result.CurvePoint{Asked: 10_000, Pass: true})}
-	assert.Zero(t, answerTime(old, 10_000), "an older comparison did not record it")
+	assert.Zero(t, answerTime(old, 10_000), "not recorded")
 }
 
 // stepsPlanner is the planner of preset with direct, fifo and lifo searched:

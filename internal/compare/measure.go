@@ -147,16 +147,16 @@ func scheduleSent(res *loadgen.Result) (rate float64, unsent int64) {
 
 // checkLoader records whether the loader kept up with m's asked rate in
 // a fixed-rate or overload step, and whether a shortfall was its own
-// (saturate.Bound, the rule of the saturation searches): the step fell
-// short with the loader at 90 % or more of its CPUs, or fell behind while
-// kvserver stayed under 90 % of its own. Falling behind counts as the
-// loader's only while it had connections to spare (ConnsPeak below
-// MaxConns): with every connection it may open held by the server, the
-// sends waited on the server. backlog, where not empty, says how the
-// step's backlog grew (a step meant to be sustained: the fixed rate); a
-// step whose loader sent on schedule then did not keep up all the same.
-// An overload step, asked for more than the server serves, passes "".
-// It returns the record.
+// (saturate.Bound, the rule of the saturation searches): only where the
+// loader used 90 % or more of its CPUs, or its own send lag grew (sends
+// that found a connection free were late). A step that fell behind with
+// every connection busy, or with kvserver's CPU idle, met kvserver's
+// limit (Bound's why names the -max-conns cap where the connections
+// reached it). backlog, where not empty, says how the step's backlog
+// grew (a step meant to be sustained: the fixed rate); a step whose
+// loader sent on schedule then did not keep up all the same. An overload
+// step, asked for more than the server serves, passes "". It returns the
+// record.
 func (r *runner) checkLoader(srv *instance, step string, m stepRun, backlog string) result.LoaderCheck {
 	res := m.res
 	lc := withBacklog(r.newLoaderCheck(srv.wl, srv.v.Name, step, res), backlog)

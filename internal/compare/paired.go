@@ -62,7 +62,7 @@ func (r *runner) pairedOne(ctx context.Context, wl string, base, v *result.Varia
 		return
 	}
 	defer r.stop(ctx, vsrv, pairedStep)
-	conns := plan.LittleConns(analysis.Median(base.SatRates()), unloadedAnswerTime(base), r.o.MaxConns)
+	conns := plan.LittleConns(analysis.MedianSaturation(base), unloadedAnswerTime(base), r.o.MaxConns)
 	pr := &result.PairedRun{Against: base.Name, Conns: conns, Dir: rel, Alternating: true}
 	r.logf("%s %s: %d closed-loop rounds of %v paired with %s's, over %d connections", wl, v.Name, r.t.ClosedPairs, r.t.PairRoundLength(), base.Name, conns)
 	servers := [2]*instance{bsrv, vsrv}

@@ -17,9 +17,9 @@ import (
 )
 
 // Render writes the report of the comparison in dir again from its
-// compare.json (render.Render), for a comparison of any age: one written
-// before compare.json kept the fixed-rate steps' distributions gets them
-// from its runs' interval logs, where they still are. It measures
+// compare.json (render.Render), for a comparison of any version: where
+// compare.json lacks a fixed-rate step's distribution, it is read from
+// the step's interval logs (loadRun). It measures
 // nothing, and changes nothing in dir but REPORT.md and charts/.
 func Render(dir string) (*result.Comparison, *render.Report, error) {
 	c, err := loadRun(dir)
@@ -60,8 +60,8 @@ func Publish(run, dest string) (*result.Comparison, *render.Report, error) {
 	return c, r, err
 }
 
-// loadRun reads dir's comparison, with the distributions an older one left
-// in its runs' interval logs.
+// loadRun reads dir's comparison, with the fixed-rate distributions it
+// did not record read from its runs' interval logs.
 func loadRun(dir string) (*result.Comparison, error) {
 	c, err := result.Load(dir)
 	if err != nil {

@@ -162,7 +162,7 @@ func noBaseRate(wr *result.WorkloadResult) string {
 	why := "direct's saturation search found no rate that held over its validation"
 	if base := wr.Baseline(); base != nil && len(base.Sat) > 0 {
 		s := base.Sat[len(base.Sat)-1]
-		why += fmt.Sprintf(" (it ended at %s; the validation of %.0f req/s failed)", bracketText(s.Bracket), s.Candidate)
+		why += fmt.Sprintf(" (it ended at %s; the validation of %.0f req/s failed)", saturate.Bracket(*s.Bracket), s.Candidate)
 	}
 	return why + ", so there is no rate to set these steps by (see the failures above, or give -rate)"
 }

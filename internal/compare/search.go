@@ -27,17 +27,16 @@ func (r *runner) saturateConfig(dir string) saturate.Config {
 	return sc
 }
 
-// search runs a saturation search of srv and reduces it to a SatRun; the
-// validating run's files go into dir. With Timing.AnchorRounds, a closed
-// loop on srv comes first and bounds the search (saturate's Anchor: a
-// stall costs a round a few per cent, where it would cost a step its
-// verdict, and no step asks far above what the server serves with no
-// schedule to keep); without, the ramp starts at half of hint where that
-// is above the configured start. Each step reads srv's CPU around it, so
-// that a step the loader could not deliver is told from the server's
-// limit (saturate.Bound). It returns the validating run and its step (nil
-// where none ran).
-func (r *runner) search(ctx context.Context, cfg loadgen.Config, dir string, srv *harness.Server, settings map[string]string, hint float64) (result.SatRun, *loadgen.Result, *saturate.Step, error) {
+// search runs a saturation search of srv; the validating run's files
+// and saturate.json go into dir. With Timing.AnchorRounds, a closed loop
+// on srv comes first and bounds the search (saturate's Anchor: a stall
+// costs a round a few per cent, where it would cost a step its verdict,
+// and no step asks far above what the server serves with no schedule to
+// keep); without, the ramp starts at half of hint where that is above
+// the configured start. Each step reads srv's CPU around it, so that a
+// step the loader could not deliver is told from the server's limit
+// (saturate.Bound).
+func (r *runner) search(ctx context.Context, cfg loadgen.Config, dir string, srv *harness.Server, settings map[string]string, hint float64) (*saturate.Saturation, error) {
 	sc := r.saturateConfig(dir)
 	sc.StartRate = max(sc.StartRate, math.Round(hint/2))
 	sc.MaxRate = max(sc.MaxRate, sc.StartRate)
@@ -53,35 +52,45 @@ func (r *runner) search(ctx context.Context, cfg loadgen.Config, dir string, srv
 		var err error
 		closed, err = saturate.MeasureClosedLoop(ctx, load, saturate.ClosedConfig{Rounds: n, For: r.t.SatStep, Cooldown: r.t.SatCooldown}, &sc)
 		if err != nil {
-			return result.SatRun{}, nil, nil, err
+			return nil, err
 		}
 		sc.Anchor, sc.AnchorShare = closed.Throughput, plan.AnchorShare
 	}
 	sat, err := saturate.Run(ctx, cfg, sc, nil, nil)
 	if err != nil {
-		return result.SatRun{}, nil, nil, err
+		return nil, err
 	}
 	sat.ClosedLoop = closed
-	// Rate is the validated saturation or 0: no later step takes its
-	// share of a rate that did not hold over its validation. The bracket
-	// says where the search ended either way.
-	run := result.SatRun{Rate: sat.Rate, Validated: sat.Validated, Bracket: &result.Bracket{Lo: sat.Bracket.Lo, Hi: sat.Bracket.Hi},
-		Candidate: sat.Candidate, HitMax: sat.HitMax,
-		LoaderBound: sat.LoaderBound, LoaderCeiling: sat.LoaderCeiling, LoaderCPUs: sat.LoaderCPUs, Why: sat.Why,
-		Anchor: sat.Anchor, AnchorExceeded: sat.AnchorExceeded}
-	run.Curve = curveOf(sat)
-	var validation *saturate.Step
-	for i, s := range sat.Steps {
-		if s.Phase == saturate.PhaseValidate {
-			validation = &sat.Steps[i]
-			run.ServerCPUPerRequest = s.ServerCPUPerReq
-		}
-	}
 	if sat.Validation != nil {
 		report.WriteFiles(dir, sat.Validation, settings)
 	}
 	report.WriteJSON(dir, "saturate.json", sat)
-	return run, sat.Validation, validation, nil
+	return sat, nil
+}
+
+// satRunOf is sat as compare.json keeps it: the one place a search's
+// result becomes result's (result may not import the loader, so it has
+// types of its own; the analysis and the report read only those).
+func satRunOf(sat *saturate.Saturation) result.SatRun {
+	b := result.Bracket(sat.Bracket)
+	run := result.SatRun{Rate: sat.Rate, Validated: sat.Validated, Bracket: &b, Candidate: sat.Candidate, HitMax: sat.HitMax,
+		LoaderBound: sat.LoaderBound, LoaderCeiling: sat.LoaderCeiling, LoaderCPUs: sat.LoaderCPUs, Why: sat.Why,
+		Anchor: sat.Anchor, AnchorExceeded: sat.AnchorExceeded, Curve: curveOf(sat)}
+	if v := lastValidation(sat); v != nil {
+		run.ServerCPUPerRequest = v.ServerCPUPerReq
+	}
+	return run
+}
+
+// lastValidation is sat's last validating step, the run sat.Validation
+// holds (nil: none ran).
+func lastValidation(sat *saturate.Saturation) *saturate.Step {
+	for i := len(sat.Steps) - 1; i >= 0; i-- {
+		if sat.Steps[i].Phase == saturate.PhaseValidate {
+			return &sat.Steps[i]
+		}
+	}
+	return nil
 }
 
 // curveOf is sat's steps as compare.json keeps them: one point each, in
@@ -101,12 +110,4 @@ func curveOf(sat *saturate.Saturation) []result.CurvePoint {
 		out = append(out, p)
 	}
 	return out
-}
-
-// bracketText is b as the search prints it: "62000–64000 req/s (3.2 %)".
-func bracketText(b *result.Bracket) string {
-	if b == nil {
-		return "none"
-	}
-	return saturate.Bracket{Lo: b.Lo, Hi: b.Hi}.String()
 }

@@ -89,7 +89,7 @@ func (r *runner) saturation(ctx context.Context, wr *result.WorkloadResult, seed
 	if wr.BaseRate == 0 && base != nil {
 		// Validated rates only: where none held, BaseRate stays 0 and the
 		// steps that need it are skipped (runAll says why).
-		wr.BaseRate = analysis.Median(base.SatRates())
+		wr.BaseRate = analysis.MedianSaturation(base)
 		wr.BaseLowerBound = base.LoaderBound()
 	}
 }
@@ -99,13 +99,10 @@ func (r *runner) saturation(ctx context.Context, wr *result.WorkloadResult, seed
 // in the short steps (a starting point, not a figure anything is computed
 // from).
 func searchHint(s result.SatRun) float64 {
-	if h := s.Held(); h > 0 {
-		return h
+	if s.Rate > 0 {
+		return s.Rate
 	}
-	if s.Bracket != nil {
-		return s.Bracket.Lo
-	}
-	return 0
+	return s.Bracket.Lo
 }
 
 func (r *runner) saturateOne(ctx context.Context, wl string, v *result.VariantResult, rep int, seed string, hint float64) {
@@ -123,7 +120,7 @@ func (r *runner) saturateOne(ctx context.Context, wl string, v *result.VariantRe
 		return
 	}
 	r.logf("%s %s: saturation search %d/%d", wl, v.Name, rep, r.o.Repeat)
-	run, validation, vstep, err := r.search(ctx, cfg, dir, srv.Server, v.Config, hint)
+	sat, err := r.search(ctx, cfg, dir, srv.Server, v.Config, hint)
 	switch {
 	case ctx.Err() != nil, r.died(ctx, srv, step):
 		return
@@ -131,21 +128,22 @@ func (r *runner) saturateOne(ctx context.Context, wl string, v *result.VariantRe
 		r.fail(wl, v.Name, step, err.Error(), srv.LogTail(10))
 		return
 	}
+	run := satRunOf(sat)
 	run.Repeat, run.Dir = rep, rel
 	v.Sat = append(v.Sat, run)
-	if run.Anchor > 0 {
-		r.logf("%s %s: closed loop first, %.0f req/s (median of %d × %v over %d connections): the search started at %.0f %% of it", wl, v.Name, run.Anchor, r.t.AnchorRounds, r.t.SatStep, plan.MinConns, 100*plan.AnchorShare)
+	if sat.Anchor > 0 {
+		r.logf("%s %s: closed loop first, %.0f req/s (median of %d × %v over %d connections): the search started at %.0f %% of it", wl, v.Name, sat.Anchor, r.t.AnchorRounds, r.t.SatStep, plan.MinConns, 100*plan.AnchorShare)
 	}
-	if validation != nil {
-		r.checkValidation(wl, v.Name, step+result.ValidationSuffix, validation, vstep)
+	if sat.Validation != nil {
+		r.checkValidation(wl, v.Name, result.ValidationStep(rep), sat.Validation, lastValidation(sat))
 	}
-	switch b := run.Bracket; {
-	case !run.Validated:
-		r.logf("%s %s: no validated saturation: the search ended at %s, the validation of %.0f req/s failed", wl, v.Name, bracketText(b), run.Candidate)
-	case run.LoaderBound:
-		r.logf("%s %s: saturation ≥ %.0f req/s (validated), loader-bound: %s", wl, v.Name, run.Rate, run.Why)
+	switch {
+	case !sat.Validated:
+		r.logf("%s %s: no validated saturation: the search ended at %s, the validation of %.0f req/s failed", wl, v.Name, sat.Bracket, sat.Candidate)
+	case sat.LoaderBound:
+		r.logf("%s %s: saturation ≥ %.0f req/s (validated), loader-bound: %s", wl, v.Name, sat.Rate, sat.Why)
 	default:
-		r.logf("%s %s: saturation %.0f req/s (validated), bracket %s", wl, v.Name, run.Rate, bracketText(b))
+		r.logf("%s %s: saturation %.0f req/s (validated), bracket %s", wl, v.Name, sat.Rate, sat.Bracket)
 	}
 	if rep == r.o.Repeat && r.wantsClosed(v) && ctx.Err() == nil {
 		r.closed(ctx, v, srv)

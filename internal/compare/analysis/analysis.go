@@ -13,6 +13,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
 )
 
@@ -38,6 +39,13 @@ type Workload struct {
 	// Grid is the scaling preset's variants by CPU count (nil: not a
 	// scaling workload).
 	Grid *Grid
+	// FixedRate is the fixed-rate step's rate: plan.FixedShare of the
+	// workload's BaseRate (under plan.OwnRates each variant's step ran at
+	// its own share instead, its FixedRun.Asked).
+	FixedRate float64
+	// OverloadMultiple is direct's overload step's asked rate ÷ BaseRate
+	// (0: none ran).
+	OverloadMultiple float64
 }
 
 // Variant is one variant's derived numbers; a step it did not run is nil.
@@ -57,7 +65,7 @@ type Searches struct {
 	Rate Estimate
 	// Bracket is where the searches ended: the median of their brackets'
 	// ends (Lo held, Hi failed twice; 0: not found); Brackets is false
-	// in a comparison that did not record them.
+	// where the searches did not record them.
 	Bracket  Interval
 	Brackets bool
 	// Candidate is the median of the rates whose validation failed, in
@@ -123,9 +131,8 @@ type Fixed struct {
 const MinAchieved = 0.98
 
 // keptUp tells whether f served what it asked: it achieved MinAchieved
-// of the asked rate and did not fall behind its schedule (Behind; an
-// older comparison did not check that, and is judged by the rate
-// alone). Where it did not, it says how.
+// of the asked rate and did not fall behind its schedule (Behind). Where
+// it did not, it says how.
 func keptUp(f *result.FixedRun) (bool, string) {
 	switch {
 	case f.Asked > 0 && f.Achieved < MinAchieved*f.Asked:
@@ -185,15 +192,27 @@ func (w *Workload) Variant(name string) *Variant {
 	return nil
 }
 
+// workloadOf derives each variant's figures, then their ratios to the
+// figures of direct on as many CPUs.
 func workloadOf(wr *result.WorkloadResult) *Workload {
-	w := &Workload{Name: wr.Workload, OnlyBaseRate: true}
+	w := &Workload{Name: wr.Workload, OnlyBaseRate: true, FixedRate: plan.FixedShare * wr.BaseRate}
+	of := map[*result.VariantResult]*Variant{}
 	for _, v := range wr.Variants {
 		base := wr.BaselineOf(v)
-		w.Variants = append(w.Variants, &Variant{Name: v.Name, Sat: saturationOf(v, base), Closed: closedOf(v, base), Paired: pairedOf(v),
-			Fixed: fixedOf(v, base), Overload: overloadOf(v, wr.Baseline())})
+		x := &Variant{Name: v.Name, Sat: saturationOf(v), Closed: closedOf(v), Paired: pairedOf(v),
+			Fixed: fixedOf(v, base), Overload: overloadOf(v, wr.Baseline())}
+		w.Variants, of[v] = append(w.Variants, x), x
 		if v.Fixed != nil || (!v.Variant.IsBaseline() && len(v.Sat) > 0) {
 			w.OnlyBaseRate = false
 		}
+	}
+	for _, v := range wr.Variants {
+		if base := of[wr.BaselineOf(v)]; base != nil {
+			of[v].ratiosTo(base)
+		}
+	}
+	if b := wr.Baseline(); b != nil && b.Overload != nil && wr.BaseRate > 0 {
+		w.OverloadMultiple = b.Overload.Asked / wr.BaseRate
 	}
 	if slices.ContainsFunc(wr.Variants, func(v *result.VariantResult) bool { return v.Variant.CPUs > 0 }) {
 		w.Grid = gridOf(wr, w)
@@ -201,38 +220,49 @@ func workloadOf(wr *result.WorkloadResult) *Workload {
 	return w
 }
 
-// baseSat is direct's median saturation for ratios: 0 (no ratios) where
-// it ran none or it is only a lower bound.
-func baseSat(base *result.VariantResult) float64 {
-	if base == nil || base.LoaderBound() {
-		return 0
+// ratiosTo sets x's saturation and CPU ratios to base's figures.
+func (x *Variant) ratiosTo(base *Variant) {
+	if s := x.Sat; s != nil {
+		if !s.LowerBound && s.Measured() {
+			s.Ratio = ratio(s.Rate.Median, base.Sat.ratioBase())
+		}
+		if base.Sat != nil {
+			s.CPURatio = ratio(float64(s.CPUPerRequest), float64(base.Sat.CPUPerRequest))
+		}
 	}
-	return median(base.SatRates())
+	if c := x.Closed; c != nil && base.Closed != nil {
+		c.CPURatio = ratio(float64(c.CPUPerRequest), float64(base.Closed.CPUPerRequest))
+	}
 }
 
-// satCPUPerRequest is the median over v's searches of kvserver's CPU per
-// request in the validating run (0: unknown).
-func satCPUPerRequest(v *result.VariantResult) time.Duration {
-	if v == nil {
+// MedianSaturation is v's saturation: the median of its validated searches'
+// rates (0: none validated). The runner sets its later steps by it; the
+// analysis reports it as Searches.Rate.
+func MedianSaturation(v *result.VariantResult) float64 { return estimateOf(v.SatRates()).Median }
+
+// ratioBase is what a ratio to s divides by: its median saturation, 0
+// (no ratio) where s is nil, found none, or is only a lower bound.
+func (s *Searches) ratioBase() float64 {
+	if s == nil || s.LowerBound {
 		return 0
 	}
-	var ds []time.Duration
-	for _, s := range v.Sat {
-		ds = append(ds, s.ServerCPUPerRequest)
-	}
-	return medianCost(ds)
+	return s.Rate.Median
 }
 
-func saturationOf(v, base *result.VariantResult) *Searches {
+func saturationOf(v *result.VariantResult) *Searches {
 	if len(v.Sat) == 0 {
 		return nil
 	}
+	var cpu []time.Duration
+	for _, r := range v.Sat {
+		cpu = append(cpu, r.ServerCPUPerRequest)
+	}
 	s := &Searches{Rate: estimateOf(v.SatRates()), LoaderCPUs: v.LoaderCPUs(), Runs: len(v.Sat),
-		CPUPerRequest: satCPUPerRequest(v), Ratio: math.NaN()}
+		CPUPerRequest: medianCost(cpu), Ratio: math.NaN(), CPURatio: math.NaN()}
 	// The figures come from the searches that held in validation where
 	// any did (their rates, their brackets, whether the loader bounded
 	// them); a search that held nothing only says where it failed.
-	held := func(r result.SatRun) bool { return !s.Measured() || r.Held() > 0 }
+	held := func(r result.SatRun) bool { return !s.Measured() || r.Rate > 0 }
 	for _, r := range v.Sat {
 		if r.LoaderBound && held(r) {
 			s.LoaderBoundRuns++
@@ -245,12 +275,8 @@ func saturationOf(v, base *result.VariantResult) *Searches {
 	s.LowerBound = s.LoaderBoundRuns > 0
 	var failed []float64
 	for _, r := range v.Sat {
-		switch {
-		case r.Validated:
-		case r.Bracket != nil:
+		if !r.Validated {
 			failed = append(failed, r.Candidate)
-		default: // an older comparison kept the candidate as the rate
-			failed = append(failed, r.Rate)
 		}
 	}
 	s.Candidate = median(failed)
@@ -263,10 +289,6 @@ func saturationOf(v, base *result.VariantResult) *Searches {
 		}
 		s.Bracket = Interval{Lo: median(los), Hi: median(his), N: len(los)}
 	}
-	if !s.LowerBound && s.Measured() {
-		s.Ratio = ratio(s.Rate.Median, baseSat(base))
-	}
-	s.CPURatio = ratio(float64(s.CPUPerRequest), float64(satCPUPerRequest(base)))
 	var shares []float64
 	for _, r := range v.Sat {
 		if x := r.ValidatedServerShare(); x > 0 {
@@ -281,19 +303,6 @@ func saturationOf(v, base *result.VariantResult) *Searches {
 // a saturation to compare, rank or take a share of.
 func (s *Searches) Measured() bool { return s != nil && s.Rate.N > 0 }
 
-// closedCPUPerRequest is the median of v's closed-loop rounds' kvserver
-// CPU per request (0: none ran, or none known).
-func closedCPUPerRequest(v *result.VariantResult) time.Duration {
-	if v == nil || v.Closed == nil {
-		return 0
-	}
-	var ds []time.Duration
-	for _, x := range v.Closed.Rounds {
-		ds = append(ds, x.ServerCPUPerRequest)
-	}
-	return medianCost(ds)
-}
-
 // medianCost is the median of the known (positive) costs in ds, 0 where
 // none is known.
 func medianCost(ds []time.Duration) time.Duration {
@@ -306,22 +315,23 @@ func medianCost(ds []time.Duration) time.Duration {
 	return time.Duration(median(xs))
 }
 
-func closedOf(v, base *result.VariantResult) *Closed {
+func closedOf(v *result.VariantResult) *Closed {
 	cr := v.Closed
 	if cr == nil || len(cr.Rounds) == 0 {
 		return nil
 	}
-	c := &Closed{Conns: cr.Conns, Rate: estimateOf(cr.Rates()), CPUPerRequest: closedCPUPerRequest(v)}
-	c.CPURatio = ratio(float64(c.CPUPerRequest), float64(closedCPUPerRequest(base)))
+	c := &Closed{Conns: cr.Conns, Rate: estimateOf(cr.Rates()), CPURatio: math.NaN()}
 	var lshare, sshare []float64
+	var cpu []time.Duration
 	for _, rd := range cr.Rounds {
+		cpu = append(cpu, rd.ServerCPUPerRequest)
 		lshare, sshare = append(lshare, rd.LoaderShare), append(sshare, rd.ServerShare)
 		c.LoaderCPUs, c.ServerCPUs = rd.LoaderCPUs, rd.ServerCPUs
 		if rd.LoaderBound && !c.LoaderBound {
 			c.LoaderBound, c.Why = true, rd.Why
 		}
 	}
-	c.LoaderShare, c.ServerShare = median(lshare), median(sshare)
+	c.LoaderShare, c.ServerShare, c.CPUPerRequest = median(lshare), median(sshare), medianCost(cpu)
 	return c
 }
 

@@ -326,7 +326,7 @@ func TestCPUPerShed(t *testing.T) {
 		{ServerCPU: time.Second, ProbeCPUPerRequest: time.Microsecond, Served: 10},             // nothing shed
 		{ServerCPU: time.Second, Served: 10, Shed: 5},                                          // no probe figure
 		{ProbeCPUPerRequest: time.Microsecond, Served: 10, Shed: 5},                            // no step figure
-		{ServerCPUPerRequest: time.Microsecond, ProbeCPUPerRequest: time.Microsecond, Shed: 5}, // an older comparison
+		{ServerCPUPerRequest: time.Microsecond, ProbeCPUPerRequest: time.Microsecond, Shed: 5}, // no step CPU recorded
 		{ServerCPU: time.Second, ProbeCPUPerRequest: time.Microsecond, Served: 990, Shed: 10},  // 1 % shed: the error would swamp it
 	} {
 		_, ok := cpuPerShed(none)

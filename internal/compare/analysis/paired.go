@@ -62,8 +62,8 @@ func durations(xs []float64) []time.Duration {
 // and over those that ran the variant's first (an Alternating run's odd
 // and even pairs): where the two differ beyond their intervals, the
 // position in a pair moves a round, and only the alternation keeps it
-// out of the whole run's ratios. An older run, direct's round first in
-// every pair, has no second half (Pairs 0).
+// out of the whole run's ratios. A run that did not alternate, direct's
+// round first in every pair, has no second half (Pairs 0).
 func PairedByOrder(pr *result.PairedRun) (directFirst, variantFirst *Paired) {
 	var halves [2]result.PairedRun
 	for i := range min(len(pr.Base), len(pr.Variant)) {

@@ -87,7 +87,7 @@ func findVerdict(t *testing.T, a *Analysis, kind Kind, v Verdict) Finding {
 // TestPairedByOrder: an alternating run's odd pairs (direct's round
 // first) and even pairs (the variant's first) are summed up apart, so
 // that an effect of the position in a pair shows as two different
-// medians; an older run's pairs all ran direct's first.
+// medians; a run that did not alternate ran direct's first in every pair.
 func TestPairedByOrder(t *testing.T) {
 	base := []float64{30000, 40000, 35000, 45000, 32000, 41000, 38000, 36000}
 	// The round that runs second in its pair serves 4 % more.
@@ -101,7 +101,7 @@ func TestPairedByOrder(t *testing.T) {
 
 	pr.Alternating = false
 	first, second = PairedByOrder(pr)
-	assert.Equal(t, 8, first.Pairs, "an older run: every pair ran direct's round first")
+	assert.Equal(t, 8, first.Pairs, "not alternating: every pair ran direct's round first")
 	assert.Zero(t, second.Pairs)
 	assert.True(t, math.IsNaN(second.Throughput.Median))
 }

@@ -57,7 +57,7 @@ func pairedSat(a, b *result.VariantResult) ratios.Interval {
 	n := min(len(a.Sat), len(b.Sat))
 	as, bs := make([]float64, n), make([]float64, n)
 	for i := range n {
-		as[i], bs[i] = a.Sat[i].Held(), b.Sat[i].Held()
+		as[i], bs[i] = a.Sat[i].Rate, b.Sat[i].Rate
 	}
 	iv, _ := ratios.Paired(as, bs) // of one length: cannot fail
 	return iv
@@ -300,10 +300,10 @@ func boundByWorkers(v *result.VariantResult, s *Searches, baseSat float64) bool 
 // its connection's own goroutine and is bounded by the connections.
 func concurrencyFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 	base := wr.Baseline()
-	if base == nil || len(base.SatRates()) == 0 {
+	if base == nil || !w.Variant(base.Name).Sat.Measured() {
 		return nil
 	}
-	direct := baseSat(base) // a lower bound says nothing of where CPU would stop
+	direct := w.Variant(base.Name).Sat.ratioBase() // a lower bound says nothing of where CPU would stop
 	var out []Finding
 	for i, v := range wr.Variants {
 		s := w.Variants[i].Sat

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -70,13 +71,13 @@ func TestUnvalidatedRepeatDropsItsPair(t *testing.T) {
 	assert.Equal(t, 7, r.Interval.N)
 
 	fifo := c.Workloads[0].Variants[1]
-	fifo.Sat[1].Validated = false
+	fifo.Sat[1].Rate, fifo.Sat[1].Validated = 0, false
 	vs = below(c)
 	assert.Equal(t, Below, vs.Verdict, "six pairs left")
 	r, _ = vs.Figure("fifo", SatRatio)
 	assert.Equal(t, 6, r.Interval.N, "fifo's second repeat dropped its pair")
 
-	c.Workloads[0].Variants[0].Sat[4].Validated = false
+	c.Workloads[0].Variants[0].Sat[4].Rate, c.Workloads[0].Variants[0].Sat[4].Validated = 0, false
 	vs = below(c)
 	assert.Equal(t, Tied, vs.Verdict, "five pairs bound no interval")
 	r, _ = vs.Figure("fifo", SatRatio)
@@ -89,19 +90,6 @@ func TestUnvalidatedRepeatDropsItsPair(t *testing.T) {
 	fifo.Sat = fifo.Sat[:5]
 	r, _ = below(c).Figure("fifo", SatRatio)
 	assert.Equal(t, 5, r.Interval.N)
-}
-
-// TestOlderUnvalidatedRate: a comparison from before brackets kept the
-// candidate as the rate with Validated false; it reads as no saturation.
-func TestOlderUnvalidatedRate(t *testing.T) {
-	c := comparisonOf(t, map[string][]float64{"direct": {48000}, "lifo": {30000}}, "direct", "lifo")
-	c.Workloads[0].Variants[0].Sat[0].Validated = false
-	a := Analyze(c)
-	d := a.Workloads[0].Variant("direct").Sat
-	assert.False(t, d.Measured())
-	assert.Equal(t, 48000.0, d.Candidate)
-	assert.Empty(t, a.FindAll(SaturationLead), "one validated variant: nothing to rank")
-	assert.Equal(t, []string{"direct"}, find(t, a, SaturationUnvalidated).Variants)
 }
 
 // TestFixedBehind: a fixed-rate step that achieved less than
@@ -139,4 +127,26 @@ func TestFixedBehind(t *testing.T) {
 	wr.Variants[0].Fixed, wr.Variants[1].Fixed = fixed(28000, 28000, ""), fixed(28000, 27500, "")
 	_, ok := Analyze(c).Find(FixedBehind, "get")
 	assert.False(t, ok, "98 % of the asked rate, on schedule, is kept up")
+}
+
+// TestDerivedOnce: direct's saturation, the steps' rates and the ratios
+// to direct are the analysis's, from direct's analysed figures: a
+// variant's ratio is its median over direct's, direct's own is 1, and a
+// loader-bound direct gives no ratio.
+func TestDerivedOnce(t *testing.T) {
+	c := comparisonOf(t, map[string][]float64{"direct": {40000, 42000, 41000}, "fifo": {30000, 31000, 32000}}, "direct", "fifo")
+	wr := c.Workloads[0]
+	wr.BaseRate = MedianSaturation(wr.Variants[0])
+	wr.Variants[0].Overload = &result.OverloadRun{Asked: 2 * wr.BaseRate}
+	w := Analyze(c).Workloads[0]
+	assert.Equal(t, 41000.0, wr.BaseRate)
+	assert.InDelta(t, 0.7*41000, w.FixedRate, 1e-9)
+	assert.Equal(t, 2.0, w.OverloadMultiple)
+	assert.Equal(t, 1.0, w.Variant("direct").Sat.Ratio)
+	assert.InDelta(t, 31000.0/41000, w.Variant("fifo").Sat.Ratio, 1e-12)
+
+	for i := range wr.Variants[0].Sat {
+		wr.Variants[0].Sat[i].LoaderBound = true
+	}
+	assert.True(t, math.IsNaN(Analyze(c).Workloads[0].Variant("fifo").Sat.Ratio), "no ratio to a lower bound")
 }

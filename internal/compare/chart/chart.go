@@ -11,7 +11,8 @@
 // colour depends only on its name (the pools and policies have fixed
 // colours), so "lifo" has the same colour in every chart of a report.
 //
-// The functions take plain values and never read files or the network; bad
+// The functions take plain values (the saturation curve: a search as
+// compare.json keeps it) and never read files or the network; bad
 // input (no series, mismatched lengths, NaN where a value is required) is an
 // error that says which series and what to fix, never a panic.
 package chart
@@ -19,6 +20,8 @@ package chart
 import (
 	"fmt"
 	"os"
+
+	"github.com/kvpool/kvpool/internal/compare/result"
 )
 
 // Spec is what every chart carries besides its data.
@@ -82,55 +85,24 @@ func LatencyByPercentile(spec Spec, lines []PercentileLine) (Chart, error) {
 	return latencyByPercentile(spec, lines)
 }
 
-// CurveLine is one pool's saturation search: the steps it ran.
+// CurveLine is one pool's saturation search, as compare.json keeps it:
+// its steps but the validating runs (each repeats a rate already on the
+// curve) as the line, a loader-bound step as a large cross; its bracket
+// (Lo held, Hi failed twice; nil or an end 0: none drawn) as a band of
+// the offered axis at the foot of the upper panel, solid where Validated
+// (a validating run held at Lo), hatched with dashes where not; and the
+// judged intervals its deciding steps kept (CurvePoint.Seconds, the
+// validating runs' included), each by its step's offered rate, its
+// answered rate above and its p99 below, as a small mark under the line,
+// a ring where it held and a filled triangle where it failed, so that a
+// failure shows as one stall or as the whole step. A step's marks are
+// spread in time order over a narrow band of the offered axis centred on
+// its rate (3 % of the axis), so that they do not hide one another; one
+// with nothing answered (P99 0) is drawn in the upper panel only.
 type CurveLine struct {
 	// Name labels the line in the legend and picks its colour.
-	Name string
-	// OfferedRate[i] is the rate asked of the loader in step i (req/s).
-	OfferedRate []float64
-	// AchievedRate[i] is the rate of answered requests in step i (req/s).
-	AchievedRate []float64
-	// P99Ms[i] is the corrected p99 of step i in milliseconds.
-	P99Ms []float64
-	// LoaderBound[i] marks step i as loader-bound: it failed because
-	// the loader, not the server, ran out; drawn as a large cross. nil:
-	// none is.
-	LoaderBound []bool
-	// BracketLo and BracketHi are where the search ended: the highest
-	// rate that held and the lowest that failed twice (0: not found);
-	// drawn as a band of the offered axis at the foot of the upper panel,
-	// solid where Validated (a validating run held at BracketLo), hatched
-	// with dashes where not. Both 0: none drawn (an older comparison).
-	BracketLo, BracketHi float64
-	Validated            bool
-	// Seconds are the judged intervals of the steps that decided the
-	// search (at BracketLo the runs that held, at BracketHi those that
-	// failed), in any order: each by its step's offered rate, its
-	// answered rate above and its p99 below, as a small mark under the
-	// line, a ring where it held and a filled triangle where it failed,
-	// so that a failure shows as one stall or as the whole step. nil:
-	// none drawn, and the chart is as without them.
-	Seconds []StepSecond
-}
-
-// StepSecond is one judged interval (a second, or shorter) of a step of
-// a saturation search.
-type StepSecond struct {
-	// Offered is its step's offered rate (req/s).
-	Offered float64
-	// Place is where it lies in its step, from 0 (the first judged
-	// interval) to 1 (the last). A step's marks are spread in that order
-	// over a narrow band of the offered axis centred on Offered (3 % of
-	// the axis), so that its intervals read left to right as a short time
-	// series and do not hide one another.
-	Place float64
-	// Answered is the rate of the answers that ended in it (req/s).
-	Answered float64
-	// P99Ms is their corrected p99 in ms; NaN where nothing was
-	// answered: drawn in the upper panel only.
-	P99Ms float64
-	// Held: it met the SLO and the error limit.
-	Held bool
+	Name   string
+	Search result.SatRun
 }
 
 // Curves draws saturation curves in two panels sharing the x axis

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kvpool/kvpool/internal/compare/result"
 )
 
 // checkSVG fails unless b is a well-formed XML document whose root is
@@ -115,8 +117,8 @@ func TestLatencyByPercentileDegenerate(t *testing.T) {
 
 func TestCurves(t *testing.T) {
 	c, err := Curves(Spec{Title: "saturation, GET"}, []CurveLine{
-		{Name: "direct", OfferedRate: []float64{30000, 10000, 20000}, AchievedRate: []float64{24000, 10000, 20000}, P99Ms: []float64{900, 1, 2}},
-		{Name: "fifo", OfferedRate: []float64{10000, 20000, 30000}, AchievedRate: []float64{10000, 19000, 21000}, P99Ms: []float64{1.5, 40, 2000}},
+		curveLine("direct", []float64{30000, 10000, 20000}, []float64{24000, 10000, 20000}, []float64{900, 1, 2}),
+		curveLine("fifo", []float64{10000, 20000, 30000}, []float64{10000, 19000, 21000}, []float64{1.5, 40, 2000}),
 	}, 100)
 	if err != nil {
 		t.Fatal(err)
@@ -127,14 +129,14 @@ func TestCurves(t *testing.T) {
 // TestCurvesMarkLoaderBound: a loader-bound step gets a cross of its
 // own and a legend entry; a chart without one has neither.
 func TestCurvesMarkLoaderBound(t *testing.T) {
-	line := CurveLine{Name: "direct", OfferedRate: []float64{10000, 20000, 40000}, AchievedRate: []float64{10000, 20000, 30000},
-		P99Ms: []float64{1, 2, 900}, LoaderBound: []bool{false, false, true}}
+	line := curveLine("direct", []float64{10000, 20000, 40000}, []float64{10000, 20000, 30000}, []float64{1, 2, 900})
+	line.Search.Curve[2].LoaderBound = true
 	c, err := Curves(Spec{Title: "saturation, GET"}, []CurveLine{line}, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkChart(t, c, "saturation, GET", "loader-bound step")
-	line.LoaderBound = nil
+	line.Search.Curve[2].LoaderBound = false
 	plain, err := Curves(Spec{Title: "saturation, GET"}, []CurveLine{line}, 100)
 	if err != nil {
 		t.Fatal(err)
@@ -144,10 +146,6 @@ func TestCurvesMarkLoaderBound(t *testing.T) {
 	}
 	if paths(t, c, nil) <= paths(t, plain, nil) {
 		t.Error("the loader-bound step's cross draws nothing")
-	}
-	line.LoaderBound = []bool{true}
-	if _, err := Curves(Spec{Title: "mismatch"}, []CurveLine{line}, 100); err == nil || !strings.Contains(err.Error(), "loader-bound marks") {
-		t.Fatalf("error %v, want one about the loader-bound marks", err)
 	}
 }
 
@@ -192,11 +190,13 @@ func TestCurvesDegenerate(t *testing.T) {
 	}
 	f("no lines", nil, 100, "no lines")
 	f("no steps", []CurveLine{{Name: "fifo"}}, 100, "no steps")
-	f("one step", []CurveLine{{Name: "fifo", OfferedRate: []float64{1000}, AchievedRate: []float64{1000}, P99Ms: []float64{2}}}, 100, "")
-	f("all zero, no SLO", []CurveLine{{Name: "fifo", OfferedRate: []float64{0}, AchievedRate: []float64{0}, P99Ms: []float64{0}}}, 0, "")
-	f("mismatch", []CurveLine{{Name: "fifo", OfferedRate: []float64{1, 2}, AchievedRate: []float64{1}, P99Ms: []float64{1, 2}}}, 100, "2 offered rates but 1 achieved")
-	f("negative", []CurveLine{{Name: "fifo", OfferedRate: []float64{1}, AchievedRate: []float64{-1}, P99Ms: []float64{1}}}, 100, "non-negative")
-	f("NaN SLO", []CurveLine{{Name: "fifo", OfferedRate: []float64{1}, AchievedRate: []float64{1}, P99Ms: []float64{1}}}, math.NaN(), "SLO")
+	f("one step", []CurveLine{curveLine("fifo", []float64{1000}, []float64{1000}, []float64{2})}, 100, "")
+	f("all zero, no SLO", []CurveLine{curveLine("fifo", []float64{0}, []float64{0}, []float64{0})}, 0, "")
+	validating := curveLine("fifo", []float64{1000}, []float64{1000}, []float64{2})
+	validating.Search.Curve[0].Phase = result.PhaseValidate
+	f("only a validating run", []CurveLine{validating}, 100, "no steps")
+	f("negative", []CurveLine{curveLine("fifo", []float64{1}, []float64{-1}, []float64{1})}, 100, "non-negative")
+	f("NaN SLO", []CurveLine{curveLine("fifo", []float64{1}, []float64{1}, []float64{1})}, math.NaN(), "SLO")
 }
 
 func TestGroupedBars(t *testing.T) {
@@ -324,7 +324,7 @@ func TestSpecIsChecked(t *testing.T) {
 		t.Fatalf("smallest size: %v", err)
 	}
 	checkChart(t, small, "a title long enough")
-	curve := []CurveLine{{Name: "fifo", OfferedRate: []float64{1, 2}, AchievedRate: []float64{1, 2}, P99Ms: []float64{1, 200}}}
+	curve := []CurveLine{curveLine("fifo", []float64{1, 2}, []float64{1, 2}, []float64{1, 200})}
 	long := strings.Repeat("a caption that goes on and on ", 30)
 	if _, err := Curves(Spec{Title: title, Caption: long, Width: 300, Height: 200}, curve, 100); err == nil || !strings.Contains(err.Error(), "no room") {
 		t.Fatalf("caption filling the chart: error %v, want one saying there is no room", err)
@@ -451,7 +451,7 @@ func TestOddInputNeverPanics(t *testing.T) {
 		for j := 0; j < nLines; j++ {
 			name := names[rng.IntN(len(names))]
 			pl = append(pl, PercentileLine{Name: name, Percentiles: vals(n), CorrectedMs: vals(n), UncorrectedMs: vals(n)})
-			cl = append(cl, CurveLine{Name: name, OfferedRate: vals(n), AchievedRate: vals(n), P99Ms: vals(n)})
+			cl = append(cl, curveLine(name, vals(n), vals(n), vals(n)))
 			xl = append(xl, XYLine{Name: name, X: vals(n), Y: vals(n)})
 		}
 		c, err := LatencyByPercentile(spec, pl)

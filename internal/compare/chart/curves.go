@@ -41,22 +41,12 @@ func curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 	rmax := 0.0
 	pmin, pmax := math.Inf(1), math.Inf(-1)
 	for i, l := range lines {
-		if err := checkLengths(spec.Title, l.Name, []string{"offered rates", "achieved rates", "p99 values"},
-			len(l.OfferedRate), len(l.AchievedRate), len(l.P99Ms)); err != nil {
-			return Chart{}, err
-		}
-		if len(l.OfferedRate) == 0 {
-			return Chart{}, fmt.Errorf("chart %q: series %q has no steps; pass at least one", spec.Title, l.Name)
-		}
-		if l.LoaderBound != nil {
-			if err := checkLengths(spec.Title, l.Name, []string{"offered rates", "loader-bound marks"}, len(l.OfferedRate), len(l.LoaderBound)); err != nil {
-				return Chart{}, err
+		for j, p := range l.Search.Curve {
+			if p.Validating() {
+				continue
 			}
-		}
-		for j := range l.OfferedRate {
-			s := step{offered: l.OfferedRate[j], achieved: l.AchievedRate[j], p99: l.P99Ms[j]}
-			s.loaderBound = l.LoaderBound != nil && l.LoaderBound[j]
-			if !finite(s.offered) || !finite(s.achieved) || !finite(s.p99) || s.offered < 0 || s.achieved < 0 || s.p99 < 0 {
+			s := step{offered: p.Asked, achieved: p.Achieved, p99: ms(p.P99), loaderBound: p.LoaderBound}
+			if !finite(s.offered) || !finite(s.achieved) || s.offered < 0 || s.achieved < 0 || s.p99 < 0 {
 				return Chart{}, fmt.Errorf("chart %q: series %q step %d is (offered %v, achieved %v, p99 %v ms); give finite, non-negative values",
 					spec.Title, l.Name, j, s.offered, s.achieved, s.p99)
 			}
@@ -66,16 +56,21 @@ func curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 			rmax = math.Max(rmax, math.Max(s.achieved, s.offered))
 			pmin, pmax = math.Min(pmin, s.p99), math.Max(pmax, s.p99)
 		}
-		sort.SliceStable(sorted[i], func(a, b int) bool { return sorted[i][a].offered < sorted[i][b].offered })
-		if err := checkSeconds(l); err != nil {
-			return Chart{}, fmt.Errorf("chart %q: %w", spec.Title, err)
+		if len(sorted[i]) == 0 {
+			return Chart{}, fmt.Errorf("chart %q: series %q has no steps; pass at least one", spec.Title, l.Name)
 		}
-		for _, p := range l.Seconds {
-			xmin, xmax = math.Min(xmin, p.Offered), math.Max(xmax, p.Offered)
-			rmax = math.Max(rmax, p.Answered)
-			if !math.IsNaN(p.P99Ms) {
-				p99 := math.Max(p.P99Ms, latencyFloorMs)
-				pmin, pmax = math.Min(pmin, p99), math.Max(pmax, p99)
+		sort.SliceStable(sorted[i], func(a, b int) bool { return sorted[i][a].offered < sorted[i][b].offered })
+		for _, p := range l.Search.Curve {
+			for _, sec := range p.Seconds {
+				if !finite(sec.Rate) || sec.Rate < 0 || sec.P99 < 0 {
+					return Chart{}, fmt.Errorf("chart %q: series %q has an interval at %v req/s answered %v with p99 %v; give finite, non-negative values", spec.Title, l.Name, p.Asked, sec.Rate, sec.P99)
+				}
+				xmin, xmax = math.Min(xmin, p.Asked), math.Max(xmax, p.Asked)
+				rmax = math.Max(rmax, sec.Rate)
+				if sec.P99 > 0 {
+					p99 := math.Max(ms(sec.P99), latencyFloorMs)
+					pmin, pmax = math.Min(pmin, p99), math.Max(pmax, p99)
+				}
 			}
 		}
 	}
@@ -114,7 +109,7 @@ func curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 	anyHeld, anyFailed := false, false
 	for i, l := range lines {
 		// The intervals first, so that the steps' line is drawn over them.
-		held, failed, err := marksOf(l.Seconds, xhi-xlo).add(rate, lat, col[l.Name])
+		held, failed, err := marksOf(l.Search.Curve, xhi-xlo).add(rate, lat, col[l.Name])
 		if err != nil {
 			return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, l.Name, err)
 		}
@@ -157,7 +152,7 @@ func curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 			return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, l.Name, err)
 		} else if ok {
 			rate.Add(b)
-			anyBracket, anyUnvalidated = true, anyUnvalidated || !l.Validated
+			anyBracket, anyUnvalidated = true, anyUnvalidated || !l.Search.Validated
 		}
 		f.addLegend(l.Name, th)
 	}
@@ -191,11 +186,15 @@ func curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 }
 
 // bracketLine is l's bracket as a thick segment of the offered axis
-// from BracketLo to BracketHi, at the answered rate BracketLo (where the
-// line left the diagonal), in l's colour; ok false where l has none
-// whole (either end 0) or it lies above top.
+// from Lo to Hi, at the answered rate Lo (where the line left the
+// diagonal), in l's colour; ok false where l has none whole (nil, or
+// either end 0) or it lies above top.
 func bracketLine(l CurveLine, c color.Color, top float64) (*plotter.Line, bool, error) {
-	lo, hi := l.BracketLo, l.BracketHi
+	b := l.Search.Bracket
+	if b == nil {
+		return nil, false, nil
+	}
+	lo, hi := b.Lo, b.Hi
 	if lo <= 0 || hi <= 0 || lo > top {
 		return nil, false, nil
 	}
@@ -206,7 +205,7 @@ func bracketLine(l CurveLine, c color.Color, top float64) (*plotter.Line, bool, 
 	if err != nil {
 		return nil, false, err
 	}
-	line.LineStyle = bracketStyle(c, l.Validated)
+	line.LineStyle = bracketStyle(c, l.Search.Validated)
 	return line, true, nil
 }
 

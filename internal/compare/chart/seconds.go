@@ -1,37 +1,26 @@
 package chart
 
 import (
-	"fmt"
 	"image/color"
 	"math"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/kvpool/kvpool/internal/compare/result"
 )
 
-// This file draws a saturation curve's per-interval points: the judged
-// intervals of the steps that decided each search (CurveLine.Seconds).
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// checkSeconds refuses an interval whose rates are not finite and
-// non-negative, or whose p99 is negative or infinite (NaN is "nothing
-// answered").
-func checkSeconds(l CurveLine) error {
-	for j, p := range l.Seconds {
-		if !finite(p.Offered) || !finite(p.Answered) || p.Offered < 0 || p.Answered < 0 || math.IsInf(p.P99Ms, 0) || p.P99Ms < 0 {
-			return fmt.Errorf("series %q interval %d is (offered %v, answered %v, p99 %v ms); give finite, non-negative values (NaN p99: nothing answered)",
-				l.Name, j, p.Offered, p.Answered, p.P99Ms)
-		}
-		if !(p.Place >= 0 && p.Place <= 1) {
-			return fmt.Errorf("series %q interval %d is at place %v of its step; give 0 (first) to 1 (last)", l.Name, j, p.Place)
-		}
-	}
-	return nil
-}
+// This file draws a saturation curve's per-interval points: the judged
+// intervals of the steps that decided each search (CurvePoint.Seconds).
 
 // secondsBand is the share of the offered axis a step's intervals are
-// spread over (StepSecond.Place).
+// spread over, in the order of their start.
 const secondsBand = 0.03
 
 // secondMarks are intervals as the points each panel draws, held and
@@ -41,18 +30,33 @@ type secondMarks struct {
 	rateHeld, rateFailed, latHeld, latFailed plotter.XYs
 }
 
-// marksOf places secs on an offered axis of width span.
-func marksOf(secs []StepSecond, span float64) secondMarks {
+// marksOf places the kept intervals of curve's steps on an offered axis
+// of width span: each step's from its first judged interval's start to
+// its last's (one alone in the middle).
+func marksOf(curve []result.CurvePoint, span float64) secondMarks {
 	var m secondMarks
-	for _, p := range secs {
-		rate, lat := &m.rateFailed, &m.latFailed
-		if p.Held {
-			rate, lat = &m.rateHeld, &m.latHeld
+	for _, s := range curve {
+		if len(s.Seconds) == 0 {
+			continue
 		}
-		x := p.Offered + (p.Place-0.5)*secondsBand*span
-		*rate = append(*rate, plotter.XY{X: x, Y: p.Answered})
-		if !math.IsNaN(p.P99Ms) {
-			*lat = append(*lat, plotter.XY{X: x, Y: math.Max(p.P99Ms, latencyFloorMs)})
+		first, last := s.Seconds[0].T, s.Seconds[0].T
+		for _, p := range s.Seconds {
+			first, last = min(first, p.T), max(last, p.T)
+		}
+		for _, p := range s.Seconds {
+			place := 0.5
+			if last > first {
+				place = (p.T - first) / (last - first)
+			}
+			rate, lat := &m.rateFailed, &m.latFailed
+			if p.OK {
+				rate, lat = &m.rateHeld, &m.latHeld
+			}
+			x := s.Asked + (place-0.5)*secondsBand*span
+			*rate = append(*rate, plotter.XY{X: x, Y: p.Rate})
+			if p.P99 > 0 {
+				*lat = append(*lat, plotter.XY{X: x, Y: math.Max(ms(p.P99), latencyFloorMs)})
+			}
 		}
 	}
 	return m

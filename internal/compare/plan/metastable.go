@@ -32,11 +32,10 @@ const MetaShare = 0.6
 // MetaFactor is the spike's multiple of the base rate (-factor changes
 // it): 1.5 × direct's validated saturation. Not 2 (1.2 × it): the
 // saturation is the highest rate that kept p99 under the SLO, below what
-// the store serves flat out, and at 2× the spike did not overload the
-// server at all in 14 of a full run's 33 runs (measured here: saturation
-// 9,750 req/s, the store's closed loop 11,800 req/s, the spike 11,700
-// req/s), so "recovered" said nothing. At 2.5× the spike asks about 1.25 ×
-// the store's capacity, for the whole spike.
+// the store serves flat out, and at 2× the spike often did not overload
+// the server at all, so "recovered" said nothing (docs/results.md). At
+// 2.5× the spike asks about 1.25 × the store's capacity, for the whole
+// spike.
 const MetaFactor = 2.5
 
 // MetaModels name the client populations of the metastable preset:
@@ -122,10 +121,9 @@ func (t MetaTiming) SpikeEnd() time.Duration { return t.Base + t.Spike }
 // clients' 1 s timeout, so that clients time out and retry; 28 s after it
 // show whether the variant came back (a recovery up to 23 s after the
 // spike, with its 5 s hold). 8 s at 2.5× asks more work beyond the base
-// rate (12 base-rate seconds) than 10 s at 2× (10). The lengths are what
-// keeps the 38 runs, direct's search and a start per run under 30
-// minutes here: 38 s runs; with 43 s ones (3 s, 10 s, 30 s) the preset
-// took 31 min 42 s.
+// rate (12 base-rate seconds) than 10 s at 2× (10). The lengths keep the
+// 38 runs, direct's search and a start per run under 30 minutes on a
+// 2-CPU machine (docs/results.md).
 func MetaFullTiming() MetaTiming {
 	return MetaTiming{Base: 2 * time.Second, Spike: 8 * time.Second, After: 28 * time.Second, Factor: MetaFactor,
 		Interval: time.Second, Hold: 5 * time.Second, Recovery: 5 * time.Second}

@@ -113,20 +113,16 @@ type Timing struct {
 	// after its start, before its first measured step, measured by
 	// nobody: a fresh server on a copy of the store answers its first
 	// hundreds of thousands of reads from a cold block cache, and its
-	// runtime has not grown its pools and heap yet. 0: none (the
-	// comparisons that did not record it ran none).
+	// runtime has not grown its pools and heap yet. 0: none.
 	WarmUp time.Duration `json:",omitempty"`
-	// PairRound is the length of each paired round (0: Closed, as every
-	// comparison that did not record it ran). Many short pairs bound a
-	// tighter interval here than few long ones: this machine's throughput
-	// moves by a fifth between one 5 s round and the next, and the
-	// interval of a median narrows with the pairs' count, not their
-	// length (kvserver and the loader on a CPU each: 30 pairs of 1 s over
-	// 100,000 ids bounded ±9–14 %; 6 of 5 s over 2,000,000, the same load
-	// per side, ±4–39 % in one full run and ±19–61 % in the next).
+	// PairRound is the length of each paired round (0: Closed). Many
+	// short pairs bound a tighter interval than few long ones at the same
+	// load: a server's throughput moves from round to round whatever
+	// their length, and the interval of a median narrows with the pairs'
+	// count (docs/results.md, "The comparison's timing").
 	PairRound time.Duration `json:",omitempty"`
-	// PairPause is the pause before each paired round (0: SatCooldown,
-	// as every comparison that did not record it ran). A closed loop
+	// PairPause is the pause before each paired round (0: SatCooldown).
+	// A closed loop
 	// leaves no backlog to drain, unlike an open step past saturation:
 	// its last requests are answered within milliseconds of its end.
 	PairPause time.Duration `json:",omitempty"`
@@ -135,16 +131,14 @@ type Timing struct {
 	// over MinConns connections: their median bounds the search
 	// (saturate.Config.Anchor), whose ramp starts at AnchorShare of it
 	// and asks no more until a step there held. 0: none, the ramp starts
-	// from SatStartRate or half of direct's first saturation (the
-	// comparisons that did not record it ran none).
+	// from SatStartRate or half of direct's first saturation.
 	AnchorRounds int `json:",omitempty"`
 }
 
 // AnchorShare is where an anchored search's ramp starts, as a share of its
 // closed loop's throughput: three quarters, because an open model's
-// saturation under the SLO came out 0.86–1.10× the closed loop's on a
-// 2-CPU machine (full and quick comparisons), and a start at half spends
-// a step far below it.
+// saturation under the SLO comes out close to the closed loop's, and a
+// start at half spends a step far below it (docs/results.md).
 const AnchorShare = 0.75
 
 // PairRoundLength is the length of each paired round: PairRound, else
@@ -182,40 +176,31 @@ func FullTiming() Timing {
 	}
 }
 
-// FullPairs is a full comparison's paired rounds, each of a second: the
-// fewest tried that bounded the closed loop's ratios to ±5 % on a 2-CPU
-// machine (kvserver and the loader on a CPU each, 2,000,000 ids). There,
-// one server's throughput moves by a tenth from one second to the next
-// at a steady CPU share, with little memory beyond half a second, so a
+// FullPairs is a full comparison's paired rounds, each of a second:
+// enough to bound the closed loop's ratios to about ±5 %. A server's
+// throughput moves from one second to the next with little memory, so a
 // pair's two rounds share little of it and an interval narrows only as
-// the square root of the pairs: 30 pairs bounded ±4–16 %, and one pool's
-// CPU-per-request ratio read 0.94, 1.04 and 0.97 in three runs; 100
-// bounded ±2–5 %, and the same pool read 0.981, 0.980 and 0.975. They
-// take about 4 minutes a pool.
+// the square root of the pairs (docs/results.md). About 4 minutes a pool.
 const FullPairs = 100
 
 // FullPairPause is a full comparison's pause before each paired round: a
-// quarter of the round. With the search's 1 s cooldown the 30 pairs of
-// five pools spent 5 of their 11 minutes idle.
+// quarter of the round. A closed loop leaves no backlog to drain, and
+// the search's 1 s cooldown would leave the pairs idle half their time.
 const FullPairPause = 250 * time.Millisecond
 
-// FullWarmUp is a full comparison's warm-up. Without one, direct's
-// closed loop on fresh servers of a 2,000,000-id store (this 2-CPU
-// machine, kvserver and the loader on a CPU each) rose round by round
-// from 31,500–47,000 req/s in its first 5 s to 55,000–76,000 in its
-// fifth and sixth, its CPU per request falling from 21–31 µs to 13–18 µs,
-// while the closed loop on a server that had just run a search held
-// 47,600–53,200: the rounds measured the cache filling, and the pairs'
-// ratios took intervals of ±5–39 %. Ten seconds at that rate read about
-// 600,000 ids, enough to touch nine in ten of the store's blocks.
+// FullWarmUp is a full comparison's warm-up. Without one, a fresh
+// server's closed loop rises round by round while its block cache fills,
+// and rounds paired with it measure the filling, not the pool
+// (docs/results.md). Ten seconds at a 2-CPU machine's rate read about
+// 600,000 ids, enough to touch nine in ten of a full store's blocks.
 const FullWarmUp = 10 * time.Second
 
 // QuickTiming is -quick's: the whole matrix in minutes, numbers indicative.
 // Its searches take steps of 1.1 s (100 ms intervals, ten judged) to a
-// 5 % bracket and validate over 2.2 s: 500 ms steps to 15 % gave brackets
-// 8–14 % wide, wider than the ±10 % that quick runs back to back should
-// agree within. Three recovery probes follow the overload: a verdict on
-// one 1 s probe flipped between runs with one slow second.
+// 5 % bracket and validate over 2.2 s: a bracket must be narrower than
+// the ±10 % that quick runs back to back should agree within. Three
+// recovery probes follow the overload, so that one slow second does not
+// decide the verdict (docs/results.md).
 func QuickTiming() Timing {
 	return Timing{
 		SatStep: 1100 * time.Millisecond, SatValidate: 2200 * time.Millisecond, SatCooldown: 200 * time.Millisecond,
@@ -261,10 +246,6 @@ func (o *Options) ApplyDefaults(keysGiven, repeatGiven bool) {
 	}
 	o.QuietWait = min(o.QuietWait, 10*time.Second)
 }
-
-// QuickProbeBefore is QuickTiming's ProbeBaseline before it became
-// 500 ms: what a quick comparison that did not record its timing ran.
-const QuickProbeBefore = time.Second
 
 // StepTiming is o's step lengths: Timing, else by Quick.
 func (o *Options) StepTiming() Timing {

@@ -47,8 +47,8 @@ type Plan struct {
 	// same multiple of direct's.
 	OwnRates bool
 	// Steps is the load of each workload's fixed-rate and overload
-	// steps, the same for every variant (nil in a comparison from before
-	// it was planned: each variant then sized its own).
+	// steps, the same for every variant (nil where none was planned:
+	// each variant then sized its own).
 	Steps []*Steps `json:",omitempty"`
 	// Metastable is the metastable preset's runs (nil: another preset).
 	Metastable *Metastable `json:",omitempty"`

@@ -47,7 +47,7 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 		aw := a.Workloads[i]
 		wl := slug(wr.Workload)
 		if lines := percentileLines(wr); len(lines) > 0 {
-			title := fmt.Sprintf("Latency by percentile at %s req/s (70 %% of direct's saturation), %s", thousands(plan.FixedShare*wr.BaseRate), wr.Workload)
+			title := fmt.Sprintf("Latency by percentile at %s req/s (70 %% of direct's saturation), %s", thousands(aw.FixedRate), wr.Workload)
 			if p.OwnRates {
 				title = fmt.Sprintf("Latency by percentile at 70 %% of each pool's own saturation, %s", wr.Workload)
 			}
@@ -60,16 +60,16 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 				title += fmt.Sprintf(", kvserver on %s", cpusText(aw.Grid.Largest(), "CPU"))
 			}
 			spec := chart.Spec{Title: title}
-			if slices.ContainsFunc(lines, func(l chart.CurveLine) bool { return slices.Contains(l.LoaderBound, true) }) {
+			if anyStep(lines, func(p result.CurvePoint) bool { return p.LoaderBound && !p.Validating() }) {
 				spec.Caption = "Above: answered rate against offered rate; below: corrected p99 against the red SLO line. A cross marks a loader-bound step: it failed because the loader ran out, so it says nothing of the server, and the saturation found below it is only a lower bound."
 			}
-			if slices.ContainsFunc(lines, func(l chart.CurveLine) bool { return l.BracketHi > 0 }) {
+			if slices.ContainsFunc(lines, func(l chart.CurveLine) bool { return l.Search.Bracket != nil && l.Search.Bracket.Hi > 0 }) {
 				if spec.Caption == "" {
 					spec.Caption = "Above: answered rate against offered rate; below: corrected p99 against the red SLO line."
 				}
 				spec.Caption += " The thick band on a line is its search's bracket: from the highest offered rate that held to the lowest that failed twice; dashed where no validating run held, so that no saturation was found."
 			}
-			if slices.ContainsFunc(lines, func(l chart.CurveLine) bool { return len(l.Seconds) > 0 }) {
+			if anyStep(lines, func(p result.CurvePoint) bool { return len(p.Seconds) > 0 }) {
 				if spec.Caption == "" {
 					spec.Caption = "Above: answered rate against offered rate; below: corrected p99 against the red SLO line."
 				}
@@ -146,61 +146,25 @@ func percentileLines(wr *result.WorkloadResult) []chart.PercentileLine {
 	return lines
 }
 
-// curveLines: each variant's first saturation search, the validating run
-// left out (it repeats a rate already on the curve), its loader-bound
-// steps marked, and the judged seconds of its deciding steps, the
-// validating run's included (none in an older comparison). Of a scaling
-// comparison, the variants at the most CPUs only (one line per pool).
+// curveLines: each variant's first saturation search, as chart.Curves
+// draws it (its deciding steps' seconds where they were recorded). Of a
+// scaling comparison, the variants at the most CPUs only (one line per
+// pool).
 func curveLines(wr *result.WorkloadResult, g *analysis.Grid) []chart.CurveLine {
 	var lines []chart.CurveLine
 	for _, v := range wr.Variants {
-		if len(v.Sat) == 0 || g != nil && v.Variant.CPUs != g.Largest() {
+		if len(v.Sat) == 0 || g != nil && v.Variant.CPUs != g.Largest() ||
+			!slices.ContainsFunc(v.Sat[0].Curve, func(p result.CurvePoint) bool { return !p.Validating() }) {
 			continue
 		}
-		l := chart.CurveLine{Name: v.Name, Validated: v.Sat[0].Validated}
-		if b := v.Sat[0].Bracket; b != nil {
-			l.BracketLo, l.BracketHi = b.Lo, b.Hi
-		}
-		for _, s := range v.Sat[0].Curve {
-			l.Seconds = append(l.Seconds, stepSeconds(s)...)
-			if s.Phase == "validate" {
-				continue
-			}
-			l.OfferedRate = append(l.OfferedRate, s.Asked)
-			l.AchievedRate = append(l.AchievedRate, s.Achieved)
-			l.P99Ms = append(l.P99Ms, ms(s.P99))
-			l.LoaderBound = append(l.LoaderBound, s.LoaderBound)
-		}
-		if len(l.OfferedRate) > 0 {
-			lines = append(lines, l)
-		}
+		lines = append(lines, chart.CurveLine{Name: v.Name, Search: v.Sat[0]})
 	}
 	return lines
 }
 
-// stepSeconds are s's judged seconds as the saturation chart draws them:
-// by s's offered rate in the order of their start, a second with nothing
-// answered without a p99.
-func stepSeconds(s result.CurvePoint) []chart.StepSecond {
-	if len(s.Seconds) == 0 {
-		return nil
-	}
-	first, last := s.Seconds[0].T, s.Seconds[0].T
-	for _, p := range s.Seconds {
-		first, last = min(first, p.T), max(last, p.T)
-	}
-	var out []chart.StepSecond
-	for _, p := range s.Seconds {
-		p99, place := math.NaN(), 0.5
-		if p.P99 > 0 {
-			p99 = ms(p.P99)
-		}
-		if last > first {
-			place = (p.T - first) / (last - first)
-		}
-		out = append(out, chart.StepSecond{Offered: s.Asked, Place: place, Answered: p.Rate, P99Ms: p99, Held: p.OK})
-	}
-	return out
+// anyStep tells whether a step of lines is one that is.
+func anyStep(lines []chart.CurveLine, is func(result.CurvePoint) bool) bool {
+	return slices.ContainsFunc(lines, func(l chart.CurveLine) bool { return slices.ContainsFunc(l.Search.Curve, is) })
 }
 
 // scalingLines are the scaling charts' lines: per variant, the median

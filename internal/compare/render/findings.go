@@ -45,7 +45,7 @@ func sentence(c *result.Comparison, f analysis.Finding) string {
 			}
 			parts = append(parts, fmt.Sprintf("%s (≥ %s req/s%s)", v, thousands(f.Value(v, analysis.Saturation)), with))
 		}
-		return fmt.Sprintf("`%s`: **loader-bound, so only lower bounds, not ranked**: %s: the loader ran out of CPU (or fell behind while kvserver had CPU to spare) before kvserver reached its limit. To measure further, give the loader more CPUs (`-loader-cpus`), or load from more hosts (`loadtest attack -shard K/N -start-at`, then `loadtest merge`).",
+		return fmt.Sprintf("`%s`: **loader-bound, so only lower bounds, not ranked**: %s: the loader ran out of CPU (90 %% or more of its own) or its own sends fell behind (requests that found a connection free were still sent late) before kvserver reached its limit. To measure further, give the loader more CPUs (`-loader-cpus`), or load from more hosts (`loadtest attack -shard K/N -start-at`, then `loadtest merge`).",
 			wl, strings.Join(parts, ", "))
 	case analysis.SaturationLead:
 		best, second := f.Variants[0], f.Variants[1]

@@ -62,7 +62,7 @@ func errorShare(rate float64) string {
 }
 
 // shareCell is a CPU share of n CPUs: "93 % of 8", "unknown" where it
-// is, "-" where n is (an older comparison).
+// is, "-" where n is.
 func shareCell(share float64, n int) string {
 	switch {
 	case n == 0:

@@ -16,7 +16,8 @@ const HeadPaired = "### Paired with direct"
 
 // writePairedTable is wr's variants' closed-loop ratios to direct from
 // paired rounds, if any ran; where the preset compares the variants and
-// none did (an older comparison, or -closed-pairs 0), a line says so.
+// none did (-closed-pairs 0, or a comparison that did not record them),
+// a line says so.
 func writePairedTable(b *bytes.Buffer, c *result.Comparison, wr *result.WorkloadResult, aw *analysis.Workload) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	var rows []*analysis.Variant
@@ -27,7 +28,7 @@ func writePairedTable(b *bytes.Buffer, c *result.Comparison, wr *result.Workload
 	}
 	if len(rows) == 0 {
 		if c.Plan.SaturateAll && len(wr.Variants) > 1 {
-			w("No closed-loop rounds paired with direct's ran (a comparison from before they were, or `-closed-pairs 0`): the ratios to direct above are of single measurements, with no interval.\n\n")
+			w("No closed-loop rounds paired with direct's ran (`-closed-pairs 0`, or none recorded): the ratios to direct above are of single measurements, with no interval.\n\n")
 		}
 		return
 	}

@@ -125,7 +125,7 @@ func TestSaturationCells(t *testing.T) {
 	}
 	fifo.Sat[1].Rate, fifo.Sat[1].Validated = 31000, true
 	text = workloadText(c)
-	assert.Contains(t, text, "| fifo | default | 31,000 ± 0, 1 of 3 held in validation |", "an older comparison: the validated rate alone, no ratio to a lower bound")
+	assert.Contains(t, text, "| fifo | default | 31,000 ± 0, 1 of 3 held in validation |", "no brackets: the validated rate alone, no ratio to a lower bound")
 	assert.Contains(t, text, "did not record its searches' brackets")
 	wr.BaseRate = 0
 	assert.Contains(t, workloadText(c), "**no search of direct held over its validation**")
@@ -138,7 +138,9 @@ func TestResultsTableOnlyWhereMeasured(t *testing.T) {
 	c := comparisonOf(t, "policies", map[string][]float64{"direct": {26000, 27000, 38000}}, "direct", "fifo")
 	wr := c.Workloads[0]
 	wr.BaseRate = 27000
-	wr.Variants[0].Sat[0].Validated, wr.Variants[0].Sat[1].Validated = false, false
+	for i := range 2 {
+		wr.Variants[0].Sat[i].Candidate, wr.Variants[0].Sat[i].Rate, wr.Variants[0].Sat[i].Validated = wr.Variants[0].Sat[i].Rate, 0, false
+	}
 	wr.Variants[1].Overload = &result.OverloadRun{Asked: 54000}
 	text := workloadText(c)
 	assert.Contains(t, text, "Direct's saturation in req/s (median ± half the spread of its searches): 38,000 ± 0, 1 of 3 held in validation. This preset measures the variants only under overload (below).",
@@ -273,11 +275,11 @@ func TestPerSecondLineHasGapsForUnsentSeconds(t *testing.T) {
 	assert.Equal(t, []chart.Mark{{From: 0, To: 3, Label: "overload 2×"}}, marks)
 }
 
-// TestRenderAnOlderComparison: a compare.json written before the CPU
-// sets, the loader's shares, the closed loop, Little's connections and
-// the step plan renders: absent fields read as "not recorded", never as
-// measured zeros or a loader-bound verdict.
-func TestRenderAnOlderComparison(t *testing.T) {
+// TestRenderAVersion0Comparison: a version-0 compare.json without the
+// CPU sets, the loader's shares, the closed loop, Little's connections
+// and the step plan renders: absent fields read as "not recorded", never
+// as measured zeros or a loader-bound verdict.
+func TestRenderAVersion0Comparison(t *testing.T) {
 	dir := t.TempDir()
 	old := `{
   "Preset": "policies",
@@ -297,8 +299,8 @@ func TestRenderAnOlderComparison(t *testing.T) {
      "Overload": {"Asked": 92000, "Planned": 1840000, "Sent": 1000000, "Achieved": 46000, "Goodput": 30846, "Served": 616920, "Shed": 300000, "ShedPct": 30,
        "ServedP99": 900000000, "ServedP99Uncorrected": 450000000, "ConnsPeak": 4096, "InFlightPeak": 4000, "ServerCPUPerRequest": 18000, "Alive": true, "Verdict": "PASS"}}]}],
   "Loader": [{"Workload": "mixed:0.5", "Variant": "direct", "Step": "overload", "Asked": 92000, "SendRate": 50000, "LagP99": 0, "CPUPerRequest": 12000, "CPUShare": 0.61, "KeptUp": false}],
-  "Findings": ["an older comparison kept its findings' words; they are derived again"],
-  "Charts": [{"Title": "an older chart list", "Path": "charts/x.svg"}]
+  "Findings": ["a version-0 file kept its findings' words; they are derived again"],
+  "Charts": [{"Title": "a version-0 chart list", "Path": "charts/x.svg"}]
 }`
 	require.NoError(t, os.WriteFile(filepath.Join(dir, result.File), []byte(old), 0o644))
 	c, r, err := Render(dir)
@@ -306,18 +308,18 @@ func TestRenderAnOlderComparison(t *testing.T) {
 	assert.Equal(t, result.Criteria{MaxErrorRate: 0.001, LoaderBusy: 0.9}, c.Criteria, "the rules of then")
 	assert.Empty(t, c.Plan.Steps, "no step plan: each variant sized its own")
 	report := string(mustRead(t, r.Path))
-	assert.Contains(t, report, "| CPUs | kvserver on CPU 0, the loader on CPU 1 (-pin) |")
+	assert.Contains(t, report, "| CPUs | kvserver on CPUs 0 (1), loader on 1 (1 CPU) |", "-pin's CPUs")
 	assert.Contains(t, report, "| mixed:0.5 | direct | overload | 92,000 | 50,000 | 0.00us | 12.0us | 0.61 cores | - | **no** | - |", "no shares, no verdict recorded")
 	assert.NotContains(t, report, "CPU shares are of each side's own CPUs")
 	assert.NotContains(t, report, "loader-bound with", "nothing was loader-bound")
 	assert.NotContains(t, report, "Little's law")
 	assert.NotContains(t, report, HeadClosed)
-	assert.NotContains(t, report, "older chart list")
+	assert.NotContains(t, report, "version-0 chart list")
 	assert.Contains(t, report, "Direct's saturation in req/s (median ± half the spread of its searches): 46,000 ± 0. This preset measures the variants only under overload (below), asking 2× that.")
 	assert.Contains(t, report, "| 4096 / 4000 | ", "peak connections without a recorded start")
 	assert.Contains(t, report, "| - | - | - | PASS |", "no probe CPU recorded: no derived 503 cost")
 	assert.Contains(t, report, "probes at 50 % of direct's saturation (1s before", "the quick timing of then")
-	assert.NotContains(t, r.Findings, "an older comparison kept its findings' words; they are derived again")
+	assert.NotContains(t, r.Findings, "a version-0 file kept its findings' words; they are derived again")
 	for _, ch := range r.Charts {
 		assertSVG(t, filepath.Join(dir, ch.Path))
 	}

@@ -121,7 +121,7 @@ func refName(p *plan.Plan) string {
 }
 
 // sizedConns tells whether c's steps recorded the connections they
-// started with, which Little's law sized (not in older comparisons).
+// started with, which Little's law sized (where they were recorded).
 func sizedConns(c *result.Comparison) bool {
 	return anyVariant(c, func(v *result.VariantResult) bool {
 		return v.Fixed != nil && v.Fixed.ConnsStart > 0 || v.Overload != nil && v.Overload.ConnsStart > 0 || v.Closed != nil
@@ -191,10 +191,10 @@ func writeLoader(b *bytes.Buffer, c *result.Comparison) {
 		w(" A run with a spike asks its schedule's mean rate; under clients that time out and retry, the schedule is of first tries, and those count (sent, or refused by the client's own throttle), not the clients' retries on top of them.")
 	}
 	if slices.ContainsFunc(c.Loader, func(l result.LoaderCheck) bool { return l.LoaderCPUs > 0 }) {
-		busy := 100 * c.Criteria.LoaderBusy
 		w(" CPU shares are of each side's own CPUs (kvserver's: all online CPUs where it shared them); a step that fell short is loader-bound, and measured the loader rather than kvserver, "+
-			"when the loader used %.0f %% or more of its CPUs, or fell behind with connections to spare while kvserver stayed under %.0f %% of its own (the rule of the saturation searches).",
-			busy, busy)
+			"only when the loader used %.0f %% or more of its CPUs or its own sends fell behind (requests that found a connection free were still sent late); "+
+			"one that fell behind with every connection busy, or with kvserver's CPU idle, is kvserver's limit, at the -max-conns cap where the connections reached it (the rule of the saturation searches).",
+			100*c.Criteria.LoaderBusy)
 	}
 	w("\n\n")
 	w("| workload | variant | step | asked req/s | sent req/s | send lag p99 | loader CPU/request | loader CPU | kvserver CPU | kept up | loader-bound |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
@@ -211,7 +211,7 @@ func writeLoader(b *bytes.Buffer, c *result.Comparison) {
 		lb := "no"
 		switch {
 		case l.LoaderCPUs == 0 && l.ServerCPUs == 0:
-			lb = "-" // an older comparison: not judged
+			lb = "-" // no CPU counts: not judged
 		case l.LoaderBound:
 			lb = "**yes**"
 			bound = append(bound, l)
@@ -257,7 +257,7 @@ func PlacementText(e result.Environment) string {
 		loops = " (" + cpusText(e.LoaderLoops, "loop") + ")"
 	}
 	switch {
-	case e.Pinned && e.ServerCPUs != "":
+	case e.Pinned:
 		n := 0
 		if s, err := cpuset.Parse(e.ServerCPUs); err == nil {
 			n = s.Len()
@@ -268,8 +268,6 @@ func PlacementText(e result.Environment) string {
 			}
 		}
 		return fmt.Sprintf("kvserver on CPUs %s (%d), loader on %s%s", e.ServerCPUs, n, e.LoaderCPUs, loops)
-	case e.Pinned:
-		return "kvserver on CPU 0, the loader on CPU 1 (-pin)"
 	case e.SharedCPUs != "":
 		return fmt.Sprintf("kvserver and the loader share CPUs %s%s", e.SharedCPUs, loops)
 	}

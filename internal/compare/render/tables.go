@@ -28,8 +28,8 @@ func writeWorkload(b *bytes.Buffer, c *result.Comparison, wr *result.WorkloadRes
 			how = "the bracket: the highest rate that held, the lowest that failed twice"
 		}
 		w("Direct's saturation in req/s (%s): %s. This preset measures the variants only under overload (below)", how, satCell(bs, false))
-		if base != nil && base.Overload != nil && wr.BaseRate > 0 {
-			w(", asking %s", askedText(base.Overload.Asked/wr.BaseRate, wr.BaseLowerBound))
+		if aw.OverloadMultiple > 0 {
+			w(", asking %s", askedText(aw.OverloadMultiple, wr.BaseLowerBound))
 		}
 		w(".\n\n")
 	} else {
@@ -86,8 +86,8 @@ func writeClosedTable(b *bytes.Buffer, wr *result.WorkloadResult, aw *analysis.W
 // (the highest rate that held, the lowest that failed twice; the median
 // of each end over the searches), and whether it held over the
 // validating run: a figure no validation held is marked, never shown as
-// a saturation, and no ratio is given for it. An older comparison's is
-// the median ± half the spread of its searches, as it was reported. A
+// a saturation, and no ratio is given for it. Without brackets it is
+// the median ± half the spread of the searches' validated rates. A
 // loader-bound saturation is a lower bound, "≥ 104,000, loader-bound
 // with 1 loader CPU", with no ratio.
 func satCell(s *analysis.Searches, withRatio bool) string {
@@ -182,7 +182,7 @@ func writeResultsTable(b *bytes.Buffer, c *result.Comparison, wr *result.Workloa
 			thousands(wr.BaseRate), 100*plan.FixedShare)
 	default:
 		w("Direct's saturation: %s req/s%s; fixed-rate step at %s req/s. Each cell's ratio is to `direct` in this run.\n\n",
-			thousands(wr.BaseRate), validatedText(bracketed), thousands(plan.FixedShare*wr.BaseRate))
+			thousands(wr.BaseRate), validatedText(bracketed), thousands(aw.FixedRate))
 	}
 	head, rule := "| pool | policy | saturation req/s (median, spread over %d) |", "|---|---|---|"
 	if bracketed {
@@ -220,7 +220,7 @@ func writeResultsTable(b *bytes.Buffer, c *result.Comparison, wr *result.Workloa
 	if bracketed {
 		w("\nA saturation is a bracket: the highest rate that held (its short step, then the longer validating run at that rate) and the lowest that failed twice; \"validated\" says the validating run held, and only a validated rate sets the later steps or is compared. A search whose validation never held is marked **not validated** and nothing is ranked from it.\n")
 	} else if slices.ContainsFunc(aw.Variants, func(v *analysis.Variant) bool { return v.Sat != nil }) {
-		w("\nThis comparison did not record its searches' brackets (it predates them): each saturation is the rate the search validated, without the rate that failed above it.\n")
+		w("\nThis comparison did not record its searches' brackets: each saturation is the rate the search validated, without the rate that failed above it.\n")
 	}
 	writeFixedBehind(b, wr, aw)
 	w("\nLatencies are corrected for coordinated omission (from each request's intended send time) at the fixed rate, over every answer as wrk2's are, errors included: a pool that answered some requests 503 at once (a small -cap) shows a lower tail for it, so read the errors column beside them. Spread is ± half the range. A saturation is the highest rate whose short step kept the SLO; \"k of n held in validation\" says how many of the searches also kept it over the longer validating run at that rate; \"≥ X, loader-bound\" is a lower bound: the loader, not kvserver, ran out first (see the loader's table above), and no ratio is given for it.\n\n")

@@ -1,8 +1,8 @@
 // Package result is what a comparison measured, as data: the
 // Comparison that the runner fills step by step and keeps in
 // compare.json, and that the analysis and the report are computed from.
-// Nothing here measures, judges or formats; Load reads any compare.json,
-// an older one's missing fields filled with what its run did.
+// Nothing here measures, judges or formats; Load reads a compare.json of
+// any version as the current one (upgrade.go).
 package result
 
 import (
@@ -16,7 +16,9 @@ import (
 // Comparison is everything one `loadtest compare` measured: what the
 // report, the charts and compare.json are written from.
 type Comparison struct {
-	Preset string
+	// Version is the file's schema (Version once loaded).
+	Version int
+	Preset  string
 	// Options are those it ran with, Plan what they made of the preset
 	// (compare.json keeps both, so that the report can be written again).
 	Options plan.Options
@@ -89,7 +91,7 @@ type VariantResult struct {
 	// variant's in the scaling preset).
 	Closed *ClosedRun
 	// Paired is the closed-loop rounds against direct, interleaved (nil:
-	// direct itself, none ran, or an older comparison).
+	// direct itself, or none ran).
 	Paired   *PairedRun `json:",omitempty"`
 	Fixed    *FixedRun
 	Overload *OverloadRun
@@ -103,16 +105,14 @@ type SatRun struct {
 	Repeat int
 	// Rate is the validated saturation: the highest rate that held over
 	// its search step and over a validating run (0: none held over its
-	// validation). A comparison from before Bracket was recorded kept the
-	// search's last candidate here, validated or not: Validated says
-	// which, and Held reads both alike.
+	// validation).
 	Rate      float64
 	Validated bool
 	// Bracket is where the search ended: Lo the highest rate that held,
 	// Hi the lowest that failed twice (0: none), both measured rates;
 	// without a validation Lo held only in the short steps. Candidate is
 	// the rate whose validation failed last where none held (else Rate).
-	// Nil in a comparison from before they were recorded.
+	// A nil Bracket was not recorded.
 	Bracket   *Bracket `json:",omitempty"`
 	Candidate float64  `json:",omitempty"`
 	HitMax    bool
@@ -143,14 +143,6 @@ type Bracket struct {
 	Lo, Hi float64
 }
 
-// Held is s's validated saturation, 0 where its validation did not hold.
-func (s SatRun) Held() float64 {
-	if !s.Validated {
-		return 0
-	}
-	return s.Rate
-}
-
 // ValidatedServerShare is kvserver's CPU share over the validating run
 // that held s's rate (0: none held, or not recorded).
 func (s SatRun) ValidatedServerShare() float64 {
@@ -158,7 +150,7 @@ func (s SatRun) ValidatedServerShare() float64 {
 		return 0
 	}
 	for i := len(s.Curve) - 1; i >= 0; i-- {
-		if p := s.Curve[i]; p.Phase == validatePhase && p.Pass {
+		if p := s.Curve[i]; p.Validating() && p.Pass {
 			return math.Max(p.ServerShare, 0)
 		}
 	}
@@ -169,17 +161,17 @@ func (s SatRun) ValidatedServerShare() float64 {
 type CurvePoint struct {
 	Phase           string // "ramp", "bisect" or "validate"
 	Asked, Achieved float64
-	P50             time.Duration `json:",omitempty"` // corrected (0: an older comparison)
+	P50             time.Duration `json:",omitempty"` // corrected (0: not recorded)
 	P99             time.Duration // corrected
-	// P99FromSend is the p99 from the actual send (0: unknown, an older
-	// comparison): the server's answer time, which sizes the connections
-	// of later steps (plan.LittleConns).
+	// P99FromSend is the p99 from the actual send (0: not recorded): the
+	// server's answer time, which sizes the connections of later steps
+	// (plan.LittleConns).
 	P99FromSend time.Duration `json:",omitempty"`
 	Pass        bool
 	Verdict     string
 	// LoaderShare and ServerShare are each side's CPU over the step as a
-	// share of its own CPUs (negative: unknown; both 0 in an older
-	// comparison); LoaderBound marks a failure that was the loader's.
+	// share of its own CPUs (negative: unknown); LoaderBound marks a
+	// failure that was the loader's.
 	LoaderShare float64 `json:",omitempty"`
 	ServerShare float64 `json:",omitempty"`
 	LoaderBound bool    `json:",omitempty"`
@@ -189,9 +181,12 @@ type CurvePoint struct {
 	// run that held, the validating run included; at Hi a run that
 	// failed), so that a reader sees whether a failure was one stall or
 	// the whole step while compare.json stays small. Nil for every other
-	// step, and in a comparison from before they were kept.
+	// step, and where they were not recorded.
 	Seconds []StepSecond `json:",omitempty"`
 }
+
+// Validating tells whether p is a validating run.
+func (p CurvePoint) Validating() bool { return p.Phase == PhaseValidate }
 
 // StepSecond is one judged interval of a search step (a second; shorter
 // in a quick search), as its step's verdict judged it.
@@ -265,8 +260,8 @@ type PairedRun struct {
 	Variant []ClosedRound
 	Dir     string
 	// Alternating: pair i (from 1) ran direct's round first where i is
-	// odd and the variant's first where it is even (PairOrder); false in
-	// a comparison from before, whose every pair ran direct's first.
+	// odd and the variant's first where it is even (PairOrder); false:
+	// every pair ran direct's first.
 	Alternating bool `json:",omitempty"`
 }
 
@@ -300,8 +295,8 @@ type Distribution struct {
 type FixedRun struct {
 	Asked, Achieved        float64
 	Corrected, Uncorrected Latencies
-	// Distribution is for the latency-by-percentile chart (nil in a
-	// comparison from before it was kept: its run's interval logs hold it).
+	// Distribution is for the latency-by-percentile chart (nil: not
+	// recorded; compare's Render reads it from the run's interval logs).
 	Distribution *Distribution `json:",omitempty"`
 	// ServerCPUPerRequest is kvserver's CPU time over the step divided by
 	// the requests sent.
@@ -309,15 +304,15 @@ type FixedRun struct {
 	ErrorRate           float64
 	// ConnsStart are the connections the loader opened before the step
 	// (plan.LittleConns), ConnsPeak the most it had: above ConnsStart, every
-	// connection was busy at times and it opened more (0: an older
-	// comparison, which did not record the start).
+	// connection was busy at times and it opened more (ConnsStart 0: not
+	// recorded).
 	ConnsStart   int `json:",omitempty"`
 	ConnsPeak    int
 	InFlightPeak int
 	// Behind says how the step fell behind its schedule: requests sent
 	// late or never, or a backlog that grew over the step; "" where it
-	// kept to it (and in an older comparison, which did not check: the
-	// analysis then has Achieved against Asked alone).
+	// kept to it, or where it was not checked (the analysis still has
+	// Achieved against Asked).
 	Behind string `json:",omitempty"`
 	Dir    string
 }
@@ -404,7 +399,7 @@ type LoaderCheck struct {
 	// LoaderShare is the loader's CPU as a share of its LoaderCPUs,
 	// ServerShare kvserver's as a share of its ServerCPUs (its set, or
 	// every online CPU where it shared them); negative: unknown. Both
-	// CPU counts 0: an older comparison, which recorded neither.
+	// CPU counts 0: neither was recorded, and LoaderBound was not judged.
 	LoaderShare float64 `json:",omitempty"`
 	LoaderCPUs  int     `json:",omitempty"`
 	ServerShare float64 `json:",omitempty"`
@@ -426,8 +421,7 @@ type LoaderCheck struct {
 	Why         string `json:",omitempty"`
 	// Scheduled: Asked is the schedule's mean rate (a spike included)
 	// and SendRate its first tries issued (a run under a client model,
-	// whose retries are the clients' own). A check without it from a
-	// metastable run is restated from the run's totals on Load.
+	// whose retries are the clients' own).
 	Scheduled bool `json:",omitempty"`
 }
 
@@ -445,15 +439,15 @@ func (l *LoaderCheck) BacklogGrew(how string) {
 func (v *VariantResult) SatRates() []float64 {
 	var r []float64
 	for _, s := range v.Sat {
-		if h := s.Held(); h > 0 {
-			r = append(r, h)
+		if s.Rate > 0 {
+			r = append(r, s.Rate)
 		}
 	}
 	return r
 }
 
-// Brackets tells whether v's searches recorded their brackets (false: an
-// older comparison, or none ran).
+// Brackets tells whether v's searches recorded their brackets (false:
+// they did not, or none ran).
 func (v *VariantResult) Brackets() bool {
 	return len(v.Sat) > 0 && !slices.ContainsFunc(v.Sat, func(s SatRun) bool { return s.Bracket == nil })
 }
@@ -463,7 +457,7 @@ func (v *VariantResult) Brackets() bool {
 // only a lower bound. A loader-bound search that held nothing sets no
 // figure, so bounds none.
 func (v *VariantResult) LoaderBound() bool {
-	return slices.ContainsFunc(v.Sat, func(s SatRun) bool { return s.LoaderBound && s.Held() > 0 })
+	return slices.ContainsFunc(v.Sat, func(s SatRun) bool { return s.LoaderBound && s.Rate > 0 })
 }
 
 // LoaderCPUs is how many CPUs the loader had in v's loader-bound

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,9 +13,9 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/plan"
 )
 
-// TestLoadFillsWhatAnOlderComparisonDidNotKeep: options, step lengths,
-// plan and criteria are what its run had; Save and Load round-trip.
-func TestLoadFillsWhatAnOlderComparisonDidNotKeep(t *testing.T) {
+// TestLoadFillsWhatVersion0DidNotKeep: options, step lengths, plan and
+// criteria are what its run had; Save and Load round-trip.
+func TestLoadFillsWhatVersion0DidNotKeep(t *testing.T) {
 	dir := t.TempDir()
 	old := `{"Preset": "overload", "Env": {"Cores": 2},
   "Workloads": [{"Workload": "mixed:0.5", "BaseRate": 46000, "Variants": [{"Variant": {"Pool": "direct"}, "Name": "direct"}]}],
@@ -30,12 +31,13 @@ func TestLoadFillsWhatAnOlderComparisonDidNotKeep(t *testing.T) {
 	assert.Equal(t, 10.0, c.Plan.OverloadFactor)
 	assert.Nil(t, c.Plan.StepsOf("mixed:0.5"), "no step plan then")
 	assert.Equal(t, Criteria{MaxErrorRate: 0.001, LoaderBusy: 0.9}, c.Criteria)
+	assert.Equal(t, Version, c.Version)
 
 	quick := `{"Preset": "queues", "Options": {"Preset": "queues", "Quick": true, "Keys": 100000, "Repeat": 1, "MaxConns": 4096}}`
 	require.NoError(t, os.WriteFile(filepath.Join(dir, File), []byte(quick), 0o644))
 	c, err = Load(dir)
 	require.NoError(t, err)
-	assert.Equal(t, time.Second, c.Options.Timing.ProbeBaseline, "a quick run's probe before it became 500 ms")
+	assert.Equal(t, time.Second, c.Options.Timing.ProbeBaseline, "a version-0 quick run's probe")
 
 	c.Plan.Steps = []*plan.Steps{{Workload: "get", Fixed: &plan.Load{Rate: 28000, Latency: time.Millisecond, Conns: 64, MaxConns: 256}}}
 	c.Published = &Published{From: "results/compare-x"}
@@ -48,11 +50,11 @@ func TestLoadFillsWhatAnOlderComparisonDidNotKeep(t *testing.T) {
 	assert.ErrorContains(t, err, File)
 }
 
-// TestLoadRestatesOlderMetastableLoaderChecks: an older comparison's
+// TestLoadRestatesVersion0MetastableLoaderChecks: a version-0 file's
 // metastable checks (asked: the base rate; sent: every attempt) are
 // restated against the schedule's mean rate and its first tries, each
 // from its own run; checks written since, and other steps, are kept.
-func TestLoadRestatesOlderMetastableLoaderChecks(t *testing.T) {
+func TestLoadRestatesVersion0MetastableLoaderChecks(t *testing.T) {
 	tm := plan.MetaTiming{Base: 2 * time.Second, Spike: 4 * time.Second, After: 4 * time.Second, Factor: 2.5}
 	c := &Comparison{Preset: "metastable", Plan: &plan.Plan{Metastable: &plan.Metastable{Timing: tm}},
 		Metastable: &Metastable{BaseRate: 1000, SpikeRate: 2500, Runs: []*MetaRun{
@@ -84,12 +86,12 @@ func TestLoadRestatesOlderMetastableLoaderChecks(t *testing.T) {
 	assert.Equal(t, 1234.0, l[4].SendRate, "a check written since is kept")
 }
 
-// TestLoadRestatesOlderBacklogs: an older comparison's fixed-rate step
+// TestLoadRestatesVersion0Backlogs: a version-0 file's fixed-rate step
 // whose loader sent on schedule while its FixedRun fell behind is
 // restated as not kept up, by its backlog; a validation its search held
 // as kept up, whatever its mean send rate; a validation that failed, an
 // overload step and a check written since stay as recorded.
-func TestLoadRestatesOlderBacklogs(t *testing.T) {
+func TestLoadRestatesVersion0Backlogs(t *testing.T) {
 	grew := "backlog grew: send lag p99 2.62ms → 72.2ms (median of the last 9 intervals against the 9 before)"
 	curve := func(lastPass bool) []CurvePoint {
 		return []CurvePoint{{Phase: "ramp", Pass: true}, {Phase: "validate", Pass: !lastPass}, {Phase: "validate", Pass: lastPass}, {Phase: "bisect"}}
@@ -110,10 +112,7 @@ func TestLoadRestatesOlderBacklogs(t *testing.T) {
 			{Workload: "get", Variant: "lifo", Step: ValidationStep(1), Asked: 1000, SendRate: 1000, Backlog: "backlog grew: in flight"},
 		},
 	}
-	dir := t.TempDir()
-	require.NoError(t, Save(dir, c))
-	back, err := Load(dir)
-	require.NoError(t, err)
+	back := loadVersion0(t, c)
 	l := back.Loader
 	assert.True(t, l[0].KeptUp, "its search held the validation (the last one it ran)")
 	assert.False(t, l[1].KeptUp, "its last validation failed: as recorded")
@@ -126,4 +125,78 @@ func TestLoadRestatesOlderBacklogs(t *testing.T) {
 	assert.True(t, l[5].KeptUp, "an overload step is judged by what the loader sent")
 	assert.Equal(t, "backlog grew: in flight", l[6].Backlog, "a check written since is kept")
 	assert.False(t, l[6].KeptUp)
+}
+
+// loadVersion0 is c written as a version-0 file and loaded.
+func loadVersion0(t *testing.T, c *Comparison) *Comparison {
+	t.Helper()
+	c.Version = 0
+	b, err := json.Marshal(c)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, File), b, 0o644))
+	back, err := Load(dir)
+	require.NoError(t, err)
+	return back
+}
+
+// TestLoadUpgradesVersion0Searches: a version-0 search without a bracket
+// kept its last candidate as Rate; loaded, Rate is the validated
+// saturation (0 where the validation failed) and Candidate the rate
+// tried, and a step whose CPU shares were not read has them unknown.
+func TestLoadUpgradesVersion0Searches(t *testing.T) {
+	c := &Comparison{Preset: "queues", Workloads: []*WorkloadResult{{Workload: "get", Variants: []*VariantResult{{Name: "direct", Sat: []SatRun{
+		{Repeat: 1, Rate: 9000, Validated: true, Curve: []CurvePoint{{Phase: "ramp", LoaderShare: 0.4, ServerShare: 0.9}, {Phase: PhaseValidate}}},
+		{Repeat: 2, Rate: 8000},
+		{Repeat: 3, Bracket: &Bracket{Lo: 7000, Hi: 7200}, Candidate: 7100},
+	}}}}}}
+	sat := loadVersion0(t, c).Workloads[0].Variants[0].Sat
+	assert.Equal(t, 9000.0, sat[0].Rate)
+	assert.Equal(t, []CurvePoint{{Phase: "ramp", LoaderShare: 0.4, ServerShare: 0.9}, {Phase: PhaseValidate, LoaderShare: -1, ServerShare: -1}}, sat[0].Curve)
+	assert.Equal(t, 0.0, sat[1].Rate, "not validated: no saturation")
+	assert.Equal(t, 8000.0, sat[1].Candidate)
+	assert.Equal(t, 7100.0, sat[2].Candidate, "a bracketed search is kept")
+	assert.Equal(t, []float64{9000}, loadVersion0(t, c).Workloads[0].Variants[0].SatRates())
+}
+
+// TestLoadRefusesANewerVersion: a file this loadtest cannot read says so
+// rather than rendering what it misreads.
+func TestLoadRefusesANewerVersion(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, File), []byte(`{"Version": 99, "Preset": "queues"}`), 0o644))
+	_, err := Load(dir)
+	assert.ErrorContains(t, err, "newer loadtest")
+}
+
+// TestLoadUpgradesEveryCommittedComparison: every compare.json in the
+// repository (the published reports and the golden reports' fixtures),
+// kept as measured, loads as the current version, and saving that
+// changes nothing on a second load: the upgrade is done once, on load.
+func TestLoadUpgradesEveryCommittedComparison(t *testing.T) {
+	files, err := filepath.Glob("../../../docs/report/*/" + File)
+	require.NoError(t, err)
+	fixtures, err := filepath.Glob("../render/testdata/*/" + File)
+	require.NoError(t, err)
+	files = append(files, fixtures...)
+	require.NotEmpty(t, fixtures)
+	for _, f := range files {
+		c, err := Load(filepath.Dir(f))
+		require.NoError(t, err, f)
+		assert.Equal(t, Version, c.Version, f)
+		assert.NotNil(t, c.Plan, f)
+		assert.NotNil(t, c.Options.Timing, f)
+		assert.NotEqual(t, Criteria{}, c.Criteria, f)
+		for _, w := range c.Workloads {
+			for _, v := range w.Variants {
+				for _, s := range v.Sat {
+					assert.True(t, s.Rate == 0 || s.Validated, "%s: %s's Rate is a validated saturation", f, v.Name)
+				}
+			}
+		}
+		dir := t.TempDir()
+		require.NoError(t, Save(dir, c))
+		again, err := Load(dir)
+		require.NoError(t, err, f)
+		assert.Equal(t, c, again, "%s: loading it again as the current version changes nothing", f)
+	}
 }

@@ -1,10 +1,6 @@
 package result
 
-import (
-	"math"
-	"strings"
-	"time"
-)
+import "time"
 
 // Metastable is what the metastable preset measured: one run per client
 // model × variant × repeat, each with the loader's series and kvserver's
@@ -59,7 +55,7 @@ type MetaRun struct {
 	ConnsPeak    int
 	LoaderKeptUp bool
 	// LoaderCPUs is how many CPUs the loader ran on (its series' CPU
-	// shares are of these); 0 in comparisons made before it was kept.
+	// shares are of these); 0: not recorded.
 	LoaderCPUs int `json:",omitempty"`
 }
 
@@ -105,43 +101,6 @@ type ServerCounts struct {
 	Shed map[string]int64 `json:",omitempty"`
 }
 
-// restateMetaLoaderChecks restates the loader's checks of c's metastable
-// runs that an older loadtest wrote against the base rate and with every
-// attempt counted as sent: each from its run's totals, against the
-// schedule's mean rate (its spike included), counting the first tries
-// issued (sent, or refused by the client's own throttle) and not the
-// retries. The k-th check of a model and variant is its k-th run.
-func (c *Comparison) restateMetaLoaderChecks() {
-	m := c.Metastable
-	if m == nil || c.Plan == nil || c.Plan.Metastable == nil {
-		return
-	}
-	t := c.Plan.Metastable.Timing
-	planned := m.BaseRate*(t.Base+t.After).Seconds() + m.SpikeRate*t.Spike.Seconds()
-	length := t.Duration().Seconds()
-	if length <= 0 {
-		return
-	}
-	seen := map[[2]string]int{}
-	for i := range c.Loader {
-		l := &c.Loader[i]
-		model, ok := strings.CutPrefix(l.Step, MetaStepPrefix)
-		if !ok || l.Scheduled {
-			continue
-		}
-		key := [2]string{model, l.Variant}
-		run := m.nthRun(model, l.Variant, seen[key])
-		seen[key]++
-		if run == nil {
-			continue
-		}
-		issued, _ := IssuedOnSchedule(run.Totals.FirstTries, run.Totals.Throttled, int64(math.Round(planned)))
-		l.Asked, l.SendRate, l.Scheduled = planned/length, float64(issued)/length, true
-		l.KeptUp = float64(issued) >= 0.99*planned
-		run.LoaderKeptUp = l.KeptUp
-	}
-}
-
 // IssuedOnSchedule is what a run under a client model issued of the
 // planned first tries of its schedule: those sent, and those the
 // client's own throttle refused, which were issued on schedule all the
@@ -161,16 +120,3 @@ func IssuedOnSchedule(firstTries, throttled, planned int64) (issued, unsent int6
 // MetaStepPrefix begins the step name of a metastable run's loader
 // check; the client model's name follows.
 const MetaStepPrefix = "metastable "
-
-// nthRun is m's n-th run (from 0) of model and variant, nil if none.
-func (m *Metastable) nthRun(model, variant string, n int) *MetaRun {
-	for _, r := range m.Runs {
-		if r.Model == model && r.Variant == variant {
-			if n == 0 {
-				return r
-			}
-			n--
-		}
-	}
-	return nil
-}

@@ -14,9 +14,7 @@ type Environment struct {
 	// KvserverVersion is the version label of kvserver_config_info.
 	KvserverVersion string
 	// Pinned: kvserver and the loader ran on CPU sets of their own,
-	// ServerCPUs and LoaderCPUs (cpu lists; both "" in a comparison
-	// from before they were recorded, which could only pin with -pin:
-	// kvserver on CPU 0, the loader on CPU 1). Where they shared,
+	// ServerCPUs and LoaderCPUs (cpu lists). Where they shared,
 	// SharedCPUs is this process's affinity set. CPUsHow says how the
 	// sets were chosen.
 	Pinned     bool
@@ -36,15 +34,12 @@ type Environment struct {
 }
 
 // ServerSize is how many CPUs kvserver's set had: its list's, the
-// shared set's, or in a comparison that recorded neither, the machine's.
+// shared set's, or where neither was recorded, the machine's.
 func (e Environment) ServerSize() int {
 	for _, list := range []string{e.ServerCPUs, e.SharedCPUs} {
 		if s, err := cpuset.Parse(list); err == nil {
 			return s.Len()
 		}
-	}
-	if e.Pinned {
-		return 1 // -pin: CPU 0
 	}
 	return max(e.Cores, 1)
 }

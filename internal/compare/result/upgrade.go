@@ -1,0 +1,219 @@
+package result
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/kvpool/kvpool/internal/compare/plan"
+)
+
+// Version is the schema of compare.json that Save writes and that the
+// analysis and the report read. A file without one is version 0. Load
+// brings a file of an earlier version to this one (upgrade), so that
+// nothing past Load tells one version from another: a change to the
+// schema that gives an absent field a meaning bumps Version and says here
+// what an earlier file's absence means.
+const Version = 1
+
+// upgrade brings c, as read from a file of version c.Version, to Version.
+func (c *Comparison) upgrade() error {
+	if c.Version > Version {
+		return fmt.Errorf("written by a newer loadtest (schema version %d, this one reads up to %d): render it with that loadtest", c.Version, Version)
+	}
+	if c.Version < 1 {
+		if err := c.upgradeFrom0(); err != nil {
+			return err
+		}
+	}
+	c.Version = Version
+	return nil
+}
+
+// criteria0 are the rules version 0's steps were judged by where its
+// file did not record them: the saturation searches' 0.1 % errors and
+// 90 % of the loader's CPUs.
+var criteria0 = Criteria{MaxErrorRate: 0.001, LoaderBusy: 0.9}
+
+// quickProbeBaseline0 is the probe before the overload step of a
+// version-0 quick comparison that did not record its timing.
+const quickProbeBaseline0 = time.Second
+
+// upgradeFrom0 fills what a version-0 file left out with what its run
+// did, and restates what it recorded under rules since changed:
+//
+//   - options: its preset's defaults where it kept none; step lengths:
+//     the defaults of its options (a quick run's probe before the
+//     overload: 1 s); plan: the one its options make (no step plan:
+//     each variant sized its own connections); criteria: criteria0;
+//   - CPU placement: -pin, the only pinning then, put kvserver on CPU 0
+//     and the loader on CPU 1;
+//   - a search without a bracket kept its last candidate as Rate,
+//     validated or not: Rate becomes the validated saturation (0 where
+//     the validation failed) and Candidate the rate last tried;
+//   - a search step whose CPU shares are both 0 did not read them:
+//     unknown (negative);
+//   - the loader's checks of the metastable runs and of the fixed-rate
+//     steps and validations (restateMetaLoaderChecks, restateBacklogs).
+//
+// Fields version 0 had and 1 dropped (findings, the chart list: the
+// report derives them) are ignored by the decoder.
+func (c *Comparison) upgradeFrom0() error {
+	if c.Options.Preset == "" {
+		c.Options = plan.DefaultOptions()
+		c.Options.Preset = c.Preset
+		c.Options.ApplyDefaults(false, false)
+	}
+	if c.Options.Timing == nil {
+		t := c.Options.StepTiming()
+		if c.Options.Quick {
+			t.ProbeBaseline = quickProbeBaseline0
+		}
+		c.Options.Timing = &t
+	}
+	if e := &c.Env; e.Pinned && e.ServerCPUs == "" && e.LoaderCPUs == "" {
+		e.ServerCPUs, e.LoaderCPUs = "0", "1"
+	}
+	if c.Plan == nil {
+		var err error
+		if c.Plan, err = plan.New(&c.Options, c.Env.ServerSize()); err != nil {
+			return err
+		}
+	}
+	if c.Criteria == (Criteria{}) {
+		c.Criteria = criteria0
+	}
+	for _, w := range c.Workloads {
+		for _, v := range w.Variants {
+			for i := range v.Sat {
+				upgradeSearch0(&v.Sat[i])
+			}
+		}
+	}
+	c.restateMetaLoaderChecks()
+	c.restateBacklogs()
+	return nil
+}
+
+func upgradeSearch0(s *SatRun) {
+	if s.Bracket == nil && !s.Validated {
+		s.Candidate, s.Rate = s.Rate, 0
+	}
+	for i := range s.Curve {
+		if p := &s.Curve[i]; p.LoaderShare == 0 && p.ServerShare == 0 {
+			p.LoaderShare, p.ServerShare = -1, -1
+		}
+	}
+}
+
+// restateMetaLoaderChecks restates the loader's checks of c's metastable
+// runs that version 0 wrote against the base rate and with every attempt
+// counted as sent (those not Scheduled): each from its run's totals,
+// against the schedule's mean rate (its spike included), counting the
+// first tries issued (sent, or refused by the client's own throttle) and
+// not the retries. The k-th check of a model and variant is its k-th run.
+func (c *Comparison) restateMetaLoaderChecks() {
+	m := c.Metastable
+	if m == nil || c.Plan == nil || c.Plan.Metastable == nil {
+		return
+	}
+	t := c.Plan.Metastable.Timing
+	planned := m.BaseRate*(t.Base+t.After).Seconds() + m.SpikeRate*t.Spike.Seconds()
+	length := t.Duration().Seconds()
+	if length <= 0 {
+		return
+	}
+	seen := map[[2]string]int{}
+	for i := range c.Loader {
+		l := &c.Loader[i]
+		model, ok := strings.CutPrefix(l.Step, MetaStepPrefix)
+		if !ok || l.Scheduled {
+			continue
+		}
+		key := [2]string{model, l.Variant}
+		run := m.nthRun(model, l.Variant, seen[key])
+		seen[key]++
+		if run == nil {
+			continue
+		}
+		issued, _ := IssuedOnSchedule(run.Totals.FirstTries, run.Totals.Throttled, int64(math.Round(planned)))
+		l.Asked, l.SendRate, l.Scheduled = planned/length, float64(issued)/length, true
+		l.KeptUp = float64(issued) >= 0.99*planned
+		run.LoaderKeptUp = l.KeptUp
+	}
+}
+
+// nthRun is m's n-th run (from 0) of model and variant, nil if none.
+func (m *Metastable) nthRun(model, variant string, n int) *MetaRun {
+	for _, r := range m.Runs {
+		if r.Model == model && r.Variant == variant {
+			if n == 0 {
+				return r
+			}
+			n--
+		}
+	}
+	return nil
+}
+
+// restateBacklogs judges the fixed-rate steps and validations of a
+// version-0 comparison, which recorded no LoaderCheck.Backlog, as later
+// ones are, from what it recorded: a fixed-rate step whose loader sent
+// on schedule but whose FixedRun says it fell behind did so by its
+// backlog (the fixed step checked the backlog only once the loader had
+// sent on schedule); a validation whose search held it kept up, whatever
+// the mean send rate. A validation that failed stays as recorded: the
+// record does not say whether its backlog grew. Checks that name a
+// backlog are kept.
+func (c *Comparison) restateBacklogs() {
+	for i := range c.Loader {
+		l := &c.Loader[i]
+		if l.Backlog != "" {
+			continue
+		}
+		v := c.variant(l.Workload, l.Variant)
+		if v == nil {
+			continue
+		}
+		switch {
+		case l.Step == FixedStep && l.KeptUp && v.Fixed != nil:
+			l.BacklogGrew(v.Fixed.Behind)
+		case strings.HasSuffix(l.Step, ValidationSuffix):
+			if p := v.lastValidation(l.Step); p != nil && p.Pass {
+				l.KeptUp = true
+			}
+		}
+	}
+}
+
+// variant is the variant named name of workload wl (nil: none).
+func (c *Comparison) variant(wl, name string) *VariantResult {
+	for _, w := range c.Workloads {
+		if w.Workload != wl {
+			continue
+		}
+		for _, v := range w.Variants {
+			if v.Name == name {
+				return v
+			}
+		}
+	}
+	return nil
+}
+
+// lastValidation is the last validating step of v's search whose loader
+// check is named step (nil: none recorded): the run the check is of.
+func (v *VariantResult) lastValidation(step string) *CurvePoint {
+	for _, s := range v.Sat {
+		if ValidationStep(s.Repeat) != step {
+			continue
+		}
+		for i := len(s.Curve) - 1; i >= 0; i-- {
+			if s.Curve[i].Phase == PhaseValidate {
+				return &s.Curve[i]
+			}
+		}
+	}
+	return nil
+}
