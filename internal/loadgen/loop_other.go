@@ -8,8 +8,9 @@ import (
 )
 
 // evloop exists on Linux only; elsewhere the open model runs on the
-// portable engine (a goroutine per connection).
-type evloop struct{}
+// portable engine (a goroutine per connection), and e.loop is always nil:
+// p is there for fastEngine.lastQuantum to compile.
+type evloop struct{ p pacer }
 
 func newEventLoop(*fastEngine) (*evloop, error) {
 	return nil, errors.New("no event loop on this platform")
