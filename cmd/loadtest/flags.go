@@ -13,6 +13,7 @@ import (
 	"github.com/kvpool/kvpool/internal/flagenv"
 	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
@@ -163,7 +164,7 @@ func (f spikeFlag) String() string {
 }
 
 func (f spikeFlag) Set(s string) error {
-	sp, err := loadgen.ParseSpike(s)
+	sp, err := schedule.ParseSpike(s)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
 // This file runs the metastable preset's runs: after direct's search,
@@ -140,7 +141,7 @@ func (r *runner) metaRun(ctx context.Context, wl string, vr *result.VariantResul
 func metaConfig(cfg loadgen.Config, mp *plan.Metastable, cm client.Model, mv plan.MetaVariant, base float64, maxConns int, timeout time.Duration) loadgen.Config {
 	t := mp.Timing
 	cfg.Rate, cfg.Duration, cfg.Interval = base, t.Duration(), t.Interval
-	cfg.Spike = loadgen.Spike{Factor: t.Factor, At: t.Base, Length: t.Spike}
+	cfg.Spike = schedule.Spike{Factor: t.Factor, At: t.Base, Length: t.Spike}
 	cfg.Client = cm
 	if cfg.Client.IsZero() {
 		// The classic client, its wait written out: the loader counts

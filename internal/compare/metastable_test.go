@@ -14,6 +14,7 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
 func TestMetaConfig(t *testing.T) {
@@ -29,7 +30,7 @@ func TestMetaConfig(t *testing.T) {
 	cfg := metaConfig(loadgen.DefaultConfig(), mp, retry, lifoDeadlines, 6000, 4096, 2*time.Second)
 	assert.Equal(t, 6000.0, cfg.Rate)
 	assert.Equal(t, 38*time.Second, cfg.Duration)
-	assert.Equal(t, loadgen.Spike{Factor: plan.MetaFactor, At: 2 * time.Second, Length: 8 * time.Second}, cfg.Spike)
+	assert.Equal(t, schedule.Spike{Factor: plan.MetaFactor, At: 2 * time.Second, Length: 8 * time.Second}, cfg.Spike)
 	assert.Equal(t, time.Second, cfg.Client.Timeout)
 	assert.Equal(t, 2, cfg.Client.Retries)
 	assert.True(t, cfg.Client.SendDeadline, "+deadlines: the clients send theirs")
@@ -109,7 +110,7 @@ func TestScheduleSentUnderClients(t *testing.T) {
 	require.NoError(t, err)
 	cfg := loadgen.DefaultConfig()
 	cfg.Rate, cfg.Duration = 1000, 10*time.Second
-	cfg.Spike = loadgen.Spike{Factor: 2.5, At: 2 * time.Second, Length: 2 * time.Second}
+	cfg.Spike = schedule.Spike{Factor: 2.5, At: 2 * time.Second, Length: 2 * time.Second}
 	cfg.Client = retry
 	assert.InDelta(t, 1300.0, cfg.AskedRate(), 1e-9, "8 s at 1000, 2 s at 2500")
 	res := &loadgen.Result{Config: cfg, Planned: 13000, Sent: 20000, SendSpan: 11 * time.Second,

@@ -58,7 +58,7 @@ func (e *fastEngine) claim() (uint64, bool) {
 		return 0, false
 	}
 	n := e.next.Add(1) - 1
-	return e.part.seq(n), n < e.planned
+	return e.part.Seq(n), n < e.planned
 }
 
 // exchange sends c's prepared request and reads the response into c.o,

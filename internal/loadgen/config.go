@@ -17,6 +17,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
@@ -34,17 +35,6 @@ const (
 	// TransportHostClient: the same workers calling fasthttp.HostClient.Do,
 	// which manages the connections itself. Kept to compare against.
 	TransportHostClient = "hostclient"
-)
-
-// DefaultQuantum is the fast engine's quantum, where Config.Quantum is 0
-// (sized by the run, see quantumFor), at rates whose quantum holds enough
-// requests to batch them, until the server's answers say otherwise:
-// chosen by measuring loader CPU and send lag side by side (README, "How
-// far to trust the loader"). MaxQuantum is the most any quantum may be:
-// wrk2's 1 ms timer.
-const (
-	DefaultQuantum = 250 * time.Microsecond
-	MaxQuantum     = time.Millisecond
 )
 
 // Config is every setting of a run, filled from flags by cmd/loadtest.
@@ -94,7 +84,7 @@ type Config struct {
 	Client client.Model
 	// Spike, if set, raises the open model's rate for a while (see
 	// Spike); the zero Spike keeps Rate throughout.
-	Spike Spike
+	Spike schedule.Spike
 
 	// Progress is the interval of progress lines (0 = none).
 	Progress time.Duration
@@ -120,7 +110,7 @@ type Config struct {
 	// send is up to a quantum late (the send lag shows it) and never
 	// early. Longer batches more sends per wake-up, at less loader CPU.
 	// 0 (the default): each event loop sizes it to its rate and to the
-	// server's answers as the run goes (see quantumFor): a wake-up per
+	// server's answers as the run goes (see schedule.QuantumFor): a wake-up per
 	// request at low rates, DefaultQuantum or more above.
 	Quantum time.Duration
 	// GrowAfter is how late the oldest due request must be, with every
@@ -155,7 +145,7 @@ type Config struct {
 	// Shard makes this loader one of Shard.N sending one schedule
 	// together (see Shard); the zero Shard sends all of it. Rate stays
 	// the whole schedule's rate.
-	Shard Shard
+	Shard schedule.Shard
 	// StartAt, if set, is the wall-clock instant the schedule starts: the
 	// run connects, waits for it and sends request seq at StartAt +
 	// seq/Rate (those due before it actually started are sent at once,
@@ -242,15 +232,15 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("-vegeta-latency %q is not %s or %s", c.VegetaLatency, LatencyUncorrected, LatencyCorrected)
 	case c.GrowAfter < 0:
 		return fmt.Errorf("-grow-after %v is negative (0: open a connection as soon as a request finds every one busy)", c.GrowAfter)
-	case c.Quantum < 0 || c.Quantum > MaxQuantum:
-		return fmt.Errorf("-quantum %v is outside [0, %v] (0: sized to the rate and the server's answers)", c.Quantum, MaxQuantum)
+	case c.Quantum < 0 || c.Quantum > schedule.MaxQuantum:
+		return fmt.Errorf("-quantum %v is outside [0, %v] (0: sized to the rate and the server's answers)", c.Quantum, schedule.MaxQuantum)
 	case c.Retries > 0 && c.Rate > 0:
 		return fmt.Errorf("retries apply to closed-loop runs (-rate 0) only, as fill uses them")
 	}
 	if err := c.validateClient(); err != nil {
 		return err
 	}
-	if err := c.Spike.validate(c.Rate, c.Duration, c.Engine); err != nil {
+	if err := validateSpike(c.Spike, c.Rate, c.Duration, c.Engine); err != nil {
 		return err
 	}
 	return c.validateLoader(time.Now())
@@ -331,10 +321,10 @@ func (c *Config) validateLoader(now time.Time) error {
 			return fmt.Errorf("-cpus %s: %w", c.CPUs, err)
 		}
 	}
-	if err := c.Shard.validate(); err != nil {
+	if err := c.Shard.Validate(); err != nil {
 		return err
 	}
-	sharded := c.Shard != Shard{}
+	sharded := c.Shard != schedule.Shard{}
 	switch {
 	case (sharded || !c.StartAt.IsZero()) && c.Engine == EngineVegeta:
 		return fmt.Errorf("-shard and -start-at need -engine %s", EngineFast)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
 // The coordinated-omission test (Gil Tene's example): one connection, 100
@@ -38,7 +39,7 @@ func TestCorrectedLatencyShowsTheStallAcrossScheduledRequests(t *testing.T) {
 
 	slowUncorrected := 0
 	slowCorrected := 0
-	s := newSchedule(cfg.Rate)
+	s := schedule.New(cfg.Rate)
 	for _, rc := range res.records {
 		if time.Duration(rc.latency) >= stall*9/10 {
 			slowUncorrected++

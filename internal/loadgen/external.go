@@ -92,29 +92,3 @@ func ReportProgress(done <-chan struct{}, interval time.Duration, snapshot func(
 
 // ProcessCPU is the CPU time this process has used so far.
 func ProcessCPU() CPUTime { return processCPU() }
-
-// Schedule is the open-model timetable of a constant-rate run (request
-// seq is due seq/rate after the start), for engines outside this package.
-type Schedule struct{ s schedule }
-
-// NewSchedule returns the timetable of rate requests per second.
-func NewSchedule(rate float64) Schedule { return Schedule{newSchedule(rate)} }
-
-// At is when request seq is due.
-func (s Schedule) At(seq uint64) time.Duration { return time.Duration(s.s.At(seq)) }
-
-// Count is the number of requests a run of length d sends.
-func (s Schedule) Count(d time.Duration) uint64 { return s.s.Count(d) }
-
-// EntityURL is the URL of a request without its id: append the decimal
-// id to it.
-func (c *Config) EntityURL() string {
-	t, _ := parseTarget(c.Target, true)
-	return t.base + apiPath + "?id="
-}
-
-// TargetHost is the host:port requests go to.
-func (c *Config) TargetHost() string {
-	t, _ := parseTarget(c.Target, true)
-	return t.host
-}

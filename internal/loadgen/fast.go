@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
 // fastEngine is one loop of the default engine, over keep-alive
@@ -43,8 +45,8 @@ type fastEngine struct {
 	// part is this engine's share of the run's requests (see loopGroup):
 	// its own requests k = 0, 1, … are the run's seq part.seq(k). next,
 	// planned, and the open model's sched speak of its own requests.
-	part     share
-	sched    schedule
+	part     schedule.Share
+	sched    schedule.Schedule
 	planned  uint64 // requests to send; MaxUint64 if unbounded
 	deadline int64  // closed loop: no send at or after this (ns); 0 = none
 	// conns0 and maxConns are its share of Config.Conns and MaxConns.
@@ -98,16 +100,16 @@ func newFastEngine(cfg *Config, t target) *fastEngine {
 // connections and of this loader's requests.
 func newLoopEngine(cfg *Config, t target, l, n int) *fastEngine {
 	e := &fastEngine{cfg: cfg, t: t, paced: cfg.Rate > 0, planned: math.MaxUint64,
-		part:    cfg.Shard.share().split(l, n),
+		part:    cfg.Shard.Share().Split(l, n),
 		conns0:  evenShare(cfg.Conns, l, n),
 		drained: make(chan struct{}, 1), done: make(chan struct{})}
 	e.maxConns = evenShare(cfg.MaxConns, l, n)
 	if e.paced {
-		e.sched = cfg.schedule().of(e.part)
+		e.sched = cfg.schedule().Of(e.part)
 		e.planned = e.sched.Count(cfg.Duration)
 	} else {
 		if cfg.Requests > 0 {
-			e.planned = e.part.count(cfg.Requests)
+			e.planned = e.part.Count(cfg.Requests)
 		}
 		e.deadline = int64(cfg.Duration)
 	}
@@ -123,29 +125,29 @@ func newLoopEngine(cfg *Config, t target, l, n int) *fastEngine {
 
 // quantum is the quantum the engine's pacer starts from: Config.Quantum,
 // or where that is 0 the one for its rate before any answer (the event
-// loop sizes it again as answers come, see quantumFor).
+// loop sizes it again as answers come, see schedule.QuantumFor).
 func (e *fastEngine) quantum() time.Duration {
 	if e.cfg.Quantum > 0 {
 		return e.cfg.Quantum
 	}
-	return quantumFor(e.rate(), 0)
+	return schedule.QuantumFor(e.rate(), 0)
 }
 
 // rate is the engine's share of the schedule, req/s (0: closed loop):
 // of its highest rate, where a spike raises it for a while, so that the
-// quantum sized to it (quantumFor) holds no more than it should at the
+// quantum sized to it (schedule.QuantumFor) holds no more than it should at the
 // peak, at the cost of fewer requests per wake-up before and after it.
 func (e *fastEngine) rate() float64 {
 	if !e.paced {
 		return 0
 	}
-	return e.sched.peak() / float64(max(e.part.stride, 1))
+	return e.sched.Peak() / float64(max(e.part.Stride, 1))
 }
 
 // lastQuantum is the quantum the engine's pacer had at the end.
 func (e *fastEngine) lastQuantum() time.Duration {
 	if e.loop != nil {
-		return e.loop.p.quantum
+		return e.loop.p.Quantum
 	}
 	return e.quantum()
 }
@@ -238,7 +240,7 @@ func (e *fastEngine) close() {
 // its schedule, has: the run's seq of the engine's i-th request.
 func (e *fastEngine) newConn(i int) *conn {
 	c := &conn{
-		pick: newPicker(e.cfg.Workload, e.cfg.Seed*1_000_003+e.part.seq(uint64(i))),
+		pick: newPicker(e.cfg.Workload, e.cfg.Seed*1_000_003+e.part.Seq(uint64(i))),
 		rec:  newRecorder(e.cfg),
 		kick: make(chan struct{}, 1),
 	}
@@ -351,7 +353,7 @@ func (e *fastEngine) closeAll() {
 // resume is the lowest of the run's seq that the engine does not know to
 // be done: every request of its share below it succeeded.
 func (e *fastEngine) resume() uint64 {
-	r := e.part.seq(min(e.next.Load(), e.planned))
+	r := e.part.Seq(min(e.next.Load(), e.planned))
 	for _, c := range e.conns {
 		r = min(r, c.pending.Load())
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
 // runEngine runs the fast engine on cfg with one loop, so that a test
@@ -69,7 +70,7 @@ func TestOpenModelSendsEveryRequestOnceAtItsTime(t *testing.T) {
 		require.Equal(t, uint64(6000), res.Planned)
 		assert.Equal(t, int64(res.Planned), res.Sent+res.Unsent(), "sent + unsent == planned")
 		assert.Zero(t, res.ErrorCount)
-		s := newSchedule(cfg.Rate)
+		s := schedule.New(cfg.Rate)
 		seen := make([]bool, res.Planned)
 		for _, rc := range res.records {
 			require.Less(t, rc.seq, res.Planned)

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
 // loopGroup runs the fast engine's loops, as wrk runs its threads: loop l
@@ -141,13 +143,13 @@ func waitForStart(ctx context.Context, at time.Time) (time.Time, bool) {
 		return now, true
 	}
 	start := now.Add(at.Sub(now))
-	sl := newSleeper()
+	sl := schedule.NewSleeper()
 	defer sl.Close()
 	for d := time.Until(start); d > 0; d = time.Until(start) {
 		if ctx.Err() != nil {
 			return start, false
 		}
-		sl.Sleep(min(d, pacerMaxSleep)) // in slices, to notice ctx
+		sl.Sleep(min(d, schedule.PacerMaxSleep)) // in slices, to notice ctx
 	}
 	return start, ctx.Err() == nil
 }

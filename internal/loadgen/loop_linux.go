@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kvpool/kvpool/internal/loadgen/client"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
 // evloop runs one loop's share of an open-model run (see loopGroup) over
@@ -50,7 +51,7 @@ import (
 // fastEngine guards itself (conns under mu, its atomic counters).
 type evloop struct {
 	e      *fastEngine
-	p      pacer
+	p      schedule.Pacer
 	epfd   int
 	wakeFd int // eventfd: a dial finished
 	// sleepFd is an epoll set holding only wakeFd: a wait on it is a
@@ -81,10 +82,10 @@ type evloop struct {
 	deferred int
 	// autoQuantum: Config.Quantum is 0, and the loop sizes p.quantum to
 	// its rate (loopRate, req/s) and to the median of the answers
-	// (answers), see quantumFor.
+	// (answers), see schedule.QuantumFor.
 	autoQuantum bool
 	loopRate    float64
-	answers     medianTracker
+	answers     schedule.MedianTracker
 
 	// With a client model (Config.Client): client decides, per attempt,
 	// whether it is sent (its throttle) and whether and when a failed
@@ -132,13 +133,13 @@ func newEventLoop(e *fastEngine) (*evloop, error) {
 	l := &evloop{e: e, epfd: -1, wakeFd: -1, sleepFd: -1, pwait2: true, connShortAt: -1 << 62,
 		events:         make([]unix.EpollEvent, 256),
 		dials:          make(chan dialResult, e.maxConns+1),
-		p:              pacer{sched: e.sched, planned: e.planned, quantum: e.quantum()},
+		p:              schedule.Pacer{Sched: e.sched, Planned: e.planned, Quantum: e.quantum()},
 		soleP:          runtime.GOMAXPROCS(0) == 1,
 		autoQuantum:    e.cfg.Quantum == 0,
 		loopRate:       e.rate(),
 		attemptTimeout: e.cfg.attemptTimeout(), timeoutErr: errTimeout}
 	if m := e.cfg.Client; !m.IsZero() {
-		l.client = client.New(m, e.cfg.Seed*1_000_003+e.part.first+1)
+		l.client = client.New(m, e.cfg.Seed*1_000_003+e.part.First+1)
 		l.retrying = m.Retrying()
 		l.unsent = newRecorder(e.cfg)
 		if m.Timeout > 0 {
@@ -256,12 +257,12 @@ func (l *evloop) run(ctx context.Context) {
 		if l.stopped && l.inFlight == 0 && l.dialing == 0 {
 			return
 		}
-		wait, wakeAt := pacerMaxSleep, int64(0)
+		wait, wakeAt := schedule.PacerMaxSleep, int64(0)
 		if !l.stopped {
 			wakeAt = l.nextWake(lastTimer, next, now)
 			if now >= wakeAt {
 				l.dispatch(now)
-				lastTimer = l.p.anchor(wakeAt, now)
+				lastTimer = l.p.Anchor(wakeAt, now)
 				wakeAt = l.nextWake(lastTimer, e.next.Load(), now)
 			}
 			wait = min(wait, time.Duration(wakeAt-now))
@@ -336,7 +337,7 @@ func (l *evloop) deferReads(wait time.Duration, now int64) bool {
 	}
 	e := l.e
 	next := e.next.Load()
-	due := min(e.sched.DueBy(now+int64(wait)+int64(l.p.quantum)), e.planned)
+	due := min(e.sched.DueBy(now+int64(wait)+int64(l.p.Quantum)), e.planned)
 	return due <= next || uint64(l.idle.n) > due-next
 }
 
@@ -698,9 +699,9 @@ func (l *evloop) fail(c *conn, err error, now int64) {
 // done records c's request and counts it off those in flight.
 func (l *evloop) done(c *conn) {
 	if l.autoQuantum && c.o.err == nil {
-		l.answers.add(time.Duration(c.o.end - c.o.sent))
-		if l.answers.n%requantumEvery == 0 {
-			l.p.quantum = quantumFor(l.loopRate, l.answers.median())
+		l.answers.Add(time.Duration(c.o.end - c.o.sent))
+		if l.answers.N%requantumEvery == 0 {
+			l.p.Quantum = schedule.QuantumFor(l.loopRate, l.answers.Median())
 		}
 	}
 	if l.client != nil {

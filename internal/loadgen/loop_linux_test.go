@@ -130,7 +130,7 @@ func TestDeferReads(t *testing.T) {
 	l := e.loop
 	require.NotNil(t, l)
 	t.Cleanup(l.close)
-	l.p.quantum = e.cfg.Quantum
+	l.p.Quantum = e.cfg.Quantum
 	l.stamping = true
 	idle := func(n int) {
 		l.idle = idleList{}

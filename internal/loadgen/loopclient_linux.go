@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/loadgen/client"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
 // The event loop's side of a client model (Config.Client): what the
@@ -106,16 +107,16 @@ func (l *evloop) retryDue(now int64) bool {
 // connection is looked at again a quantum on, as a request of the
 // schedule is.
 func (l *evloop) nextWake(lastTimer int64, next uint64, now int64) int64 {
-	wake := l.p.nextWake(lastTimer, next)
+	wake := l.p.NextWake(lastTimer, next)
 	if next >= l.e.planned {
-		wake = now + int64(pacerMaxSleep)
+		wake = now + int64(schedule.PacerMaxSleep)
 	}
 	if l.retries.len() == 0 {
 		return wake
 	}
 	at := l.retries.top().at
 	if at <= now {
-		at = now + int64(max(l.p.quantum, DefaultQuantum))
+		at = now + int64(max(l.p.Quantum, schedule.DefaultQuantum))
 	}
 	return min(wake, at)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
@@ -55,7 +56,7 @@ func TestLoopsSplitTheScheduleAndMergeExactly(t *testing.T) {
 		}
 		assert.Equal(t, res.Sent, carried, "Sent is the sum over the loops")
 
-		whole := newSchedule(cfg.Rate)
+		whole := schedule.New(cfg.Rate)
 		seen := make([]bool, res.Planned)
 		for _, rc := range res.records {
 			require.False(t, seen[rc.seq], "request %d recorded twice", rc.seq)
@@ -160,12 +161,12 @@ func TestShardsSendOneScheduleTogether(t *testing.T) {
 	for k := 1; k <= n; k++ {
 		wg.Go(func() {
 			cfg := testConfig(url, 3000, 300*time.Millisecond)
-			cfg.Shard, cfg.StartAt, cfg.Loops, cfg.keepRecords = Shard{K: k, N: n}, at, 2, true
+			cfg.Shard, cfg.StartAt, cfg.Loops, cfg.keepRecords = schedule.Shard{K: k, N: n}, at, 2, true
 			results[k-1] = run(t, cfg)
 		})
 	}
 	wg.Wait()
-	whole := newSchedule(3000)
+	whole := schedule.New(3000)
 	sender := map[uint64]int{}
 	for i, res := range results {
 		k := i + 1
@@ -219,38 +220,12 @@ func TestInterruptedBeforeStartAtSendsNothing(t *testing.T) {
 	for _, rate := range []float64{1000, 0} {
 		cfg := testConfig(url, rate, time.Second)
 		cfg.StartAt = time.Now().Add(time.Hour)
-		cfg.Shard = Shard{K: 1, N: 2}
+		cfg.Shard = schedule.Shard{K: 1, N: 2}
 		_, err := Run(ctx, cfg, nil)
 		require.Error(t, err, "rate %v", rate)
 		assert.Contains(t, err.Error(), "interrupted while waiting for -start-at")
 	}
 	assert.Zero(t, hits.Load(), "nothing was sent")
-}
-
-func TestParseShard(t *testing.T) {
-	f := func(in string, want Shard, wantErr string) {
-		t.Helper()
-		got, err := ParseShard(in)
-		if wantErr != "" {
-			require.Error(t, err, in)
-			assert.Contains(t, err.Error(), wantErr, in)
-			assert.Contains(t, err.Error(), "want K/N with 1 ≤ K ≤ N, shards counted from 1", "%s: the error names the accepted form", in)
-			return
-		}
-		require.NoError(t, err, in)
-		assert.Equal(t, want, got)
-		assert.Equal(t, in, got.String())
-	}
-	f("1/1", Shard{1, 1}, "")
-	f("2/4", Shard{2, 4}, "")
-	f("4/4", Shard{4, 4}, "")
-	f("3/2", Shard{}, "K must be in 1..2")
-	f("0/2", Shard{}, "K must be in 1..2")
-	f("1/0", Shard{}, "N must be at least 1")
-	f("2", Shard{}, `-shard "2"`)
-	f("a/b", Shard{}, `-shard "a/b"`)
-	f("1/2/3", Shard{}, `-shard "1/2/3"`)
-	f("", Shard{}, `-shard ""`)
 }
 
 // Loader settings that cannot work are refused before anything starts,
@@ -268,12 +243,12 @@ func TestConfigRefusesBadLoaderSettings(t *testing.T) {
 	f("-loops 65 is above -conns 64", func(c *Config) { c.Loops = 65 })
 	f("-loops 2 needs -engine fast", func(c *Config) { c.Engine, c.Loops = EngineVegeta, 2 })
 	f("-cpus 1023: CPU 1023 is not on this machine", func(c *Config) { c.CPUs = cpuset.Of(1023) })
-	f("-shard 3/2: K must be in 1..2", func(c *Config) { c.Shard = Shard{3, 2}; c.StartAt = time.Now().Add(time.Minute) })
-	f("-shard 2/4 needs -start-at", func(c *Config) { c.Shard = Shard{2, 4} })
+	f("-shard 3/2: K must be in 1..2", func(c *Config) { c.Shard = schedule.Shard{K: 3, N: 2}; c.StartAt = time.Now().Add(time.Minute) })
+	f("-shard 2/4 needs -start-at", func(c *Config) { c.Shard = schedule.Shard{K: 2, N: 4} })
 	f("-start-at on a closed loop (-rate 0) needs -shard", func(c *Config) { c.Rate, c.StartAt = 0, time.Now().Add(time.Minute) })
 	f("in the past", func(c *Config) { c.StartAt = time.Now().Add(-2 * time.Second) })
 	f("-shard and -start-at need -engine fast", func(c *Config) {
-		c.Engine, c.Shard, c.StartAt = EngineVegeta, Shard{1, 2}, time.Now().Add(time.Minute)
+		c.Engine, c.Shard, c.StartAt = EngineVegeta, schedule.Shard{K: 1, N: 2}, time.Now().Add(time.Minute)
 	})
 
 	ok := func(change func(c *Config)) {
@@ -284,10 +259,12 @@ func TestConfigRefusesBadLoaderSettings(t *testing.T) {
 	}
 	ok(func(c *Config) { c.Loops = 64 })
 	ok(func(c *Config) { c.Engine, c.Loops = EngineVegeta, 1 })
-	ok(func(c *Config) { c.Shard = Shard{1, 1} })
+	ok(func(c *Config) { c.Shard = schedule.Shard{K: 1, N: 1} })
 	ok(func(c *Config) { c.StartAt = time.Now().Add(time.Minute) })
 	ok(func(c *Config) { c.StartAt = time.Now().Add(-500 * time.Millisecond) })
-	ok(func(c *Config) { c.Rate, c.Shard, c.StartAt = 0, Shard{2, 3}, time.Now().Add(time.Minute) })
+	ok(func(c *Config) {
+		c.Rate, c.Shard, c.StartAt = 0, schedule.Shard{K: 2, N: 3}, time.Now().Add(time.Minute)
+	})
 }
 
 // evenShare gives the first loops one more.

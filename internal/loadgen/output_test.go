@@ -18,6 +18,7 @@ import (
 	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
@@ -159,7 +160,7 @@ func TestResultsBinCorrected(t *testing.T) {
 	res, dir := runMixedToDir(t, LatencyCorrected)
 	got := readResults(t, filepath.Join(dir, ResultsFile))
 	require.Len(t, got, int(res.Sent))
-	s := newSchedule(res.Config.Rate)
+	s := schedule.New(res.Config.Rate)
 	for _, r := range got {
 		assert.True(t, r.Timestamp.Equal(res.Start.Add(time.Duration(s.At(r.Seq)))), "seq %d: timestamp is the intended send", r.Seq)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
 // The portable open-model engine: a goroutine per connection reads its
@@ -23,14 +25,14 @@ var errClosedIdle = errors.New("server closed the idle connection")
 // cancelled, or requests are still unsent Timeout after the schedule
 // ended.
 func (e *fastEngine) pace(ctx context.Context) {
-	sl := newSleeper()
+	sl := schedule.NewSleeper()
 	defer sl.Close()
 	drainBy := int64(e.cfg.Duration + e.cfg.Timeout)
 	// The portable engine keeps one quantum: -quantum, or for 0 the one
 	// its rate takes before any answer (only the event loop sizes it
 	// again as the run goes).
-	p := pacer{sched: e.sched, planned: e.planned, quantum: e.quantum(), now: e.now, sleep: sl.Sleep}
-	p.run(func(now int64) bool {
+	p := schedule.Pacer{Sched: e.sched, Planned: e.planned, Quantum: e.quantum(), Now: e.now, Sleep: sl.Sleep}
+	p.Run(func(now int64) bool {
 		return ctx.Err() != nil || now > drainBy
 	}, func(now int64) uint64 {
 		return e.dispatch(nil, now)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
 // With -quantum 0 the event loop starts from the quantum its rate takes
@@ -28,11 +29,11 @@ func TestAutoQuantumFollowsTheAnswers(t *testing.T) {
 	res := run(t, cfg)
 	assert.GreaterOrEqual(t, res.Sent, int64(requantumEvery), "enough answers to size it again")
 	assert.GreaterOrEqual(t, res.Quantum, 500*time.Microsecond)
-	assert.LessOrEqual(t, res.Quantum, MaxQuantum)
+	assert.LessOrEqual(t, res.Quantum, schedule.MaxQuantum)
 
 	fast := loadgentest.ServeHandler(t, bareserver.Handler)
 	res = run(t, testConfig(fast, 1000, 100*time.Millisecond))
-	assert.Equal(t, PreciseQuantum, res.Quantum, "1,000 req/s: a wake-up per request")
+	assert.Equal(t, schedule.PreciseQuantum, res.Quantum, "1,000 req/s: a wake-up per request")
 
 	cfg = testConfig(fast, 1000, 100*time.Millisecond)
 	cfg.Quantum = 300 * time.Microsecond

@@ -13,26 +13,8 @@ import (
 
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
-
-func TestScheduleAtDueByAndCountAgree(t *testing.T) {
-	f := func(rate float64, d time.Duration, wantCount uint64) {
-		t.Helper()
-		s := newSchedule(rate)
-		assert.Equal(t, int64(0), s.At(0), "rate %v: the first request is due at the start", rate)
-		assert.Equal(t, wantCount, s.Count(d), "rate %v over %v", rate, d)
-		for seq := uint64(0); seq < wantCount+5; seq++ {
-			at := s.At(seq)
-			assert.Equal(t, seq+1, s.DueBy(at), "rate %v: request %d is due at its own time", rate, seq)
-			assert.Equal(t, seq, s.DueBy(at-1), "rate %v: and not a nanosecond before", rate)
-		}
-	}
-	f(100, time.Second, 100)
-	f(3, time.Second, 3)                 // 1/3 s intervals do not divide evenly
-	f(7919.5, 100*time.Millisecond, 792) // fractional rate
-	f(1_000_000, time.Millisecond, 1000) // 1 µs apart
-	assert.Equal(t, uint64(0), newSchedule(10).DueBy(-1))
-}
 
 // The pacer sends every scheduled request exactly once and never before
 // its time, and the run is exactly Rate × Duration long in requests.
@@ -48,7 +30,7 @@ func TestPacerFollowsTheSchedule(t *testing.T) {
 	assert.Equal(t, int64(1000), res.Codes[200])
 	assert.Zero(t, res.ErrorCount)
 
-	s := newSchedule(cfg.Rate)
+	s := schedule.New(cfg.Rate)
 	seqs := make([]int, 0, len(res.records))
 	for _, rc := range res.records {
 		assert.GreaterOrEqual(t, rc.sent, s.At(rc.seq), "request %d was sent before it was due", rc.seq)
@@ -166,69 +148,4 @@ func joinWarnings(r *Result) string {
 		s += w + "\n"
 	}
 	return s
-}
-
-// Split over N shards and each over L loops, the run's requests go each
-// to exactly one share, and a share's count of 0..n-1 is what it holds.
-func TestSharesPartitionTheRun(t *testing.T) {
-	f := func(n, loops int, total uint64) {
-		t.Helper()
-		owner := make([]int, total)
-		for i := range owner {
-			owner[i] = -1
-		}
-		var counted uint64
-		for k := 1; k <= n; k++ {
-			shard := Shard{K: k, N: n}.share()
-			for l := range loops {
-				p := shard.split(l, loops)
-				assert.Equal(t, uint64(k-1+l*n), p.first, "shard %d/%d loop %d: first", k, n, l)
-				assert.Equal(t, uint64(n*loops), p.stride)
-				var held uint64
-				for j := uint64(0); p.seq(j) < total; j++ {
-					seq := p.seq(j)
-					require.Equal(t, -1, owner[seq], "request %d is in two shares", seq)
-					owner[seq] = (k-1)*loops + l
-					held++
-				}
-				assert.Equal(t, held, p.count(total), "shard %d/%d loop %d holds %d of %d", k, n, l, held, total)
-				for m := range total + 1 {
-					var want uint64
-					for seq := p.first; seq < m; seq += p.stride {
-						want++
-					}
-					require.Equal(t, want, p.count(m), "shard %d/%d loop %d: count(%d)", k, n, l, m)
-				}
-				counted += held
-			}
-		}
-		assert.Equal(t, total, counted)
-		for seq, o := range owner {
-			require.NotEqual(t, -1, o, "request %d is in no share", seq)
-		}
-	}
-	f(1, 1, 10)
-	f(1, 3, 10)
-	f(3, 1, 10)
-	f(3, 2, 31)
-	f(4, 3, 7) // fewer requests than shares: some hold none
-	assert.Equal(t, wholeRun, Shard{}.share(), "no shard: the whole run")
-	assert.Equal(t, wholeRun, Shard{K: 1, N: 1}.share())
-}
-
-// A share's timetable is the run's: its request k is due when the run's
-// seq Seq(k) is, and DueBy and At agree on the share's own requests.
-func TestScheduleOfAShareKeepsTheRunsTimes(t *testing.T) {
-	whole := newSchedule(7919.5)
-	for _, p := range []share{wholeRun, {1, 3}, {5, 12}} {
-		s := whole.of(p)
-		for k := range uint64(200) {
-			seq := s.Seq(k)
-			require.Equal(t, p.seq(k), seq)
-			require.Equal(t, whole.At(seq), s.At(k), "share %v request %d", p, k)
-			require.Equal(t, k+1, s.DueBy(s.At(k)), "share %v: request %d is due at its own time", p, k)
-			require.Equal(t, k, s.DueBy(s.At(k)-1), "share %v: and not a nanosecond before", p)
-		}
-		assert.Equal(t, p.count(whole.Count(time.Second)), s.Count(time.Second))
-	}
 }

@@ -48,3 +48,16 @@ func isLoopback(h string) bool {
 	ip := net.ParseIP(h)
 	return ip != nil && ip.IsLoopback()
 }
+
+// EntityURL is the URL of a request without its id: append the decimal
+// id to it.
+func (c *Config) EntityURL() string {
+	t, _ := parseTarget(c.Target, true)
+	return t.base + apiPath + "?id="
+}
+
+// TargetHost is the host:port requests go to.
+func (c *Config) TargetHost() string {
+	t, _ := parseTarget(c.Target, true)
+	return t.host
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/latency"
 	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
 func TestLoaderText(t *testing.T) {
@@ -32,7 +33,7 @@ func TestShardText(t *testing.T) {
 		t.Helper()
 		assert.Equal(t, want, ShardText(&c))
 	}
-	f("shard 2/4 of a 40000 req/s schedule starting 2026-11-24T12:00:00Z", loadgen.Config{Rate: 40000, Shard: loadgen.Shard{K: 2, N: 4}, StartAt: at})
+	f("shard 2/4 of a 40000 req/s schedule starting 2026-11-24T12:00:00Z", loadgen.Config{Rate: 40000, Shard: schedule.Shard{K: 2, N: 4}, StartAt: at})
 	f("a 40000 req/s schedule starting 2026-11-24T12:00:00.25Z", loadgen.Config{Rate: 40000, StartAt: at.Add(250 * time.Millisecond)})
 	f("", loadgen.Config{Rate: 40000})
 }
@@ -45,12 +46,12 @@ func TestShardSummaryAndReport(t *testing.T) {
 		Uncorrected: latency.New(), Corrected: latency.New(), SendLag: latency.New(),
 		Loops: 2, LoopsWhy: "2 loops: -loops 2", LoaderCPUs: 2, LoaderCPUSet: cpuset.Of(0, 1), Pinned: true,
 		Quantum: 250 * time.Microsecond}
-	r.Config.Rate, r.Config.Shard, r.Config.StartAt = 40_000, loadgen.Shard{K: 2, N: 4}, at
+	r.Config.Rate, r.Config.Shard, r.Config.StartAt = 40_000, schedule.Shard{K: 2, N: 4}, at
 	s := Summarize(r, nil)
 	assert.Equal(t, 10_000.0, s.AskedRate, "this shard's share")
 	assert.Equal(t, 40_000.0, s.WholeRate)
 	require.NotNil(t, s.Shard)
-	assert.Equal(t, loadgen.Shard{K: 2, N: 4}, *s.Shard)
+	assert.Equal(t, schedule.Shard{K: 2, N: 4}, *s.Shard)
 	require.NotNil(t, s.StartAt)
 	assert.True(t, s.StartAt.Equal(at))
 	assert.Equal(t, 2, s.Loops)

@@ -15,6 +15,7 @@ import (
 	"github.com/kvpool/kvpool/internal/latency"
 	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
 // Files WriteFiles writes beside the ones the run streamed (the interval
@@ -109,9 +110,9 @@ type Summary struct {
 	// (-shard K/N), WholeRate that schedule's rate and StartAt the instant
 	// they agreed it starts (-start-at). AskedRate and Planned are then
 	// this shard's share; merge sums them back to the whole.
-	Shard     *loadgen.Shard `json:"shard,omitempty"`
-	WholeRate float64        `json:"whole_rate,omitempty"`
-	StartAt   *time.Time     `json:"start_at,omitempty"`
+	Shard     *schedule.Shard `json:"shard,omitempty"`
+	WholeRate float64         `json:"whole_rate,omitempty"`
+	StartAt   *time.Time      `json:"start_at,omitempty"`
 	// Spike is the run's spike (-spike), if it had one.
 	Spike *SpikeSummary `json:"spike,omitempty"`
 
@@ -178,7 +179,7 @@ func Summarize(r *loadgen.Result, server map[string]string) Summary {
 		s.Client, s.Clients = &m, &t
 		s.Amplification, s.UsefulGoodput = t.Amplification(), r.UsefulGoodput()
 	}
-	if c.Shard != (loadgen.Shard{}) {
+	if c.Shard != (schedule.Shard{}) {
 		sh := c.Shard
 		s.Shard, s.WholeRate = &sh, c.Rate
 	}

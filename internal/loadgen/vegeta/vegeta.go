@@ -21,6 +21,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
@@ -58,10 +59,10 @@ func run(ctx context.Context, cfg *loadgen.Config, progress func(loadgen.Progres
 
 	maxWorkers := uint64(cfg.MaxConns)
 	pacer := vegeta.ConstantPacer{} // Freq 0: as fast as MaxWorkers allow
-	var sched loadgen.Schedule
+	var sched schedule.Schedule
 	if cfg.Rate > 0 {
 		pacer = vegeta.ConstantPacer{Freq: int(math.Round(cfg.Rate * 1000)), Per: 1000 * time.Second}
-		sched = loadgen.NewSchedule(cfg.Rate)
+		sched = schedule.New(cfg.Rate)
 	} else {
 		maxWorkers = uint64(cfg.Conns)
 	}
@@ -103,7 +104,7 @@ func run(ctx context.Context, cfg *loadgen.Config, progress func(loadgen.Progres
 		o.End = o.Sent + r.Latency
 		o.Intended = o.Sent
 		if cfg.Rate > 0 {
-			o.Intended = min(sched.At(r.Seq), o.Sent)
+			o.Intended = min(time.Duration(sched.At(r.Seq)), o.Sent)
 		}
 		if r.Code == 0 && r.Error != "" {
 			o.Err = errors.New(r.Error)

@@ -1,11 +1,15 @@
-package loadgen
+// Package schedule is when a run's requests are due: the open model's
+// timetable (Schedule, with a Spike, split into shares over loops and
+// Shards), the pacer that wakes a sender for what fell due, its quantum,
+// and the sleeper it waits with.
+package schedule
 
 import (
 	"math"
 	"time"
 )
 
-// schedule is the open-model timetable of a run, or of one sender's
+// Schedule is the open-model timetable of a run, or of one sender's
 // share of it: the run's request seq (0-based, over the whole run) is due
 // at a fixed time after the start, whatever happened to earlier requests,
 // and a sender with share p sends the requests p.seq(0), p.seq(1), … of
@@ -20,9 +24,9 @@ import (
 // its first request is due exactly then and the others at its own rate
 // after it, so segment i holds the requests due in [start_i,
 // start_i+1), as many as a constant-rate run of that length at its rate.
-type schedule struct {
+type Schedule struct {
 	segs []segment // by start; segs[0] starts at 0 with seq 0
-	part share
+	part Share
 }
 
 // segment is a stretch of a schedule at one rate: the run's requests
@@ -35,20 +39,20 @@ type segment struct {
 	intervalNs float64 // 1e9 / rate
 }
 
-// newSchedule is the whole run's timetable at rate requests per second.
-func newSchedule(rate float64) schedule {
-	return schedule{segs: []segment{{rate: rate, intervalNs: 1e9 / rate}}, part: wholeRun}
+// New is the whole run's timetable at rate requests per second.
+func New(rate float64) Schedule {
+	return Schedule{segs: []segment{{rate: rate, intervalNs: 1e9 / rate}}, part: WholeRun}
 }
 
-// newSpikeSchedule is the whole run's timetable at rate requests per
+// WithSpike is the whole run's timetable at rate requests per
 // second with sp (the zero Spike: none) at its time.
-func newSpikeSchedule(rate float64, sp Spike) schedule {
-	s := newSchedule(rate)
+func WithSpike(rate float64, sp Spike) Schedule {
+	s := New(rate)
 	if sp.IsZero() {
 		return s
 	}
-	s.segs = append(s.segs[:1:1], // a slice of its own, not newSchedule's
-		segment{start: int64(sp.At), rate: sp.rateOver(rate)},
+	s.segs = append(s.segs[:1:1], // a slice of its own, not New's
+		segment{start: int64(sp.At), rate: sp.RateOver(rate)},
 		segment{start: int64(sp.At + sp.Length), rate: rate})
 	for i := 1; i < len(s.segs); i++ {
 		g, prev := &s.segs[i], s.segs[i-1]
@@ -60,11 +64,8 @@ func newSpikeSchedule(rate float64, sp Spike) schedule {
 	return s
 }
 
-// schedule is the whole run's timetable of c (open model).
-func (c *Config) schedule() schedule { return newSpikeSchedule(c.Rate, c.Spike) }
-
-// peak is the highest rate of the whole run's timetable, req/s.
-func (s schedule) peak() float64 {
+// Peak is the highest rate of the whole run's timetable, req/s.
+func (s Schedule) Peak() float64 {
 	var r float64
 	for _, g := range s.segs {
 		r = max(r, g.rate)
@@ -72,23 +73,23 @@ func (s schedule) peak() float64 {
 	return r
 }
 
-// of is s restricted to the requests of share p (of the whole run).
-func (s schedule) of(p share) schedule {
+// Of is s restricted to the requests of share p (of the whole run).
+func (s Schedule) Of(p Share) Schedule {
 	s.part = p
 	return s
 }
 
 // Seq is the run's seq of the share's request k.
-func (s schedule) Seq(k uint64) uint64 { return s.part.seq(k) }
+func (s Schedule) Seq(k uint64) uint64 { return s.part.Seq(k) }
 
 // At returns when the share's request k is due, in nanoseconds since the
 // start.
-func (s schedule) At(k uint64) int64 {
-	return s.at(s.part.seq(k))
+func (s Schedule) At(k uint64) int64 {
+	return s.at(s.part.Seq(k))
 }
 
 // at is when the run's request seq is due.
-func (s schedule) at(seq uint64) int64 {
+func (s Schedule) at(seq uint64) int64 {
 	i := len(s.segs) - 1
 	for i > 0 && s.segs[i].first > seq {
 		i--
@@ -100,12 +101,12 @@ func (s schedule) at(seq uint64) int64 {
 // DueBy returns how many of the share's requests are due at or before t
 // (ns since start): the smallest k with At(k) > t. DueBy(t) - 1 is the
 // last request due.
-func (s schedule) DueBy(t int64) uint64 {
-	return s.part.count(s.dueBy(t))
+func (s Schedule) DueBy(t int64) uint64 {
+	return s.part.Count(s.dueBy(t))
 }
 
 // dueBy is DueBy over the whole run.
-func (s schedule) dueBy(t int64) uint64 {
+func (s Schedule) dueBy(t int64) uint64 {
 	if t < 0 {
 		return 0
 	}
@@ -145,35 +146,35 @@ func (g *segment) dueBy(t int64) uint64 {
 
 // Count is the number of the share's requests due strictly before d: a
 // run of length d sends exactly this many.
-func (s schedule) Count(d time.Duration) uint64 {
+func (s Schedule) Count(d time.Duration) uint64 {
 	return s.DueBy(int64(d) - 1)
 }
 
-// share is a sender's part of a run's requests: the run's seq first,
+// Share is a sender's part of a run's requests: the run's seq first,
 // first+stride, first+2·stride, … (its own requests k = 0, 1, 2, …). A
 // run split over N shards (loader hosts) and each shard over L loops
 // gives shard K's loop l the share {K-1 + l·N, N·L}: every request goes
 // to exactly one loop of one shard, and each gets an equal share of
 // every stretch of the schedule.
-type share struct {
-	first, stride uint64
+type Share struct {
+	First, Stride uint64
 }
 
-// wholeRun is the share of a sender that sends every request.
-var wholeRun = share{0, 1}
+// WholeRun is the share of a sender that sends every request.
+var WholeRun = Share{0, 1}
 
-// seq is the run's seq of the share's request k.
-func (p share) seq(k uint64) uint64 { return p.first + k*p.stride }
+// Seq is the run's seq of the share's request k.
+func (p Share) Seq(k uint64) uint64 { return p.First + k*p.Stride }
 
-// count is how many of the run's requests 0..n-1 are the share's.
-func (p share) count(n uint64) uint64 {
-	if n <= p.first {
+// Count is how many of the run's requests 0..n-1 are the share's.
+func (p Share) Count(n uint64) uint64 {
+	if n <= p.First {
 		return 0
 	}
-	return (n-1-p.first)/p.stride + 1 // ⌈(n-first)/stride⌉, without overflow
+	return (n-1-p.First)/p.Stride + 1 // ⌈(n-first)/stride⌉, without overflow
 }
 
-// split is the l-th of n shares that p splits into (0 ≤ l < n).
-func (p share) split(l, n int) share {
-	return share{first: p.first + uint64(l)*p.stride, stride: p.stride * uint64(n)}
+// Split is the l-th of n shares that p splits into (0 ≤ l < n).
+func (p Share) Split(l, n int) Share {
+	return Share{First: p.First + uint64(l)*p.Stride, Stride: p.Stride * uint64(n)}
 }

@@ -1,6 +1,17 @@
-package loadgen
+package schedule
 
 import "time"
+
+// DefaultQuantum is the fast engine's quantum, where Config.Quantum is 0
+// (sized by the run, see QuantumFor), at rates whose quantum holds enough
+// requests to batch them, until the server's answers say otherwise:
+// chosen by measuring loader CPU and send lag side by side (README, "How
+// far to trust the loader"). MaxQuantum is the most any quantum may be:
+// wrk2's 1 ms timer.
+const (
+	DefaultQuantum = 250 * time.Microsecond
+	MaxQuantum     = time.Millisecond
+)
 
 // quantumBatch is how many requests a quantum need hold at most: past
 // that a wake-up's cost is spread thin already, and a longer quantum
@@ -29,7 +40,7 @@ const quantumMinBatch = 2
 // it (10–30 µs at p99 on this VM) and no later.
 const PreciseQuantum = time.Microsecond
 
-// quantumFor is the quantum of an event loop sending rate requests per
+// QuantumFor is the quantum of an event loop sending rate requests per
 // second to a server whose median answer is median (0: none seen yet):
 // DefaultQuantum, grown up to a tenth of the median answer where the
 // server is slow (a quantum of 1 ms costs a 10 ms answer little, and
@@ -43,7 +54,7 @@ const PreciseQuantum = time.Microsecond
 // where batching pays (quantumMinBatch and more per quantum) the
 // quantum stays at DefaultQuantum, where the corrected p50 stayed within
 // 0.25 ms at 10,000–40,000 req/s.
-func quantumFor(rate float64, median time.Duration) time.Duration {
+func QuantumFor(rate float64, median time.Duration) time.Duration {
 	q := median / quantumLagShare
 	if rate > 0 {
 		q = min(q, time.Duration(quantumBatch*1e9/rate))
@@ -55,20 +66,20 @@ func quantumFor(rate float64, median time.Duration) time.Duration {
 	return q
 }
 
-// medianTracker estimates the median of a stream of durations in O(1)
+// MedianTracker estimates the median of a stream of durations in O(1)
 // (frugal streaming: each sample moves the estimate a small step towards
 // itself, up or down, so it settles where half the samples lie above),
 // cheap enough to feed every answer.
-type medianTracker struct {
+type MedianTracker struct {
 	m time.Duration
-	n int
+	N int
 }
 
-// add feeds one sample.
-func (t *medianTracker) add(d time.Duration) {
-	t.n++
+// Add feeds one sample.
+func (t *MedianTracker) Add(d time.Duration) {
+	t.N++
 	switch {
-	case t.n == 1:
+	case t.N == 1:
 		t.m = d
 	case d > t.m:
 		t.m += t.m/32 + 1
@@ -77,5 +88,5 @@ func (t *medianTracker) add(d time.Duration) {
 	}
 }
 
-// median is the estimate; 0 before any sample.
-func (t *medianTracker) median() time.Duration { return t.m }
+// Median is the estimate; 0 before any sample.
+func (t *MedianTracker) Median() time.Duration { return t.m }

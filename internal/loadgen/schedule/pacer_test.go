@@ -1,4 +1,4 @@
-package loadgen
+package schedule
 
 import (
 	"testing"
@@ -29,14 +29,14 @@ type pacedSend struct {
 // if stuck: every connection busy), and returns each request's send.
 func runFakePacer(t *testing.T, clk *fakeClock, rate float64, planned uint64, quantum time.Duration, stuck bool, stopAt int64) ([]pacedSend, int) {
 	t.Helper()
-	p := pacer{sched: newSchedule(rate), planned: planned, quantum: quantum, now: clk.now, sleep: clk.sleep}
+	p := Pacer{Sched: New(rate), Planned: planned, Quantum: quantum, Now: clk.now, Sleep: clk.sleep}
 	sends := make([]pacedSend, 0, planned)
 	wakes := 0
-	p.run(func(now int64) bool { return stopAt > 0 && now >= stopAt }, func(now int64) uint64 {
+	p.Run(func(now int64) bool { return stopAt > 0 && now >= stopAt }, func(now int64) uint64 {
 		wakes++
 		require.Less(t, wakes, 1_000_000, "the pacer does not end")
 		if !stuck {
-			for n := uint64(len(sends)); n < min(p.sched.DueBy(now), planned); n++ {
+			for n := uint64(len(sends)); n < min(p.Sched.DueBy(now), planned); n++ {
 				sends = append(sends, pacedSend{wake: wakes, at: now})
 			}
 		}
@@ -51,7 +51,7 @@ func runFakePacer(t *testing.T, clk *fakeClock, rate float64, planned uint64, qu
 func TestPacerSendsWhatFellDueWithinAQuantumInOneWakeUp(t *testing.T) {
 	const quantum = 250 * time.Microsecond
 	clk := &fakeClock{}
-	s := newSchedule(20_000)
+	s := New(20_000)
 	sends, wakes := runFakePacer(t, clk, 20_000, 1000, quantum, false, 0)
 	require.Len(t, sends, 1000)
 	perWake := map[int]int{}
@@ -77,7 +77,7 @@ func TestPacerSendsWhatFellDueWithinAQuantumInOneWakeUp(t *testing.T) {
 func TestPacerWakesForTheLastRequestOfEachQuantum(t *testing.T) {
 	const quantum = 250 * time.Microsecond
 	clk := &fakeClock{}
-	s := newSchedule(5000)
+	s := New(5000)
 	sends, wakes := runFakePacer(t, clk, 5000, 1001, quantum, false, 0)
 	require.Len(t, sends, 1001)
 	assert.Equal(t, 501, wakes, "request 0 at the start, then two per wake-up")
@@ -95,7 +95,7 @@ func TestPacerSendsEachRequestOnceNeverEarlyAtMostAQuantumLate(t *testing.T) {
 	f := func(rate float64, quantum, late time.Duration) {
 		t.Helper()
 		clk := &fakeClock{late: late}
-		s := newSchedule(rate)
+		s := New(rate)
 		const planned = 2000
 		sends, _ := runFakePacer(t, clk, rate, planned, quantum, false, 0)
 		require.Len(t, sends, planned, "rate %v quantum %v late %v", rate, quantum, late)
@@ -127,7 +127,7 @@ func TestPacerSendsEachRequestOnceNeverEarlyAtMostAQuantumLate(t *testing.T) {
 // due and sends it on time.
 func TestPacerSendsSparseRequestsOnTime(t *testing.T) {
 	clk := &fakeClock{}
-	s := newSchedule(1000)
+	s := New(1000)
 	sends, wakes := runFakePacer(t, clk, 1000, 100, 250*time.Microsecond, false, 0)
 	require.Len(t, sends, 100)
 	assert.Equal(t, 100, wakes)
@@ -140,7 +140,7 @@ func TestPacerSendsSparseRequestsOnTime(t *testing.T) {
 // early, and whatever fell due meanwhile goes out in the late wake-up.
 func TestPacerCatchesUpAfterALateWakeUp(t *testing.T) {
 	clk := &fakeClock{late: 3 * time.Millisecond}
-	s := newSchedule(10_000)
+	s := New(10_000)
 	sends, _ := runFakePacer(t, clk, 10_000, 500, 100*time.Microsecond, false, 0)
 	require.Len(t, sends, 500)
 	for seq, snd := range sends {
@@ -159,7 +159,7 @@ func TestPacerCatchesUpAfterALateWakeUp(t *testing.T) {
 func TestPacerKeepsQuantaInPhase(t *testing.T) {
 	const quantum, late = 250 * time.Microsecond, 40 * time.Microsecond
 	clk := &fakeClock{late: late}
-	s := newSchedule(20_000)
+	s := New(20_000)
 	sends, wakes := runFakePacer(t, clk, 20_000, 1000, quantum, false, 0)
 	require.Len(t, sends, 1000)
 	for seq, snd := range sends {
@@ -194,7 +194,7 @@ func TestPacerWakesOncePerQuantumWhileStuck(t *testing.T) {
 // never before its time, and its intended time is the whole run's.
 func TestPacedSharesSendTheWholeScheduleOnce(t *testing.T) {
 	const rate, quantum = 20_000.0, 250 * time.Microsecond
-	whole := newSchedule(rate)
+	whole := New(rate)
 	d := 50 * time.Millisecond
 	total := whole.Count(d)
 	require.Equal(t, uint64(1000), total)
@@ -208,13 +208,13 @@ func TestPacedSharesSendTheWholeScheduleOnce(t *testing.T) {
 		for k := 1; k <= n; k++ {
 			for l := range loops {
 				id := (k-1)*loops + l
-				s := whole.of(Shard{K: k, N: n}.share().split(l, loops))
+				s := whole.Of(Shard{K: k, N: n}.Share().Split(l, loops))
 				clk := &fakeClock{late: time.Duration(id%3) * 30 * time.Microsecond}
-				p := pacer{sched: s, planned: s.Count(d), quantum: quantum, now: clk.now, sleep: clk.sleep}
-				planned += p.planned
+				p := Pacer{Sched: s, Planned: s.Count(d), Quantum: quantum, Now: clk.now, Sleep: clk.sleep}
+				planned += p.Planned
 				var next uint64
-				p.run(func(int64) bool { return false }, func(now int64) uint64 {
-					for ; next < min(s.DueBy(now), p.planned); next++ {
+				p.Run(func(int64) bool { return false }, func(now int64) uint64 {
+					for ; next < min(s.DueBy(now), p.Planned); next++ {
 						seq, intended := s.Seq(next), s.At(next)
 						require.Less(t, seq, total)
 						require.Equal(t, -1, sender[seq], "request %d sent by shard/loop %d and again by %d", seq, sender[seq], id)
@@ -225,7 +225,7 @@ func TestPacedSharesSendTheWholeScheduleOnce(t *testing.T) {
 					}
 					return next
 				})
-				require.Equal(t, p.planned, next, "shard %d loop %d sent its share", k, l)
+				require.Equal(t, p.Planned, next, "shard %d loop %d sent its share", k, l)
 			}
 		}
 		assert.Equal(t, total, planned, "%d shards × %d loops plan the whole run", n, loops)

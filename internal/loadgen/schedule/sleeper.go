@@ -1,4 +1,4 @@
-package loadgen
+package schedule
 
 import "time"
 
@@ -7,7 +7,7 @@ import "time"
 // is otherwise idle (the runtime's netpoller waits in whole milliseconds,
 // so a 50 µs sleep takes about 1.1 ms), which would release requests in
 // 1 ms bursts and add up to 1 ms of loader-made delay to corrected
-// latencies. newSleeper returns the most precise sleeper the platform has.
+// latencies. NewSleeper returns the most precise sleeper the platform has.
 type sleeper interface {
 	Sleep(d time.Duration)
 	Close() error

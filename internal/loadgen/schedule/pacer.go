@@ -1,12 +1,12 @@
-package loadgen
+package schedule
 
 import "time"
 
-// pacerMaxSleep is the longest the pacer sleeps at once, so that it notices
+// PacerMaxSleep is the longest the pacer sleeps at once, so that it notices
 // cancellation and the end of the drain time promptly.
-const pacerMaxSleep = 50 * time.Millisecond
+const PacerMaxSleep = 50 * time.Millisecond
 
-// pacer decides when the open model's sender wakes up. It does not send:
+// Pacer decides when the open model's sender wakes up. It does not send:
 // at each wake-up it calls dispatch, which sends every request due by then
 // and returns the first request still unsent. Requests are taken a quantum
 // at a time: the quantum that starts when that request falls due, and the
@@ -24,63 +24,63 @@ const pacerMaxSleep = 50 * time.Millisecond
 //
 // Time is nanoseconds since the start of the run, read from now; sleep
 // blocks for a duration. Tests give both a fake clock.
-type pacer struct {
-	sched   schedule
-	planned uint64 // requests in the run
-	quantum time.Duration
-	now     func() int64
-	sleep   func(time.Duration)
+type Pacer struct {
+	Sched   Schedule
+	Planned uint64 // requests in the run
+	Quantum time.Duration
+	Now     func() int64
+	Sleep   func(time.Duration)
 }
 
-// run wakes up until every request is sent or stop(now) says to end
+// Run wakes up until every request is sent or stop(now) says to end
 // early, calling dispatch(now) at each wake-up.
-func (p *pacer) run(stop func(now int64) bool, dispatch func(now int64) (next uint64)) {
-	wakeAt := p.now()
+func (p *Pacer) Run(stop func(now int64) bool, dispatch func(now int64) (next uint64)) {
+	wakeAt := p.Now()
 	for {
-		now := p.now()
+		now := p.Now()
 		if stop(now) {
 			return
 		}
 		next := dispatch(now)
-		if next >= p.planned {
+		if next >= p.Planned {
 			return
 		}
-		wakeAt = p.nextWake(p.anchor(wakeAt, now), next)
-		if d := time.Duration(wakeAt - p.now()); d > 0 {
-			p.sleep(min(d, pacerMaxSleep))
+		wakeAt = p.NextWake(p.Anchor(wakeAt, now), next)
+		if d := time.Duration(wakeAt - p.Now()); d > 0 {
+			p.Sleep(min(d, PacerMaxSleep))
 		}
 	}
 }
 
-// anchor is where the quantum of a wake-up meant for wakeAt that came at
+// Anchor is where the quantum of a wake-up meant for wakeAt that came at
 // now starts: at wakeAt, so that the wake-up's lateness (tens of µs on a
 // VM) does not stretch this quantum and every one after it, which would
 // make each request wait longer than a quantum; but at now if the
 // wake-up came a whole quantum late (a stall: the quanta missed are not
 // made up back to back, as this wake-up sent their requests) or early
 // (a sleep cut short).
-func (p *pacer) anchor(wakeAt, now int64) int64 {
-	if now < wakeAt || now-wakeAt >= int64(p.quantum) {
+func (p *Pacer) Anchor(wakeAt, now int64) int64 {
+	if now < wakeAt || now-wakeAt >= int64(p.Quantum) {
 		return now
 	}
 	return wakeAt
 }
 
-// nextWake is when to wake up after one at now left request next the
+// NextWake is when to wake up after one at now left request next the
 // first unsent: when the last request due within a quantum of next's own
 // time falls due (next itself, when it is alone in its quantum). When
 // next is already due (every connection was busy), one quantum on, and
 // no sooner than DefaultQuantum, so that a loop waking per request does
 // not spin while it waits for a connection; senders that finish
 // meanwhile send it themselves.
-func (p *pacer) nextWake(now int64, next uint64) int64 {
-	at := p.sched.At(next)
+func (p *Pacer) NextWake(now int64, next uint64) int64 {
+	at := p.Sched.At(next)
 	if at <= now {
-		return now + int64(max(p.quantum, DefaultQuantum))
+		return now + int64(max(p.Quantum, DefaultQuantum))
 	}
-	last := max(p.sched.DueBy(at+int64(p.quantum)-1), next+1) - 1
-	if p.planned > 0 {
-		last = min(last, p.planned-1)
+	last := max(p.Sched.DueBy(at+int64(p.Quantum)-1), next+1) - 1
+	if p.Planned > 0 {
+		last = min(last, p.Planned-1)
 	}
-	return p.sched.At(max(last, next))
+	return p.Sched.At(max(last, next))
 }

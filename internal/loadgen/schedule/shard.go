@@ -1,4 +1,4 @@
-package loadgen
+package schedule
 
 import (
 	"fmt"
@@ -29,10 +29,10 @@ func ParseShard(s string) (Shard, error) {
 		return Shard{}, fmt.Errorf("-shard %q: %s", s, shardForm)
 	}
 	sh := Shard{K: k, N: n}
-	return sh, sh.validate()
+	return sh, sh.Validate()
 }
 
-func (s Shard) validate() error {
+func (s Shard) Validate() error {
 	switch {
 	case s == Shard{}:
 		return nil
@@ -55,28 +55,10 @@ func (s Shard) String() string {
 	return fmt.Sprintf("%d/%d", s.K, s.N)
 }
 
-// share is the run's requests shard s sends.
-func (s Shard) share() share {
+// Share is the run's requests shard s sends.
+func (s Shard) Share() Share {
 	if s.IsWhole() {
-		return wholeRun
+		return WholeRun
 	}
-	return share{first: uint64(s.K - 1), stride: uint64(s.N)}
-}
-
-// AskedRate is the rate this loader offers: Rate, or its shard's share
-// of it (Rate/N); 0 for a closed loop. With a Spike it is the average
-// over Duration of the rate the schedule asks (Rate before and after the
-// spike, its rate during it), so that the achieved rate of a run that
-// kept to its schedule, Planned over Duration, matches it: the rate to
-// judge a run by, not the rate at any one moment (see peakRate).
-func (c *Config) AskedRate() float64 {
-	return c.share(c.averageRate())
-}
-
-// share is this loader's part of a rate of the whole schedule.
-func (c *Config) share(rate float64) float64 {
-	if c.Shard.IsWhole() {
-		return rate
-	}
-	return rate / float64(c.Shard.N)
+	return Share{First: uint64(s.K - 1), Stride: uint64(s.N)}
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package loadgen
+package schedule
 
 import (
 	"os"
@@ -22,7 +22,7 @@ type timerfdSleeper struct {
 	buf [8]byte
 }
 
-func newSleeper() sleeper {
+func NewSleeper() sleeper {
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
 	if err != nil {
 		return coarseSleeper{}
