@@ -157,19 +157,8 @@ const (
 	intervalMaxNs = 60_000_000_000
 )
 
-var collectorsMu sync.Mutex // guards Config.col
-
-// collectorFor returns the collector of the run cfg configures, creating
-// it with the first recorder.
-func collectorFor(cfg *Config) *collector {
-	collectorsMu.Lock()
-	defer collectorsMu.Unlock()
-	if cfg.col == nil {
-		cfg.col = newCollector(cfg)
-	}
-	return cfg.col
-}
-
+// newCollector returns the collector of the run cfg configures: every
+// recorder of the run comes from it (newRecorder).
 func newCollector(cfg *Config) *collector {
 	iv := cfg.interval()
 	return &collector{

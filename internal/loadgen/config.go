@@ -159,8 +159,6 @@ type Config struct {
 	// noEventLoop runs the open model on the portable engine (a goroutine
 	// per connection) even where the event loop exists (tests of both).
 	noEventLoop bool
-	// col is the run's collector, made with its first recorder.
-	col *collector
 	// onLoop, if not nil, is called by each loop on its own thread (after
 	// pinning it) before it starts (tests).
 	onLoop func(loop int)

@@ -57,9 +57,10 @@ type Outcome struct {
 // for an engine outside this package.
 type Recorder struct{ r *recorder }
 
-// NewRecorder returns a recorder of the run cfg configures; every
-// recorder of a run must come from the same *Config.
-func NewRecorder(cfg *Config) *Recorder { return &Recorder{newRecorder(cfg)} }
+// NewRecorder returns the recorder of the run cfg configures, feeding a
+// collector of its own: an engine outside this package records a run
+// through one.
+func NewRecorder(cfg *Config) *Recorder { return &Recorder{newCollector(cfg).newRecorder()} }
 
 // Add records o.
 func (r *Recorder) Add(o *Outcome) {

@@ -40,6 +40,7 @@ import (
 // under mu); no other lock is held with them.
 type fastEngine struct {
 	cfg   *Config
+	col   *collector // the run's, shared by every loop
 	t     target
 	paced bool
 	// part is this engine's share of the run's requests (see loopGroup):
@@ -93,13 +94,13 @@ const growRetryAfter = 10 * time.Millisecond
 // newFastEngine is the engine of a run with one loop: every connection
 // and every request of this loader's shard.
 func newFastEngine(cfg *Config, t target) *fastEngine {
-	return newLoopEngine(cfg, t, 0, 1)
+	return newLoopEngine(cfg, newCollector(cfg), t, 0, 1)
 }
 
 // newLoopEngine is the engine of loop l of n: the l-th share of the
 // connections and of this loader's requests.
-func newLoopEngine(cfg *Config, t target, l, n int) *fastEngine {
-	e := &fastEngine{cfg: cfg, t: t, paced: cfg.Rate > 0, planned: math.MaxUint64,
+func newLoopEngine(cfg *Config, col *collector, t target, l, n int) *fastEngine {
+	e := &fastEngine{cfg: cfg, col: col, t: t, paced: cfg.Rate > 0, planned: math.MaxUint64,
 		part:    cfg.Shard.Share().Split(l, n),
 		conns0:  evenShare(cfg.Conns, l, n),
 		drained: make(chan struct{}, 1), done: make(chan struct{})}
@@ -241,7 +242,7 @@ func (e *fastEngine) close() {
 func (e *fastEngine) newConn(i int) *conn {
 	c := &conn{
 		pick: newPicker(e.cfg.Workload, e.cfg.Seed*1_000_003+e.part.Seq(uint64(i))),
-		rec:  newRecorder(e.cfg),
+		rec:  e.col.newRecorder(),
 		kick: make(chan struct{}, 1),
 	}
 	if e.hc != nil {

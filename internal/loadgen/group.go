@@ -26,12 +26,13 @@ import (
 // share and seen its requests answered.
 //
 // Every connection's recorder, in whichever loop, feeds the run's one
-// collector (Config.col), so the histograms, interval logs and
+// collector (col), so the histograms, interval logs and
 // results.bin are the whole run's by construction; the counts each loop
 // keeps (connections, reconnects, peaks, resume point) are combined in
 // result.
 type loopGroup struct {
 	cfg     *Config
+	col     *collector // the run's, fed by every loop's recorders
 	t       target
 	place   placement
 	engines []*fastEngine
@@ -43,9 +44,9 @@ type loopGroup struct {
 }
 
 func newLoopGroup(cfg *Config, t target, place placement) *loopGroup {
-	g := &loopGroup{cfg: cfg, t: t, place: place, pinErrs: make([]error, place.loops)}
+	g := &loopGroup{cfg: cfg, col: newCollector(cfg), t: t, place: place, pinErrs: make([]error, place.loops)}
 	for l := range place.loops {
-		g.engines = append(g.engines, newLoopEngine(cfg, t, l, place.loops))
+		g.engines = append(g.engines, newLoopEngine(cfg, g.col, t, l, place.loops))
 	}
 	return g
 }

@@ -141,7 +141,7 @@ func newEventLoop(e *fastEngine) (*evloop, error) {
 	if m := e.cfg.Client; !m.IsZero() {
 		l.client = client.New(m, e.cfg.Seed*1_000_003+e.part.First+1)
 		l.retrying = m.Retrying()
-		l.unsent = newRecorder(e.cfg)
+		l.unsent = e.col.newRecorder()
 		if m.Timeout > 0 {
 			l.timeoutErr, l.clientWaits = errClientTimeout, true
 		}

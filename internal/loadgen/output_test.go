@@ -229,7 +229,7 @@ func TestCollectorMemoryIsBounded(t *testing.T) {
 	heapAfter := func(n int) uint64 {
 		cfg := DefaultConfig()
 		cfg.Out, cfg.KeepResults = t.TempDir(), false
-		rec := newRecorder(&cfg)
+		rec := newCollector(&cfg).newRecorder()
 		o := outcome{op: api.Get, code: 200, bytesIn: 10}
 		for i := 0; i < n; i++ {
 			o.seq, o.key = uint64(i), uint64(i)

@@ -106,13 +106,10 @@ type recorder struct {
 	chunk *chunk
 }
 
-// newRecorder returns a recorder feeding the collector of the run cfg
-// configures, created with the first recorder. Every recorder of one run
-// must be made from the same *Config.
-func newRecorder(cfg *Config) *recorder {
-	col := collectorFor(cfg)
-	r := &recorder{col: col, chunk: col.newChunk()}
-	col.register(r)
+// newRecorder returns a recorder feeding c, the run's collector.
+func (c *collector) newRecorder() *recorder {
+	r := &recorder{col: c, chunk: c.newChunk()}
+	c.register(r)
 	return r
 }
 

@@ -204,7 +204,6 @@ func (r *Result) merge(recs []*recorder) {
 		return
 	}
 	recs[0].col.finish(r)
-	r.Config.col = nil
 }
 
 func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

@@ -20,7 +20,7 @@ func TestSeriesCountsSendsLagAndInFlight(t *testing.T) {
 	const ms = int64(time.Millisecond)
 	cfg := DefaultConfig()
 	cfg.Interval, cfg.Out, cfg.KeepResults = 100*time.Millisecond, "", false
-	rec := newRecorder(&cfg)
+	rec := newCollector(&cfg).newRecorder()
 	add := func(seq uint64, intended, sent, end int64) {
 		o := outcome{seq: seq, op: api.Get, code: 200, intended: intended, sent: sent, end: end}
 		rec.add(&o)
@@ -97,7 +97,7 @@ func TestSeriesTellsConnectionWaitsFromTheLoadersOwnLag(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Interval, cfg.Out, cfg.KeepResults = 100*time.Millisecond, "", false
 	cfg.Client.Timeout = 50 * time.Millisecond
-	rec := newRecorder(&cfg)
+	rec := newCollector(&cfg).newRecorder()
 	add := func(seq uint64, intended, sent, end int64, flags uint8) {
 		o := outcome{seq: seq, op: api.Get, code: 200, intended: intended, sent: sent, end: end, flags: flags}
 		rec.add(&o)
