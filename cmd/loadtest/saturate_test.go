@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valyala/fasthttp"
 
+	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
@@ -213,7 +214,7 @@ func TestSaturatePrintsTheCurve(t *testing.T) {
 func TestSaturateExitsThreeWhenTheValidationFails(t *testing.T) {
 	var n atomic.Int64
 	url := loadgentest.ServeHandler(t, func(ctx *fasthttp.RequestCtx) {
-		if string(ctx.Path()) == loadgen.APIPath && n.Add(1) > 25 {
+		if string(ctx.Path()) == api.PathEntity && n.Add(1) > 25 {
 			ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
 			return
 		}

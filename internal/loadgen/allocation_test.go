@@ -54,7 +54,7 @@ func TestClosedLoopRequestAllocatesNothing(t *testing.T) {
 	e.planned = math.MaxUint64
 	var seq uint64
 	allocs := testing.AllocsPerRun(1000, func() {
-		op, key := c.pick.next(seq)
+		op, key := c.pick.Next(seq)
 		c.o = outcome{seq: seq, key: key, op: op}
 		c.o.bytesOut = c.rt.prepare(op, key)
 		c.o.sent = e.now()
@@ -74,7 +74,7 @@ func TestClientHeadersAllocateNothing(t *testing.T) {
 	c.rt.deadlineMs, c.rt.attemptNo = 250, 3
 	var key uint64
 	allocs := testing.AllocsPerRun(1000, func() {
-		c.rt.prepare(c.pick.next(key))
+		c.rt.prepare(c.pick.Next(key))
 		key++
 	})
 	require.Zero(t, allocs, "allocations per request")

@@ -19,7 +19,7 @@ func (e *fastEngine) closedLoop(c *conn) {
 			return
 		}
 		c.pending.Store(seq)
-		op, key := c.pick.next(seq)
+		op, key := c.pick.Next(seq)
 		for attempt := 0; ; attempt++ {
 			*o = outcome{seq: seq, key: key, op: op}
 			if c.rt != nil {

@@ -48,7 +48,7 @@ type Config struct {
 	Engine    string // EngineFast or EngineVegeta
 	Transport string // TransportRaw or TransportHostClient (fast engine only)
 
-	Workload Workload
+	Workload workload.Workload
 
 	// Conns is the number of connections opened before the start.
 	Conns int
@@ -176,10 +176,10 @@ func DefaultConfig() Config {
 		Target:    "http://127.0.0.1:19234",
 		Engine:    EngineFast,
 		Transport: TransportRaw,
-		Workload: Workload{
+		Workload: workload.Workload{
 			Mix:       workload.Get,
 			Keys:      2_000_000,
-			Dist:      DistUniform,
+			Dist:      workload.DistUniform,
 			ZipfS:     1.1,
 			ValueSize: 500,
 		},

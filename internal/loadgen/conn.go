@@ -3,6 +3,8 @@ package loadgen
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
 // conn is one connection of the fast engine with what goes with it: the
@@ -18,7 +20,7 @@ import (
 type conn struct {
 	rt   *rawConn // nil with the hostclient transport
 	hc   *hostClientConn
-	pick *picker
+	pick *workload.Picker
 	rec  *recorder // written only by this conn's goroutine
 
 	// o is the request in flight: filled by its sender, completed and

@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
+	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
 // fastEngine is one loop of the default engine, over keep-alive
@@ -241,7 +242,7 @@ func (e *fastEngine) close() {
 // its schedule, has: the run's seq of the engine's i-th request.
 func (e *fastEngine) newConn(i int) *conn {
 	c := &conn{
-		pick: newPicker(e.cfg.Workload, e.cfg.Seed*1_000_003+e.part.Seq(uint64(i))),
+		pick: workload.NewPicker(e.cfg.Workload, e.cfg.Seed*1_000_003+e.part.Seq(uint64(i))),
 		rec:  e.col.newRecorder(),
 		kick: make(chan struct{}, 1),
 	}

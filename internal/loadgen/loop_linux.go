@@ -484,7 +484,7 @@ func (l *evloop) dispatch(now int64) {
 func (l *evloop) send(c *conn, a attempt) {
 	e := l.e
 	if a.n == 0 {
-		a.op, a.key = c.pick.next(a.seq)
+		a.op, a.key = c.pick.Next(a.seq)
 	}
 	c.o = outcome{seq: a.seq, key: a.key, op: a.op, intended: a.at, attempt: a.n, flags: l.connWait(a.at)}
 	c.ev.busy = true

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valyala/fasthttp"
 
+	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
@@ -117,7 +118,7 @@ func TestClosedLoopSplitsTheRequestCountOverLoops(t *testing.T) {
 // loop gave up on it while the others went on past it.
 func TestResumeIsTheLowestUndoneOverLoops(t *testing.T) {
 	url := loadgentest.ServeHandler(t, func(ctx *fasthttp.RequestCtx) {
-		if string(ctx.Path()) == apiPath && string(ctx.QueryArgs().Peek("id")) == "50" {
+		if string(ctx.Path()) == api.PathEntity && string(ctx.QueryArgs().Peek("id")) == "50" {
 			ctx.SetStatusCode(fasthttp.StatusInternalServerError)
 			return
 		}
@@ -191,7 +192,7 @@ func TestShardsSendOneScheduleTogether(t *testing.T) {
 func TestStartAtStartsTheScheduleAtTheInstant(t *testing.T) {
 	var first atomic.Int64
 	url := loadgentest.ServeHandler(t, func(ctx *fasthttp.RequestCtx) {
-		if string(ctx.Path()) == apiPath {
+		if string(ctx.Path()) == api.PathEntity {
 			first.CompareAndSwap(0, time.Now().UnixNano())
 		}
 		bareserver.Handler(ctx)
@@ -210,7 +211,7 @@ func TestStartAtStartsTheScheduleAtTheInstant(t *testing.T) {
 func TestInterruptedBeforeStartAtSendsNothing(t *testing.T) {
 	var hits atomic.Int64
 	url := loadgentest.ServeHandler(t, func(ctx *fasthttp.RequestCtx) {
-		if string(ctx.Path()) == apiPath {
+		if string(ctx.Path()) == api.PathEntity {
 			hits.Add(1)
 		}
 		bareserver.Handler(ctx)

@@ -107,7 +107,7 @@ func (e *fastEngine) countDone() {
 // hostclient conn gets the request handed to its goroutine instead.
 func (e *fastEngine) send(c *conn, k uint64) {
 	seq := e.sched.Seq(k)
-	op, key := c.pick.next(seq)
+	op, key := c.pick.Next(seq)
 	c.o = outcome{seq: seq, key: key, op: op, intended: e.sched.At(k)}
 	if c.dead || c.rt == nil {
 		c.wmu.Unlock()

@@ -211,6 +211,3 @@ func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsec
 // LateThreshold is how far behind schedule a send may start before it
 // counts in Result.Late.
 const LateThreshold = lateThreshold
-
-// APIPath is the endpoint every workload requests.
-const APIPath = apiPath

@@ -5,21 +5,20 @@ import (
 	"net"
 	"net/url"
 	"strings"
-)
 
-// apiPath is the kvserver endpoint every workload uses.
-const apiPath = "/v0/entity"
+	"github.com/kvpool/kvpool/internal/api"
+)
 
 // target is a parsed Config.Target.
 type target struct {
 	base string // scheme://host:port plus any path prefix, no trailing slash
 	host string // host:port, for dialing and the Host header
-	path string // path prefix + apiPath
+	path string // path prefix + api.PathEntity
 }
 
 // url returns the full URL of the request for id key.
 func (t target) url(key uint64) string {
-	return fmt.Sprintf("%s%s?id=%d", t.base, apiPath, key)
+	return fmt.Sprintf("%s%s?id=%d", t.base, api.PathEntity, key)
 }
 
 // parseTarget checks s is a plain-HTTP URL with a host and port, and, unless
@@ -38,7 +37,7 @@ func parseTarget(s string, allowRemote bool) (target, error) {
 		return target{}, fmt.Errorf("-target %q is not a loopback address; the load lab only loads this machine (pass -allow-remote if you really mean it)", s)
 	}
 	prefix := strings.TrimRight(u.Path, "/")
-	return target{base: u.Scheme + "://" + u.Host + prefix, host: host, path: prefix + apiPath}, nil
+	return target{base: u.Scheme + "://" + u.Host + prefix, host: host, path: prefix + api.PathEntity}, nil
 }
 
 func isLoopback(h string) bool {
@@ -53,7 +52,7 @@ func isLoopback(h string) bool {
 // id to it.
 func (c *Config) EntityURL() string {
 	t, _ := parseTarget(c.Target, true)
-	return t.base + apiPath + "?id="
+	return t.base + api.PathEntity + "?id="
 }
 
 // TargetHost is the host:port requests go to.

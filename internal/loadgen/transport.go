@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/kvpool/kvpool/internal/api"
+	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
 // rawConn is one keep-alive HTTP/1.1 connection driven directly, one
@@ -88,7 +89,7 @@ func (c *rawConn) prepare(op api.Method, key uint64) int {
 		b = append(b, "\r\nContent-Length: "...)
 		b = strconv.AppendInt(b, int64(c.valueSize), 10)
 		b = append(b, "\r\n\r\n"...)
-		b = AppendValue(b, key, c.valueSize)
+		b = workload.AppendValue(b, key, c.valueSize)
 		out = c.valueSize
 	} else {
 		b = append(b, "\r\n\r\n"...)

@@ -7,6 +7,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/kvpool/kvpool/internal/api"
+	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
 // hostClientConn sends through a fasthttp.HostClient shared by all conns
@@ -53,7 +54,7 @@ func (c *hostClientConn) prepare(op api.Method, key uint64) int {
 	c.req.SetRequestURIBytes(c.uri)
 	c.req.Header.SetMethod(op.String())
 	if op == api.Put {
-		c.body = AppendValue(c.body[:0], key, c.valueSize)
+		c.body = workload.AppendValue(c.body[:0], key, c.valueSize)
 		c.req.SetBodyRaw(c.body)
 		return c.valueSize
 	}

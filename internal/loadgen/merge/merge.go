@@ -229,7 +229,7 @@ func combine(runs []run) (*loadgen.Result, error) {
 	}
 	cfg := loadgen.DefaultConfig()
 	cfg.Name, cfg.Target, cfg.Engine, cfg.Transport = "merge", s0.Target, s0.Engine, s0.Transport
-	cfg.Workload = loadgen.Workload{Mix: mix, Keys: s0.Keys, Dist: s0.Dist, ValueSize: s0.ValueSize, ZipfS: cfg.Workload.ZipfS}
+	cfg.Workload = workload.Workload{Mix: mix, Keys: s0.Keys, Dist: s0.Dist, ValueSize: s0.ValueSize, ZipfS: cfg.Workload.ZipfS}
 	cfg.Duration, cfg.Interval, cfg.VegetaLatency = seconds(s0.DurationS), seconds(s0.IntervalS), s0.VegetaLatency
 	cfg.Conns, cfg.MaxConns, cfg.Rate = 0, 0, 0
 	res := &loadgen.Result{

@@ -12,8 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/latency"
 	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
 // Describe is the one-line description of what c runs.
@@ -52,7 +54,7 @@ func DescribeLoad(c *loadgen.Config) string {
 	}
 	w := c.Workload
 	keys := fmt.Sprintf("%d keys %s", w.Keys, w.Dist)
-	if w.Dist == loadgen.DistZipf {
+	if w.Dist == workload.DistZipf {
 		keys += fmt.Sprintf(" s=%.2f", w.ZipfS)
 	}
 	value := ""
@@ -77,7 +79,7 @@ func DescribeLoad(c *loadgen.Config) string {
 // counts, rates, loader cost and any warnings.
 func Print(w io.Writer, r *loadgen.Result) {
 	c := &r.Config
-	fmt.Fprintf(w, "Running %v test @ %s%s\n", c.Duration, strings.TrimSuffix(c.Target, "/"), loadgen.APIPath)
+	fmt.Fprintf(w, "Running %v test @ %s%s\n", c.Duration, strings.TrimSuffix(c.Target, "/"), api.PathEntity)
 	fmt.Fprintf(w, "  %s\n\n", Describe(c))
 	latency.PrintTable(w, latency.TitleCorrected, r.Corrected)
 	fmt.Fprintln(w)
