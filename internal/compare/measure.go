@@ -7,6 +7,7 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/harness"
 	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
 
@@ -23,7 +24,7 @@ type stepRun struct {
 // (recorded as a failure of step, once per server, with its log) or the
 // run failed (recorded); a file the run could not write is noted, the run
 // stands. A run kvserver died in still returns its result.
-func (r *runner) measure(ctx context.Context, srv *instance, step string, cfg loadgen.Config, dir string) (stepRun, bool) {
+func (r *runner) measure(ctx context.Context, srv *instance, step string, cfg config.Config, dir string) (stepRun, bool) {
 	before, berr := srv.Sample()
 	res, note, err := runInto(ctx, cfg, dir, srv.v.Config)
 	m := stepRun{res: res, span: r.span(srv.Server, before, berr)}

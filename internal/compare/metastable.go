@@ -12,8 +12,8 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/analysis"
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
@@ -138,7 +138,7 @@ func (r *runner) metaRun(ctx context.Context, wl string, vr *result.VariantResul
 // (an HTTP/1.1 client cannot abandon a request otherwise), and the
 // loader must keep replacing them, as a real client population would.
 // timeout is the classic client's (the none model's) wait, the run's.
-func metaConfig(cfg loadgen.Config, mp *plan.Metastable, cm client.Model, mv plan.MetaVariant, base float64, maxConns int, timeout time.Duration) loadgen.Config {
+func metaConfig(cfg config.Config, mp *plan.Metastable, cm client.Model, mv plan.MetaVariant, base float64, maxConns int, timeout time.Duration) config.Config {
 	t := mp.Timing
 	cfg.Rate, cfg.Duration, cfg.Interval = base, t.Duration(), t.Interval
 	cfg.Spike = schedule.Spike{Factor: t.Factor, At: t.Base, Length: t.Spike}

@@ -14,6 +14,7 @@ import (
 	"github.com/kvpool/kvpool/internal/harness"
 	"github.com/kvpool/kvpool/internal/latency"
 	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 )
 
@@ -118,7 +119,7 @@ func (r *runner) overload(ctx context.Context, wr *result.WorkloadResult, srv *i
 // fast as it can, queueing and hand-offs included, and sheds nothing (0
 // where it shed, failed, or was not measured). A cooldown follows, so the
 // probe after it sees the server settled.
-func (r *runner) fullLoadCost(ctx context.Context, srv *instance, cfg loadgen.Config, dir string) time.Duration {
+func (r *runner) fullLoadCost(ctx context.Context, srv *instance, cfg config.Config, dir string) time.Duration {
 	if r.t.Closed <= 0 {
 		return 0
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
 )
 
@@ -72,7 +73,7 @@ func TestClientRetriesA503WithTheSameRequest(t *testing.T) {
 	srv := &firstTimeRefused{seen: map[string]int{}}
 	cfg := testConfig(loadgentest.ServeHandler(t, srv.handle), 500, 200*time.Millisecond)
 	cfg.Workload.Keys = 1 << 40 // ids of different requests never coincide
-	cfg.keepRecords = true
+	cfg.KeepRecords = true
 	cfg.Client = client.Model{Retries: 2, RetryOn: client.RetryOn{Status503: true}}
 	_, res := runEngine(t, cfg)
 
@@ -103,7 +104,7 @@ func TestClientGivesUpAfterItsRetries(t *testing.T) {
 		ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
 	})
 	cfg := testConfig(url, 500, 100*time.Millisecond)
-	cfg.keepRecords = true
+	cfg.KeepRecords = true
 	cfg.Client = client.Model{Retries: 2}
 	_, res := runEngine(t, cfg)
 
@@ -142,7 +143,7 @@ func TestClientTimeoutClosesAndRetries(t *testing.T) {
 	cfg := testConfig(url, 100, 200*time.Millisecond)
 	cfg.Workload.Keys = 1 << 40
 	cfg.Conns, cfg.MaxConns = 4, 64
-	cfg.keepRecords = true
+	cfg.KeepRecords = true
 	cfg.Client = client.Model{Timeout: 100 * time.Millisecond, Retries: 1, RetryOn: client.RetryOn{Timeout: true}, SendDeadline: true}
 	_, res := runEngine(t, cfg)
 
@@ -188,9 +189,9 @@ func TestClientModelNeedsTheOpenModelsEventLoop(t *testing.T) {
 	cfg.Client = client.Model{Retries: 1}
 	assert.ErrorContains(t, cfg.Validate(), "-rate above 0")
 	cfg.Rate = 100
-	cfg.Engine = EngineVegeta
+	cfg.Engine = config.EngineVegeta
 	assert.ErrorContains(t, cfg.Validate(), "-engine fast")
-	cfg.Engine = EngineFast
+	cfg.Engine = config.EngineFast
 	cfg.Client.Timeout = 2 * cfg.Timeout
 	assert.ErrorContains(t, cfg.Validate(), "-client-timeout")
 }
@@ -205,7 +206,7 @@ func TestClientThrottleAndBudgetAgainstARefusingServer(t *testing.T) {
 	})
 	t.Run("throttle", func(t *testing.T) {
 		cfg := testConfig(url, 2000, 500*time.Millisecond)
-		cfg.keepRecords = true
+		cfg.KeepRecords = true
 		cfg.Client = client.Model{Throttle: 2}
 		_, res := runEngine(t, cfg)
 		by := attemptsBySeq(t, res)
@@ -226,7 +227,7 @@ func TestClientThrottleAndBudgetAgainstARefusingServer(t *testing.T) {
 	})
 	t.Run("budget", func(t *testing.T) {
 		cfg := testConfig(url, 2000, 500*time.Millisecond)
-		cfg.keepRecords = true
+		cfg.KeepRecords = true
 		cfg.Client = client.Model{Retries: 2, Budget: 0.2}
 		_, res := runEngine(t, cfg)
 		attemptsBySeq(t, res)
@@ -254,7 +255,7 @@ func TestClientTimesOutARequestNoConnectionCouldSend(t *testing.T) {
 	})
 	cfg := testConfig(url, 200, 100*time.Millisecond)
 	cfg.Conns, cfg.MaxConns = 1, 1
-	cfg.keepRecords = true
+	cfg.KeepRecords = true
 	cfg.Client = client.Model{Timeout: 50 * time.Millisecond}
 	t.Cleanup(func() { answered.Do(func() { close(release) }) })
 	_, res := runEngine(t, cfg)

@@ -11,6 +11,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/kvpool/kvpool/internal/latency"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 )
 
 // chunkLen is how many records a recorder gathers before it hands them to
@@ -159,10 +160,10 @@ const (
 
 // newCollector returns the collector of the run cfg configures: every
 // recorder of the run comes from it (newRecorder).
-func newCollector(cfg *Config) *collector {
-	iv := cfg.interval()
+func newCollector(cfg *config.Config) *collector {
+	iv := cfg.SeriesInterval()
 	return &collector{
-		interval: int64(iv), out: cfg.Out, results: cfg.Out != "" && cfg.KeepResults, inMemory: cfg.keepRecords,
+		interval: int64(iv), out: cfg.Out, results: cfg.Out != "" && cfg.KeepResults, inMemory: cfg.KeepRecords,
 		full: make(chan *chunk, chunksInFlight), free: make(chan *chunk, chunksInFlight),
 		stop: make(chan struct{}), done: make(chan struct{}),
 		uncorrected: latency.New(), corrected: latency.New(), sendLag: latency.New(),
@@ -173,7 +174,7 @@ func newCollector(cfg *Config) *collector {
 
 // clientStatsFor is the client counts of a run with a client model, nil
 // for one without.
-func clientStatsFor(cfg *Config, interval int64) *clientStats {
+func clientStatsFor(cfg *config.Config, interval int64) *clientStats {
 	if cfg.Client.IsZero() {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/api"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 )
 
 // BenchmarkCollectorRecord is what the run's one collector goroutine
@@ -20,7 +21,7 @@ func BenchmarkCollectorRecord(b *testing.B) {
 			name = "histograms+results.bin"
 		}
 		b.Run(name, func(b *testing.B) {
-			cfg := DefaultConfig()
+			cfg := config.Default()
 			cfg.Out, cfg.KeepResults = b.TempDir(), keep
 			c := newCollector(&cfg)
 			c.start = time.Now()

@@ -44,7 +44,7 @@ func TestEventLoopReconnectsByItsOwnConnect(t *testing.T) {
 	t.Cleanup(l.close)
 	require.NoError(t, l.connect(e.newConn(0)))
 	require.NotNil(t, l.sa, "the first connection's address, for the loop's own connects")
-	assert.Equal(t, e.t.host, l.addr.String())
+	assert.Equal(t, e.t.Host, l.addr.String())
 	e.start = time.Now()
 	c := e.conns[0]
 

@@ -28,7 +28,7 @@ func TestEventLoopMarksAttemptsThatWaitedForAConnection(t *testing.T) {
 	cfg := testConfig(url, 200, 100*time.Millisecond)
 	cfg.Conns, cfg.MaxConns = 1, 1
 	cfg.Interval = 100 * time.Millisecond
-	cfg.keepRecords = true
+	cfg.KeepRecords = true
 	_, res := runEngine(t, cfg)
 
 	require.Equal(t, int64(20), res.Sent)

@@ -32,7 +32,7 @@ func TestCorrectedLatencyShowsTheStallAcrossScheduledRequests(t *testing.T) {
 	})
 	cfg := testConfig(url, 100, 3*time.Second)
 	cfg.Conns, cfg.MaxConns = 1, 1
-	cfg.keepRecords = true
+	cfg.KeepRecords = true
 	res := run(t, cfg)
 	require.Equal(t, int64(300), res.Sent)
 	require.Zero(t, res.ErrorCount)

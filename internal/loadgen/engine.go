@@ -3,6 +3,8 @@ package loadgen
 import (
 	"context"
 	"fmt"
+
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 )
 
 // Run validates cfg, sends its load and returns what was measured. It
@@ -14,11 +16,11 @@ import (
 //
 // While it runs, the run may pin the process to Config.CPUs and raise
 // GOMAXPROCS (see place); both are restored when it returns.
-func Run(ctx context.Context, cfg Config, progress func(Progress)) (*Result, error) {
+func Run(ctx context.Context, cfg config.Config, progress func(Progress)) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	t, _ := parseTarget(cfg.Target, cfg.AllowRemote)
+	t, _ := config.ParseTarget(cfg.Target, cfg.AllowRemote)
 	if cfg.Name == "" {
 		cfg.Name = fmt.Sprintf("%s-%s", cfg.Engine, cfg.Workload)
 	}
@@ -28,7 +30,7 @@ func Run(ctx context.Context, cfg Config, progress func(Progress)) (*Result, err
 	var err error
 	var pinErrs []error
 	switch cfg.Engine {
-	case EngineVegeta:
+	case config.EngineVegeta:
 		res, err = runVegeta(ctx, &cfg, t, progress)
 	default:
 		g := newLoopGroup(&cfg, t, where)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/api"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 )
 
 // An Engine runs a whole run for Run, recording through NewRecorder and
@@ -14,7 +15,7 @@ import (
 // is this package's own; the "vegeta" engine lives in package
 // loadgen/vegeta, which registers itself when imported (as database/sql
 // drivers do), so that the core does not depend on vegeta's attacker.
-type Engine func(ctx context.Context, cfg *Config, progress func(Progress)) (*Result, error)
+type Engine func(ctx context.Context, cfg *config.Config, progress func(Progress)) (*Result, error)
 
 var (
 	enginesMu sync.Mutex
@@ -29,12 +30,12 @@ func RegisterEngine(name string, e Engine) {
 }
 
 // runVegeta runs cfg with the registered vegeta engine.
-func runVegeta(ctx context.Context, cfg *Config, _ target, progress func(Progress)) (*Result, error) {
+func runVegeta(ctx context.Context, cfg *config.Config, _ config.Target, progress func(Progress)) (*Result, error) {
 	enginesMu.Lock()
-	e, ok := engines[EngineVegeta]
+	e, ok := engines[config.EngineVegeta]
 	enginesMu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("-engine %s is not built into this program (import github.com/kvpool/kvpool/internal/loadgen/vegeta)", EngineVegeta)
+		return nil, fmt.Errorf("-engine %s is not built into this program (import github.com/kvpool/kvpool/internal/loadgen/vegeta)", config.EngineVegeta)
 	}
 	return e(ctx, cfg, progress)
 }
@@ -60,7 +61,7 @@ type Recorder struct{ r *recorder }
 // NewRecorder returns the recorder of the run cfg configures, feeding a
 // collector of its own: an engine outside this package records a run
 // through one.
-func NewRecorder(cfg *Config) *Recorder { return &Recorder{newCollector(cfg).newRecorder()} }
+func NewRecorder(cfg *config.Config) *Recorder { return &Recorder{newCollector(cfg).newRecorder()} }
 
 // Add records o.
 func (r *Recorder) Add(o *Outcome) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
@@ -40,9 +41,9 @@ import (
 // Lock order (portable engine): mu, then a conn's wmu (a sender takes wmu
 // under mu); no other lock is held with them.
 type fastEngine struct {
-	cfg   *Config
+	cfg   *config.Config
 	col   *collector // the run's, shared by every loop
-	t     target
+	t     config.Target
 	paced bool
 	// part is this engine's share of the run's requests (see loopGroup):
 	// its own requests k = 0, 1, … are the run's seq part.seq(k). next,
@@ -94,20 +95,20 @@ const growRetryAfter = 10 * time.Millisecond
 
 // newFastEngine is the engine of a run with one loop: every connection
 // and every request of this loader's shard.
-func newFastEngine(cfg *Config, t target) *fastEngine {
+func newFastEngine(cfg *config.Config, t config.Target) *fastEngine {
 	return newLoopEngine(cfg, newCollector(cfg), t, 0, 1)
 }
 
 // newLoopEngine is the engine of loop l of n: the l-th share of the
 // connections and of this loader's requests.
-func newLoopEngine(cfg *Config, col *collector, t target, l, n int) *fastEngine {
+func newLoopEngine(cfg *config.Config, col *collector, t config.Target, l, n int) *fastEngine {
 	e := &fastEngine{cfg: cfg, col: col, t: t, paced: cfg.Rate > 0, planned: math.MaxUint64,
 		part:    cfg.Shard.Share().Split(l, n),
 		conns0:  evenShare(cfg.Conns, l, n),
 		drained: make(chan struct{}, 1), done: make(chan struct{})}
 	e.maxConns = evenShare(cfg.MaxConns, l, n)
 	if e.paced {
-		e.sched = cfg.schedule().Of(e.part)
+		e.sched = cfg.Schedule().Of(e.part)
 		e.planned = e.sched.Count(cfg.Duration)
 	} else {
 		if cfg.Requests > 0 {
@@ -115,10 +116,10 @@ func newLoopEngine(cfg *Config, col *collector, t target, l, n int) *fastEngine 
 		}
 		e.deadline = int64(cfg.Duration)
 	}
-	if cfg.Transport == TransportHostClient {
+	if cfg.Transport == config.TransportHostClient {
 		e.hc = newHostClient(t, e.maxConns, cfg.Timeout)
 	}
-	if e.paced && e.hc == nil && !cfg.noEventLoop {
+	if e.paced && e.hc == nil && !cfg.NoEventLoop {
 		// Where it cannot start, the portable engine runs instead.
 		e.loop, _ = newEventLoop(e)
 	}
@@ -170,7 +171,7 @@ func (e *fastEngine) now() int64 { return int64(time.Since(e.start)) }
 // run's interval that holds now.
 func (e *fastEngine) reconnected() {
 	e.reconnects.Add(1)
-	i := max(e.now(), 0) / int64(e.cfg.interval())
+	i := max(e.now(), 0) / int64(e.cfg.SeriesInterval())
 	e.rmu.Lock()
 	e.reconnectsBy = grow(e.reconnectsBy, i)
 	e.reconnectsBy[i]++
@@ -251,7 +252,7 @@ func (e *fastEngine) newConn(i int) *conn {
 	} else {
 		c.rt = newRawConn(e.t, e.cfg.Workload.ValueSize, e.cfg.Timeout)
 		if e.cfg.Client.SendDeadline {
-			c.rt.deadlineMs = max(e.cfg.attemptTimeout().Milliseconds(), 1)
+			c.rt.deadlineMs = max(e.cfg.AttemptTimeout().Milliseconds(), 1)
 		}
 	}
 	c.pending.Store(math.MaxUint64)

@@ -13,13 +13,14 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
 // runEngine runs the fast engine on cfg with one loop, so that a test
 // can look at its connections afterwards.
-func runEngine(t *testing.T, cfg Config) (*fastEngine, *Result) {
+func runEngine(t *testing.T, cfg config.Config) (*fastEngine, *Result) {
 	t.Helper()
 	cfg.Loops = 1
 	g, res := runGroup(t, context.Background(), cfg)
@@ -28,17 +29,17 @@ func runEngine(t *testing.T, cfg Config) (*fastEngine, *Result) {
 
 // runGroup runs the fast engine on cfg as Run does, and returns its loops
 // too.
-func runGroup(t *testing.T, ctx context.Context, cfg Config) (*loopGroup, *Result) {
+func runGroup(t *testing.T, ctx context.Context, cfg config.Config) (*loopGroup, *Result) {
 	t.Helper()
 	require.NoError(t, cfg.Validate())
-	tg, err := parseTarget(cfg.Target, false)
+	tg, err := config.ParseTarget(cfg.Target, false)
 	require.NoError(t, err)
 	where, release := place(&cfg)
 	defer release()
 	g := newLoopGroup(&cfg, tg, where)
 	for _, e := range g.engines {
-		if runtime.GOOS == "linux" && cfg.Rate > 0 && cfg.Transport == TransportRaw {
-			require.Equal(t, !cfg.noEventLoop, e.loop != nil, "on Linux the open model runs on the event loop unless told not to")
+		if runtime.GOOS == "linux" && cfg.Rate > 0 && cfg.Transport == config.TransportRaw {
+			require.Equal(t, !cfg.NoEventLoop, e.loop != nil, "on Linux the open model runs on the event loop unless told not to")
 		}
 	}
 	res, err := g.run(ctx, nil)
@@ -49,10 +50,10 @@ func runGroup(t *testing.T, ctx context.Context, cfg Config) (*loopGroup, *Resul
 
 // bothSenders runs f once on the event loop (where there is one) and
 // once on the portable engine, a goroutine per connection.
-func bothSenders(t *testing.T, f func(t *testing.T, cfg func(Config) Config)) {
-	t.Run("event loop", func(t *testing.T) { f(t, func(c Config) Config { return c }) })
+func bothSenders(t *testing.T, f func(t *testing.T, cfg func(config.Config) config.Config)) {
+	t.Run("event loop", func(t *testing.T) { f(t, func(c config.Config) config.Config { return c }) })
 	t.Run("goroutines", func(t *testing.T) {
-		f(t, func(c Config) Config { c.noEventLoop = true; return c })
+		f(t, func(c config.Config) config.Config { c.NoEventLoop = true; return c })
 	})
 }
 
@@ -60,11 +61,11 @@ func bothSenders(t *testing.T, f func(t *testing.T, cfg func(Config) Config)) {
 // exactly once, intended at exactly start + seq/rate, never before, and
 // sent + unsent adds up to what was planned. Run it under -race.
 func TestOpenModelSendsEveryRequestOnceAtItsTime(t *testing.T) {
-	bothSenders(t, func(t *testing.T, mode func(Config) Config) {
+	bothSenders(t, func(t *testing.T, mode func(config.Config) config.Config) {
 		url := loadgentest.ServeHandler(t, bareserver.Handler)
 		cfg := testConfig(url, 20_000, 300*time.Millisecond)
 		cfg.Conns, cfg.MaxConns = 64, 64
-		cfg.keepRecords = true
+		cfg.KeepRecords = true
 		_, res := runEngine(t, mode(cfg))
 
 		require.Equal(t, uint64(6000), res.Planned)
@@ -88,7 +89,7 @@ func TestOpenModelSendsEveryRequestOnceAtItsTime(t *testing.T) {
 // Idle connections are used oldest first, so every connection carries a
 // share of the load, not a few warm ones all of it.
 func TestEveryConnectionCarriesAShare(t *testing.T) {
-	bothSenders(t, func(t *testing.T, mode func(Config) Config) {
+	bothSenders(t, func(t *testing.T, mode func(config.Config) config.Config) {
 		url := loadgentest.ServeHandler(t, bareserver.Handler)
 		cfg := testConfig(url, 2000, 500*time.Millisecond)
 		cfg.Conns, cfg.MaxConns = 16, 16
@@ -131,7 +132,7 @@ func TestIdleListIsRoundRobin(t *testing.T) {
 // A server that closes every connection after a few requests (Connection:
 // close) or once it has been idle a while costs reconnects, never errors.
 func TestServerClosingConnectionsIsNotAnError(t *testing.T) {
-	bothSenders(t, func(t *testing.T, mode func(Config) Config) {
+	bothSenders(t, func(t *testing.T, mode func(config.Config) config.Config) {
 		f := func(name string, srv *fasthttp.Server, rate float64, d time.Duration, conns int) {
 			t.Helper()
 			srv.Handler = bareserver.Handler
@@ -165,7 +166,7 @@ func TestServerClosingConnectionsIsNotAnError(t *testing.T) {
 // a connection as each request falls due with none idle, up to the cap,
 // and reports the peaks.
 func TestOverloadOpensConnectionsAsRequestsFallDue(t *testing.T) {
-	bothSenders(t, func(t *testing.T, mode func(Config) Config) {
+	bothSenders(t, func(t *testing.T, mode func(config.Config) config.Config) {
 		url := loadgentest.ServeHandler(t, func(ctx *fasthttp.RequestCtx) {
 			time.Sleep(20 * time.Millisecond)
 			bareserver.Handler(ctx)
@@ -187,7 +188,7 @@ func TestOverloadOpensConnectionsAsRequestsFallDue(t *testing.T) {
 // connections that cannot be re-dialled and fail as refused, quickly, and
 // are counted, rather than waiting unsent to the end.
 func TestServerGoneMidRunFailsRequestsAsRefused(t *testing.T) {
-	bothSenders(t, func(t *testing.T, mode func(Config) Config) {
+	bothSenders(t, func(t *testing.T, mode func(config.Config) config.Config) {
 		var n atomic.Int64
 		var closeOnce sync.Once
 		ln, err := bareserver.Listen("127.0.0.1:0")
@@ -213,7 +214,7 @@ func TestServerGoneMidRunFailsRequestsAsRefused(t *testing.T) {
 // its connection is replaced and the run goes on. Only lower bounds on
 // time: a stall of the machine can add timeouts, never remove the hung one.
 func TestOpenModelTimeout(t *testing.T) {
-	bothSenders(t, func(t *testing.T, mode func(Config) Config) {
+	bothSenders(t, func(t *testing.T, mode func(config.Config) config.Config) {
 		var n atomic.Int64
 		release := make(chan struct{})
 		url := loadgentest.ServeHandler(t, func(ctx *fasthttp.RequestCtx) {
@@ -238,8 +239,8 @@ func TestOpenModelTimeout(t *testing.T) {
 func TestHostClientTransportSendsTheSchedule(t *testing.T) {
 	url := loadgentest.ServeHandler(t, bareserver.Handler)
 	cfg := testConfig(url, 1000, 200*time.Millisecond)
-	cfg.Transport = TransportHostClient
-	cfg.keepRecords = true
+	cfg.Transport = config.TransportHostClient
+	cfg.KeepRecords = true
 	_, res := runEngine(t, cfg)
 	assert.Equal(t, int64(200), res.Sent)
 	assert.Zero(t, res.ErrorCount)
@@ -257,7 +258,7 @@ func TestHostClientTransportSendsTheSchedule(t *testing.T) {
 // accounts for every request: each sent one recorded once, the rest
 // unsent.
 func TestInterruptedRunAccountsForEveryRequest(t *testing.T) {
-	bothSenders(t, func(t *testing.T, mode func(Config) Config) {
+	bothSenders(t, func(t *testing.T, mode func(config.Config) config.Config) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		var n atomic.Int64
@@ -269,7 +270,7 @@ func TestInterruptedRunAccountsForEveryRequest(t *testing.T) {
 		})
 		cfg := mode(testConfig(url, 20_000, 5*time.Second))
 		cfg.Conns, cfg.MaxConns = 32, 32
-		cfg.keepRecords = true
+		cfg.KeepRecords = true
 		_, res := runGroup(t, ctx, cfg)
 		assert.Equal(t, uint64(100_000), res.Planned)
 		assert.GreaterOrEqual(t, res.Sent, int64(500))

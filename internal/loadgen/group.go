@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
@@ -31,9 +32,9 @@ import (
 // keeps (connections, reconnects, peaks, resume point) are combined in
 // result.
 type loopGroup struct {
-	cfg     *Config
+	cfg     *config.Config
 	col     *collector // the run's, fed by every loop's recorders
-	t       target
+	t       config.Target
 	place   placement
 	engines []*fastEngine
 	start   time.Time // the run's start, once the gate opened
@@ -43,7 +44,7 @@ type loopGroup struct {
 	pinErrs []error
 }
 
-func newLoopGroup(cfg *Config, t target, place placement) *loopGroup {
+func newLoopGroup(cfg *config.Config, t config.Target, place placement) *loopGroup {
 	g := &loopGroup{cfg: cfg, col: newCollector(cfg), t: t, place: place, pinErrs: make([]error, place.loops)}
 	for l := range place.loops {
 		g.engines = append(g.engines, newLoopEngine(cfg, g.col, t, l, place.loops))
@@ -61,7 +62,7 @@ func (g *loopGroup) run(ctx context.Context, progress func(Progress)) (*Result, 
 	for _, e := range g.engines {
 		if err := e.connect(); err != nil {
 			g.close()
-			return nil, fmt.Errorf("cannot connect to %s: %w; is the server running (make run)?", g.t.host, err)
+			return nil, fmt.Errorf("cannot connect to %s: %w; is the server running (make run)?", g.t.Host, err)
 		}
 	}
 
@@ -128,8 +129,8 @@ func (g *loopGroup) enter(l int) bool {
 			}
 		}
 	}
-	if g.cfg.onLoop != nil {
-		g.cfg.onLoop(l)
+	if g.cfg.OnLoop != nil {
+		g.cfg.OnLoop(l)
 	}
 	return pinned
 }
@@ -158,7 +159,7 @@ func waitForStart(ctx context.Context, at time.Time) (time.Time, bool) {
 // snapshot is the run's progress so far, summed over the loops.
 func (g *loopGroup) snapshot() Progress {
 	el := time.Since(g.start)
-	p := Progress{Elapsed: el, Asked: g.cfg.askedRateOver(el-g.cfg.Progress, el), Planned: g.planned()}
+	p := Progress{Elapsed: el, Asked: g.cfg.AskedRateOver(el-g.cfg.Progress, el), Planned: g.planned()}
 	for _, e := range g.engines {
 		e.addProgress(&p)
 	}
@@ -224,7 +225,7 @@ func (g *loopGroup) result(cpu CPUTime) *Result {
 		res.Resume = min(res.Resume, e.resume())
 	}
 	res.merge(recs)
-	res.Intervals = addReconnects(res.Intervals, reconnects, g.cfg.interval())
+	res.Intervals = addReconnects(res.Intervals, reconnects, g.cfg.SeriesInterval())
 	return res
 }
 

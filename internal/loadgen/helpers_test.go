@@ -8,13 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
 // testConfig is a small, quick configuration against url.
-func testConfig(url string, rate float64, d time.Duration) Config {
-	c := DefaultConfig()
+func testConfig(url string, rate float64, d time.Duration) config.Config {
+	c := config.Default()
 	c.Target = url
 	c.Conns, c.MaxConns = 4, 4
 	c.Rate, c.Duration = rate, d
@@ -27,7 +28,7 @@ func testConfig(url string, rate float64, d time.Duration) Config {
 }
 
 // run runs cfg and fails the test on a start-up error.
-func run(t *testing.T, cfg Config) *Result {
+func run(t *testing.T, cfg config.Config) *Result {
 	t.Helper()
 	res, err := Run(context.Background(), cfg, nil)
 	require.NoError(t, err)
@@ -42,7 +43,7 @@ func newAllocEngine(t *testing.T, rate float64) *fastEngine {
 	cfg.Workload.Mix = workload.Mix{Get: 0.5, Put: 0.3, Delete: 0.2}
 	cfg.KeepResults = false
 	require.NoError(t, cfg.Validate())
-	tg, err := parseTarget(cfg.Target, false)
+	tg, err := config.ParseTarget(cfg.Target, false)
 	require.NoError(t, err)
 	return newFastEngine(&cfg, tg)
 }

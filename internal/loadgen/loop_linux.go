@@ -137,7 +137,7 @@ func newEventLoop(e *fastEngine) (*evloop, error) {
 		soleP:          runtime.GOMAXPROCS(0) == 1,
 		autoQuantum:    e.cfg.Quantum == 0,
 		loopRate:       e.rate(),
-		attemptTimeout: e.cfg.attemptTimeout(), timeoutErr: errTimeout}
+		attemptTimeout: e.cfg.AttemptTimeout(), timeoutErr: errTimeout}
 	if m := e.cfg.Client; !m.IsZero() {
 		l.client = client.New(m, e.cfg.Seed*1_000_003+e.part.First+1)
 		l.retrying = m.Retrying()
@@ -169,7 +169,7 @@ func newEventLoop(e *fastEngine) (*evloop, error) {
 
 // connect dials c before the start and adds it to the loop.
 func (l *evloop) connect(c *conn) error {
-	fd, err := dialRaw(l.e.t.host, l.e.cfg.Timeout)
+	fd, err := dialRaw(l.e.t.Host, l.e.cfg.Timeout)
 	if err != nil {
 		return err
 	}
@@ -734,7 +734,7 @@ func (l *evloop) dial(c *conn) {
 		l.startConnect(c)
 		return
 	}
-	host, timeout, wake := l.e.t.host, l.e.cfg.Timeout, l.wakeFd
+	host, timeout, wake := l.e.t.Host, l.e.cfg.Timeout, l.wakeFd
 	l.dialWG.Go(func() {
 		fd, err := dialRaw(host, timeout)
 		l.dials <- dialResult{c: c, fd: fd, err: err}

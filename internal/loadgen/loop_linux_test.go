@@ -82,7 +82,7 @@ func TestEventLoopDefersReadsBelowSaturation(t *testing.T) {
 	url := loadgentest.ServeHandler(t, bareserver.Handler)
 	cfg := testConfig(url, 2000, 300*time.Millisecond)
 	cfg.Conns, cfg.MaxConns = 16, 16
-	cfg.keepRecords = true
+	cfg.KeepRecords = true
 	e, res := runEngine(t, cfg)
 	require.NotNil(t, e.loop)
 	assert.Positive(t, e.loop.deferred, "sleeps that left responses unread")

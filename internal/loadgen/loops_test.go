@@ -13,8 +13,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/kvpool/kvpool/internal/api"
-	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
@@ -26,11 +26,11 @@ import (
 // and what the loops recorded is one exact Result: the histograms, the
 // interval series and results.bin each hold every request once.
 func TestLoopsSplitTheScheduleAndMergeExactly(t *testing.T) {
-	bothSenders(t, func(t *testing.T, mode func(Config) Config) {
+	bothSenders(t, func(t *testing.T, mode func(config.Config) config.Config) {
 		url := loadgentest.ServeHandler(t, bareserver.Handler)
 		cfg := testConfig(url, 6000, 300*time.Millisecond)
 		cfg.Conns, cfg.MaxConns, cfg.Loops = 5, 7, 3
-		cfg.keepRecords = true
+		cfg.KeepRecords = true
 		cfg.Out, cfg.Interval = t.TempDir(), 100*time.Millisecond
 		g, res := runGroup(t, context.Background(), mode(cfg))
 
@@ -97,7 +97,7 @@ func TestClosedLoopSplitsTheRequestCountOverLoops(t *testing.T) {
 	url := loadgentest.ServeHandler(t, bareserver.Handler)
 	cfg := testConfig(url, 0, 0)
 	cfg.Requests, cfg.Loops, cfg.Conns = 778, 3, 4
-	cfg.keepRecords = true
+	cfg.KeepRecords = true
 	g, res := runGroup(t, context.Background(), cfg)
 	for l, want := range []uint64{260, 259, 259} {
 		assert.Equal(t, want, g.engines[l].planned, "loop %d", l)
@@ -127,7 +127,7 @@ func TestResumeIsTheLowestUndoneOverLoops(t *testing.T) {
 	cfg := testConfig(url, 0, 0)
 	cfg.Requests, cfg.Loops, cfg.Conns, cfg.MaxConns, cfg.Retries = 300, 3, 3, 3, 1
 	cfg.Workload = workload.Workload{Sequential: true, First: 1, Keys: 300, ValueSize: 16}
-	cfg.keepRecords = true
+	cfg.KeepRecords = true
 	g, res := runGroup(t, context.Background(), cfg)
 	assert.Equal(t, uint64(49), res.Resume, "id 50 is seq 49")
 	var past bool
@@ -162,7 +162,7 @@ func TestShardsSendOneScheduleTogether(t *testing.T) {
 	for k := 1; k <= n; k++ {
 		wg.Go(func() {
 			cfg := testConfig(url, 3000, 300*time.Millisecond)
-			cfg.Shard, cfg.StartAt, cfg.Loops, cfg.keepRecords = schedule.Shard{K: k, N: n}, at, 2, true
+			cfg.Shard, cfg.StartAt, cfg.Loops, cfg.KeepRecords = schedule.Shard{K: k, N: n}, at, 2, true
 			results[k-1] = run(t, cfg)
 		})
 	}
@@ -227,45 +227,6 @@ func TestInterruptedBeforeStartAtSendsNothing(t *testing.T) {
 		assert.Contains(t, err.Error(), "interrupted while waiting for -start-at")
 	}
 	assert.Zero(t, hits.Load(), "nothing was sent")
-}
-
-// Loader settings that cannot work are refused before anything starts,
-// naming the flag.
-func TestConfigRefusesBadLoaderSettings(t *testing.T) {
-	f := func(want string, change func(c *Config)) {
-		t.Helper()
-		c := DefaultConfig()
-		change(&c)
-		err := c.Validate()
-		require.Error(t, err, want)
-		assert.Contains(t, err.Error(), want)
-	}
-	f("-loops -1 is negative", func(c *Config) { c.Loops = -1 })
-	f("-loops 65 is above -conns 64", func(c *Config) { c.Loops = 65 })
-	f("-loops 2 needs -engine fast", func(c *Config) { c.Engine, c.Loops = EngineVegeta, 2 })
-	f("-cpus 1023: CPU 1023 is not on this machine", func(c *Config) { c.CPUs = cpuset.Of(1023) })
-	f("-shard 3/2: K must be in 1..2", func(c *Config) { c.Shard = schedule.Shard{K: 3, N: 2}; c.StartAt = time.Now().Add(time.Minute) })
-	f("-shard 2/4 needs -start-at", func(c *Config) { c.Shard = schedule.Shard{K: 2, N: 4} })
-	f("-start-at on a closed loop (-rate 0) needs -shard", func(c *Config) { c.Rate, c.StartAt = 0, time.Now().Add(time.Minute) })
-	f("in the past", func(c *Config) { c.StartAt = time.Now().Add(-2 * time.Second) })
-	f("-shard and -start-at need -engine fast", func(c *Config) {
-		c.Engine, c.Shard, c.StartAt = EngineVegeta, schedule.Shard{K: 1, N: 2}, time.Now().Add(time.Minute)
-	})
-
-	ok := func(change func(c *Config)) {
-		t.Helper()
-		c := DefaultConfig()
-		change(&c)
-		assert.NoError(t, c.Validate())
-	}
-	ok(func(c *Config) { c.Loops = 64 })
-	ok(func(c *Config) { c.Engine, c.Loops = EngineVegeta, 1 })
-	ok(func(c *Config) { c.Shard = schedule.Shard{K: 1, N: 1} })
-	ok(func(c *Config) { c.StartAt = time.Now().Add(time.Minute) })
-	ok(func(c *Config) { c.StartAt = time.Now().Add(-500 * time.Millisecond) })
-	ok(func(c *Config) {
-		c.Rate, c.Shard, c.StartAt = 0, schedule.Shard{K: 2, N: 3}, time.Now().Add(time.Minute)
-	})
 }
 
 // evenShare gives the first loops one more.

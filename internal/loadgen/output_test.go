@@ -17,6 +17,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
@@ -29,7 +30,7 @@ func runMixedToDir(t *testing.T, vegetaLatency string) (*Result, string) {
 	dir := t.TempDir()
 	cfg := testConfig(loadgentest.ServeHandler(t, loadgentest.MixedStatuses), 1000, 300*time.Millisecond)
 	cfg.Workload.Mix = workload.Mix{Get: 0.5, Put: 0.3, Delete: 0.2}
-	cfg.Out, cfg.VegetaLatency, cfg.keepRecords = dir, vegetaLatency, true
+	cfg.Out, cfg.VegetaLatency, cfg.KeepRecords = dir, vegetaLatency, true
 	cfg.Interval = 100 * time.Millisecond
 	res := run(t, cfg)
 	require.NoError(t, res.OutputErr)
@@ -62,7 +63,7 @@ func readResults(t *testing.T, path string) []vegeta.Result {
 // times and latencies, and vegeta's metrics agree with our counts. By
 // default timestamps are the actual sends and latencies uncorrected.
 func TestResultsBinRoundTripsThroughVegetasDecoder(t *testing.T) {
-	res, dir := runMixedToDir(t, LatencyUncorrected)
+	res, dir := runMixedToDir(t, config.LatencyUncorrected)
 	got := readResults(t, filepath.Join(dir, ResultsFile))
 	require.Len(t, got, int(res.Sent))
 	assert.NoFileExists(t, filepath.Join(dir, spoolFile), "the spool is removed once results.bin is written")
@@ -100,7 +101,7 @@ func TestResultsBinRoundTripsThroughVegetasDecoder(t *testing.T) {
 // send of a lower Seq where that came later (another loop, a re-send).
 // The plot library itself takes every result.
 func TestResultsBinPlots(t *testing.T) {
-	res, dir := runMixedToDir(t, LatencyUncorrected)
+	res, dir := runMixedToDir(t, config.LatencyUncorrected)
 	got := readResults(t, filepath.Join(dir, ResultsFile))
 	require.Len(t, got, int(res.Sent))
 	sent := map[uint64]time.Time{}
@@ -157,7 +158,7 @@ func TestSortSpoolInRuns(t *testing.T) {
 // With -vegeta-latency corrected, timestamps are the intended sends and
 // latencies the corrected ones, so vegeta's plot shows the truth.
 func TestResultsBinCorrected(t *testing.T) {
-	res, dir := runMixedToDir(t, LatencyCorrected)
+	res, dir := runMixedToDir(t, config.LatencyCorrected)
 	got := readResults(t, filepath.Join(dir, ResultsFile))
 	require.Len(t, got, int(res.Sent))
 	s := schedule.New(res.Config.Rate)
@@ -177,7 +178,7 @@ func TestResultsBinCorrected(t *testing.T) {
 // histogram per interval, nanoseconds, together holding every response,
 // and the per-interval series agrees with them.
 func TestIntervalLogsRoundTripThroughTheLogReader(t *testing.T) {
-	res, dir := runMixedToDir(t, LatencyUncorrected)
+	res, dir := runMixedToDir(t, config.LatencyUncorrected)
 	require.NotEmpty(t, res.Intervals)
 	for _, name := range []string{CorrectedLogFile, UncorrectedLogFile} {
 		hs, err := ReadIntervalLog(filepath.Join(dir, name))
@@ -227,7 +228,7 @@ func TestNoResultsFileWithoutKeepResults(t *testing.T) {
 // take the chunks in flight: no per-request state outlives its interval.
 func TestCollectorMemoryIsBounded(t *testing.T) {
 	heapAfter := func(n int) uint64 {
-		cfg := DefaultConfig()
+		cfg := config.Default()
 		cfg.Out, cfg.KeepResults = t.TempDir(), false
 		rec := newCollector(&cfg).newRecorder()
 		o := outcome{op: api.Get, code: 200, bytesIn: 10}
@@ -255,7 +256,7 @@ func TestCollectorMemoryIsBounded(t *testing.T) {
 // The HostClient transport answers the same workload as the raw one.
 func TestHostClientTransport(t *testing.T) {
 	cfg := testConfig(loadgentest.ServeHandler(t, loadgentest.MixedStatuses), 500, 300*time.Millisecond)
-	cfg.Transport = TransportHostClient
+	cfg.Transport = config.TransportHostClient
 	cfg.Workload.Mix = workload.Mix{Get: 0.5, Put: 0.5}
 	res := run(t, cfg)
 	assert.Equal(t, int64(150), res.Sent)

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/kvpool/kvpool/internal/cpuset"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 )
 
 // placement is where a run's loader runs: how many loops, on which CPUs,
@@ -57,7 +58,7 @@ var loader struct {
 // it becomes at least L+1 then, and, pinned, the size of the set if
 // that is more. One unpinned loop leaves it as it is (with GOMAXPROCS 1
 // that loop yields its P every rawWaitMax instead).
-func place(cfg *Config) (placement, func()) {
+func place(cfg *config.Config) (placement, func()) {
 	p := placement{unpinned: "no -cpus"}
 	allowed, err := cpuset.Affinity()
 	if err != nil || allowed.IsEmpty() {
@@ -81,15 +82,15 @@ func place(cfg *Config) (placement, func()) {
 	}
 
 	switch {
-	case cfg.Engine == EngineVegeta:
+	case cfg.Engine == config.EngineVegeta:
 		p.loops, p.loopsWhy = 1, "1 loop: vegeta's attacker is one"
 	case cfg.Loops > 0:
 		p.loops, p.loopsWhy = cfg.Loops, fmt.Sprintf("%s: -loops %d", loopsText(cfg.Loops), cfg.Loops)
 	default:
-		w := loopsFor(cfg.peakRate(), cfg.Conns, avail, cfg.Search) // a spike's rate too
+		w := loopsFor(cfg.PeakRate(), cfg.Conns, avail, cfg.Search) // a spike's rate too
 		p.loops, p.loopsWhy = w.n, w.why
 	}
-	eventLoops := cfg.Engine == EngineFast && cfg.Rate > 0 && cfg.Transport == TransportRaw && !cfg.noEventLoop && runtime.GOOS == "linux"
+	eventLoops := cfg.Engine == config.EngineFast && cfg.Rate > 0 && cfg.Transport == config.TransportRaw && !cfg.NoEventLoop && runtime.GOOS == "linux"
 	p.lockLoops = eventLoops && (p.loops > 1 || p.pinned)
 
 	want := 0

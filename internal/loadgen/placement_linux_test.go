@@ -15,6 +15,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
 )
 
@@ -40,9 +41,9 @@ type loopView struct {
 	procs   map[int]int
 }
 
-func watchLoops(t *testing.T, cfg *Config) *loopView {
+func watchLoops(t *testing.T, cfg *config.Config) *loopView {
 	v := &loopView{thread: map[int]cpuset.Set{}, process: map[int]cpuset.Set{}, procs: map[int]int{}}
-	cfg.onLoop = func(l int) {
+	cfg.OnLoop = func(l int) {
 		thread := threadCPUs(t)
 		process, err := cpuset.Affinity()
 		assert.NoError(t, err)

@@ -8,11 +8,12 @@ import (
 
 	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/latency"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 )
 
 // Result is everything a run measured. Histograms hold microseconds.
 type Result struct {
-	Config Config
+	Config config.Config
 	Start  time.Time
 	// Elapsed runs from the start to the last response.
 	Elapsed time.Duration
@@ -101,7 +102,7 @@ type Result struct {
 	// Config.Out (nil: they are complete).
 	OutputErr error
 
-	records []record // only with Config.keepRecords, by send time
+	records []record // only with Config.KeepRecords, by send time
 	errMsgs []string // the run's error table: errIdx-1 indexes it
 }
 

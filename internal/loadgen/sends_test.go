@@ -10,6 +10,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/latency"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 )
 
 // The series counts sends by send time and answers by end time, and from
@@ -18,7 +19,7 @@ import (
 // through a recorder into the collector, as an engine's do.
 func TestSeriesCountsSendsLagAndInFlight(t *testing.T) {
 	const ms = int64(time.Millisecond)
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.Interval, cfg.Out, cfg.KeepResults = 100*time.Millisecond, "", false
 	rec := newCollector(&cfg).newRecorder()
 	add := func(seq uint64, intended, sent, end int64) {
@@ -94,7 +95,7 @@ func TestSeriesCountsConnectionsByTheirOpening(t *testing.T) {
 // when it was sent or expired, and in no own-lag figure.
 func TestSeriesTellsConnectionWaitsFromTheLoadersOwnLag(t *testing.T) {
 	const ms = int64(time.Millisecond)
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.Interval, cfg.Out, cfg.KeepResults = 100*time.Millisecond, "", false
 	cfg.Client.Timeout = 50 * time.Millisecond
 	rec := newCollector(&cfg).newRecorder()
@@ -129,7 +130,7 @@ func TestSeriesTellsConnectionWaitsFromTheLoadersOwnLag(t *testing.T) {
 // The warning about late sends says whose lag it was, where the engine
 // told them apart.
 func TestLateWarningSaysWhoseLagItWas(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.Rate, cfg.Duration = 1000, time.Second
 	r := &Result{Config: cfg, Elapsed: time.Second, Sent: 1000, Late: 100, OwnLate: 30, OwnLagKnown: true, SendLag: latency.New()}
 	assert.Contains(t, strings.Join(r.Warnings(), "\n"), "100 requests (10.00%) were sent more than 1ms behind schedule (send lag p99 0.00us, max 0.00us; 70 of them waited for a connection (every one busy on the server, or being dialled again), 30 were the loader's own lag)")

@@ -11,87 +11,15 @@ import (
 
 	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
-func TestConfigRefusesBadSpikes(t *testing.T) {
-	f := func(want string, change func(c *Config)) {
-		t.Helper()
-		c := DefaultConfig()
-		c.Duration = time.Minute
-		change(&c)
-		err := c.Validate()
-		require.Error(t, err, want)
-		assert.Contains(t, err.Error(), want)
-	}
-	spike := schedule.Spike{Factor: 2, At: 20 * time.Second, Length: 10 * time.Second}
-	f("-spike 2x:10s@20s needs the open model (-rate above 0)", func(c *Config) { c.Rate, c.Spike = 0, spike })
-	f("-spike 2x:10s@20s needs -engine fast: vegeta's attacker paces one constant rate", func(c *Config) { c.Engine, c.Spike = EngineVegeta, spike })
-	f("-spike 2x:10s@20s starts at 20s and lasts 10s, ending at 30s, past -duration 25s", func(c *Config) { c.Duration, c.Spike = 25*time.Second, spike })
-	f("give either a factor or a rate", func(c *Config) { c.Spike = schedule.Spike{Factor: 2, Rate: 5, Length: time.Second} })
-	f("the length must be positive", func(c *Config) { c.Spike = schedule.Spike{Factor: 2} })
-	f("the length must be positive and the start not negative", func(c *Config) {
-		c.Spike = schedule.Spike{Factor: 2, At: -time.Second, Length: time.Second}
-	})
-
-	ok := func(change func(c *Config)) {
-		t.Helper()
-		c := DefaultConfig()
-		c.Duration = time.Minute
-		change(&c)
-		assert.NoError(t, c.Validate())
-	}
-	ok(func(c *Config) { c.Spike = spike })
-	ok(func(c *Config) { c.Spike = schedule.Spike{Rate: 30000, At: 50 * time.Second, Length: 10 * time.Second} }) // ends at the end
-	ok(func(c *Config) { c.Spike = schedule.Spike{Factor: 3, Length: time.Minute} })                              // the whole run
-}
-
-// A 70 s run at 1,000 req/s with 2x:10s@20s plans 1,000·20 + 2,000·10
-// + 1,000·40: the run's schedule carries its spike.
-func TestConfigScheduleCarriesItsSpike(t *testing.T) {
-	c := DefaultConfig()
-	c.Rate, c.Duration = 1000, 70*time.Second
-	c.Spike = schedule.Spike{Factor: 2, At: 20 * time.Second, Length: 10 * time.Second}
-	assert.Equal(t, uint64(80_000), c.schedule().Count(c.Duration), "the run's schedule carries its spike")
-}
-
-// AskedRate is the schedule's rate averaged over the run, so that a run
-// that kept to it achieves Planned/Duration; the peak is what the loops
-// are sized for, and a progress line compares with the average over its
-// own stretch.
-func TestSpikeRates(t *testing.T) {
-	c := DefaultConfig()
-	c.Rate, c.Duration = 1000, 70*time.Second
-	c.Spike = schedule.Spike{Factor: 2, At: 20 * time.Second, Length: 10 * time.Second}
-	assert.Equal(t, 2000.0, c.SpikeRate())
-	assert.InDelta(t, float64(c.schedule().Count(c.Duration))/c.Duration.Seconds(), c.AskedRate(), 1e-9)
-	assert.InDelta(t, 80_000.0/70, c.AskedRate(), 1e-9)
-	assert.Equal(t, 2000.0, c.peakRate())
-	assert.Equal(t, 1000.0, c.askedRateOver(19*time.Second, 20*time.Second))
-	assert.Equal(t, 2000.0, c.askedRateOver(20*time.Second, 21*time.Second))
-	assert.Equal(t, 1500.0, c.askedRateOver(19500*time.Millisecond, 20500*time.Millisecond), "half in the spike")
-	assert.Equal(t, 1000.0, c.askedRateOver(30*time.Second, 31*time.Second))
-	assert.Equal(t, 1000.0, c.askedRateOver(-time.Second, time.Second), "before the start counts as nothing")
-
-	c.Shard, c.StartAt = schedule.Shard{K: 1, N: 2}, time.Now().Add(time.Minute)
-	assert.InDelta(t, 40_000.0/70, c.AskedRate(), 1e-9, "a shard asks its share")
-	assert.Equal(t, 1000.0, c.peakRate())
-
-	c.Spike = schedule.Spike{Rate: 500, At: 20 * time.Second, Length: 10 * time.Second}
-	assert.Equal(t, 500.0, c.peakRate(), "a dip: the peak is -rate's share")
-
-	c = DefaultConfig()
-	assert.Equal(t, c.Rate, c.AskedRate(), "no spike: -rate")
-	assert.Equal(t, c.Rate, c.peakRate())
-	c.Rate = 0
-	assert.Zero(t, c.peakRate())
-}
-
 // -loops 0 sizes the loops to the spike's rate, not -rate nor the
 // average: 40,000 req/s fits one loop, a 2x spike to 80,000 needs two.
 func TestSpikeSizesTheLoopsByItsPeak(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.Rate, cfg.Duration = 40_000, time.Minute
 	cfg.Spike = schedule.Spike{Factor: 2, At: 20 * time.Second, Length: 10 * time.Second}
 	require.NoError(t, cfg.Validate())
@@ -120,13 +48,13 @@ func placeCPUs() int {
 // before and after the spike and 600 in each during it, 2,000 in all,
 // over two loops, each of which spikes with the run.
 func TestSpikeRunFollowsThePiecewiseSchedule(t *testing.T) {
-	bothSenders(t, func(t *testing.T, mode func(Config) Config) {
+	bothSenders(t, func(t *testing.T, mode func(config.Config) config.Config) {
 		url := loadgentest.ServeHandler(t, bareserver.Handler)
 		cfg := testConfig(url, 2000, 600*time.Millisecond)
 		cfg.Spike = schedule.Spike{Factor: 3, At: 200 * time.Millisecond, Length: 200 * time.Millisecond}
 		cfg.Conns, cfg.MaxConns, cfg.Loops = 8, 16, 2
 		cfg.Interval = 100 * time.Millisecond
-		cfg.keepRecords = true
+		cfg.KeepRecords = true
 		g, res := runGroup(t, context.Background(), mode(cfg))
 
 		require.Equal(t, uint64(2000), res.Planned, "400 + 1,200 + 400")
@@ -137,7 +65,7 @@ func TestSpikeRunFollowsThePiecewiseSchedule(t *testing.T) {
 			assert.Equal(t, 6000.0/2, e.rate(), "loop %d is sized to its share of the peak", l)
 		}
 
-		whole := cfg.schedule()
+		whole := cfg.Schedule()
 		seen := make([]bool, res.Planned)
 		perInterval := make([]int, 6)
 		for _, rc := range res.records {

@@ -14,6 +14,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/kvpool/kvpool/internal/api"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 )
 
 // spoolFile holds the run's records in their fixed binary form while the
@@ -110,8 +111,8 @@ func writeResultsBin(path, spoolPath string, res *Result) error {
 	if err != nil {
 		return err
 	}
-	t, _ := parseTarget(res.Config.Target, true)
-	corrected := res.Config.VegetaLatency == LatencyCorrected
+	t, _ := config.ParseTarget(res.Config.Target, true)
+	corrected := res.Config.VegetaLatency == config.LatencyCorrected
 	return WriteFile(path, func(w *bufio.Writer) error {
 		enc := vegeta.NewEncoder(w)
 		var vr vegeta.Result
@@ -130,7 +131,7 @@ func writeResultsBin(path, spoolPath string, res *Result) error {
 				BytesOut:  uint64(rc.bytesOut),
 				BytesIn:   uint64(rc.bytesIn),
 				Method:    rc.op.String(),
-				URL:       t.url(rc.key),
+				URL:       t.URL(rc.key),
 			}
 			if corrected {
 				vr.Timestamp = res.Start.Add(time.Duration(rc.intended))

@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/kvpool/kvpool/internal/api"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
@@ -42,8 +43,8 @@ type rawConn struct {
 	resp fasthttp.Response
 }
 
-func newRawConn(t target, valueSize int, timeout time.Duration) *rawConn {
-	return &rawConn{host: t.host, path: t.path, valueSize: valueSize, timeout: timeout,
+func newRawConn(t config.Target, valueSize int, timeout time.Duration) *rawConn {
+	return &rawConn{host: t.Host, path: t.Path, valueSize: valueSize, timeout: timeout,
 		req: make([]byte, 0, 256+valueSize)}
 }
 

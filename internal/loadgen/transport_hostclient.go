@@ -7,6 +7,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/kvpool/kvpool/internal/api"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
@@ -28,9 +29,9 @@ type hostClientConn struct {
 	body      []byte
 }
 
-func newHostClient(t target, maxConns int, timeout time.Duration) *fasthttp.HostClient {
+func newHostClient(t config.Target, maxConns int, timeout time.Duration) *fasthttp.HostClient {
 	return &fasthttp.HostClient{
-		Addr:                          t.host,
+		Addr:                          t.Host,
 		MaxConns:                      maxConns,
 		ReadTimeout:                   timeout,
 		WriteTimeout:                  timeout,
@@ -41,8 +42,8 @@ func newHostClient(t target, maxConns int, timeout time.Duration) *fasthttp.Host
 	}
 }
 
-func newHostClientConn(hc *fasthttp.HostClient, t target, valueSize int, timeout time.Duration) *hostClientConn {
-	return &hostClientConn{hc: hc, host: t.host, path: t.path, valueSize: valueSize, timeout: timeout}
+func newHostClientConn(hc *fasthttp.HostClient, t config.Target, valueSize int, timeout time.Duration) *hostClientConn {
+	return &hostClientConn{hc: hc, host: t.Host, path: t.Path, valueSize: valueSize, timeout: timeout}
 }
 
 func (c *hostClientConn) prepare(op api.Method, key uint64) int {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 )
 
@@ -49,7 +50,7 @@ type Result struct {
 // A failed PUT is retried; if it still fails, its connection stops and the
 // result says where to resume. PUT is an upsert, so resuming from
 // ResumeFrom (and rewriting some ids above it) is safe.
-func Run(ctx context.Context, load loadgen.Config, ids Range, progress func(loadgen.Progress)) (*Result, error) {
+func Run(ctx context.Context, load config.Config, ids Range, progress func(loadgen.Progress)) (*Result, error) {
 	c, err := plan(load, ids)
 	if err != nil {
 		return nil, err
@@ -67,13 +68,13 @@ func Run(ctx context.Context, load loadgen.Config, ids Range, progress func(load
 
 // Validate reports the first setting of load or ids that Run would
 // refuse, naming the flag.
-func Validate(load loadgen.Config, ids Range) error {
+func Validate(load config.Config, ids Range) error {
 	_, err := plan(load, ids)
 	return err
 }
 
 // plan is the run that stores ids: closed loop, one request per id.
-func plan(load loadgen.Config, ids Range) (loadgen.Config, error) {
+func plan(load config.Config, ids Range) (config.Config, error) {
 	if ids.From < 1 || ids.To < ids.From {
 		return load, fmt.Errorf("need 1 ≤ -from (%d) ≤ -to (%d)", ids.From, ids.To)
 	}
@@ -83,7 +84,7 @@ func plan(load loadgen.Config, ids Range) (loadgen.Config, error) {
 	c.Retries = retries
 	c.KeepResults = false
 	c.Out = ""
-	c.Engine = loadgen.EngineFast
+	c.Engine = config.EngineFast
 	c.Workload.Sequential, c.Workload.First = true, ids.From
 	c.Name = "fill"
 	return c, c.Validate()

@@ -21,6 +21,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/latency"
 	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
@@ -227,7 +228,7 @@ func combine(runs []run) (*loadgen.Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", runs[0].dir, err)
 	}
-	cfg := loadgen.DefaultConfig()
+	cfg := config.Default()
 	cfg.Name, cfg.Target, cfg.Engine, cfg.Transport = "merge", s0.Target, s0.Engine, s0.Transport
 	cfg.Workload = workload.Workload{Mix: mix, Keys: s0.Keys, Dist: s0.Dist, ValueSize: s0.ValueSize, ZipfS: cfg.Workload.ZipfS}
 	cfg.Duration, cfg.Interval, cfg.VegetaLatency = seconds(s0.DurationS), seconds(s0.IntervalS), s0.VegetaLatency

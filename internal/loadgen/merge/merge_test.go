@@ -20,6 +20,7 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 )
@@ -32,7 +33,7 @@ const serviceTime = 2 * time.Millisecond
 // attack runs one loader at rate into dir and writes its summary.
 func attack(t *testing.T, url string, rate float64, dir string, seed uint64) *loadgen.Result {
 	t.Helper()
-	c := loadgen.DefaultConfig()
+	c := config.Default()
 	c.Target, c.Rate, c.Duration = url, rate, time.Second
 	c.Conns, c.MaxConns, c.Progress, c.Seed = 8, 8, 0, seed
 	c.Workload.Keys = 1000
@@ -201,7 +202,7 @@ func TestMergeAddsClientCounts(t *testing.T) {
 // model (1 s timeout, one retry).
 func attackWithClients(t *testing.T, url, dir string, seed uint64) *loadgen.Result {
 	t.Helper()
-	c := loadgen.DefaultConfig()
+	c := config.Default()
 	c.Target, c.Rate, c.Duration = url, 200, 500*time.Millisecond
 	c.Conns, c.MaxConns, c.Progress, c.Seed = 4, 4, 0, seed
 	c.Workload.Keys = 1000
@@ -229,7 +230,7 @@ func TestMergeAddsConnectionWaitsAndReconnects(t *testing.T) {
 	var wg sync.WaitGroup
 	for i, dir := range dirs {
 		wg.Go(func() {
-			c := loadgen.DefaultConfig()
+			c := config.Default()
 			c.Target, c.Rate, c.Duration = url, 200, 250*time.Millisecond
 			c.Conns, c.MaxConns, c.Progress, c.Seed = 1, 1, 0, uint64(i+1)
 			c.Workload.Keys = 1000

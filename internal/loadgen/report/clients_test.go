@@ -10,12 +10,13 @@ import (
 	"github.com/kvpool/kvpool/internal/latency"
 	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 )
 
 // A run under a client model says what its clients did, in the printed
 // report and in summary.json; a run without one says nothing of it.
 func TestClientsInReportAndSummary(t *testing.T) {
-	r := loadgen.Result{Config: loadgen.DefaultConfig(), Elapsed: 10 * time.Second,
+	r := loadgen.Result{Config: config.Default(), Elapsed: 10 * time.Second,
 		Corrected: latency.New(), Uncorrected: latency.New(), SendLag: latency.New()}
 	assert.Empty(t, ClientsText(&r))
 	s := Summarize(&r, nil)

@@ -15,11 +15,12 @@ import (
 	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/latency"
 	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
 // Describe is the one-line description of what c runs.
-func Describe(c *loadgen.Config) string {
+func Describe(c *config.Config) string {
 	rate := "closed loop"
 	if c.Rate > 0 {
 		rate = fmt.Sprintf("%.0f req/s", c.Rate)
@@ -33,7 +34,7 @@ func Describe(c *loadgen.Config) string {
 // SpikeText describes the run's spike: "spike to 2000 req/s (2x) from
 // 20s for 10s"; "" where there is none. The rate is the whole
 // schedule's, as -rate is.
-func SpikeText(c *loadgen.Config) string {
+func SpikeText(c *config.Config) string {
 	if c.Spike.IsZero() {
 		return ""
 	}
@@ -47,9 +48,9 @@ func SpikeText(c *loadgen.Config) string {
 // DescribeLoad is Describe without the rate, for runs that choose their
 // own (saturate). It names only the settings that apply: the transport
 // for the fast engine, the Zipf exponent for -dist zipf.
-func DescribeLoad(c *loadgen.Config) string {
+func DescribeLoad(c *config.Config) string {
 	eng := c.Engine
-	if c.Engine == loadgen.EngineFast {
+	if c.Engine == config.EngineFast {
 		eng += " (" + c.Transport + ")"
 	}
 	w := c.Workload
@@ -63,7 +64,7 @@ func DescribeLoad(c *loadgen.Config) string {
 	}
 	loops := "loops by need"
 	switch {
-	case c.Engine == loadgen.EngineVegeta:
+	case c.Engine == config.EngineVegeta:
 		loops = "vegeta's workers"
 	case c.Loops > 0:
 		loops = fmt.Sprintf("%d loops", c.Loops)
@@ -183,7 +184,7 @@ func LoaderText(r *loadgen.Result) string {
 // ShardText describes the schedule of a run that was one shard of it, or
 // started at an agreed instant: "shard 2/4 of a 40000 req/s schedule
 // starting 2026-11-24T12:00:00Z"; "" for a run of its own.
-func ShardText(c *loadgen.Config) string {
+func ShardText(c *config.Config) string {
 	switch {
 	case !c.Shard.IsWhole():
 		return fmt.Sprintf("shard %s of a %.0f req/s schedule starting %s", c.Shard, c.Rate, c.StartAt.UTC().Format(time.RFC3339Nano))

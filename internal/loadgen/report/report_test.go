@@ -11,6 +11,7 @@ import (
 	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/latency"
 	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
@@ -29,20 +30,20 @@ func TestLoaderText(t *testing.T) {
 
 func TestShardText(t *testing.T) {
 	at := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	f := func(want string, c loadgen.Config) {
+	f := func(want string, c config.Config) {
 		t.Helper()
 		assert.Equal(t, want, ShardText(&c))
 	}
-	f("shard 2/4 of a 40000 req/s schedule starting 2026-11-24T12:00:00Z", loadgen.Config{Rate: 40000, Shard: schedule.Shard{K: 2, N: 4}, StartAt: at})
-	f("a 40000 req/s schedule starting 2026-11-24T12:00:00.25Z", loadgen.Config{Rate: 40000, StartAt: at.Add(250 * time.Millisecond)})
-	f("", loadgen.Config{Rate: 40000})
+	f("shard 2/4 of a 40000 req/s schedule starting 2026-11-24T12:00:00Z", config.Config{Rate: 40000, Shard: schedule.Shard{K: 2, N: 4}, StartAt: at})
+	f("a 40000 req/s schedule starting 2026-11-24T12:00:00.25Z", config.Config{Rate: 40000, StartAt: at.Add(250 * time.Millisecond)})
+	f("", config.Config{Rate: 40000})
 }
 
 // A shard's summary records the whole schedule and its share of it; the
 // report says which shard it was and where the loader ran.
 func TestShardSummaryAndReport(t *testing.T) {
 	at := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	r := &loadgen.Result{Config: loadgen.DefaultConfig(), Planned: 10_000, Sent: 10_000, Elapsed: time.Second,
+	r := &loadgen.Result{Config: config.Default(), Planned: 10_000, Sent: 10_000, Elapsed: time.Second,
 		Uncorrected: latency.New(), Corrected: latency.New(), SendLag: latency.New(),
 		Loops: 2, LoopsWhy: "2 loops: -loops 2", LoaderCPUs: 2, LoaderCPUSet: cpuset.Of(0, 1), Pinned: true,
 		Quantum: 250 * time.Microsecond}

@@ -10,13 +10,14 @@ import (
 
 	"github.com/kvpool/kvpool/internal/latency"
 	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
 func TestSpikeText(t *testing.T) {
 	f := func(want string, sp schedule.Spike) {
 		t.Helper()
-		c := loadgen.Config{Rate: 1000, Duration: time.Minute, Spike: sp}
+		c := config.Config{Rate: 1000, Duration: time.Minute, Spike: sp}
 		assert.Equal(t, want, SpikeText(&c))
 	}
 	f("spike to 2000 req/s (2x) from 20s for 10s", schedule.Spike{Factor: 2, At: 20 * time.Second, Length: 10 * time.Second})
@@ -27,7 +28,7 @@ func TestSpikeText(t *testing.T) {
 // A run with a spike says so in summary.json (its rate, start, length)
 // and in the report, whose asked rate is the average over the run.
 func TestSpikeSummaryAndReport(t *testing.T) {
-	r := &loadgen.Result{Config: loadgen.DefaultConfig(), Planned: 80_000, Sent: 80_000, Elapsed: 70 * time.Second,
+	r := &loadgen.Result{Config: config.Default(), Planned: 80_000, Sent: 80_000, Elapsed: 70 * time.Second,
 		Uncorrected: latency.New(), Corrected: latency.New(), SendLag: latency.New()}
 	r.Config.Rate, r.Config.Duration = 1000, 70*time.Second
 	r.Config.Spike = schedule.Spike{Factor: 2, At: 20 * time.Second, Length: 10 * time.Second}

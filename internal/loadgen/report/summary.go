@@ -15,6 +15,7 @@ import (
 	"github.com/kvpool/kvpool/internal/latency"
 	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
@@ -171,7 +172,7 @@ func Summarize(r *loadgen.Result, server map[string]string) Summary {
 		Warnings:      r.Warnings(),
 		HistCorrected: encodeHist(r.Corrected), HistUncorrected: encodeHist(r.Uncorrected), HistSendLag: encodeHist(r.SendLag),
 	}
-	if c.Engine == loadgen.EngineFast {
+	if c.Engine == config.EngineFast {
 		s.Transport = c.Transport
 	}
 	if !c.Client.IsZero() {

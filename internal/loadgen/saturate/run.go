@@ -8,6 +8,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/latency"
 	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 )
 
 // Run searches for the highest rate load's workload sustains under sc's
@@ -17,7 +18,7 @@ import (
 // Cooldown pause; load's rate, duration and interval are the search's
 // own. Around each step Run reads both sides' CPU, and once an interval
 // during it, for the step's and each interval's shares.
-func Run(ctx context.Context, load loadgen.Config, sc Config, onStep func(Step), progress func(loadgen.Progress)) (*Saturation, error) {
+func Run(ctx context.Context, load config.Config, sc Config, onStep func(Step), progress func(loadgen.Progress)) (*Saturation, error) {
 	if err := sc.Validate(); err != nil {
 		return nil, err
 	}

@@ -21,17 +21,18 @@ import (
 
 	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
-func init() { loadgen.RegisterEngine(loadgen.EngineVegeta, run) }
+func init() { loadgen.RegisterEngine(config.EngineVegeta, run) }
 
 // run is the engine. Vegeta measures latency from its actual send; the
 // corrected latency is taken from the schedule start + seq/rate as in the
 // fast engine. Vegeta does not report how many workers it grew to, so
 // Result.ConnsPeak is the starting count.
-func run(ctx context.Context, cfg *loadgen.Config, progress func(loadgen.Progress)) (*loadgen.Result, error) {
+func run(ctx context.Context, cfg *config.Config, progress func(loadgen.Progress)) (*loadgen.Result, error) {
 	host := cfg.TargetHost()
 	conn, err := net.DialTimeout("tcp", host, cfg.Timeout)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
@@ -26,9 +27,9 @@ func TestVegetaEngineRecordsBothDistributions(t *testing.T) {
 	url := loadgentest.ServeHandler(t, loadgentest.MixedStatuses)
 
 	dir := t.TempDir()
-	cfg := loadgen.DefaultConfig()
+	cfg := config.Default()
 	cfg.Target = url
-	cfg.Engine, cfg.Rate, cfg.Duration = loadgen.EngineVegeta, 500, 400*time.Millisecond
+	cfg.Engine, cfg.Rate, cfg.Duration = config.EngineVegeta, 500, 400*time.Millisecond
 	cfg.Conns, cfg.MaxConns, cfg.Progress = 4, 4, 0
 	cfg.Workload.Keys, cfg.Workload.ValueSize = 1000, 64
 	cfg.Workload.Mix = workload.Mix{Get: 0.5, Put: 0.3, Delete: 0.2}

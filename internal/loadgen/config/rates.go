@@ -1,4 +1,4 @@
-package loadgen
+package config
 
 import (
 	"fmt"
@@ -7,15 +7,15 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
-// schedule is the whole run's timetable of c (open model).
-func (c *Config) schedule() schedule.Schedule { return schedule.WithSpike(c.Rate, c.Spike) }
+// Schedule is the whole run's timetable of c (open model).
+func (c *Config) Schedule() schedule.Schedule { return schedule.WithSpike(c.Rate, c.Spike) }
 
 // AskedRate is the rate this loader offers: Rate, or its shard's share
 // of it (Rate/N); 0 for a closed loop. With a Spike it is the average
 // over Duration of the rate the schedule asks (Rate before and after the
 // spike, its rate during it), so that the achieved rate of a run that
 // kept to its schedule, Planned over Duration, matches it: the rate to
-// judge a run by, not the rate at any one moment (see peakRate).
+// judge a run by, not the rate at any one moment (see PeakRate).
 func (c *Config) AskedRate() float64 {
 	return c.share(c.averageRate())
 }
@@ -69,21 +69,21 @@ func (c *Config) averageRate() float64 {
 	return (c.Rate*(c.Duration.Seconds()-l) + c.SpikeRate()*l) / c.Duration.Seconds()
 }
 
-// peakRate is this loader's share of the highest rate its schedule asks,
+// PeakRate is this loader's share of the highest rate its schedule asks,
 // req/s: what its loops must be able to send (see loopsFor); AskedRate
 // where there is no spike, and for a closed loop 0.
-func (c *Config) peakRate() float64 {
+func (c *Config) PeakRate() float64 {
 	if c.Spike.IsZero() || c.Rate <= 0 {
 		return c.AskedRate()
 	}
 	return c.share(max(c.Rate, c.SpikeRate()))
 }
 
-// askedRateOver is this loader's share of the rate its schedule asks
+// AskedRateOver is this loader's share of the rate its schedule asks
 // on average from from to to after the start, req/s (0: closed loop):
 // what a progress line compares the rate of the last stretch with, so
 // that the stretch the spike falls in is compared with it.
-func (c *Config) askedRateOver(from, to time.Duration) float64 {
+func (c *Config) AskedRateOver(from, to time.Duration) float64 {
 	from = max(from, 0)
 	if c.Spike.IsZero() || c.Rate <= 0 || to <= from {
 		return c.AskedRate() // -rate's share, or 0

@@ -1,15 +1,8 @@
-// Package loadgen is the load lab's core: run a schedule of requests over
-// connections against the kvserver's /v0/entity API (open-model constant
-// rate, or closed loop as fast as the connections go) and record every
-// outcome exactly, twice (latency from the actual send and from the
-// scheduled send, the coordinated-omission correction), streaming the
-// interval logs and results.bin to disk as the run goes.
-//
-// What is built on a run lives in subpackages, as vegeta's lib is cut:
-// workload (which requests), report (printing and summary.json), fill,
-// saturate, merge. The "vegeta" engine (vegeta's attacker over net/http,
-// an independent cross-check of the "fast" one) shares Config and Result.
-package loadgen
+// Package config is every setting of a load run (Config), filled from
+// flags by cmd/loadtest, and their validation: the target, the engine and
+// what it can carry, the schedule's rates, the loader's loops, CPUs and
+// shard.
+package config
 
 import (
 	"fmt"
@@ -153,15 +146,15 @@ type Config struct {
 	// on it.
 	StartAt time.Time
 
-	// keepRecords keeps every record in Result.records as well (tests of
+	// KeepRecords keeps every record in Result.records as well (tests of
 	// the engine read them; unbounded, so never for real runs).
-	keepRecords bool
-	// noEventLoop runs the open model on the portable engine (a goroutine
+	KeepRecords bool
+	// NoEventLoop runs the open model on the portable engine (a goroutine
 	// per connection) even where the event loop exists (tests of both).
-	noEventLoop bool
-	// onLoop, if not nil, is called by each loop on its own thread (after
+	NoEventLoop bool
+	// OnLoop, if not nil, is called by each loop on its own thread (after
 	// pinning it) before it starts (tests).
-	onLoop func(loop int)
+	OnLoop func(loop int)
 }
 
 // What results.bin's latencies mean (Config.VegetaLatency).
@@ -170,8 +163,8 @@ const (
 	LatencyCorrected   = "corrected"
 )
 
-// DefaultConfig returns the defaults cmd/loadtest documents.
-func DefaultConfig() Config {
+// Default returns the defaults cmd/loadtest documents.
+func Default() Config {
 	return Config{
 		Target:    "http://127.0.0.1:19234",
 		Engine:    EngineFast,
@@ -201,7 +194,7 @@ func DefaultConfig() Config {
 // Validate reports the first setting that cannot work, saying which flag
 // to change.
 func (c *Config) Validate() error {
-	if _, err := parseTarget(c.Target, c.AllowRemote); err != nil {
+	if _, err := ParseTarget(c.Target, c.AllowRemote); err != nil {
 		return err
 	}
 	if err := c.Workload.Validate(); err != nil {
@@ -280,9 +273,9 @@ func ClientFits(m client.Model, engine string, rate float64) error {
 	return nil
 }
 
-// attemptTimeout is how long a client waits for an attempt's answer: its
+// AttemptTimeout is how long a client waits for an attempt's answer: its
 // own timeout, else the run's.
-func (c *Config) attemptTimeout() time.Duration {
+func (c *Config) AttemptTimeout() time.Duration {
 	if c.Client.Timeout > 0 {
 		return c.Client.Timeout
 	}
@@ -296,7 +289,7 @@ const startAtSlack = time.Second
 
 // interval is the length of the run's series' intervals: Config.Interval,
 // or a second where that is not set.
-func (c *Config) interval() time.Duration {
+func (c *Config) SeriesInterval() time.Duration {
 	if c.Interval <= 0 {
 		return time.Second
 	}
