@@ -18,10 +18,10 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/kvpool/kvpool/internal/api"
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/fill"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
@@ -77,7 +77,7 @@ func TestAttackPrintsWrk2TablesAndWritesFiles(t *testing.T) {
 	assert.Contains(t, out, "150 requests in")
 	assert.Contains(t, out, "Loader CPU:")
 	for _, f := range []string{report.SummaryFile, report.CorrectedFile, report.UncorrectedFile,
-		loadgen.CorrectedLogFile, loadgen.UncorrectedLogFile, loadgen.ResultsFile} {
+		record.CorrectedLogFile, record.UncorrectedLogFile, record.ResultsFile} {
 		assert.FileExists(t, filepath.Join(dir, f))
 	}
 	s := readSummary(t, dir)

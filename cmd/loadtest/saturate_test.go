@@ -18,9 +18,9 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/kvpool/kvpool/internal/api"
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
@@ -194,7 +194,7 @@ func TestSaturatePrintsTheCurve(t *testing.T) {
 		assert.Equal(t, 0, code, errs)
 		assert.Contains(t, out, fmt.Sprintf("saturation: %.0f req/s (validated", sat.Rate))
 		assert.FileExists(t, filepath.Join(dir, report.SummaryFile), "the validating run's files")
-		assert.FileExists(t, filepath.Join(dir, loadgen.CorrectedLogFile))
+		assert.FileExists(t, filepath.Join(dir, record.CorrectedLogFile))
 	case sat.Candidate > 0:
 		assert.Equal(t, exitNotValidated, code, errs)
 		assert.Contains(t, out, "saturation: none validated")

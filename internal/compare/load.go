@@ -11,6 +11,7 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/fill"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
@@ -38,7 +39,7 @@ func (r *runner) loadConfig(target, wl string) (config.Config, error) {
 // runInto runs cfg with its files streamed into dir, then writes the
 // summary (with settings, kvserver's) and the .hgrm files there.
 // A file that could not be written is returned as note; the run stands.
-func runInto(ctx context.Context, cfg config.Config, dir string, settings map[string]string) (res *loadgen.Result, note string, err error) {
+func runInto(ctx context.Context, cfg config.Config, dir string, settings map[string]string) (res *record.Result, note string, err error) {
 	cfg.Out = dir
 	res, err = loadgen.Run(ctx, cfg, nil)
 	if err != nil {

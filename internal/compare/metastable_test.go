@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvpool/kvpool/internal/compare/plan"
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
@@ -114,8 +114,8 @@ func TestScheduleSentUnderClients(t *testing.T) {
 	cfg.Spike = schedule.Spike{Factor: 2.5, At: 2 * time.Second, Length: 2 * time.Second}
 	cfg.Client = retry
 	assert.InDelta(t, 1300.0, cfg.AskedRate(), 1e-9, "8 s at 1000, 2 s at 2500")
-	res := &loadgen.Result{Config: cfg, Planned: 13000, Sent: 20000, SendSpan: 11 * time.Second,
-		Clients: loadgen.ClientTotals{FirstTries: 12500, Retries: 7500, Throttled: 500}}
+	res := &record.Result{Config: cfg, Planned: 13000, Sent: 20000, SendSpan: 11 * time.Second,
+		Clients: record.ClientTotals{FirstTries: 12500, Retries: 7500, Throttled: 500}}
 	rate, unsent := scheduleSent(res)
 	assert.InDelta(t, 1300.0, rate, 1e-9, "first tries and throttled ones over the schedule, not the retries")
 	assert.Zero(t, unsent)
@@ -129,7 +129,7 @@ func TestScheduleSentUnderClients(t *testing.T) {
 	_, unsent = scheduleSent(res)
 	assert.Zero(t, unsent, "capped at the schedule's count")
 
-	plain := &loadgen.Result{Config: config.Default(), Planned: 1000, Sent: 990, SendSpan: time.Second}
+	plain := &record.Result{Config: config.Default(), Planned: 1000, Sent: 990, SendSpan: time.Second}
 	rate, unsent = scheduleSent(plain)
 	assert.InDelta(t, 990.0, rate, 1e-9, "no client model: every request sent, over the span it was sent in")
 	assert.Equal(t, int64(10), unsent)

@@ -13,8 +13,8 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/verdict"
 	"github.com/kvpool/kvpool/internal/harness"
 	"github.com/kvpool/kvpool/internal/latency"
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 )
 
@@ -96,7 +96,7 @@ func (r *runner) overload(ctx context.Context, wr *result.WorkloadResult, srv *i
 	o.LoaderKeptUp = lc.KeptUp
 	o.Planned, o.Sent, o.Achieved = res.Planned, res.Sent, res.AchievedRate()
 	o.ConnsStart, o.ConnsPeak, o.InFlightPeak = res.ConnsStart, res.ConnsPeak, res.InFlightPeak
-	bin := filepath.Join(dir, loadgen.ResultsFile)
+	bin := filepath.Join(dir, record.ResultsFile)
 	if a, err := readAnswers(bin, res.Start, res.Config.Rate); err != nil {
 		r.fail(wl, v.Name, "overload", err.Error(), "")
 	} else {
@@ -132,7 +132,7 @@ func (r *runner) fullLoadCost(ctx context.Context, srv *instance, cfg config.Con
 }
 
 // addAnswers fills o from the step's answers split by kind.
-func addAnswers(o *result.OverloadRun, a *answers, res *loadgen.Result) {
+func addAnswers(o *result.OverloadRun, a *answers, res *record.Result) {
 	o.Served, o.Shed, o.Timeouts, o.Other = a.Served, a.Shed, a.Timeouts, a.Other
 	if res.Elapsed > 0 {
 		o.Goodput = float64(a.Served) / res.Elapsed.Seconds()

@@ -8,8 +8,8 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/harness"
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
@@ -38,7 +38,7 @@ func (r *runner) saturateConfig(dir string) saturate.Config {
 // that a step the loader could not deliver is told from the server's
 // limit (saturate.Bound). It returns the validating run and its step (nil
 // where none ran).
-func (r *runner) search(ctx context.Context, cfg config.Config, dir string, srv *harness.Server, settings map[string]string, hint float64) (result.SatRun, *loadgen.Result, *saturate.Step, error) {
+func (r *runner) search(ctx context.Context, cfg config.Config, dir string, srv *harness.Server, settings map[string]string, hint float64) (result.SatRun, *record.Result, *saturate.Step, error) {
 	sc := r.saturateConfig(dir)
 	sc.StartRate = max(sc.StartRate, math.Round(hint/2))
 	sc.MaxRate = max(sc.MaxRate, sc.StartRate)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/stretchr/testify/require"
 )
 
@@ -44,7 +45,7 @@ func TestOpenModelRequestAllocatesNothing(t *testing.T) {
 		e.complete(got, got.rt.awaitResponse())
 	})
 	require.Zero(t, allocs, "allocations per request")
-	require.Zero(t, c.rec.errCount.Load(), "every request was answered")
+	require.Zero(t, c.rec.ErrCount.Load(), "every request was answered")
 	require.Equal(t, int64(1001), c.carried, "AllocsPerRun's warm-up and 1000 runs")
 }
 
@@ -55,16 +56,16 @@ func TestClosedLoopRequestAllocatesNothing(t *testing.T) {
 	var seq uint64
 	allocs := testing.AllocsPerRun(1000, func() {
 		op, key := c.pick.Next(seq)
-		c.o = outcome{seq: seq, key: key, op: op}
-		c.o.bytesOut = c.rt.prepare(op, key)
-		c.o.sent = e.now()
-		c.o.intended = c.o.sent
+		c.o = record.Outcome{Seq: seq, Key: key, Op: op}
+		c.o.BytesOut = c.rt.prepare(op, key)
+		c.o.Sent = e.now()
+		c.o.Intended = c.o.Sent
 		e.exchange(c)
 		c.record()
 		seq++
 	})
 	require.Zero(t, allocs, "allocations per request")
-	require.Zero(t, c.rec.errCount.Load(), "every request was answered")
+	require.Zero(t, c.rec.ErrCount.Load(), "every request was answered")
 }
 
 // A request with both client headers (the deadline, a retry's attempt

@@ -17,27 +17,28 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/client"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 )
 
 // attemptsBySeq groups a run's records by request, in attempt order,
 // failing the test where a request's attempts are not 0, 1, 2, … each
 // recorded once.
-func attemptsBySeq(t *testing.T, res *Result) map[uint64][]record {
+func attemptsBySeq(t *testing.T, res *record.Result) map[uint64][]record.Record {
 	t.Helper()
-	by := map[uint64][]record{}
-	for _, rc := range res.records {
-		by[rc.seq] = append(by[rc.seq], rc)
+	by := map[uint64][]record.Record{}
+	for _, rc := range res.Records {
+		by[rc.Seq] = append(by[rc.Seq], rc)
 	}
 	for seq, rs := range by {
 		seen := make([]bool, len(rs))
 		for _, rc := range rs {
-			require.Less(t, int(rc.attempt), len(rs), "request %d: attempt %d of %d records", seq, rc.attempt, len(rs))
-			require.False(t, seen[rc.attempt], "request %d: attempt %d recorded twice", seq, rc.attempt)
-			seen[rc.attempt] = true
+			require.Less(t, int(rc.Attempt), len(rs), "request %d: attempt %d of %d records", seq, rc.Attempt, len(rs))
+			require.False(t, seen[rc.Attempt], "request %d: attempt %d recorded twice", seq, rc.Attempt)
+			seen[rc.Attempt] = true
 		}
-		ordered := make([]record, len(rs))
+		ordered := make([]record.Record, len(rs))
 		for _, rc := range rs {
-			ordered[rc.attempt] = rc
+			ordered[rc.Attempt] = rc
 		}
 		by[seq] = ordered
 	}
@@ -82,13 +83,13 @@ func TestClientRetriesA503WithTheSameRequest(t *testing.T) {
 	require.Len(t, by, 100)
 	for seq, rs := range by {
 		require.Len(t, rs, 2, "request %d", seq)
-		assert.Equal(t, uint16(503), rs[0].code, "request %d: first try", seq)
-		assert.Equal(t, uint16(200), rs[1].code, "request %d: retry", seq)
-		assert.Equal(t, rs[0].key, rs[1].key, "request %d: the retry asks for the same id", seq)
-		assert.GreaterOrEqual(t, rs[1].intended, rs[0].end(), "request %d: retried after its first try ended", seq)
-		assert.Zero(t, rs[1].flags&flagGaveUp)
+		assert.Equal(t, uint16(503), rs[0].Code, "request %d: first try", seq)
+		assert.Equal(t, uint16(200), rs[1].Code, "request %d: retry", seq)
+		assert.Equal(t, rs[0].Key, rs[1].Key, "request %d: the retry asks for the same id", seq)
+		assert.GreaterOrEqual(t, rs[1].Intended, rs[0].End(), "request %d: retried after its first try ended", seq)
+		assert.Zero(t, rs[1].Flags&record.FlagGaveUp)
 	}
-	assert.Equal(t, ClientTotals{FirstTries: 100, Retries: 100, Useful: 100, Shed: 100}, res.Clients)
+	assert.Equal(t, record.ClientTotals{FirstTries: 100, Retries: 100, Useful: 100, Shed: 100}, res.Clients)
 	assert.InDelta(t, 2.0, res.Clients.Amplification(), 1e-9)
 	var first, retries, useful, shed int64
 	for _, iv := range res.Intervals {
@@ -113,10 +114,10 @@ func TestClientGivesUpAfterItsRetries(t *testing.T) {
 	for seq, rs := range by {
 		require.Len(t, rs, 3, "request %d: 1 + 2 retries", seq)
 		for i, rc := range rs {
-			assert.Equal(t, i == 2, rc.flags&flagGaveUp != 0, "request %d attempt %d: given up only at the last", seq, i)
+			assert.Equal(t, i == 2, rc.Flags&record.FlagGaveUp != 0, "request %d attempt %d: given up only at the last", seq, i)
 		}
 	}
-	assert.Equal(t, ClientTotals{FirstTries: 50, Retries: 100, Shed: 150, GaveUp: 50}, res.Clients)
+	assert.Equal(t, record.ClientTotals{FirstTries: 50, Retries: 100, Shed: 150, GaveUp: 50}, res.Clients)
 }
 
 // A client that gives up waiting closes its connection and counts a
@@ -151,13 +152,13 @@ func TestClientTimeoutClosesAndRetries(t *testing.T) {
 	require.Len(t, by, 20)
 	for seq, rs := range by {
 		require.Len(t, rs, 2, "request %d", seq)
-		assert.NotZero(t, rs[0].flags&flagTimeout, "request %d: its first try timed out", seq)
-		assert.GreaterOrEqual(t, rs[0].end()-rs[0].intended, int64(100*time.Millisecond), "request %d: not before the client's timeout", seq)
-		assert.Equal(t, uint16(200), rs[1].code, "request %d: its retry answered", seq)
+		assert.NotZero(t, rs[0].Flags&record.FlagTimeout, "request %d: its first try timed out", seq)
+		assert.GreaterOrEqual(t, rs[0].End()-rs[0].Intended, int64(100*time.Millisecond), "request %d: not before the client's timeout", seq)
+		assert.Equal(t, uint16(200), rs[1].Code, "request %d: its retry answered", seq)
 	}
 	assert.Equal(t, int64(20), res.Clients.Timeouts)
 	assert.Equal(t, int64(20), res.Clients.Useful)
-	assert.Equal(t, int64(20), res.Errors[errClientTimeout.Error()])
+	assert.Equal(t, int64(20), res.Errors[record.ErrClientTimeout.Error()])
 	mu.Lock()
 	defer mu.Unlock()
 	sent := 0
@@ -219,9 +220,9 @@ func TestClientThrottleAndBudgetAgainstARefusingServer(t *testing.T) {
 		assert.Equal(t, int64(1000), c.GaveUp, "with no accepts, every request fails")
 		assert.Equal(t, c.FirstTries, res.Sent, "a refused attempt is not a send")
 		for _, rs := range by {
-			if rs[0].flags&flagNotSent != 0 {
-				assert.NotZero(t, rs[0].flags&flagGaveUp)
-				assert.Zero(t, rs[0].code)
+			if rs[0].Flags&record.FlagNotSent != 0 {
+				assert.NotZero(t, rs[0].Flags&record.FlagGaveUp)
+				assert.Zero(t, rs[0].Code)
 			}
 		}
 	})
@@ -316,7 +317,7 @@ func TestClientMarksRetriesOnTheWire(t *testing.T) {
 		cfg.Client = client.Model{Retries: 2, RetryOn: client.RetryOn{Status503: true}, MarkRetries: mark}
 		_, res := runEngine(t, cfg)
 
-		require.Equal(t, ClientTotals{FirstTries: 50, Retries: 100, Useful: 50, Shed: 100}, res.Clients)
+		require.Equal(t, record.ClientTotals{FirstTries: 50, Retries: 100, Useful: 50, Shed: 100}, res.Clients)
 		mu.Lock()
 		defer mu.Unlock()
 		for n, h := range want {

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"errors"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"math"
 	"net"
 	"time"
@@ -21,29 +22,29 @@ func (e *fastEngine) closedLoop(c *conn) {
 		c.pending.Store(seq)
 		op, key := c.pick.Next(seq)
 		for attempt := 0; ; attempt++ {
-			*o = outcome{seq: seq, key: key, op: op}
+			*o = record.Outcome{Seq: seq, Key: key, Op: op}
 			if c.rt != nil {
-				o.bytesOut = c.rt.prepare(op, key)
+				o.BytesOut = c.rt.prepare(op, key)
 			} else {
-				o.bytesOut = c.hc.prepare(op, key)
+				o.BytesOut = c.hc.prepare(op, key)
 			}
-			o.sent = e.now()
-			if e.deadline > 0 && o.sent >= e.deadline {
+			o.Sent = e.now()
+			if e.deadline > 0 && o.Sent >= e.deadline {
 				return // nothing is sent at or after Duration
 			}
-			o.intended = o.sent
+			o.Intended = o.Sent
 			e.exchange(c)
-			if o.err != nil && isDialError(o.err) {
+			if o.Err != nil && isDialError(o.Err) {
 				// Nothing listens: do not spin on refusals.
 				time.Sleep(10 * time.Millisecond)
 			}
-			if attempt >= e.cfg.Retries || failure(o) == "" || e.stop.Load() {
+			if attempt >= e.cfg.Retries || record.Failure(o) == "" || e.stop.Load() {
 				break
 			}
 			time.Sleep(time.Duration(attempt+1) * 10 * time.Millisecond)
 		}
 		c.record()
-		if failure(o) == "" {
+		if record.Failure(o) == "" {
 			c.pending.Store(math.MaxUint64)
 		} else if e.cfg.Retries > 0 {
 			return // fill: keep pending as the resume point, stop this conn
@@ -66,8 +67,8 @@ func (e *fastEngine) claim() (uint64, bool) {
 func (e *fastEngine) exchange(c *conn) {
 	o := &c.o
 	if c.rt == nil {
-		o.code, o.bytesIn, o.err = c.hc.roundTrip()
-		o.end = e.now()
+		o.Code, o.BytesIn, o.Err = c.hc.roundTrip()
+		o.End = e.now()
 		return
 	}
 	var err error
@@ -77,7 +78,7 @@ func (e *fastEngine) exchange(c *conn) {
 		err = c.rt.dial()
 	}
 	if err == nil {
-		c.started.Store(o.sent + 1)
+		c.started.Store(o.Sent + 1)
 		if err = c.rt.write(); err == nil {
 			err = c.rt.awaitResponse()
 		}
@@ -87,8 +88,8 @@ func (e *fastEngine) exchange(c *conn) {
 			c.served = 0
 			if err = c.rt.dial(); err == nil {
 				e.reconnected()
-				o.sent = e.now()
-				c.started.Store(o.sent + 1)
+				o.Sent = e.now()
+				c.started.Store(o.Sent + 1)
 				if err = c.rt.write(); err == nil {
 					err = c.rt.awaitResponse()
 				}
@@ -97,7 +98,7 @@ func (e *fastEngine) exchange(c *conn) {
 	}
 	closeAfter := false
 	if err == nil {
-		o.code, o.bytesIn, closeAfter, err = c.rt.readResponse()
+		o.Code, o.BytesIn, closeAfter, err = c.rt.readResponse()
 	}
 	err = c.finish(e.now(), err)
 	switch {

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
@@ -21,11 +22,11 @@ type conn struct {
 	rt   *rawConn // nil with the hostclient transport
 	hc   *hostClientConn
 	pick *workload.Picker
-	rec  *recorder // written only by this conn's goroutine
+	rec  *record.Recorder // written only by this conn's goroutine
 
 	// o is the request in flight: filled by its sender, completed and
 	// recorded by the conn's goroutine.
-	o outcome
+	o record.Outcome
 
 	// started is 1 + the send time (ns) of the request in flight, 0 when
 	// none, or abortedMark once the watchdog has aborted it. The sender's
@@ -85,7 +86,7 @@ type loopConn struct {
 
 // record records c's request; on c's goroutine only.
 func (c *conn) record() {
-	c.rec.add(&c.o)
+	c.rec.Add(&c.o)
 	c.carried++
 }
 
@@ -97,13 +98,13 @@ const abortedMark = -1
 // aborted fails as a timeout, whatever the aborted read said, and a failed
 // request has no status code. It returns the error it recorded.
 func (c *conn) finish(end int64, err error) error {
-	c.o.end = end
+	c.o.End = end
 	if c.started.Swap(0) == abortedMark && err != nil {
-		err = errTimeout
+		err = record.ErrTimeout
 	}
-	c.o.err = err
+	c.o.Err = err
 	if err != nil {
-		c.o.code = 0
+		c.o.Code = 0
 	}
 	return err
 }

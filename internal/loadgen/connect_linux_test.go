@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -67,7 +68,7 @@ func TestEventLoopReconnectsByItsOwnConnect(t *testing.T) {
 	assert.Same(t, c, l.idle.pop(), "connected and idle")
 	send(1)
 	assert.Equal(t, int64(2), c.carried)
-	assert.Zero(t, c.rec.errCount.Load(), "both requests answered")
+	assert.Zero(t, c.rec.ErrCount.Load(), "both requests answered")
 
 	// The target goes away: its port refuses.
 	goneAway(t, l)
@@ -93,10 +94,10 @@ func TestEventLoopRefusedConnectFailsTheRequest(t *testing.T) {
 	for c.ev.busy {
 		l.handle(l.wait(time.Second))
 	}
-	assert.Equal(t, int64(1), c.rec.errCount.Load())
+	assert.Equal(t, int64(1), c.rec.ErrCount.Load())
 	assert.Equal(t, int64(1), c.carried)
-	assert.True(t, isDialError(c.o.err), "%v", c.o.err)
-	assert.Equal(t, "connection refused (is the server running?)", describeError(c.o.err))
+	assert.True(t, isDialError(c.o.Err), "%v", c.o.Err)
+	assert.Equal(t, "connection refused (is the server running?)", record.DescribeError(c.o.Err))
 }
 
 // The watchdog gives up on a connect still under way after -timeout, as
@@ -117,6 +118,6 @@ func TestWatchdogGivesUpOnASlowConnect(t *testing.T) {
 	assert.False(t, c.ev.busy, "the request is recorded")
 	assert.Zero(t, l.dialing)
 	assert.True(t, c.dead)
-	assert.True(t, isDialError(c.o.err), "%v", c.o.err)
-	assert.Equal(t, "timeout", describeError(c.o.err))
+	assert.True(t, isDialError(c.o.Err), "%v", c.o.Err)
+	assert.Equal(t, "timeout", record.DescribeError(c.o.Err))
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 )
 
 // With one connection and a server slower than the schedule, every
@@ -33,8 +34,8 @@ func TestEventLoopMarksAttemptsThatWaitedForAConnection(t *testing.T) {
 
 	require.Equal(t, int64(20), res.Sent)
 	require.True(t, res.OwnLagKnown, "the event loop tells the two lags apart")
-	for _, rc := range res.records {
-		assert.Equal(t, rc.seq != 0, rc.flags&flagConnWait != 0, "request %d", rc.seq)
+	for _, rc := range res.Records {
+		assert.Equal(t, rc.Seq != 0, rc.Flags&record.FlagConnWait != 0, "request %d", rc.Seq)
 	}
 	assert.Equal(t, int64(19), res.ConnWaits)
 	assert.LessOrEqual(t, res.OwnLate, int64(1), "only the first send can be the loader's own lag")

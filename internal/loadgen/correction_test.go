@@ -40,11 +40,11 @@ func TestCorrectedLatencyShowsTheStallAcrossScheduledRequests(t *testing.T) {
 	slowUncorrected := 0
 	slowCorrected := 0
 	s := schedule.New(cfg.Rate)
-	for _, rc := range res.records {
-		if time.Duration(rc.latency) >= stall*9/10 {
+	for _, rc := range res.Records {
+		if time.Duration(rc.Latency) >= stall*9/10 {
 			slowUncorrected++
 		}
-		if time.Duration(rc.sent+rc.latency-s.At(rc.seq)) >= stall/2 {
+		if time.Duration(rc.Sent+rc.Latency-s.At(rc.Seq)) >= stall/2 {
 			slowCorrected++
 		}
 	}

@@ -3,8 +3,10 @@ package loadgen
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 )
 
 // Run validates cfg, sends its load and returns what was measured. It
@@ -16,7 +18,7 @@ import (
 //
 // While it runs, the run may pin the process to Config.CPUs and raise
 // GOMAXPROCS (see place); both are restored when it returns.
-func Run(ctx context.Context, cfg config.Config, progress func(Progress)) (*Result, error) {
+func Run(ctx context.Context, cfg config.Config, progress func(record.Progress)) (*record.Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -26,7 +28,7 @@ func Run(ctx context.Context, cfg config.Config, progress func(Progress)) (*Resu
 	}
 	where, release := place(&cfg)
 	defer release()
-	var res *Result
+	var res *record.Result
 	var err error
 	var pinErrs []error
 	switch cfg.Engine {
@@ -45,4 +47,34 @@ func Run(ctx context.Context, cfg config.Config, progress func(Progress)) (*Resu
 		where.record(res, pinErrs)
 	}
 	return res, err
+}
+
+// An Engine runs a whole run for Run, recording through a collector's
+// recorders and folding them into a Result with Result.Merge. The fast engine
+// is this package's own; the "vegeta" engine lives in package
+// loadgen/vegeta, which registers itself when imported (as database/sql
+// drivers do), so that the core does not depend on vegeta's attacker.
+type Engine func(ctx context.Context, cfg *config.Config, progress func(record.Progress)) (*record.Result, error)
+
+var (
+	enginesMu sync.Mutex
+	engines   = map[string]Engine{}
+)
+
+// RegisterEngine makes the engine name available to Run (-engine name).
+func RegisterEngine(name string, e Engine) {
+	enginesMu.Lock()
+	defer enginesMu.Unlock()
+	engines[name] = e
+}
+
+// runVegeta runs cfg with the registered vegeta engine.
+func runVegeta(ctx context.Context, cfg *config.Config, _ config.Target, progress func(record.Progress)) (*record.Result, error) {
+	enginesMu.Lock()
+	e, ok := engines[config.EngineVegeta]
+	enginesMu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("-engine %s is not built into this program (import github.com/kvpool/kvpool/internal/loadgen/vegeta)", config.EngineVegeta)
+	}
+	return e(ctx, cfg, progress)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
@@ -42,7 +43,7 @@ import (
 // under mu); no other lock is held with them.
 type fastEngine struct {
 	cfg   *config.Config
-	col   *collector // the run's, shared by every loop
+	col   *record.Collector // the run's, shared by every loop
 	t     config.Target
 	paced bool
 	// part is this engine's share of the run's requests (see loopGroup):
@@ -96,12 +97,12 @@ const growRetryAfter = 10 * time.Millisecond
 // newFastEngine is the engine of a run with one loop: every connection
 // and every request of this loader's shard.
 func newFastEngine(cfg *config.Config, t config.Target) *fastEngine {
-	return newLoopEngine(cfg, newCollector(cfg), t, 0, 1)
+	return newLoopEngine(cfg, record.NewCollector(cfg), t, 0, 1)
 }
 
 // newLoopEngine is the engine of loop l of n: the l-th share of the
 // connections and of this loader's requests.
-func newLoopEngine(cfg *config.Config, col *collector, t config.Target, l, n int) *fastEngine {
+func newLoopEngine(cfg *config.Config, col *record.Collector, t config.Target, l, n int) *fastEngine {
 	e := &fastEngine{cfg: cfg, col: col, t: t, paced: cfg.Rate > 0, planned: math.MaxUint64,
 		part:    cfg.Shard.Share().Split(l, n),
 		conns0:  evenShare(cfg.Conns, l, n),
@@ -173,7 +174,7 @@ func (e *fastEngine) reconnected() {
 	e.reconnects.Add(1)
 	i := max(e.now(), 0) / int64(e.cfg.SeriesInterval())
 	e.rmu.Lock()
-	e.reconnectsBy = grow(e.reconnectsBy, i)
+	e.reconnectsBy = record.Grow(e.reconnectsBy, i)
 	e.reconnectsBy[i]++
 	e.rmu.Unlock()
 }
@@ -244,7 +245,7 @@ func (e *fastEngine) close() {
 func (e *fastEngine) newConn(i int) *conn {
 	c := &conn{
 		pick: workload.NewPicker(e.cfg.Workload, e.cfg.Seed*1_000_003+e.part.Seq(uint64(i))),
-		rec:  e.col.newRecorder(),
+		rec:  e.col.NewRecorder(),
 		kick: make(chan struct{}, 1),
 	}
 	if e.hc != nil {
@@ -312,7 +313,7 @@ func (e *fastEngine) finish() {
 // watchdog enforces Config.Timeout on raw connections by closing the
 // connection under a request that has run too long (no per-request timer).
 func (e *fastEngine) watchdog(done <-chan struct{}) {
-	every(done, min(e.cfg.Timeout/4, 100*time.Millisecond), func() {
+	record.Every(done, min(e.cfg.Timeout/4, 100*time.Millisecond), func() {
 		now := e.now()
 		for _, c := range e.snapshotConns() {
 			s := c.started.Load()
@@ -325,12 +326,11 @@ func (e *fastEngine) watchdog(done <-chan struct{}) {
 
 // addProgress adds the engine's progress so far to p, read from the
 // conns' live counters while they run.
-func (e *fastEngine) addProgress(p *Progress) {
+func (e *fastEngine) addProgress(p *record.Progress) {
 	cs := e.snapshotConns()
 	p.Conns += len(cs)
 	for _, c := range cs {
-		c.rec.live.AddTo(&p.live)
-		p.Errors += c.rec.errCount.Load()
+		c.rec.AddTo(p)
 	}
 }
 

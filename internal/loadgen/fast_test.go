@@ -15,12 +15,13 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
 // runEngine runs the fast engine on cfg with one loop, so that a test
 // can look at its connections afterwards.
-func runEngine(t *testing.T, cfg config.Config) (*fastEngine, *Result) {
+func runEngine(t *testing.T, cfg config.Config) (*fastEngine, *record.Result) {
 	t.Helper()
 	cfg.Loops = 1
 	g, res := runGroup(t, context.Background(), cfg)
@@ -29,7 +30,7 @@ func runEngine(t *testing.T, cfg config.Config) (*fastEngine, *Result) {
 
 // runGroup runs the fast engine on cfg as Run does, and returns its loops
 // too.
-func runGroup(t *testing.T, ctx context.Context, cfg config.Config) (*loopGroup, *Result) {
+func runGroup(t *testing.T, ctx context.Context, cfg config.Config) (*loopGroup, *record.Result) {
 	t.Helper()
 	require.NoError(t, cfg.Validate())
 	tg, err := config.ParseTarget(cfg.Target, false)
@@ -73,14 +74,14 @@ func TestOpenModelSendsEveryRequestOnceAtItsTime(t *testing.T) {
 		assert.Zero(t, res.ErrorCount)
 		s := schedule.New(cfg.Rate)
 		seen := make([]bool, res.Planned)
-		for _, rc := range res.records {
-			require.Less(t, rc.seq, res.Planned)
-			require.False(t, seen[rc.seq], "request %d recorded twice", rc.seq)
-			seen[rc.seq] = true
-			require.Equal(t, s.At(rc.seq), rc.intended, "request %d: intended time", rc.seq)
-			require.GreaterOrEqual(t, rc.sent, rc.intended, "request %d was sent before it was due", rc.seq)
+		for _, rc := range res.Records {
+			require.Less(t, rc.Seq, res.Planned)
+			require.False(t, seen[rc.Seq], "request %d recorded twice", rc.Seq)
+			seen[rc.Seq] = true
+			require.Equal(t, s.At(rc.Seq), rc.Intended, "request %d: intended time", rc.Seq)
+			require.GreaterOrEqual(t, rc.Sent, rc.Intended, "request %d was sent before it was due", rc.Seq)
 		}
-		assert.Len(t, res.records, int(res.Sent))
+		assert.Len(t, res.Records, int(res.Sent))
 		assert.LessOrEqual(t, res.InFlightPeak, res.ConnsPeak, "one request per connection at most")
 		assert.Positive(t, res.InFlightPeak)
 	})
@@ -228,7 +229,7 @@ func TestOpenModelTimeout(t *testing.T) {
 		cfg.Timeout = 200 * time.Millisecond
 		_, res := runEngine(t, mode(cfg))
 		assert.Equal(t, int64(20), res.Sent)
-		timeouts := res.Errors[errTimeout.Error()]
+		timeouts := res.Errors[record.ErrTimeout.Error()]
 		assert.GreaterOrEqual(t, timeouts, int64(1))
 		assert.Equal(t, int64(20), res.Codes[200]+timeouts)
 	})
@@ -244,8 +245,8 @@ func TestHostClientTransportSendsTheSchedule(t *testing.T) {
 	_, res := runEngine(t, cfg)
 	assert.Equal(t, int64(200), res.Sent)
 	assert.Zero(t, res.ErrorCount)
-	for _, rc := range res.records {
-		require.GreaterOrEqual(t, rc.sent, rc.intended, "request %d was sent before it was due", rc.seq)
+	for _, rc := range res.Records {
+		require.GreaterOrEqual(t, rc.Sent, rc.Intended, "request %d was sent before it was due", rc.Seq)
 	}
 
 	cfg.Rate, cfg.Duration, cfg.Requests = 0, 0, 100
@@ -277,9 +278,9 @@ func TestInterruptedRunAccountsForEveryRequest(t *testing.T) {
 		assert.Positive(t, res.Unsent(), "the run stopped early")
 		assert.Equal(t, int64(res.Planned), res.Sent+res.Unsent())
 		seen := map[uint64]bool{}
-		for _, rc := range res.records {
-			require.False(t, seen[rc.seq], "request %d recorded twice", rc.seq)
-			seen[rc.seq] = true
+		for _, rc := range res.Records {
+			require.False(t, seen[rc.Seq], "request %d recorded twice", rc.Seq)
+			seen[rc.Seq] = true
 		}
 		assert.Len(t, seen, int(res.Sent))
 		assert.LessOrEqual(t, res.Resume, uint64(res.Sent))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
@@ -33,7 +34,7 @@ import (
 // result.
 type loopGroup struct {
 	cfg     *config.Config
-	col     *collector // the run's, fed by every loop's recorders
+	col     *record.Collector // the run's, fed by every loop's recorders
 	t       config.Target
 	place   placement
 	engines []*fastEngine
@@ -45,7 +46,7 @@ type loopGroup struct {
 }
 
 func newLoopGroup(cfg *config.Config, t config.Target, place placement) *loopGroup {
-	g := &loopGroup{cfg: cfg, col: newCollector(cfg), t: t, place: place, pinErrs: make([]error, place.loops)}
+	g := &loopGroup{cfg: cfg, col: record.NewCollector(cfg), t: t, place: place, pinErrs: make([]error, place.loops)}
 	for l := range place.loops {
 		g.engines = append(g.engines, newLoopEngine(cfg, g.col, t, l, place.loops))
 	}
@@ -54,7 +55,7 @@ func newLoopGroup(cfg *config.Config, t config.Target, place placement) *loopGro
 
 // run connects every loop, starts them together, and returns the run's
 // Result once they have all finished.
-func (g *loopGroup) run(ctx context.Context, progress func(Progress)) (*Result, error) {
+func (g *loopGroup) run(ctx context.Context, progress func(record.Progress)) (*record.Result, error) {
 	provisional := time.Now() // for the timestamps of dialing
 	for _, e := range g.engines {
 		e.start = provisional
@@ -90,7 +91,7 @@ func (g *loopGroup) run(ctx context.Context, progress func(Progress)) (*Result, 
 			e.stop.Store(true) // nothing is sent
 		}
 	}
-	cpu0 := processCPU()
+	cpu0 := record.ProcessCPU()
 	g.start = start
 	for _, e := range g.engines {
 		e.start = start
@@ -100,10 +101,10 @@ func (g *loopGroup) run(ctx context.Context, progress func(Progress)) (*Result, 
 	done := make(chan struct{})
 	var bg sync.WaitGroup
 	if progress != nil && g.cfg.Progress > 0 && started {
-		bg.Go(func() { reportProgress(done, g.cfg.Progress, g.snapshot, progress) })
+		bg.Go(func() { record.ReportProgress(done, g.cfg.Progress, g.snapshot, progress) })
 	}
 	loops.Wait()
-	cpu := processCPU().Sub(cpu0)
+	cpu := record.ProcessCPU().Sub(cpu0)
 	close(done)
 	bg.Wait()
 	g.close()
@@ -157,9 +158,9 @@ func waitForStart(ctx context.Context, at time.Time) (time.Time, bool) {
 }
 
 // snapshot is the run's progress so far, summed over the loops.
-func (g *loopGroup) snapshot() Progress {
+func (g *loopGroup) snapshot() record.Progress {
 	el := time.Since(g.start)
-	p := Progress{Elapsed: el, Asked: g.cfg.AskedRateOver(el-g.cfg.Progress, el), Planned: g.planned()}
+	p := record.Progress{Elapsed: el, Asked: g.cfg.AskedRateOver(el-g.cfg.Progress, el), Planned: g.planned()}
 	for _, e := range g.engines {
 		e.addProgress(&p)
 	}
@@ -190,19 +191,19 @@ func (g *loopGroup) close() {
 // the collector, and the loops' counts combined. InFlightPeak is the sum
 // of the loops' peaks: with several loops an upper bound of the most
 // requests in flight at once, as the loops' peaks need not coincide.
-func (g *loopGroup) result(cpu CPUTime) *Result {
-	res := &Result{Config: *g.cfg, Start: g.start, CPU: cpu, ConnsStart: g.cfg.Conns, Resume: math.MaxUint64}
+func (g *loopGroup) result(cpu record.CPUTime) *record.Result {
+	res := &record.Result{Config: *g.cfg, Start: g.start, CPU: cpu, ConnsStart: g.cfg.Conns, Resume: math.MaxUint64}
 	if p := g.planned(); p != math.MaxUint64 {
 		res.Planned = p
 	}
-	var recs []*recorder
+	var recs []*record.Recorder
 	var reconnects []int64 // by interval, over the loops
 	res.OwnLagKnown = true
 	for _, e := range g.engines {
 		res.OwnLagKnown = res.OwnLagKnown && e.loop != nil
 		e.rmu.Lock()
 		for i, n := range e.reconnectsBy {
-			reconnects = grow(reconnects, int64(i))
+			reconnects = record.Grow(reconnects, int64(i))
 			reconnects[i] += n
 		}
 		e.rmu.Unlock()
@@ -224,7 +225,7 @@ func (g *loopGroup) result(cpu CPUTime) *Result {
 		}
 		res.Resume = min(res.Resume, e.resume())
 	}
-	res.merge(recs)
+	res.Merge(recs)
 	res.Intervals = addReconnects(res.Intervals, reconnects, g.cfg.SeriesInterval())
 	return res
 }
@@ -232,10 +233,10 @@ func (g *loopGroup) result(cpu CPUTime) *Result {
 // addReconnects adds the reconnects counted by interval to series,
 // adding intervals where the last reconnects came after the last
 // response.
-func addReconnects(series []Interval, by []int64, interval time.Duration) []Interval {
+func addReconnects(series []record.Interval, by []int64, interval time.Duration) []record.Interval {
 	for i, n := range by {
 		if i >= len(series) {
-			series = append(series, Interval{StartS: float64(i) * interval.Seconds(), LengthS: interval.Seconds()})
+			series = append(series, record.Interval{StartS: float64(i) * interval.Seconds(), LengthS: interval.Seconds()})
 		}
 		series[i].Reconnects += n
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
@@ -28,7 +29,7 @@ func testConfig(url string, rate float64, d time.Duration) config.Config {
 }
 
 // run runs cfg and fails the test on a start-up error.
-func run(t *testing.T, cfg config.Config) *Result {
+func run(t *testing.T, cfg config.Config) *record.Result {
 	t.Helper()
 	res, err := Run(context.Background(), cfg, nil)
 	require.NoError(t, err)

@@ -27,7 +27,7 @@ func TestEventLoopRequestAllocatesNothing(t *testing.T) {
 		}
 	})
 	require.Zero(t, allocs, "allocations per request")
-	require.Zero(t, c.rec.errCount.Load(), "every request was answered")
+	require.Zero(t, c.rec.ErrCount.Load(), "every request was answered")
 	require.Equal(t, int64(1001), c.carried, "AllocsPerRun's warm-up and 1000 runs")
 	require.Same(t, c, l.idle.head, "the conn is idle again")
 }

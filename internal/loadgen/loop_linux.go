@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kvpool/kvpool/internal/loadgen/client"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
@@ -69,7 +70,7 @@ type evloop struct {
 	// connShortAt is the last time (ns, monotone) the loop had attempts
 	// due and no connection idle to send them on, every one busy waiting
 	// on the server: an attempt due at or before it waited for a
-	// connection (flagConnWait), one due after it did not, and its lag is
+	// connection (record.FlagConnWait), one due after it did not, and its lag is
 	// the loader's own.
 	connShortAt int64
 	checked     int64 // when the watchdog last looked (ns)
@@ -100,7 +101,7 @@ type evloop struct {
 	retries        retryQueue
 	attemptTimeout time.Duration
 	timeoutErr     error
-	unsent         *recorder
+	unsent         *record.Recorder
 
 	// sa is the target's address for the loop's own connects (family
 	// its address family, addr the same as a net.Addr): the one the
@@ -137,13 +138,13 @@ func newEventLoop(e *fastEngine) (*evloop, error) {
 		soleP:          runtime.GOMAXPROCS(0) == 1,
 		autoQuantum:    e.cfg.Quantum == 0,
 		loopRate:       e.rate(),
-		attemptTimeout: e.cfg.AttemptTimeout(), timeoutErr: errTimeout}
+		attemptTimeout: e.cfg.AttemptTimeout(), timeoutErr: record.ErrTimeout}
 	if m := e.cfg.Client; !m.IsZero() {
 		l.client = client.New(m, e.cfg.Seed*1_000_003+e.part.First+1)
 		l.retrying = m.Retrying()
-		l.unsent = e.col.newRecorder()
+		l.unsent = e.col.NewRecorder()
 		if m.Timeout > 0 {
-			l.timeoutErr, l.clientWaits = errClientTimeout, true
+			l.timeoutErr, l.clientWaits = record.ErrClientTimeout, true
 		}
 	}
 	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
@@ -355,7 +356,7 @@ func (l *evloop) collect(before int64) {
 		case c.ev.fd < 0 || !c.ev.busy || c.ev.waiting:
 		case c.ev.unwritten != nil:
 			l.onEvent(c, unix.EPOLLOUT, now)
-		case c.o.sent < before:
+		case c.o.Sent < before:
 			l.onEvent(c, unix.EPOLLIN, now)
 		}
 	}
@@ -471,7 +472,7 @@ func (l *evloop) dispatch(now int64) {
 			continue
 		}
 		if l.client != nil && !l.client.Send(now, a.n > 0) {
-			l.recordUnsent(a, flagNotSent|flagGaveUp, now)
+			l.recordUnsent(a, record.FlagNotSent|record.FlagGaveUp, now)
 			continue
 		}
 		l.send(l.idle.pop(), a)
@@ -486,7 +487,7 @@ func (l *evloop) send(c *conn, a attempt) {
 	if a.n == 0 {
 		a.op, a.key = c.pick.Next(a.seq)
 	}
-	c.o = outcome{seq: a.seq, key: a.key, op: a.op, intended: a.at, attempt: a.n, flags: l.connWait(a.at)}
+	c.o = record.Outcome{Seq: a.seq, Key: a.key, Op: a.op, Intended: a.at, Attempt: a.n, Flags: l.connWait(a.at)}
 	c.ev.busy = true
 	l.inFlight++
 	if int64(l.inFlight) > e.peak.Load() {
@@ -495,21 +496,21 @@ func (l *evloop) send(c *conn, a attempt) {
 	if c.ev.fd < 0 {
 		// It waits for its connection's dial: the server closed the
 		// connection, or a client gave up on it.
-		c.o.flags |= flagConnWait
+		c.o.Flags |= record.FlagConnWait
 		c.ev.waiting = true
 		l.dial(c)
 		return
 	}
-	c.o.sent = e.now()
+	c.o.Sent = e.now()
 	l.prepare(c)
 	l.write(c, c.rt.req)
 }
 
-// connWait is flagConnWait if an attempt due at at waited for a
+// connWait is record.FlagConnWait if an attempt due at at waited for a
 // connection (see connShortAt), else 0.
 func (l *evloop) connWait(at int64) uint8 {
 	if at <= l.connShortAt {
-		return flagConnWait
+		return record.FlagConnWait
 	}
 	return 0
 }
@@ -597,7 +598,7 @@ func (l *evloop) onEvent(c *conn, events uint32, now int64) {
 	if !ok || c.ev.rn < f.headerLen+f.bodyLen {
 		return // more to come
 	}
-	c.o.code, c.o.bytesIn, c.o.end = f.code, f.bodyLen, l.endTime(rx, c.o.sent)
+	c.o.Code, c.o.BytesIn, c.o.End = f.code, f.bodyLen, l.endTime(rx, c.o.Sent)
 	c.ev.rn, c.ev.retryAfter = 0, f.retryAfter
 	l.done(c)
 	c.served++
@@ -683,7 +684,7 @@ func (l *evloop) broken(c *conn, err error) {
 		// idempotent), as HTTP clients do.
 		c.retried = true
 		c.ev.waiting = true
-		c.o.flags |= flagConnWait
+		c.o.Flags |= record.FlagConnWait
 	default:
 		l.fail(c, err, l.e.now())
 	}
@@ -692,14 +693,14 @@ func (l *evloop) broken(c *conn, err error) {
 
 // fail records c's request as failed with err.
 func (l *evloop) fail(c *conn, err error, now int64) {
-	c.o.err, c.o.code, c.o.end = err, 0, now
+	c.o.Err, c.o.Code, c.o.End = err, 0, now
 	l.done(c)
 }
 
 // done records c's request and counts it off those in flight.
 func (l *evloop) done(c *conn) {
-	if l.autoQuantum && c.o.err == nil {
-		l.answers.Add(time.Duration(c.o.end - c.o.sent))
+	if l.autoQuantum && c.o.Err == nil {
+		l.answers.Add(time.Duration(c.o.End - c.o.Sent))
 		if l.answers.N%requantumEvery == 0 {
 			l.p.Quantum = schedule.QuantumFor(l.loopRate, l.answers.Median())
 		}
@@ -801,7 +802,7 @@ func (l *evloop) dialed(r dialResult, now int64) {
 		}
 		c.dead = true
 		if c.ev.waiting {
-			c.o.sent = now
+			c.o.Sent = now
 			l.fail(c, r.err, now)
 		}
 		if !l.stopped {
@@ -814,7 +815,7 @@ func (l *evloop) dialed(r dialResult, now int64) {
 	}
 	if c.ev.waiting {
 		c.ev.waiting = false
-		c.o.sent = e.now()
+		c.o.Sent = e.now()
 		l.prepare(c)
 		l.write(c, c.rt.req)
 		return

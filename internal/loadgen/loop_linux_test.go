@@ -38,8 +38,8 @@ func TestEventLoopEndIsReceiveTime(t *testing.T) {
 	}
 	require.Equal(t, int64(1), c.carried)
 	require.True(t, l.stamping, "the response came with its receive time")
-	require.LessOrEqual(t, c.o.end, arrived, "end is the receive time, before the loop saw the response")
-	require.GreaterOrEqual(t, c.o.end, c.o.sent, "and after the request went out")
+	require.LessOrEqual(t, c.o.End, arrived, "end is the receive time, before the loop saw the response")
+	require.GreaterOrEqual(t, c.o.End, c.o.Sent, "and after the request went out")
 }
 
 // holdReceiveTimestamps makes sure the kernel stamps received TCP
@@ -89,12 +89,12 @@ func TestEventLoopDefersReadsBelowSaturation(t *testing.T) {
 	require.Equal(t, int64(600), res.Sent)
 	assert.Zero(t, res.ErrorCount)
 	seen := make([]bool, res.Planned)
-	for _, rc := range res.records {
-		require.False(t, seen[rc.seq], "request %d recorded twice", rc.seq)
-		seen[rc.seq] = true
-		require.Positive(t, rc.latency, "request %d ended after it was sent", rc.seq)
+	for _, rc := range res.Records {
+		require.False(t, seen[rc.Seq], "request %d recorded twice", rc.Seq)
+		seen[rc.Seq] = true
+		require.Positive(t, rc.Latency, "request %d ended after it was sent", rc.Seq)
 	}
-	assert.Len(t, res.records, 600)
+	assert.Len(t, res.Records, 600)
 }
 
 func TestRxTimestamp(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/loadgen/client"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
@@ -17,34 +18,34 @@ import (
 // decide asks the client what becomes of o's request now that the attempt
 // o has ended (retryAfter: the 503's Retry-After): another attempt, queued
 // for its time, or the end of it, marked given up where it failed.
-func (l *evloop) decide(o *outcome, retryAfter time.Duration) {
+func (l *evloop) decide(o *record.Outcome, retryAfter time.Duration) {
 	out := client.OK
 	switch {
-	case errors.Is(o.err, errClientTimeout) || errors.Is(o.err, errTimeout):
+	case errors.Is(o.Err, record.ErrClientTimeout) || errors.Is(o.Err, record.ErrTimeout):
 		out = client.Timeout
-		o.flags |= flagTimeout
-	case o.err != nil:
+		o.Flags |= record.FlagTimeout
+	case o.Err != nil:
 		out = client.Error
-	case o.code == 503:
+	case o.Code == 503:
 		out = client.Shed
 	}
 	// Every outcome goes to the client: an answer is an accept its
 	// throttle counts.
-	at, again, _ := l.client.Done(o.end, int(o.attempt), out, retryAfter)
+	at, again, _ := l.client.Done(o.End, int(o.Attempt), out, retryAfter)
 	if out == client.OK {
 		return
 	}
-	if !again || o.attempt == maxAttempt {
-		o.flags |= flagGaveUp
+	if !again || o.Attempt == maxAttempt {
+		o.Flags |= record.FlagGaveUp
 		return
 	}
 	if l.stopped {
 		// The run is over: the retry would never be sent.
-		l.recordUnsent(attempt{at: max(at, o.end), seq: o.seq, key: o.key, op: o.op, n: o.attempt + 1},
-			flagNotSent|flagRunEnded|flagGaveUp, o.end)
+		l.recordUnsent(attempt{at: max(at, o.End), seq: o.Seq, key: o.Key, op: o.Op, n: o.Attempt + 1},
+			record.FlagNotSent|record.FlagRunEnded|record.FlagGaveUp, o.End)
 		return
 	}
-	l.retries.push(attempt{at: max(at, o.end), seq: o.seq, key: o.key, op: o.op, n: o.attempt + 1})
+	l.retries.push(attempt{at: max(at, o.End), seq: o.Seq, key: o.Key, op: o.Op, n: o.Attempt + 1})
 }
 
 // waitingSince is when o's client began to wait for it: with a client
@@ -52,11 +53,11 @@ func (l *evloop) decide(o *outcome, retryAfter time.Duration) {
 // send, since a client that issues a request at its time waits from then,
 // whether or not the loader had a connection free to send it at once; the
 // classic client's -timeout runs from the actual send.
-func (l *evloop) waitingSince(o *outcome) int64 {
+func (l *evloop) waitingSince(o *record.Outcome) int64 {
 	if l.clientWaits {
-		return o.intended
+		return o.Intended
 	}
-	return o.sent
+	return o.Sent
 }
 
 // prepare builds c's request in flight, sent at c.o.sent, with the time
@@ -66,13 +67,13 @@ func (l *evloop) waitingSince(o *outcome) int64 {
 func (l *evloop) prepare(c *conn) {
 	m := &l.e.cfg.Client
 	if m.SendDeadline {
-		left := int64(l.attemptTimeout) - (c.o.sent - l.waitingSince(&c.o))
+		left := int64(l.attemptTimeout) - (c.o.Sent - l.waitingSince(&c.o))
 		c.rt.deadlineMs = max(left/int64(time.Millisecond), 1)
 	}
 	if m.MarkRetries {
-		c.rt.attemptNo = int64(c.o.attempt) + 1
+		c.rt.attemptNo = int64(c.o.Attempt) + 1
 	}
-	c.o.bytesOut = c.rt.prepare(c.o.op, c.o.key)
+	c.o.BytesOut = c.rt.prepare(c.o.Op, c.o.Key)
 }
 
 // expire gives up attempt a, due but never sent: its client's timeout ran
@@ -80,10 +81,10 @@ func (l *evloop) prepare(c *conn) {
 // client's connection pool). It is recorded as a timeout, unsent, and the
 // client decides on a retry as for any timeout.
 func (l *evloop) expire(a attempt, now int64) {
-	o := outcome{seq: a.seq, key: a.key, op: a.op, intended: a.at, sent: now, end: now, attempt: a.n,
-		err: errClientTimeout, flags: flagNotSent | l.connWait(a.at)}
+	o := record.Outcome{Seq: a.seq, Key: a.key, Op: a.op, Intended: a.at, Sent: now, End: now, Attempt: a.n,
+		Err: record.ErrClientTimeout, Flags: record.FlagNotSent | l.connWait(a.at)}
 	l.decide(&o, 0)
-	l.unsent.add(&o)
+	l.unsent.Add(&o)
 }
 
 // maxAttempt is the highest attempt number a record holds (a uint8): a
@@ -123,14 +124,14 @@ func (l *evloop) nextWake(lastTimer int64, next uint64, now int64) int64 {
 
 // recordUnsent records attempt a as never sent (flags: why), at now.
 func (l *evloop) recordUnsent(a attempt, flags uint8, now int64) {
-	o := outcome{seq: a.seq, key: a.key, op: a.op, intended: a.at, sent: now, end: now, attempt: a.n, flags: flags}
-	l.unsent.add(&o)
+	o := record.Outcome{Seq: a.seq, Key: a.key, Op: a.op, Intended: a.at, Sent: now, End: now, Attempt: a.n, Flags: flags}
+	l.unsent.Add(&o)
 }
 
 // abandonRetries records the retries still waiting when the run stops
 // as given up: every attempt is accounted for once.
 func (l *evloop) abandonRetries(now int64) {
 	for l.retries.len() > 0 {
-		l.recordUnsent(l.retries.pop(), flagNotSent|flagRunEnded|flagGaveUp, now)
+		l.recordUnsent(l.retries.pop(), record.FlagNotSent|record.FlagRunEnded|record.FlagGaveUp, now)
 	}
 }

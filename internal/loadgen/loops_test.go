@@ -16,6 +16,7 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
@@ -59,13 +60,13 @@ func TestLoopsSplitTheScheduleAndMergeExactly(t *testing.T) {
 
 		whole := schedule.New(cfg.Rate)
 		seen := make([]bool, res.Planned)
-		for _, rc := range res.records {
-			require.False(t, seen[rc.seq], "request %d recorded twice", rc.seq)
-			seen[rc.seq] = true
-			require.Equal(t, whole.At(rc.seq), rc.intended, "request %d: intended time", rc.seq)
-			require.GreaterOrEqual(t, rc.sent, rc.intended, "request %d was sent before it was due", rc.seq)
+		for _, rc := range res.Records {
+			require.False(t, seen[rc.Seq], "request %d recorded twice", rc.Seq)
+			seen[rc.Seq] = true
+			require.Equal(t, whole.At(rc.Seq), rc.Intended, "request %d: intended time", rc.Seq)
+			require.GreaterOrEqual(t, rc.Sent, rc.Intended, "request %d was sent before it was due", rc.Seq)
 		}
-		assert.Len(t, res.records, int(res.Sent))
+		assert.Len(t, res.Records, int(res.Sent))
 		for _, h := range []struct {
 			name  string
 			total int64
@@ -77,7 +78,7 @@ func TestLoopsSplitTheScheduleAndMergeExactly(t *testing.T) {
 			series += p.Responses
 		}
 		assert.Equal(t, res.Sent, series, "the interval series holds every response once")
-		bin := readResults(t, filepath.Join(cfg.Out, ResultsFile))
+		bin := readResults(t, filepath.Join(cfg.Out, record.ResultsFile))
 		require.Len(t, bin, int(res.Sent))
 		binSeqs := map[uint64]bool{}
 		for _, r := range bin {
@@ -107,9 +108,9 @@ func TestClosedLoopSplitsTheRequestCountOverLoops(t *testing.T) {
 	assert.Equal(t, uint64(778), res.Resume, "all done: the resume point is past the end")
 	assert.Equal(t, 4, res.InFlightPeak, "closed loop: a request on every connection")
 	seen := map[uint64]bool{}
-	for _, rc := range res.records {
-		require.Less(t, rc.seq, uint64(778))
-		seen[rc.seq] = true
+	for _, rc := range res.Records {
+		require.Less(t, rc.Seq, uint64(778))
+		seen[rc.Seq] = true
 	}
 	assert.Len(t, seen, 778)
 }
@@ -138,9 +139,9 @@ func TestResumeIsTheLowestUndoneOverLoops(t *testing.T) {
 	}
 	assert.True(t, past, "the other loops went on past the failed request")
 	done := map[uint64]bool{}
-	for _, rc := range res.records {
-		if rc.code == 201 || rc.code == 200 || rc.code == 204 {
-			done[rc.seq] = true
+	for _, rc := range res.Records {
+		if rc.Code == 201 || rc.Code == 200 || rc.Code == 204 {
+			done[rc.Seq] = true
 		}
 	}
 	for seq := range res.Resume {
@@ -157,7 +158,7 @@ func TestShardsSendOneScheduleTogether(t *testing.T) {
 	// second late (which Validate refuses), however slow the machine.
 	at := time.Now().Add(time.Second)
 	const n = 3
-	results := make([]*Result, n)
+	results := make([]*record.Result, n)
 	var wg sync.WaitGroup
 	for k := 1; k <= n; k++ {
 		wg.Go(func() {
@@ -175,13 +176,13 @@ func TestShardsSendOneScheduleTogether(t *testing.T) {
 		assert.Equal(t, 1000.0, res.Config.AskedRate(), "shard %d asks a third", k)
 		assert.True(t, res.Start.Equal(at), "shard %d started at the agreed instant: %v, not %v", k, res.Start, at)
 		assert.Equal(t, int64(res.Planned), res.Sent)
-		for _, rc := range res.records {
-			require.Equal(t, uint64(k-1), rc.seq%n, "request %d is not shard %d's", rc.seq, k)
-			prev, dup := sender[rc.seq]
-			require.False(t, dup, "request %d sent by shard %d and %d", rc.seq, prev, k)
-			sender[rc.seq] = k
-			require.Equal(t, whole.At(rc.seq), rc.intended, "request %d: intended time", rc.seq)
-			require.GreaterOrEqual(t, rc.sent, rc.intended, "request %d was sent before it was due", rc.seq)
+		for _, rc := range res.Records {
+			require.Equal(t, uint64(k-1), rc.Seq%n, "request %d is not shard %d's", rc.Seq, k)
+			prev, dup := sender[rc.Seq]
+			require.False(t, dup, "request %d sent by shard %d and %d", rc.Seq, prev, k)
+			sender[rc.Seq] = k
+			require.Equal(t, whole.At(rc.Seq), rc.Intended, "request %d: intended time", rc.Seq)
+			require.GreaterOrEqual(t, rc.Sent, rc.Intended, "request %d was sent before it was due", rc.Seq)
 		}
 	}
 	assert.Len(t, sender, 900, "the whole schedule: 3000 req/s for 300 ms")

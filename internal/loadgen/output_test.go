@@ -19,13 +19,14 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
 // runMixedToDir runs 300 requests of a three-way mix with the run's files
 // streamed into a fresh directory.
-func runMixedToDir(t *testing.T, vegetaLatency string) (*Result, string) {
+func runMixedToDir(t *testing.T, vegetaLatency string) (*record.Result, string) {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := testConfig(loadgentest.ServeHandler(t, loadgentest.MixedStatuses), 1000, 300*time.Millisecond)
@@ -64,14 +65,14 @@ func readResults(t *testing.T, path string) []vegeta.Result {
 // default timestamps are the actual sends and latencies uncorrected.
 func TestResultsBinRoundTripsThroughVegetasDecoder(t *testing.T) {
 	res, dir := runMixedToDir(t, config.LatencyUncorrected)
-	got := readResults(t, filepath.Join(dir, ResultsFile))
+	got := readResults(t, filepath.Join(dir, record.ResultsFile))
 	require.Len(t, got, int(res.Sent))
-	assert.NoFileExists(t, filepath.Join(dir, spoolFile), "the spool is removed once results.bin is written")
+	assert.NoFileExists(t, filepath.Join(dir, record.SpoolFile), "the spool is removed once results.bin is written")
 
 	var m vegeta.Metrics
-	bySeq := map[uint64]record{}
-	for _, rc := range res.records {
-		bySeq[rc.seq] = rc
+	bySeq := map[uint64]record.Record{}
+	for _, rc := range res.Records {
+		bySeq[rc.Seq] = rc
 	}
 	codes := map[int]int64{}
 	methods := map[string]int{}
@@ -81,10 +82,10 @@ func TestResultsBinRoundTripsThroughVegetasDecoder(t *testing.T) {
 		methods[r.Method]++
 		rc, ok := bySeq[r.Seq]
 		require.True(t, ok, "seq %d", r.Seq)
-		assert.Equal(t, time.Duration(rc.latency), r.Latency)
-		assert.False(t, r.Timestamp.Before(res.Start.Add(time.Duration(rc.sent))), "timestamp is the actual send, or a lower Seq's later one")
+		assert.Equal(t, time.Duration(rc.Latency), r.Latency)
+		assert.False(t, r.Timestamp.Before(res.Start.Add(time.Duration(rc.Sent))), "timestamp is the actual send, or a lower Seq's later one")
 		assert.Equal(t, res.Config.Name, r.Attack)
-		assert.Equal(t, res.Config.Target+"/v0/entity?id="+strconv.FormatUint(rc.key, 10), r.URL)
+		assert.Equal(t, res.Config.Target+"/v0/entity?id="+strconv.FormatUint(rc.Key, 10), r.URL)
 		assert.Empty(t, r.Error, "404 on GET and 2xx are not errors")
 	}
 	m.Close()
@@ -102,11 +103,11 @@ func TestResultsBinRoundTripsThroughVegetasDecoder(t *testing.T) {
 // The plot library itself takes every result.
 func TestResultsBinPlots(t *testing.T) {
 	res, dir := runMixedToDir(t, config.LatencyUncorrected)
-	got := readResults(t, filepath.Join(dir, ResultsFile))
+	got := readResults(t, filepath.Join(dir, record.ResultsFile))
 	require.Len(t, got, int(res.Sent))
 	sent := map[uint64]time.Time{}
-	for _, rc := range res.records {
-		sent[rc.seq] = res.Start.Add(time.Duration(rc.sent))
+	for _, rc := range res.Records {
+		sent[rc.Seq] = res.Start.Add(time.Duration(rc.Sent))
 	}
 	var latest time.Time
 	p := plot.New(plot.Title("t"))
@@ -122,56 +123,23 @@ func TestResultsBinPlots(t *testing.T) {
 	}
 }
 
-// sortSpool sorts a spool longer than it holds in memory in runs and
-// merges them: every record once, in Seq order, and the runs removed.
-func TestSortSpoolInRuns(t *testing.T) {
-	defer func(n int) { sortRunRecords = n }(sortRunRecords)
-	sortRunRecords = 7
-	dir := t.TempDir()
-	path := filepath.Join(dir, spoolFile)
-	w, err := createSpool(path)
-	require.NoError(t, err)
-	const n = 100
-	for i := range n {
-		seq := uint64(i*37) % n // every seq once, far from in order
-		require.NoError(t, w.write(&record{seq: seq, key: seq + 1, sent: int64(seq) * 10}))
-	}
-	require.NoError(t, w.close())
-	next, cleanup, err := sortSpool(path)
-	require.NoError(t, err)
-	for want := range uint64(n) {
-		rc, ok, err := next()
-		require.NoError(t, err)
-		require.True(t, ok, "record %d", want)
-		assert.Equal(t, want, rc.seq)
-		assert.Equal(t, want+1, rc.key)
-	}
-	_, ok, err := next()
-	require.NoError(t, err)
-	assert.False(t, ok)
-	cleanup()
-	left, err := filepath.Glob(path + ".*")
-	require.NoError(t, err)
-	assert.Empty(t, left, "the sorted runs are removed")
-}
-
 // With -vegeta-latency corrected, timestamps are the intended sends and
 // latencies the corrected ones, so vegeta's plot shows the truth.
 func TestResultsBinCorrected(t *testing.T) {
 	res, dir := runMixedToDir(t, config.LatencyCorrected)
-	got := readResults(t, filepath.Join(dir, ResultsFile))
+	got := readResults(t, filepath.Join(dir, record.ResultsFile))
 	require.Len(t, got, int(res.Sent))
 	s := schedule.New(res.Config.Rate)
 	for _, r := range got {
 		assert.True(t, r.Timestamp.Equal(res.Start.Add(time.Duration(s.At(r.Seq)))), "seq %d: timestamp is the intended send", r.Seq)
 	}
-	var rec record
-	for _, rc := range res.records {
-		if rc.seq == got[0].Seq {
+	var rec record.Record
+	for _, rc := range res.Records {
+		if rc.Seq == got[0].Seq {
 			rec = rc
 		}
 	}
-	assert.Equal(t, time.Duration(rec.end()-rec.intended), got[0].Latency, "latency is the corrected one")
+	assert.Equal(t, time.Duration(rec.End()-rec.Intended), got[0].Latency, "latency is the corrected one")
 }
 
 // The interval logs read back through hdrhistogram-go's log reader: one
@@ -180,8 +148,8 @@ func TestResultsBinCorrected(t *testing.T) {
 func TestIntervalLogsRoundTripThroughTheLogReader(t *testing.T) {
 	res, dir := runMixedToDir(t, config.LatencyUncorrected)
 	require.NotEmpty(t, res.Intervals)
-	for _, name := range []string{CorrectedLogFile, UncorrectedLogFile} {
-		hs, err := ReadIntervalLog(filepath.Join(dir, name))
+	for _, name := range []string{record.CorrectedLogFile, record.UncorrectedLogFile} {
+		hs, err := record.ReadIntervalLog(filepath.Join(dir, name))
 		require.NoError(t, err)
 		require.Len(t, hs, len(res.Intervals), name)
 		var total int64
@@ -195,7 +163,7 @@ func TestIntervalLogsRoundTripThroughTheLogReader(t *testing.T) {
 		assert.Equal(t, res.Sent, total, "%s holds every response", name)
 		assert.InDelta(t, res.Start.UnixMilli(), hs[0].StartTimeMs(), 1, "%s: the first interval starts with the run", name)
 	}
-	hs, err := ReadIntervalLog(filepath.Join(dir, CorrectedLogFile))
+	hs, err := record.ReadIntervalLog(filepath.Join(dir, record.CorrectedLogFile))
 	require.NoError(t, err)
 	var responses int64
 	for i, p := range res.Intervals {
@@ -219,8 +187,8 @@ func TestNoResultsFileWithoutKeepResults(t *testing.T) {
 	cfg.KeepResults, cfg.Out = false, dir
 	res := run(t, cfg)
 	require.NoError(t, res.OutputErr)
-	assert.NoFileExists(t, filepath.Join(dir, ResultsFile))
-	assert.FileExists(t, filepath.Join(dir, CorrectedLogFile))
+	assert.NoFileExists(t, filepath.Join(dir, record.ResultsFile))
+	assert.FileExists(t, filepath.Join(dir, record.CorrectedLogFile))
 }
 
 // The collector keeps memory bounded: 300k records through one recorder
@@ -230,22 +198,22 @@ func TestCollectorMemoryIsBounded(t *testing.T) {
 	heapAfter := func(n int) uint64 {
 		cfg := config.Default()
 		cfg.Out, cfg.KeepResults = t.TempDir(), false
-		rec := newCollector(&cfg).newRecorder()
-		o := outcome{op: api.Get, code: 200, bytesIn: 10}
+		rec := record.NewCollector(&cfg).NewRecorder()
+		o := record.Outcome{Op: api.Get, Code: 200, BytesIn: 10}
 		for i := 0; i < n; i++ {
-			o.seq, o.key = uint64(i), uint64(i)
-			o.intended = int64(i) * 10_000 // 100k req/s
-			o.sent, o.end = o.intended+1_000, o.intended+50_000
-			rec.add(&o)
+			o.Seq, o.Key = uint64(i), uint64(i)
+			o.Intended = int64(i) * 10_000 // 100k req/s
+			o.Sent, o.End = o.Intended+1_000, o.Intended+50_000
+			rec.Add(&o)
 		}
 		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		res := &Result{Config: cfg, Start: time.Now()}
-		res.merge([]*recorder{rec})
+		res := &record.Result{Config: cfg, Start: time.Now()}
+		res.Merge([]*record.Recorder{rec})
 		require.NoError(t, res.OutputErr)
 		require.Equal(t, int64(n), res.Sent)
-		require.Nil(t, res.records, "nothing kept in memory")
+		require.Nil(t, res.Records, "nothing kept in memory")
 		return ms.HeapInuse
 	}
 	small := heapAfter(1_000)

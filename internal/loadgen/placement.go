@@ -8,6 +8,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 )
 
 // placement is where a run's loader runs: how many loops, on which CPUs,
@@ -168,7 +169,7 @@ func unpinLocked() {
 
 // record writes the placement into res, and the loops' failures to pin
 // their threads (pinErrs, nil entries for none).
-func (p placement) record(res *Result, pinErrs []error) {
+func (p placement) record(res *record.Result, pinErrs []error) {
 	res.Loops, res.LoopsWhy, res.LoaderCPUs, res.LoaderCPUSet = p.loops, p.loopsWhy, p.cpus.Len(), p.cpus
 	res.Pinned, res.Unpinned = p.pinned, p.unpinned
 	for _, err := range pinErrs {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
@@ -108,15 +109,15 @@ func (e *fastEngine) countDone() {
 func (e *fastEngine) send(c *conn, k uint64) {
 	seq := e.sched.Seq(k)
 	op, key := c.pick.Next(seq)
-	c.o = outcome{seq: seq, key: key, op: op, intended: e.sched.At(k)}
+	c.o = record.Outcome{Seq: seq, Key: key, Op: op, Intended: e.sched.At(k)}
 	if c.dead || c.rt == nil {
 		c.wmu.Unlock()
 		c.kick <- struct{}{}
 		return
 	}
-	c.o.bytesOut = c.rt.prepare(op, key)
-	c.o.sent = e.now()
-	c.started.Store(c.o.sent + 1)
+	c.o.BytesOut = c.rt.prepare(op, key)
+	c.o.Sent = e.now()
+	c.started.Store(c.o.Sent + 1)
 	// A failed write closes the connection; c's goroutine then finds
 	// nothing to read and deals with it.
 	_ = c.rt.write()
@@ -221,7 +222,7 @@ func (e *fastEngine) complete(c *conn, awaitErr error) {
 	err := awaitErr
 	closeAfter := false
 	if err == nil {
-		o.code, o.bytesIn, closeAfter, err = c.rt.readResponse()
+		o.Code, o.BytesIn, closeAfter, err = c.rt.readResponse()
 	} else if (c.served > 0 || err == errClosedIdle) && !c.retried && c.started.Load() != abortedMark {
 		// Nothing came back on a connection that had served before: the
 		// server closed it while idle as the request went out. Send it
@@ -241,7 +242,7 @@ func (e *fastEngine) complete(c *conn, awaitErr error) {
 		c.served++
 	}
 	e.countDone()
-	e.dispatch(c, o.end)
+	e.dispatch(c, o.End)
 }
 
 // resend dials a new connection for c and writes c's request again.
@@ -253,8 +254,8 @@ func (e *fastEngine) resend(c *conn) error {
 		return err
 	}
 	e.reconnected()
-	c.o.sent = e.now()
-	c.started.Store(c.o.sent + 1)
+	c.o.Sent = e.now()
+	c.started.Store(c.o.Sent + 1)
 	_ = c.rt.write() // a failure shows in the next awaitResponse
 	return nil
 }
@@ -283,19 +284,19 @@ func (e *fastEngine) redialAndSend(c *conn) bool {
 	if err == nil {
 		c.dead, c.served = false, 0
 		e.reconnected()
-		o.bytesOut = c.rt.prepare(o.op, o.key)
-		o.sent = e.now()
-		c.started.Store(o.sent + 1)
+		o.BytesOut = c.rt.prepare(o.Op, o.Key)
+		o.Sent = e.now()
+		c.started.Store(o.Sent + 1)
 		_ = c.rt.write()
 		c.wmu.Unlock()
 		return true
 	}
 	c.wmu.Unlock()
-	o.sent = e.now()
-	o.end, o.err = o.sent, err
+	o.Sent = e.now()
+	o.End, o.Err = o.Sent, err
 	c.record()
 	e.countDone()
-	e.dispatch(c, o.end)
+	e.dispatch(c, o.End)
 	return false
 }
 
@@ -310,12 +311,12 @@ func (e *fastEngine) serveHandedOff(c *conn) {
 		case <-e.done:
 			return
 		}
-		o.bytesOut = c.hc.prepare(o.op, o.key)
-		o.sent = e.now()
-		o.code, o.bytesIn, o.err = c.hc.roundTrip()
-		o.end = e.now()
+		o.BytesOut = c.hc.prepare(o.Op, o.Key)
+		o.Sent = e.now()
+		o.Code, o.BytesIn, o.Err = c.hc.roundTrip()
+		o.End = e.now()
 		c.record()
 		e.countDone()
-		e.dispatch(c, o.end)
+		e.dispatch(c, o.End)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
@@ -26,15 +27,15 @@ func TestPacerFollowsTheSchedule(t *testing.T) {
 
 	require.Equal(t, uint64(1000), res.Planned)
 	require.Equal(t, int64(1000), res.Sent)
-	require.Len(t, res.records, 1000)
+	require.Len(t, res.Records, 1000)
 	assert.Equal(t, int64(1000), res.Codes[200])
 	assert.Zero(t, res.ErrorCount)
 
 	s := schedule.New(cfg.Rate)
-	seqs := make([]int, 0, len(res.records))
-	for _, rc := range res.records {
-		assert.GreaterOrEqual(t, rc.sent, s.At(rc.seq), "request %d was sent before it was due", rc.seq)
-		seqs = append(seqs, int(rc.seq))
+	seqs := make([]int, 0, len(res.Records))
+	for _, rc := range res.Records {
+		assert.GreaterOrEqual(t, rc.Sent, s.At(rc.Seq), "request %d was sent before it was due", rc.Seq)
+		seqs = append(seqs, int(rc.Seq))
 	}
 	sort.Ints(seqs)
 	for i, seq := range seqs {
@@ -55,8 +56,8 @@ func TestClosedLoopSendsExactlyTheRequestCount(t *testing.T) {
 	assert.Equal(t, int64(777), res.Sent)
 	assert.Equal(t, uint64(777), res.Resume, "all done: resume point is past the end")
 	seen := map[uint64]bool{}
-	for _, rc := range res.records {
-		seen[rc.seq] = true
+	for _, rc := range res.Records {
+		seen[rc.Seq] = true
 	}
 	assert.Len(t, seen, 777)
 }
@@ -105,7 +106,7 @@ func TestTimeoutFailsTheRequestAndReplacesTheConnection(t *testing.T) {
 	res, err := Run(context.Background(), cfg, nil)
 	require.NoError(t, err)
 	assert.Equal(t, int64(20), res.Sent)
-	timeouts := res.Errors[errTimeout.Error()]
+	timeouts := res.Errors[record.ErrTimeout.Error()]
 	assert.GreaterOrEqual(t, timeouts, int64(1), "the hung request timed out")
 	assert.Equal(t, int64(20), res.Codes[200]+timeouts, "every other request was answered or timed out: %v", res.Errors)
 	assert.Equal(t, timeouts, res.ErrorCount)
@@ -122,7 +123,7 @@ func TestRunRefusesToStartWithoutAServer(t *testing.T) {
 	assert.Contains(t, err.Error(), "is the server running")
 }
 
-func joinWarnings(r *Result) string {
+func joinWarnings(r *record.Result) string {
 	var s string
 	for _, w := range r.Warnings() {
 		s += w + "\n"

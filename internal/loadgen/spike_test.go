@@ -68,15 +68,15 @@ func TestSpikeRunFollowsThePiecewiseSchedule(t *testing.T) {
 		whole := cfg.Schedule()
 		seen := make([]bool, res.Planned)
 		perInterval := make([]int, 6)
-		for _, rc := range res.records {
-			require.Less(t, rc.seq, res.Planned)
-			require.False(t, seen[rc.seq], "request %d recorded twice", rc.seq)
-			seen[rc.seq] = true
-			require.Equal(t, whole.At(rc.seq), rc.intended, "request %d: intended time", rc.seq)
-			require.GreaterOrEqual(t, rc.sent, rc.intended, "request %d was sent before it was due", rc.seq)
-			perInterval[rc.intended/int64(100*time.Millisecond)]++
+		for _, rc := range res.Records {
+			require.Less(t, rc.Seq, res.Planned)
+			require.False(t, seen[rc.Seq], "request %d recorded twice", rc.Seq)
+			seen[rc.Seq] = true
+			require.Equal(t, whole.At(rc.Seq), rc.Intended, "request %d: intended time", rc.Seq)
+			require.GreaterOrEqual(t, rc.Sent, rc.Intended, "request %d was sent before it was due", rc.Seq)
+			perInterval[rc.Intended/int64(100*time.Millisecond)]++
 		}
-		assert.Len(t, res.records, int(res.Sent))
+		assert.Len(t, res.Records, int(res.Sent))
 		assert.Equal(t, []int{200, 200, 600, 600, 200, 200}, perInterval, "requests intended per 100 ms")
 		// The interval series counts actual sends, which lag a little:
 		// only their sum is exact.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
@@ -65,7 +66,7 @@ func (c *hostClientConn) prepare(op api.Method, key uint64) int {
 func (c *hostClientConn) roundTrip() (int, int, error) {
 	if err := c.hc.DoTimeout(&c.req, &c.resp, c.timeout); err != nil {
 		if err == fasthttp.ErrTimeout {
-			err = errTimeout
+			err = record.ErrTimeout
 		}
 		return 0, 0, err
 	}

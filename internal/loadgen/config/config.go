@@ -146,7 +146,7 @@ type Config struct {
 	// on it.
 	StartAt time.Time
 
-	// KeepRecords keeps every record in Result.records as well (tests of
+	// KeepRecords keeps every record in Result.Records as well (tests of
 	// the engine read them; unbounded, so never for real runs).
 	KeepRecords bool
 	// NoEventLoop runs the open model on the portable engine (a goroutine

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 )
 
@@ -34,7 +35,7 @@ func (r Range) Len() uint64 {
 
 // Result is the outcome of Run.
 type Result struct {
-	*loadgen.Result
+	*record.Result
 	Range
 	// Complete is set when every id From..To was stored (acknowledged).
 	Complete bool
@@ -50,7 +51,7 @@ type Result struct {
 // A failed PUT is retried; if it still fails, its connection stops and the
 // result says where to resume. PUT is an upsert, so resuming from
 // ResumeFrom (and rewriting some ids above it) is safe.
-func Run(ctx context.Context, load config.Config, ids Range, progress func(loadgen.Progress)) (*Result, error) {
+func Run(ctx context.Context, load config.Config, ids Range, progress func(record.Progress)) (*Result, error) {
 	c, err := plan(load, ids)
 	if err != nil {
 		return nil, err
@@ -126,9 +127,9 @@ func (fr *Result) Summarize(server map[string]string) Summary {
 
 // ProgressBar returns a progress callback drawing a bar for total PUTs. On
 // a terminal it redraws one line (\r); elsewhere it writes a line each time.
-func ProgressBar(w io.Writer, total uint64, terminal bool) func(loadgen.Progress) {
+func ProgressBar(w io.Writer, total uint64, terminal bool) func(record.Progress) {
 	const width = 30
-	return func(p loadgen.Progress) {
+	return func(p record.Progress) {
 		frac := float64(p.Completed) / float64(max(total, 1))
 		frac = min(frac, 1)
 		n := int(frac * width)

@@ -14,8 +14,8 @@ import (
 
 	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/latency"
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
@@ -78,7 +78,7 @@ func DescribeLoad(c *config.Config) string {
 
 // Print writes r's report in wrk2's layout: both percentile tables, then
 // counts, rates, loader cost and any warnings.
-func Print(w io.Writer, r *loadgen.Result) {
+func Print(w io.Writer, r *record.Result) {
 	c := &r.Config
 	fmt.Fprintf(w, "Running %v test @ %s%s\n", c.Duration, strings.TrimSuffix(c.Target, "/"), api.PathEntity)
 	fmt.Fprintf(w, "  %s\n\n", Describe(c))
@@ -96,7 +96,7 @@ func Print(w io.Writer, r *loadgen.Result) {
 	}
 	fmt.Fprintf(w, "  Send lag (scheduled → actual send): p50 %s, p99 %s, max %s; %d sends more than %v late%s\n",
 		latency.FormatMicros(r.SendLag.ValueAtPercentile(50)), latency.FormatMicros(r.SendLag.ValueAtPercentile(99)),
-		latency.FormatMicros(r.SendLag.Max()), r.Late, loadgen.LateThreshold, quantum)
+		latency.FormatMicros(r.SendLag.Max()), r.Late, record.LateThreshold, quantum)
 	fmt.Fprintf(w, "  %d requests in %.2fs, %s read, %s written\n", r.Sent, r.Elapsed.Seconds(), BytesText(r.BytesIn), BytesText(r.BytesOut))
 	if asked := c.AskedRate(); asked > 0 {
 		avg := ""
@@ -135,7 +135,7 @@ func Print(w io.Writer, r *loadgen.Result) {
 // "Clients:      timeout 1s, …; 10,000 first tries + 4,210 retries
 // (×1.42), 312 throttled; 9,100 useful answers (303.3/s), 2,400
 // timeouts, 1,810 503s, 900 given up"; "" without a client model.
-func ClientsText(r *loadgen.Result) string {
+func ClientsText(r *record.Result) string {
 	m := r.Config.Client
 	if m.IsZero() {
 		return ""
@@ -160,7 +160,7 @@ func ClientsText(r *loadgen.Result) string {
 // 0-1 (pinned)", "loader: 4 loops, unpinned (no -cpus; CPUs 0-15
 // allowed)", or "loader: 2 loops, unpinned: <why pinning failed>"; ""
 // for a result that does not say (merged from older runs).
-func LoaderText(r *loadgen.Result) string {
+func LoaderText(r *record.Result) string {
 	if r.Loops == 0 {
 		return ""
 	}
@@ -258,8 +258,8 @@ func Micros(d time.Duration) float64 { return float64(d) / float64(time.Microsec
 // to w, such as
 //
 //	[   5s] 10001 req/s (asked 10000)  done 50003  p99 1.23ms  errors 0  conns 64
-func Progress(w io.Writer) func(loadgen.Progress) {
-	return func(p loadgen.Progress) {
+func Progress(w io.Writer) func(record.Progress) {
+	return func(p record.Progress) {
 		asked := "closed loop"
 		if p.Asked > 0 {
 			asked = fmt.Sprintf("asked %.0f", p.Asked)

@@ -10,22 +10,22 @@ import (
 
 	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/latency"
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
 func TestLoaderText(t *testing.T) {
-	f := func(want string, r loadgen.Result) {
+	f := func(want string, r record.Result) {
 		t.Helper()
 		assert.Equal(t, want, LoaderText(&r))
 	}
-	f("loader: 2 loops on CPUs 0-1 (pinned)", loadgen.Result{Loops: 2, LoaderCPUs: 2, LoaderCPUSet: cpuset.Of(0, 1), Pinned: true})
-	f("loader: 1 loop on CPUs 3 (pinned)", loadgen.Result{Loops: 1, LoaderCPUs: 1, LoaderCPUSet: cpuset.Of(3), Pinned: true})
-	f("loader: 4 loops, unpinned (no -cpus; CPUs 0-15 allowed)", loadgen.Result{Loops: 4, LoaderCPUs: 16, LoaderCPUSet: cpuset.MustParse("0-15"), Unpinned: "no -cpus"})
-	f("loader: 2 loops, unpinned: operation not permitted", loadgen.Result{Loops: 2, LoaderCPUs: 16, Unpinned: "operation not permitted"})
-	f("loader: 8 loops on 16 CPUs (pinned)", loadgen.Result{Loops: 8, LoaderCPUs: 16, Pinned: true})
-	f("", loadgen.Result{})
+	f("loader: 2 loops on CPUs 0-1 (pinned)", record.Result{Loops: 2, LoaderCPUs: 2, LoaderCPUSet: cpuset.Of(0, 1), Pinned: true})
+	f("loader: 1 loop on CPUs 3 (pinned)", record.Result{Loops: 1, LoaderCPUs: 1, LoaderCPUSet: cpuset.Of(3), Pinned: true})
+	f("loader: 4 loops, unpinned (no -cpus; CPUs 0-15 allowed)", record.Result{Loops: 4, LoaderCPUs: 16, LoaderCPUSet: cpuset.MustParse("0-15"), Unpinned: "no -cpus"})
+	f("loader: 2 loops, unpinned: operation not permitted", record.Result{Loops: 2, LoaderCPUs: 16, Unpinned: "operation not permitted"})
+	f("loader: 8 loops on 16 CPUs (pinned)", record.Result{Loops: 8, LoaderCPUs: 16, Pinned: true})
+	f("", record.Result{})
 }
 
 func TestShardText(t *testing.T) {
@@ -43,7 +43,7 @@ func TestShardText(t *testing.T) {
 // report says which shard it was and where the loader ran.
 func TestShardSummaryAndReport(t *testing.T) {
 	at := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	r := &loadgen.Result{Config: config.Default(), Planned: 10_000, Sent: 10_000, Elapsed: time.Second,
+	r := &record.Result{Config: config.Default(), Planned: 10_000, Sent: 10_000, Elapsed: time.Second,
 		Uncorrected: latency.New(), Corrected: latency.New(), SendLag: latency.New(),
 		Loops: 2, LoopsWhy: "2 loops: -loops 2", LoaderCPUs: 2, LoaderCPUSet: cpuset.Of(0, 1), Pinned: true,
 		Quantum: 250 * time.Microsecond}

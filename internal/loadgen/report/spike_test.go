@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvpool/kvpool/internal/latency"
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
@@ -28,7 +28,7 @@ func TestSpikeText(t *testing.T) {
 // A run with a spike says so in summary.json (its rate, start, length)
 // and in the report, whose asked rate is the average over the run.
 func TestSpikeSummaryAndReport(t *testing.T) {
-	r := &loadgen.Result{Config: config.Default(), Planned: 80_000, Sent: 80_000, Elapsed: 70 * time.Second,
+	r := &record.Result{Config: config.Default(), Planned: 80_000, Sent: 80_000, Elapsed: 70 * time.Second,
 		Uncorrected: latency.New(), Corrected: latency.New(), SendLag: latency.New()}
 	r.Config.Rate, r.Config.Duration = 1000, 70*time.Second
 	r.Config.Spike = schedule.Spike{Factor: 2, At: 20 * time.Second, Length: 10 * time.Second}

@@ -22,6 +22,7 @@ import (
 	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
@@ -32,7 +33,7 @@ func init() { loadgen.RegisterEngine(config.EngineVegeta, run) }
 // corrected latency is taken from the schedule start + seq/rate as in the
 // fast engine. Vegeta does not report how many workers it grew to, so
 // Result.ConnsPeak is the starting count.
-func run(ctx context.Context, cfg *config.Config, progress func(loadgen.Progress)) (*loadgen.Result, error) {
+func run(ctx context.Context, cfg *config.Config, progress func(record.Progress)) (*record.Result, error) {
 	host := cfg.TargetHost()
 	conn, err := net.DialTimeout("tcp", host, cfg.Timeout)
 	if err != nil {
@@ -78,22 +79,22 @@ func run(ctx context.Context, cfg *config.Config, progress func(loadgen.Progress
 	stopOnCancel := context.AfterFunc(ctx, func() { atk.Stop() })
 	defer stopOnCancel()
 
-	rec := loadgen.NewRecorder(cfg)
+	rec := record.NewCollector(cfg).NewRecorder()
 	done := make(chan struct{})
 	var bg sync.WaitGroup
-	cpu0 := loadgen.ProcessCPU()
+	cpu0 := record.ProcessCPU()
 	start := time.Now()
 	if progress != nil && cfg.Progress > 0 {
-		snapshot := func() loadgen.Progress {
-			p := loadgen.Progress{Elapsed: time.Since(start), Asked: cfg.Rate, Conns: cfg.Conns}
+		snapshot := func() record.Progress {
+			p := record.Progress{Elapsed: time.Since(start), Asked: cfg.Rate, Conns: cfg.Conns}
 			rec.AddTo(&p)
 			return p
 		}
-		bg.Go(func() { loadgen.ReportProgress(done, cfg.Progress, snapshot, progress) })
+		bg.Go(func() { record.ReportProgress(done, cfg.Progress, snapshot, progress) })
 	}
 	var n uint64
 	for r := range atk.Attack(targeter, pacer, cfg.Duration, cfg.Name) {
-		o := loadgen.Outcome{Seq: r.Seq, Key: keyOf(r.URL), Op: api.Get, Code: int(r.Code),
+		o := record.Outcome{Seq: r.Seq, Key: keyOf(r.URL), Op: api.Get, Code: int(r.Code),
 			BytesIn: int(r.BytesIn), BytesOut: int(r.BytesOut)}
 		switch r.Method {
 		case "PUT":
@@ -101,11 +102,11 @@ func run(ctx context.Context, cfg *config.Config, progress func(loadgen.Progress
 		case "DELETE":
 			o.Op = api.Delete
 		}
-		o.Sent = r.Timestamp.Sub(start)
-		o.End = o.Sent + r.Latency
+		o.Sent = int64(r.Timestamp.Sub(start))
+		o.End = o.Sent + int64(r.Latency)
 		o.Intended = o.Sent
 		if cfg.Rate > 0 {
-			o.Intended = min(time.Duration(sched.At(r.Seq)), o.Sent)
+			o.Intended = min(sched.At(r.Seq), o.Sent)
 		}
 		if r.Code == 0 && r.Error != "" {
 			o.Err = errors.New(r.Error)
@@ -115,15 +116,15 @@ func run(ctx context.Context, cfg *config.Config, progress func(loadgen.Progress
 			atk.Stop()
 		}
 	}
-	cpu := loadgen.ProcessCPU().Sub(cpu0)
+	cpu := record.ProcessCPU().Sub(cpu0)
 	close(done)
 	bg.Wait()
 
-	res := &loadgen.Result{Config: *cfg, Start: start, CPU: cpu, ConnsStart: cfg.Conns, ConnsPeak: cfg.Conns}
+	res := &record.Result{Config: *cfg, Start: start, CPU: cpu, ConnsStart: cfg.Conns, ConnsPeak: cfg.Conns}
 	if cfg.Rate > 0 {
 		res.Planned = sched.Count(cfg.Duration)
 	}
-	res.Merge(rec)
+	res.Merge([]*record.Recorder{rec})
 	return res, nil
 }
 

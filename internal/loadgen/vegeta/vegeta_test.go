@@ -17,6 +17,7 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
@@ -60,7 +61,7 @@ func TestVegetaEngineRecordsBothDistributions(t *testing.T) {
 	assert.Equal(t, deletes, res.Codes[202], "DELETEs go through vegeta too")
 	assert.GreaterOrEqual(t, res.Corrected.Max(), res.Uncorrected.Max(), "corrected latencies are never below the uncorrected ones")
 
-	f, err := os.Open(filepath.Join(dir, loadgen.ResultsFile))
+	f, err := os.Open(filepath.Join(dir, record.ResultsFile))
 	require.NoError(t, err)
 	defer f.Close()
 	dec := vegetalib.NewDecoder(f)
@@ -74,7 +75,7 @@ func TestVegetaEngineRecordsBothDistributions(t *testing.T) {
 		n++
 	}
 	assert.Equal(t, sent, int64(n))
-	hs, err := loadgen.ReadIntervalLog(filepath.Join(dir, loadgen.CorrectedLogFile))
+	hs, err := record.ReadIntervalLog(filepath.Join(dir, record.CorrectedLogFile))
 	require.NoError(t, err)
 	assert.NotEmpty(t, hs)
 }

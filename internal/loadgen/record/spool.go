@@ -1,4 +1,4 @@
-package loadgen
+package record
 
 import (
 	"bufio"
@@ -17,11 +17,11 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/config"
 )
 
-// spoolFile holds the run's records in their fixed binary form while the
+// SpoolFile holds the run's records in their fixed binary form while the
 // run goes; after it they are turned into results.bin and the spool is
 // removed. Writing 56 bytes a record costs the loader next to nothing
 // during the measurement; vegeta's gob encoding is done afterwards.
-const spoolFile = ".results.spool"
+const SpoolFile = ".results.spool"
 
 const spoolRecordSize = 56
 
@@ -40,20 +40,20 @@ func createSpool(path string) (*spoolWriter, error) {
 	return &spoolWriter{path: path, f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
 }
 
-func (s *spoolWriter) write(rc *record) error {
+func (s *spoolWriter) write(rc *Record) error {
 	b := s.buf[:]
-	binary.LittleEndian.PutUint64(b[0:], rc.seq)
-	binary.LittleEndian.PutUint64(b[8:], rc.key)
-	binary.LittleEndian.PutUint64(b[16:], uint64(rc.intended))
-	binary.LittleEndian.PutUint64(b[24:], uint64(rc.sent))
-	binary.LittleEndian.PutUint64(b[32:], uint64(rc.latency))
+	binary.LittleEndian.PutUint64(b[0:], rc.Seq)
+	binary.LittleEndian.PutUint64(b[8:], rc.Key)
+	binary.LittleEndian.PutUint64(b[16:], uint64(rc.Intended))
+	binary.LittleEndian.PutUint64(b[24:], uint64(rc.Sent))
+	binary.LittleEndian.PutUint64(b[32:], uint64(rc.Latency))
 	binary.LittleEndian.PutUint32(b[40:], rc.bytesOut)
 	binary.LittleEndian.PutUint32(b[44:], rc.bytesIn)
-	binary.LittleEndian.PutUint16(b[48:], rc.code)
+	binary.LittleEndian.PutUint16(b[48:], rc.Code)
 	binary.LittleEndian.PutUint16(b[50:], rc.errIdx)
 	b[52] = byte(rc.op)
-	b[53] = rc.attempt
-	b[54] = rc.flags
+	b[53] = rc.Attempt
+	b[54] = rc.Flags
 	if _, err := s.w.Write(b); err != nil {
 		return fmt.Errorf("cannot write %s: %w", s.path, err)
 	}
@@ -77,20 +77,20 @@ func (s *spoolWriter) discard() {
 	_ = os.Remove(s.path)
 }
 
-func decodeRecord(b []byte) record {
-	return record{
-		seq:      binary.LittleEndian.Uint64(b[0:]),
-		key:      binary.LittleEndian.Uint64(b[8:]),
-		intended: int64(binary.LittleEndian.Uint64(b[16:])),
-		sent:     int64(binary.LittleEndian.Uint64(b[24:])),
-		latency:  int64(binary.LittleEndian.Uint64(b[32:])),
+func decodeRecord(b []byte) Record {
+	return Record{
+		Seq:      binary.LittleEndian.Uint64(b[0:]),
+		Key:      binary.LittleEndian.Uint64(b[8:]),
+		Intended: int64(binary.LittleEndian.Uint64(b[16:])),
+		Sent:     int64(binary.LittleEndian.Uint64(b[24:])),
+		Latency:  int64(binary.LittleEndian.Uint64(b[32:])),
 		bytesOut: binary.LittleEndian.Uint32(b[40:]),
 		bytesIn:  binary.LittleEndian.Uint32(b[44:]),
-		code:     binary.LittleEndian.Uint16(b[48:]),
+		Code:     binary.LittleEndian.Uint16(b[48:]),
 		errIdx:   binary.LittleEndian.Uint16(b[50:]),
 		op:       api.Method(b[52]),
-		attempt:  b[53],
-		flags:    b[54],
+		Attempt:  b[53],
+		Flags:    b[54],
 	}
 }
 
@@ -124,18 +124,18 @@ func writeResultsBin(path, spoolPath string, res *Result) error {
 			}
 			vr = vegeta.Result{
 				Attack:    res.Config.Name,
-				Seq:       rc.seq,
-				Code:      rc.code,
-				Timestamp: res.Start.Add(time.Duration(rc.sent)),
-				Latency:   time.Duration(rc.latency),
+				Seq:       rc.Seq,
+				Code:      rc.Code,
+				Timestamp: res.Start.Add(time.Duration(rc.Sent)),
+				Latency:   time.Duration(rc.Latency),
 				BytesOut:  uint64(rc.bytesOut),
 				BytesIn:   uint64(rc.bytesIn),
 				Method:    rc.op.String(),
-				URL:       t.URL(rc.key),
+				URL:       t.URL(rc.Key),
 			}
 			if corrected {
-				vr.Timestamp = res.Start.Add(time.Duration(rc.intended))
-				vr.Latency = time.Duration(rc.end() - rc.intended)
+				vr.Timestamp = res.Start.Add(time.Duration(rc.Intended))
+				vr.Latency = time.Duration(rc.End() - rc.Intended)
 			}
 			if vr.Timestamp.Before(last) {
 				vr.Timestamp = last
@@ -160,7 +160,7 @@ var sortRunRecords = 1 << 20
 // sortSpool returns the spool's records in Seq order, one per call of
 // next (ok false after the last). cleanup removes the sorted runs it
 // wrote beside the spool; call it once done, also after an error.
-func sortSpool(spoolPath string) (next func() (record, bool, error), cleanup func(), err error) {
+func sortSpool(spoolPath string) (next func() (Record, bool, error), cleanup func(), err error) {
 	var runs []string
 	cleanup = func() {
 		for _, r := range runs {
@@ -173,10 +173,10 @@ func sortSpool(spoolPath string) (next func() (record, bool, error), cleanup fun
 	}
 	defer in.Close()
 	r := bufio.NewReaderSize(in, 1<<20)
-	buf := make([]record, 0, min(sortRunRecords, 1<<16))
+	buf := make([]Record, 0, min(sortRunRecords, 1<<16))
 	var b [spoolRecordSize]byte
 	flush := func() error {
-		slices.SortFunc(buf, func(x, y record) int { return cmp.Compare(x.seq, y.seq) })
+		slices.SortFunc(buf, func(x, y Record) int { return cmp.Compare(x.Seq, y.Seq) })
 		name := fmt.Sprintf("%s.%d", spoolPath, len(runs))
 		runs = append(runs, name)
 		w, err := createSpool(name)
@@ -207,11 +207,11 @@ func sortSpool(spoolPath string) (next func() (record, bool, error), cleanup fun
 		}
 	}
 	if len(runs) == 0 { // the whole spool fitted: no run written
-		slices.SortFunc(buf, func(x, y record) int { return cmp.Compare(x.seq, y.seq) })
+		slices.SortFunc(buf, func(x, y Record) int { return cmp.Compare(x.Seq, y.Seq) })
 		i := 0
-		return func() (record, bool, error) {
+		return func() (Record, bool, error) {
 			if i == len(buf) {
-				return record{}, false, nil
+				return Record{}, false, nil
 			}
 			i++
 			return buf[i-1], true, nil
@@ -227,10 +227,10 @@ func sortSpool(spoolPath string) (next func() (record, bool, error), cleanup fun
 
 // mergeRuns merges sorted runs of spool records into one sequence in Seq
 // order: the smallest head of the runs each time.
-func mergeRuns(runs []string, cleanup func()) (func() (record, bool, error), func(), error) {
+func mergeRuns(runs []string, cleanup func()) (func() (Record, bool, error), func(), error) {
 	type head struct {
 		r   *bufio.Reader
-		rec record
+		rec Record
 	}
 	var files []*os.File
 	closeAll := func() {
@@ -266,13 +266,13 @@ func mergeRuns(runs []string, cleanup func()) (func() (record, bool, error), fun
 			heads = append(heads, h)
 		}
 	}
-	return func() (record, bool, error) {
+	return func() (Record, bool, error) {
 		if len(heads) == 0 {
-			return record{}, false, nil
+			return Record{}, false, nil
 		}
 		lowest := 0
 		for i, h := range heads {
-			if h.rec.seq < heads[lowest].rec.seq {
+			if h.rec.Seq < heads[lowest].rec.Seq {
 				lowest = i
 			}
 		}
@@ -280,7 +280,7 @@ func mergeRuns(runs []string, cleanup func()) (func() (record, bool, error), fun
 		rec := h.rec
 		ok, err := read(h)
 		if err != nil {
-			return record{}, false, fmt.Errorf("cannot read a sorted run of the spool: %w", err)
+			return Record{}, false, fmt.Errorf("cannot read a sorted run of the spool: %w", err)
 		}
 		if !ok {
 			heads = slices.Delete(heads, lowest, lowest+1)

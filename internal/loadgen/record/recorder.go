@@ -1,4 +1,4 @@
-package loadgen
+package record
 
 import (
 	"sync"
@@ -9,81 +9,81 @@ import (
 	"github.com/kvpool/kvpool/internal/latency"
 )
 
-// lateThreshold is how far behind schedule a send may start before it
+// LateThreshold is how far behind schedule a send may start before it
 // counts as late in Result.Late.
-const lateThreshold = time.Millisecond
+const LateThreshold = time.Millisecond
 
 // maxCode bounds the status codes counted individually; anything else
 // (which a conforming server never sends) is counted under code 0.
 const maxCode = 600
 
-// outcome is what one request produced.
-type outcome struct {
-	seq      uint64
-	key      uint64
-	op       api.Method
-	intended int64 // when it was due, ns since the start (== sent if unpaced)
-	sent     int64 // when its first byte was written, ns since the start
-	end      int64 // when its response was read, ns since the start
-	code     int   // 0 if err != nil
-	bytesOut int
-	bytesIn  int
-	err      error
-	// attempt is 0 for a request's first try, n for its n-th retry
-	// (Config.Client); flags say what became of it (see flagGaveUp).
-	attempt uint8
-	flags   uint8
+// Outcome is what one request produced.
+type Outcome struct {
+	Seq      uint64
+	Key      uint64
+	Op       api.Method
+	Intended int64 // when it was due, ns since the start (== sent if unpaced)
+	Sent     int64 // when its first byte was written, ns since the start
+	End      int64 // when its response was read, ns since the start
+	Code     int   // 0 if err != nil
+	BytesOut int
+	BytesIn  int
+	Err      error
+	// Attempt is 0 for a request's first try, n for its n-th retry
+	// (Config.Client); flags say what became of it (see FlagGaveUp).
+	Attempt uint8
+	Flags   uint8
 }
 
 // What became of an attempt (outcome.flags, record.flags) under a client
 // model (Config.Client).
 const (
-	// flagGaveUp: the attempt failed and its client gave up on the
+	// FlagGaveUp: the attempt failed and its client gave up on the
 	// request (no retry left, or the budget or the throttle refused one).
-	flagGaveUp uint8 = 1 << iota
-	// flagTimeout: the client gave up waiting for the attempt.
-	flagTimeout
-	// flagNotSent: the attempt was never sent: the client's throttle
+	FlagGaveUp uint8 = 1 << iota
+	// FlagTimeout: the client gave up waiting for the attempt.
+	FlagTimeout
+	// FlagNotSent: the attempt was never sent: the client's throttle
 	// refused it, or the run ended while it waited for its backoff.
 	// Such a record has no latency and no status and counts in no
 	// histogram; it is there so that every attempt is accounted for once.
-	flagNotSent
-	// flagRunEnded (with flagNotSent): a retry still waiting for its
+	FlagNotSent
+	// FlagRunEnded (with FlagNotSent): a retry still waiting for its
 	// backoff when the run ended; otherwise the throttle refused it.
-	flagRunEnded
-	// flagConnWait: the attempt waited for a connection before it was
+	FlagRunEnded
+	// FlagConnWait: the attempt waited for a connection before it was
 	// sent or expired: it fell due while every connection was busy
 	// waiting on the server (the event loop found none idle at or after
 	// its time), or its connection had to be dialled again first. Its
 	// send lag is then the server's doing, not the loader's. Set with or
 	// without a client model, by the event loop only.
-	flagConnWait
+	FlagConnWait
 )
 
-// record is one request's outcome as the collector receives it. It holds
+// Record is one request's outcome as the collector receives it. It holds
 // no pointers, so chunks of them cost the garbage collector nothing, and it
 // has a fixed binary form (see spool.go).
-type record struct {
-	seq      uint64
-	key      uint64
-	intended int64 // ns since the start
-	sent     int64 // ns since the start
-	latency  int64 // ns, from sent
+type Record struct {
+	Seq      uint64
+	Key      uint64
+	Intended int64 // ns since the start
+	Sent     int64 // ns since the start
+	Latency  int64 // ns, from sent
 	bytesOut uint32
 	bytesIn  uint32
-	code     uint16
+	Code     uint16
 	errIdx   uint16 // 0: none; otherwise 1 + index into the run's error table
 	op       api.Method
-	attempt  uint8
-	flags    uint8
+	Attempt  uint8
+	Flags    uint8
 }
 
-// end is when the response ended, ns since the start: when its last bytes
+// End is when the response ended, ns since the start: when its last bytes
 // reached the socket where the kernel stamped them (the event loop), else
 // when it was read.
-func (rc *record) end() int64 { return rc.sent + rc.latency }
+func (rc *Record) End() int64 { return rc.Sent + rc.Latency }
 
-// recorder takes the outcomes of one connection (one goroutine calls add)
+// Recorder takes the outcomes of one connection (one goroutine calls add)
 // and hands them to the run's collector in chunks. add costs an uncontended
 // lock and a copy into a preallocated chunk: the histograms, counters,
 // interval logs and results.bin are all kept by the collector's goroutine,
@@ -92,11 +92,11 @@ func (rc *record) end() int64 { return rc.sent + rc.latency }
 //
 // Only live and errCount are read by others while the run goes on (the
 // progress line).
-type recorder struct {
-	col *collector
+type Recorder struct {
+	col *Collector
 
 	live     latency.Live // corrected, microseconds; read concurrently
-	errCount atomic.Int64 // read concurrently
+	ErrCount atomic.Int64 // read concurrently
 
 	// sent counts the outcomes added; read by others only after the
 	// recorder's goroutine has exited.
@@ -106,32 +106,32 @@ type recorder struct {
 	chunk *chunk
 }
 
-// newRecorder returns a recorder feeding c, the run's collector.
-func (c *collector) newRecorder() *recorder {
-	r := &recorder{col: c, chunk: c.newChunk()}
+// NewRecorder returns a recorder feeding c, the run's collector.
+func (c *Collector) NewRecorder() *Recorder {
+	r := &Recorder{col: c, chunk: c.newChunk()}
 	c.register(r)
 	return r
 }
 
-// add records o.
-func (r *recorder) add(o *outcome) {
-	r.col.startOnce(o.end)
+// Add records o.
+func (r *Recorder) Add(o *Outcome) {
+	r.col.startOnce(o.End)
 	r.sent++
 	var errIdx uint16
-	if o.flags&flagNotSent == 0 { // one never sent has no latency, and fails no request of the lab's
-		r.live.Record(latency.Micros(time.Duration(o.end - o.intended)))
-		if msg := failure(o); msg != "" {
-			r.errCount.Add(1)
+	if o.Flags&FlagNotSent == 0 { // one never sent has no latency, and fails no request of the lab's
+		r.live.Record(latency.Micros(time.Duration(o.End - o.Intended)))
+		if msg := Failure(o); msg != "" {
+			r.ErrCount.Add(1)
 			errIdx = r.col.errors.indexOf(msg) + 1
 		}
 	}
 	r.mu.Lock()
 	c := r.chunk
-	c.recs = append(c.recs, record{
-		seq: o.seq, key: o.key, intended: o.intended, sent: o.sent, latency: o.end - o.sent,
-		bytesOut: uint32(o.bytesOut), bytesIn: uint32(o.bytesIn),
-		code: uint16(min(max(o.code, 0), maxCode)), errIdx: errIdx, op: o.op,
-		attempt: o.attempt, flags: o.flags,
+	c.recs = append(c.recs, Record{
+		Seq: o.Seq, Key: o.Key, Intended: o.Intended, Sent: o.Sent, Latency: o.End - o.Sent,
+		bytesOut: uint32(o.BytesOut), bytesIn: uint32(o.BytesIn),
+		Code: uint16(min(max(o.Code, 0), maxCode)), errIdx: errIdx, op: o.Op,
+		Attempt: o.Attempt, Flags: o.Flags,
 	})
 	if len(c.recs) < cap(c.recs) {
 		r.mu.Unlock()
@@ -142,9 +142,15 @@ func (r *recorder) add(o *outcome) {
 	r.col.full <- c
 }
 
+// AddTo adds what r recorded so far to p (safe while the run goes).
+func (r *Recorder) AddTo(p *Progress) {
+	r.live.AddTo(&p.live)
+	p.Errors += r.ErrCount.Load()
+}
+
 // swap takes the records added so far, leaving an empty chunk; nil if
 // there are none. Called by the collector.
-func (r *recorder) swap() *chunk {
+func (r *Recorder) swap() *chunk {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.chunk.recs) == 0 {
@@ -196,16 +202,16 @@ func (t *errorTable) message(i uint16) string {
 	return t.msgs[i]
 }
 
-// failure says why o is an error, or "" if it is not. Errors are transport
+// Failure says why o is an error, or "" if it is not. Errors are transport
 // failures and statuses other than 2xx, except 404 on GET (an absent key is
 // an answer, not a failure). 503 (shed by the server) is an error: the
 // saturation search must not call a rate sustainable while it sheds.
-func failure(o *outcome) string {
-	if o.err != nil {
-		return describeError(o.err)
+func Failure(o *Outcome) string {
+	if o.Err != nil {
+		return DescribeError(o.Err)
 	}
-	if o.code >= 200 && o.code < 300 || o.code == 404 && o.op == api.Get {
+	if o.Code >= 200 && o.Code < 300 || o.Code == 404 && o.Op == api.Get {
 		return ""
 	}
-	return statusText(o.code)
+	return statusText(o.Code)
 }

@@ -1,4 +1,4 @@
-package loadgen
+package record
 
 import (
 	"testing"
@@ -23,7 +23,7 @@ func BenchmarkCollectorRecord(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			cfg := config.Default()
 			cfg.Out, cfg.KeepResults = b.TempDir(), keep
-			c := newCollector(&cfg)
+			c := NewCollector(&cfg)
 			c.start = time.Now()
 			c.openFiles()
 			b.Cleanup(func() {
@@ -32,17 +32,17 @@ func BenchmarkCollectorRecord(b *testing.B) {
 				}
 			})
 			const every = 5_000 // ns between intended sends: 200,000 req/s
-			rc := record{key: 1, bytesOut: 120, bytesIn: 80, code: 200, op: api.Get}
+			rc := Record{Key: 1, bytesOut: 120, bytesIn: 80, Code: 200, op: api.Get}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
-				rc.seq = uint64(i)
-				rc.intended = int64(i) * every
-				rc.sent = rc.intended + int64(i%250)*1_000     // up to a quantum late
-				rc.latency = 20_000 + int64(i*7919%100_000)*10 // 20 µs to 1 ms
+				rc.Seq = uint64(i)
+				rc.Intended = int64(i) * every
+				rc.Sent = rc.Intended + int64(i%250)*1_000     // up to a quantum late
+				rc.Latency = 20_000 + int64(i*7919%100_000)*10 // 20 µs to 1 ms
 				c.record(&rc)
 				if i%4096 == 0 {
-					c.closeThrough(rc.end()/c.interval - 2) // as the ticker does
+					c.closeThrough(rc.End()/c.interval - 2) // as the ticker does
 				}
 			}
 		})

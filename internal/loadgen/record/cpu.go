@@ -1,4 +1,4 @@
-package loadgen
+package record
 
 import (
 	"syscall"
@@ -18,10 +18,10 @@ func (c CPUTime) Sub(o CPUTime) CPUTime {
 	return CPUTime{User: c.User - o.User, System: c.System - o.System}
 }
 
-// processCPU reads getrusage(RUSAGE_SELF): every thread of the process,
+// ProcessCPU reads getrusage(RUSAGE_SELF): every thread of the process,
 // so the loader's own cost includes its pacer, progress line and GC. Zero
 // if the call fails (then the report shows no CPU figure).
-func processCPU() CPUTime {
+func ProcessCPU() CPUTime {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return CPUTime{}

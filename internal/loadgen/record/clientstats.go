@@ -1,4 +1,4 @@
-package loadgen
+package record
 
 import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -35,15 +35,15 @@ func (s *clientStats) at(t int64) *clientCounts {
 }
 
 // record counts rc, whose failure (if any) is its errIdx.
-func (s *clientStats) record(rc *record) {
-	if rc.flags&flagNotSent != 0 {
-		iv := s.at(rc.intended)
+func (s *clientStats) record(rc *Record) {
+	if rc.Flags&FlagNotSent != 0 {
+		iv := s.at(rc.Intended)
 		switch {
-		case rc.flags&flagRunEnded != 0:
+		case rc.Flags&FlagRunEnded != 0:
 			iv.unsentRetries++
 			s.total.unsentRetries++
-		case rc.flags&flagTimeout != 0:
-			iv = s.at(rc.end())
+		case rc.Flags&FlagTimeout != 0:
+			iv = s.at(rc.End())
 			iv.timeouts++
 			s.total.timeouts++
 			s.total.expired++
@@ -51,21 +51,21 @@ func (s *clientStats) record(rc *record) {
 			iv.throttled++
 			s.total.throttled++
 		}
-		if rc.flags&flagGaveUp != 0 {
+		if rc.Flags&FlagGaveUp != 0 {
 			iv.gaveUp++
 			s.total.gaveUp++
 		}
 		return
 	}
-	sent := s.at(rc.sent)
-	if rc.attempt == 0 {
+	sent := s.at(rc.Sent)
+	if rc.Attempt == 0 {
 		sent.firstTries++
 		s.total.firstTries++
 	} else {
 		sent.retries++
 		s.total.retries++
 	}
-	end := s.at(rc.end())
+	end := s.at(rc.End())
 	switch {
 	case rc.errIdx == 0:
 		end.useful++
@@ -73,15 +73,15 @@ func (s *clientStats) record(rc *record) {
 		if end.usefulLat == nil {
 			end.usefulLat = NewIntervalHistogram()
 		}
-		_ = end.usefulLat.RecordValue(clampNs(rc.latency))
-	case rc.flags&flagTimeout != 0:
+		_ = end.usefulLat.RecordValue(clampNs(rc.Latency))
+	case rc.Flags&FlagTimeout != 0:
 		end.timeouts++
 		s.total.timeouts++
-	case rc.code == 503:
+	case rc.Code == 503:
 		end.shed++
 		s.total.shed++
 	}
-	if rc.flags&flagGaveUp != 0 {
+	if rc.Flags&FlagGaveUp != 0 {
 		end.gaveUp++
 		s.total.gaveUp++
 	}

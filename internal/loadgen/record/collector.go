@@ -1,4 +1,4 @@
-package loadgen
+package record
 
 import (
 	"fmt"
@@ -25,9 +25,9 @@ const chunkLen = 256
 const chunksInFlight = 64
 
 // chunk is a batch of records on its way from a recorder to the collector.
-type chunk struct{ recs []record }
+type chunk struct{ recs []Record }
 
-// collector is the one consumer of every recorder of a run. Its goroutine
+// Collector is the one consumer of every recorder of a run. Its goroutine
 // receives full chunks as they come and, once per interval, takes what
 // each recorder has gathered since; it keeps the run's histograms and
 // counters, closes each interval of the latency logs once every response
@@ -38,7 +38,7 @@ type chunk struct{ recs []record }
 // Locks: collector.mu (the list of recorders and when each was
 // registered), each recorder's mu (its chunk) and errorTable.mu; no two
 // are ever held together.
-type collector struct {
+type Collector struct {
 	interval int64 // ns
 	out      string
 	results  bool // write results.bin into out
@@ -49,7 +49,7 @@ type collector struct {
 	free   chan *chunk
 
 	mu    sync.Mutex
-	recs  []*recorder
+	recs  []*Recorder
 	regAt []time.Time // when each recorder (a connection) was registered
 
 	once  sync.Once
@@ -73,7 +73,7 @@ type collector struct {
 	logs                            [2]*IntervalLog // corrected, uncorrected
 	sends                           sendSeries
 	spool                           *spoolWriter
-	records                         []record
+	records                         []Record
 	err                             error        // the first file error
 	clients                         *clientStats // nil without a client model
 }
@@ -158,11 +158,11 @@ const (
 	intervalMaxNs = 60_000_000_000
 )
 
-// newCollector returns the collector of the run cfg configures: every
-// recorder of the run comes from it (newRecorder).
-func newCollector(cfg *config.Config) *collector {
+// NewCollector returns the collector of the run cfg configures: every
+// recorder of the run comes from it (NewRecorder).
+func NewCollector(cfg *config.Config) *Collector {
 	iv := cfg.SeriesInterval()
-	return &collector{
+	return &Collector{
 		interval: int64(iv), out: cfg.Out, results: cfg.Out != "" && cfg.KeepResults, inMemory: cfg.KeepRecords,
 		full: make(chan *chunk, chunksInFlight), free: make(chan *chunk, chunksInFlight),
 		stop: make(chan struct{}), done: make(chan struct{}),
@@ -181,16 +181,16 @@ func clientStatsFor(cfg *config.Config, interval int64) *clientStats {
 	return &clientStats{interval: interval}
 }
 
-func (c *collector) newChunk() *chunk {
+func (c *Collector) newChunk() *chunk {
 	select {
 	case ch := <-c.free:
 		return ch
 	default:
-		return &chunk{recs: make([]record, 0, chunkLen)}
+		return &chunk{recs: make([]Record, 0, chunkLen)}
 	}
 }
 
-func (c *collector) recycle(ch *chunk) {
+func (c *Collector) recycle(ch *chunk) {
 	ch.recs = ch.recs[:0]
 	select {
 	case c.free <- ch:
@@ -201,18 +201,18 @@ func (c *collector) recycle(ch *chunk) {
 // register adds r to the recorders swapped each interval, and a spare
 // chunk to the free list (while it has room), so that a recorder handing
 // over a full chunk finds an empty one without allocating.
-func (c *collector) register(r *recorder) {
+func (c *Collector) register(r *Recorder) {
 	c.mu.Lock()
 	c.recs = append(c.recs, r)
 	c.regAt = append(c.regAt, time.Now())
 	c.mu.Unlock()
-	c.recycle(&chunk{recs: make([]record, 0, chunkLen)})
+	c.recycle(&chunk{recs: make([]Record, 0, chunkLen)})
 }
 
 // startOnce starts the goroutine and opens the files at the first
 // outcome, which ended endNs after the start: a run that never gets going
 // (nothing listens) leaves neither behind.
-func (c *collector) startOnce(endNs int64) {
+func (c *Collector) startOnce(endNs int64) {
 	c.once.Do(func() {
 		c.start = time.Now().Add(-time.Duration(endNs))
 		c.openFiles()
@@ -221,7 +221,7 @@ func (c *collector) startOnce(endNs int64) {
 	})
 }
 
-func (c *collector) openFiles() {
+func (c *Collector) openFiles() {
 	if c.out == "" {
 		return
 	}
@@ -238,7 +238,7 @@ func (c *collector) openFiles() {
 		c.logs[i] = l
 	}
 	if c.results {
-		sp, err := createSpool(filepath.Join(c.out, spoolFile))
+		sp, err := createSpool(filepath.Join(c.out, SpoolFile))
 		if err != nil {
 			c.fail(err)
 			return
@@ -247,13 +247,13 @@ func (c *collector) openFiles() {
 	}
 }
 
-func (c *collector) fail(err error) {
+func (c *Collector) fail(err error) {
 	if c.err == nil {
 		c.err = err
 	}
 }
 
-func (c *collector) loop() {
+func (c *Collector) loop() {
 	defer close(c.done)
 	tick := time.NewTicker(time.Duration(c.interval))
 	defer tick.Stop()
@@ -274,7 +274,7 @@ func (c *collector) loop() {
 }
 
 // swapAll takes what every recorder has gathered.
-func (c *collector) swapAll() {
+func (c *Collector) swapAll() {
 	c.mu.Lock()
 	recs := c.recs
 	c.mu.Unlock()
@@ -285,35 +285,35 @@ func (c *collector) swapAll() {
 	}
 }
 
-func (c *collector) take(ch *chunk) {
+func (c *Collector) take(ch *chunk) {
 	for i := range ch.recs {
 		c.record(&ch.recs[i])
 	}
 	c.recycle(ch)
 }
 
-func (c *collector) record(rc *record) {
+func (c *Collector) record(rc *Record) {
 	if c.inMemory {
 		c.records = append(c.records, *rc)
 	}
 	if c.clients != nil {
 		c.clients.record(rc)
 	}
-	connWait := rc.flags&flagConnWait != 0
-	if rc.flags&flagNotSent != 0 {
+	connWait := rc.Flags&FlagConnWait != 0
+	if rc.Flags&FlagNotSent != 0 {
 		if connWait { // expired while every connection was busy
 			c.connWaits++
-			c.sends.waited(rc.end())
+			c.sends.waited(rc.End())
 		}
 		return // never sent: in no histogram, no count of sends, not in results.bin
 	}
-	end := rc.end()
-	lag := rc.sent - rc.intended
-	latency.Record(c.uncorrected, time.Duration(rc.latency))
-	latency.Record(c.corrected, time.Duration(end-rc.intended))
+	end := rc.End()
+	lag := rc.Sent - rc.Intended
+	latency.Record(c.uncorrected, time.Duration(rc.Latency))
+	latency.Record(c.corrected, time.Duration(end-rc.Intended))
 	latency.Record(c.sendLag, time.Duration(lag))
 	c.sent++
-	if lag > int64(lateThreshold) {
+	if lag > int64(LateThreshold) {
 		c.late++
 		if !connWait {
 			c.ownLate++
@@ -322,19 +322,19 @@ func (c *collector) record(rc *record) {
 	if connWait {
 		c.connWaits++
 	}
-	c.lastSent = max(c.lastSent, rc.sent)
+	c.lastSent = max(c.lastSent, rc.Sent)
 	c.lastEnd = max(c.lastEnd, end)
-	code := int(rc.code)
+	code := int(rc.Code)
 	if code >= maxCode {
 		code = 0
 	}
 	c.codes[code]++
 	c.bytesIn += int64(rc.bytesIn)
 	c.bytesOut += int64(rc.bytesOut)
-	c.sends.record(rc.sent, end, lag, connWait)
+	c.sends.record(rc.Sent, end, lag, connWait)
 	iv := c.intervalFor(end)
-	_ = iv.corrected.RecordValue(clampNs(end - rc.intended))
-	_ = iv.uncorrected.RecordValue(clampNs(rc.latency))
+	_ = iv.corrected.RecordValue(clampNs(end - rc.Intended))
+	_ = iv.uncorrected.RecordValue(clampNs(rc.Latency))
 	iv.n++
 	if rc.errIdx != 0 {
 		i := int(rc.errIdx - 1)
@@ -358,7 +358,7 @@ func clampNs(ns int64) int64 { return min(max(ns, intervalMinNs), intervalMaxNs)
 // intervalFor returns the open interval a response that ended at end (ns)
 // belongs to. One that belongs to an interval already closed (its chunk
 // came later than the grace allowed) goes into the oldest open one.
-func (c *collector) intervalFor(end int64) *interval {
+func (c *Collector) intervalFor(end int64) *interval {
 	i := max(end/c.interval-c.next, 0)
 	for int64(len(c.open)) <= i {
 		c.open = append(c.open, c.newInterval())
@@ -366,7 +366,7 @@ func (c *collector) intervalFor(end int64) *interval {
 	return c.open[i]
 }
 
-func (c *collector) newInterval() *interval {
+func (c *Collector) newInterval() *interval {
 	if n := len(c.spare); n > 0 {
 		iv := c.spare[n-1]
 		c.spare = c.spare[:n-1]
@@ -378,7 +378,7 @@ func (c *collector) newInterval() *interval {
 // closeThrough closes every interval up to index k: writes it to the logs
 // and the series. An interval in which nothing ended is written empty, so
 // that the series has no gaps.
-func (c *collector) closeThrough(k int64) {
+func (c *Collector) closeThrough(k int64) {
 	final := k == finalInterval
 	for c.next <= k && !(final && len(c.open) == 0) {
 		var iv *interval
@@ -407,7 +407,7 @@ func (c *collector) closeThrough(k int64) {
 // finalInterval as closeThrough's argument closes every open interval.
 const finalInterval = int64(^uint64(0) >> 1)
 
-func (c *collector) emit(iv *interval, startNs, lengthNs int64) {
+func (c *Collector) emit(iv *interval, startNs, lengthNs int64) {
 	secs := float64(lengthNs) / 1e9
 	c.series = append(c.series, Interval{
 		StartS: float64(startNs) / 1e9, LengthS: secs,
@@ -429,7 +429,7 @@ func (c *collector) emit(iv *interval, startNs, lengthNs int64) {
 // finish stops the goroutine once every recorder's goroutine has exited,
 // takes what is left, closes the last intervals and the files, and writes
 // results.bin. It fills the measured part of res.
-func (c *collector) finish(res *Result) {
+func (c *Collector) finish(res *Result) {
 	if c.began {
 		close(c.stop)
 		<-c.done
@@ -481,8 +481,8 @@ func (c *collector) finish(res *Result) {
 		res.Clients = c.clients.totals()
 	}
 	if c.inMemory {
-		sort.Slice(c.records, func(i, j int) bool { return c.records[i].sent < c.records[j].sent })
-		res.records = c.records
+		sort.Slice(c.records, func(i, j int) bool { return c.records[i].Sent < c.records[j].Sent })
+		res.Records = c.records
 	}
 	res.errMsgs = c.errors.msgs
 

@@ -1,4 +1,4 @@
-package loadgen
+package record
 
 import (
 	"time"
@@ -15,7 +15,7 @@ import (
 // It also tells the loader's own lag from the server's: of each
 // interval's sends, those that waited for a connection (every one busy
 // waiting on the server, or the connection being dialled: see
-// flagConnWait) count in connWaits, with the attempts that expired
+// FlagConnWait) count in connWaits, with the attempts that expired
 // waiting for one; the others' lag goes into a second histogram, whose
 // p99 (OwnLagP99Us) is how late the loader itself was to send.
 //
@@ -68,7 +68,7 @@ const (
 	lagDigits = 2
 )
 
-func grow(s []int64, i int64) []int64 {
+func Grow(s []int64, i int64) []int64 {
 	for int64(len(s)) <= i {
 		s = append(s, 0)
 	}
@@ -80,9 +80,9 @@ func grow(s []int64, i int64) []int64 {
 func (s *sendSeries) record(sent, end, lag int64, connWait bool) {
 	si := max(sent, 0) / s.interval
 	ei := max(end, 0) / s.interval
-	s.sent = grow(s.sent, si)
+	s.sent = Grow(s.sent, si)
 	s.sent[si]++
-	s.ended = grow(s.ended, ei)
+	s.ended = Grow(s.ended, ei)
 	s.ended[ei]++
 	h := s.lagFor(si)
 	us := min(max(lag/1000, lagMinUs), lagMaxUs)
@@ -98,7 +98,7 @@ func (s *sendSeries) record(sent, end, lag int64, connWait bool) {
 // holding at (ns since the start): when it was sent, or expired unsent.
 func (s *sendSeries) waited(at int64) {
 	i := max(at, 0) / s.interval
-	s.connWaits = grow(s.connWaits, i)
+	s.connWaits = Grow(s.connWaits, i)
 	s.connWaits[i]++
 }
 

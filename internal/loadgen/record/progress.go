@@ -1,4 +1,4 @@
-package loadgen
+package record
 
 import (
 	"time"
@@ -30,11 +30,11 @@ func (p *Progress) finish(prev Progress) {
 	}
 }
 
-// reportProgress calls progress with snapshot's Progress every interval
+// ReportProgress calls progress with snapshot's Progress every interval
 // until done is closed.
-func reportProgress(done <-chan struct{}, interval time.Duration, snapshot func() Progress, progress func(Progress)) {
+func ReportProgress(done <-chan struct{}, interval time.Duration, snapshot func() Progress, progress func(Progress)) {
 	var last Progress
-	every(done, interval, func() {
+	Every(done, interval, func() {
 		p := snapshot()
 		p.finish(last)
 		progress(p)
@@ -42,8 +42,8 @@ func reportProgress(done <-chan struct{}, interval time.Duration, snapshot func(
 	})
 }
 
-// every calls f every d until done is closed.
-func every(done <-chan struct{}, d time.Duration, f func()) {
+// Every calls f every d until done is closed.
+func Every(done <-chan struct{}, d time.Duration, f func()) {
 	tick := time.NewTicker(d)
 	defer tick.Stop()
 	for {

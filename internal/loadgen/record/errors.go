@@ -1,4 +1,4 @@
-package loadgen
+package record
 
 import (
 	"errors"
@@ -10,23 +10,23 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// errTimeout is the error of a request that exceeded Config.Timeout.
-var errTimeout = errors.New("request timed out (-timeout)")
+// ErrTimeout is the error of a request that exceeded Config.Timeout.
+var ErrTimeout = errors.New("request timed out (-timeout)")
 
-// errClientTimeout is the error of an attempt whose client gave up
+// ErrClientTimeout is the error of an attempt whose client gave up
 // waiting for it (Config.Client.Timeout) and closed its connection.
-var errClientTimeout = errors.New("the client gave up waiting (-client-timeout)")
+var ErrClientTimeout = errors.New("the client gave up waiting (-client-timeout)")
 
-// describeError turns a transport error into a short message without
+// DescribeError turns a transport error into a short message without
 // addresses or ports, so the same failure on 64 connections is counted as
 // one kind of error, not 64.
-func describeError(err error) string {
+func DescribeError(err error) string {
 	var ne net.Error
 	var op *net.OpError
 	switch {
-	case errors.Is(err, errTimeout):
-		return errTimeout.Error()
-	case errors.Is(err, errClientTimeout):
+	case errors.Is(err, ErrTimeout):
+		return ErrTimeout.Error()
+	case errors.Is(err, ErrClientTimeout):
 		return err.Error()
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused (is the server running?)"

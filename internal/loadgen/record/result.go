@@ -1,4 +1,9 @@
-package loadgen
+// Package record is what a run measured, and how: each connection's
+// Recorder hands its Outcomes to the run's one Collector, which keeps the
+// histograms, counters and interval series, streams the interval logs and
+// results.bin to disk, and fills the Result. Engines record through it;
+// it knows nothing of them.
+package record
 
 import (
 	"fmt"
@@ -102,7 +107,7 @@ type Result struct {
 	// Config.Out (nil: they are complete).
 	OutputErr error
 
-	records []record // only with Config.KeepRecords, by send time
+	Records []Record // only with Config.KeepRecords, by send time
 	errMsgs []string // the run's error table: errIdx-1 indexes it
 }
 
@@ -181,7 +186,7 @@ func (r *Result) Warnings() []string {
 					r.Late-r.OwnLate, r.OwnLate)
 			}
 			w = append(w, fmt.Sprintf("%d requests (%.2f%%) were sent more than %v behind schedule (send lag p99 %s, max %s%s): corrected latencies include that wait, uncorrected ones do not",
-				r.Late, 100*float64(r.Late)/float64(r.Sent), lateThreshold,
+				r.Late, 100*float64(r.Late)/float64(r.Sent), LateThreshold,
 				latency.FormatMicros(r.SendLag.ValueAtPercentile(99)), latency.FormatMicros(r.SendLag.Max()), whose))
 		}
 	}
@@ -195,10 +200,10 @@ func (r *Result) Warnings() []string {
 	return w
 }
 
-// merge folds what the recorders of finished workers recorded into r:
+// Merge folds what the recorders of finished workers recorded into r:
 // their collector's histograms, counters and interval series; it closes
 // the run's files. Call it once every worker's goroutine has exited.
-func (r *Result) merge(recs []*recorder) {
+func (r *Result) Merge(recs []*Recorder) {
 	if len(recs) == 0 {
 		r.Uncorrected, r.Corrected, r.SendLag = latency.New(), latency.New(), latency.New()
 		r.Codes, r.Errors = map[int]int64{}, map[string]int64{}
@@ -208,7 +213,3 @@ func (r *Result) merge(recs []*recorder) {
 }
 
 func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
-
-// LateThreshold is how far behind schedule a send may start before it
-// counts in Result.Late.
-const LateThreshold = lateThreshold

@@ -1,4 +1,4 @@
-package loadgen
+package record
 
 import (
 	"strings"
@@ -21,10 +21,10 @@ func TestSeriesCountsSendsLagAndInFlight(t *testing.T) {
 	const ms = int64(time.Millisecond)
 	cfg := config.Default()
 	cfg.Interval, cfg.Out, cfg.KeepResults = 100*time.Millisecond, "", false
-	rec := newCollector(&cfg).newRecorder()
+	rec := NewCollector(&cfg).NewRecorder()
 	add := func(seq uint64, intended, sent, end int64) {
-		o := outcome{seq: seq, op: api.Get, code: 200, intended: intended, sent: sent, end: end}
-		rec.add(&o)
+		o := Outcome{Seq: seq, Op: api.Get, Code: 200, Intended: intended, Sent: sent, End: end}
+		rec.Add(&o)
 	}
 	// Interval 0: nine requests sent on time, each answered 5 ms later.
 	for i := range int64(9) {
@@ -38,7 +38,7 @@ func TestSeriesCountsSendsLagAndInFlight(t *testing.T) {
 	// Interval 3: one on time, answered at once.
 	add(14, 310*ms, 310*ms, 311*ms)
 	res := &Result{Config: cfg, Start: time.Now()}
-	res.merge([]*recorder{rec})
+	res.Merge([]*Recorder{rec})
 
 	require.Len(t, res.Intervals, 4)
 	type row struct {
@@ -98,24 +98,24 @@ func TestSeriesTellsConnectionWaitsFromTheLoadersOwnLag(t *testing.T) {
 	cfg := config.Default()
 	cfg.Interval, cfg.Out, cfg.KeepResults = 100*time.Millisecond, "", false
 	cfg.Client.Timeout = 50 * time.Millisecond
-	rec := newCollector(&cfg).newRecorder()
+	rec := NewCollector(&cfg).NewRecorder()
 	add := func(seq uint64, intended, sent, end int64, flags uint8) {
-		o := outcome{seq: seq, op: api.Get, code: 200, intended: intended, sent: sent, end: end, flags: flags}
-		rec.add(&o)
+		o := Outcome{Seq: seq, Op: api.Get, Code: 200, Intended: intended, Sent: sent, End: end, Flags: flags}
+		rec.Add(&o)
 	}
 	// Interval 0: three sent 5 ms late with a connection free, two 30 ms
 	// late after waiting for one.
 	for i := range int64(3) {
 		add(uint64(i), 10*ms, 15*ms, 20*ms, 0)
 	}
-	add(3, 10*ms, 40*ms, 45*ms, flagConnWait)
-	add(4, 10*ms, 40*ms, 45*ms, flagConnWait)
+	add(3, 10*ms, 40*ms, 45*ms, FlagConnWait)
+	add(4, 10*ms, 40*ms, 45*ms, FlagConnWait)
 	// Interval 1: one expired unsent after waiting for a connection, one
 	// sent on time.
-	add(5, 60*ms, 110*ms, 110*ms, flagConnWait|flagNotSent|flagTimeout)
+	add(5, 60*ms, 110*ms, 110*ms, FlagConnWait|FlagNotSent|FlagTimeout)
 	add(6, 150*ms, 150*ms, 151*ms, 0)
 	res := &Result{Config: cfg, Start: time.Now()}
-	res.merge([]*recorder{rec})
+	res.Merge([]*Recorder{rec})
 
 	require.Len(t, res.Intervals, 2)
 	assert.Equal(t, int64(3), res.ConnWaits)
