@@ -9,7 +9,7 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/engine"
 	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 )
@@ -61,7 +61,7 @@ func runAttack(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var res *record.Result
 	err := withProfile(o.cpuProfile, func() error {
 		var err error
-		res, err = loadgen.Run(ctx, o.cfg, report.Progress(stderr))
+		res, err = engine.Run(ctx, o.cfg, report.Progress(stderr))
 		return err
 	})
 	if err != nil {

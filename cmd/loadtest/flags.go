@@ -40,7 +40,7 @@ func (e exitError) Error() string { return e.err.Error() }
 func (e exitError) Unwrap() error { return e.err }
 
 // options is what a load-generating subcommand's flags fill: the run's
-// loadgen.Config plus what only the command line needs. Each subcommand
+// config.Config plus what only the command line needs. Each subcommand
 // binds only the flags it takes (the add* helpers), so a flag given to a
 // subcommand that does not take it is refused by the flag package.
 type options struct {
@@ -56,7 +56,7 @@ type options struct {
 	spikeHasAt bool
 }
 
-// newFlagSet starts a subcommand's flag set from loadgen.DefaultConfig.
+// newFlagSet starts a subcommand's flag set from config.Default.
 func newFlagSet(name string, o *options, stderr io.Writer) *flag.FlagSet {
 	o.cfg = config.Default()
 	o.workload = o.cfg.Workload.Mix.String()

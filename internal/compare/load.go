@@ -8,8 +8,8 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/cpuset"
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/engine"
 	"github.com/kvpool/kvpool/internal/loadgen/fill"
 	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
@@ -41,7 +41,7 @@ func (r *runner) loadConfig(target, wl string) (config.Config, error) {
 // A file that could not be written is returned as note; the run stands.
 func runInto(ctx context.Context, cfg config.Config, dir string, settings map[string]string) (res *record.Result, note string, err error) {
 	cfg.Out = dir
-	res, err = loadgen.Run(ctx, cfg, nil)
+	res, err = engine.Run(ctx, cfg, nil)
 	if err != nil {
 		return nil, "", err
 	}

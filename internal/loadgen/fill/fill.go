@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/engine"
 	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 )
@@ -56,7 +56,7 @@ func Run(ctx context.Context, load config.Config, ids Range, progress func(recor
 	if err != nil {
 		return nil, err
 	}
-	res, err := loadgen.Run(ctx, c, progress)
+	res, err := engine.Run(ctx, c, progress)
 	if err != nil {
 		return nil, err
 	}

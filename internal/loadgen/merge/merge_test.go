@@ -17,10 +17,10 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/kvpool/kvpool/internal/latency"
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/engine"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
 	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
@@ -39,7 +39,7 @@ func attack(t *testing.T, url string, rate float64, dir string, seed uint64) *re
 	c.Conns, c.MaxConns, c.Progress, c.Seed = 8, 8, 0, seed
 	c.Workload.Keys = 1000
 	c.Out, c.Interval = dir, 250*time.Millisecond
-	res, err := loadgen.Run(context.Background(), c, nil)
+	res, err := engine.Run(context.Background(), c, nil)
 	require.NoError(t, err)
 	require.NoError(t, res.OutputErr)
 	require.NoError(t, report.WriteFiles(dir, res, nil))
@@ -209,7 +209,7 @@ func attackWithClients(t *testing.T, url, dir string, seed uint64) *record.Resul
 	c.Workload.Keys = 1000
 	c.Out = dir
 	c.Client = client.Model{Timeout: time.Second, Retries: 1}
-	res, err := loadgen.Run(context.Background(), c, nil)
+	res, err := engine.Run(context.Background(), c, nil)
 	require.NoError(t, err)
 	require.NoError(t, report.WriteFiles(dir, res, nil))
 	return res
@@ -236,7 +236,7 @@ func TestMergeAddsConnectionWaitsAndReconnects(t *testing.T) {
 			c.Conns, c.MaxConns, c.Progress, c.Seed = 1, 1, 0, uint64(i+1)
 			c.Workload.Keys = 1000
 			c.Out, c.Interval = dir, 100*time.Millisecond
-			res, err := loadgen.Run(context.Background(), c, nil)
+			res, err := engine.Run(context.Background(), c, nil)
 			require.NoError(t, err)
 			require.NoError(t, report.WriteFiles(dir, res, nil))
 			halves[i] = res

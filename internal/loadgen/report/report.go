@@ -1,4 +1,4 @@
-// Package report turns a loadgen.Result into what people and scripts
+// Package report turns a record.Result into what people and scripts
 // read: the wrk2-style table, progress lines, summary.json and the .hgrm
 // percentile distributions. It only consumes results; nothing here reaches
 // back into a run.

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/engine"
 )
 
 // ClosedLoop is the closed-loop measurement that anchors a search: a few
@@ -68,7 +68,7 @@ func MeasureClosedLoop(ctx context.Context, load config.Config, cc ClosedConfig,
 		c := load
 		c.Rate, c.Duration, c.Requests, c.Out, c.KeepResults, c.Progress = 0, cc.For, 0, "", false, 0
 		before := sc.readCPU(ctx)
-		res, err := loadgen.Run(ctx, c, nil)
+		res, err := engine.Run(ctx, c, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/latency"
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/engine"
 	"github.com/kvpool/kvpool/internal/loadgen/record"
 )
 
@@ -43,7 +43,7 @@ func Run(ctx context.Context, load config.Config, sc Config, onStep func(Step), 
 		}
 		before := sc.readCPU(ctx)
 		stop := sc.sampleCPU(ctx, iv)
-		res, err := loadgen.Run(ctx, c, p)
+		res, err := engine.Run(ctx, c, p)
 		during := stop()
 		if err != nil {
 			return Step{}, err

@@ -1,9 +1,9 @@
-// Package vegeta is the "vegeta" engine of loadgen: vegeta's attacker
+// Package vegeta is the "vegeta" engine of the load lab: vegeta's attacker
 // (net/http client, its own pacer and worker pool) with a Targeter that
 // draws requests from the same workload as the fast engine. It is the
 // independent loader the fast engine is checked against. Import it for its
-// side effect (it registers itself with loadgen) to make -engine vegeta
-// available.
+// side effect (it registers itself with package engine) to make -engine
+// vegeta available.
 package vegeta
 
 import (
@@ -20,14 +20,14 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/kvpool/kvpool/internal/api"
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/engine"
 	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
-func init() { loadgen.RegisterEngine(config.EngineVegeta, run) }
+func init() { engine.Register(config.EngineVegeta, run) }
 
 // run is the engine. Vegeta measures latency from its actual send; the
 // corrected latency is taken from the schedule start + seq/rate as in the

@@ -14,8 +14,8 @@ import (
 	vegetalib "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/kvpool/kvpool/internal/api"
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/engine"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
 	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
@@ -35,7 +35,7 @@ func TestVegetaEngineRecordsBothDistributions(t *testing.T) {
 	cfg.Workload.Keys, cfg.Workload.ValueSize = 1000, 64
 	cfg.Workload.Mix = workload.Mix{Get: 0.5, Put: 0.3, Delete: 0.2}
 	cfg.Out = dir
-	res, err := loadgen.Run(context.Background(), cfg, nil)
+	res, err := engine.Run(context.Background(), cfg, nil)
 	require.NoError(t, err)
 	require.NoError(t, res.OutputErr)
 	// vegeta stops pacing once the duration has passed, so a loaded machine
