@@ -22,7 +22,7 @@ type timerfdSleeper struct {
 	buf [8]byte
 }
 
-func NewSleeper() sleeper {
+func NewSleeper() Sleeper {
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
 	if err != nil {
 		return coarseSleeper{}

@@ -2,4 +2,4 @@
 
 package schedule
 
-func NewSleeper() sleeper { return coarseSleeper{} }
+func NewSleeper() Sleeper { return coarseSleeper{} }
