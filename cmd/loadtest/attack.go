@@ -9,7 +9,8 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/engine"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 )
 
@@ -57,10 +58,10 @@ func runAttack(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if line := report.ShardText(&o.cfg); line != "" {
 		fmt.Fprintf(stderr, "  %s: this loader asks %.0f req/s; waiting %v to start\n", line, o.cfg.AskedRate(), max(time.Until(o.cfg.StartAt), 0).Round(time.Millisecond))
 	}
-	var res *loadgen.Result
+	var res *record.Result
 	err := withProfile(o.cpuProfile, func() error {
 		var err error
-		res, err = loadgen.Run(ctx, o.cfg, report.Progress(stderr))
+		res, err = engine.Run(ctx, o.cfg, report.Progress(stderr))
 		return err
 	})
 	if err != nil {
@@ -83,7 +84,7 @@ func runAttack(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // writeRun writes summary.json and the .hgrm files beside the files the
 // run streamed, and says where they are.
-func writeRun(dir string, res *loadgen.Result, server map[string]string, stderr io.Writer) error {
+func writeRun(dir string, res *record.Result, server map[string]string, stderr io.Writer) error {
 	if res.OutputErr != nil {
 		return fmt.Errorf("the run's files in %s are incomplete: %w", dir, res.OutputErr)
 	}
@@ -91,15 +92,15 @@ func writeRun(dir string, res *loadgen.Result, server map[string]string, stderr 
 		return err
 	}
 	fmt.Fprintf(stderr, "wrote %s/ (%s, %s, %s, %s, %s%s)\n", dir, report.SummaryFile,
-		report.CorrectedFile, report.UncorrectedFile, loadgen.CorrectedLogFile, loadgen.UncorrectedLogFile, resultsText(res))
+		report.CorrectedFile, report.UncorrectedFile, record.CorrectedLogFile, record.UncorrectedLogFile, resultsText(res))
 	return nil
 }
 
-func resultsText(res *loadgen.Result) string {
+func resultsText(res *record.Result) string {
 	if !res.Config.KeepResults {
 		return ""
 	}
-	return ", " + loadgen.ResultsFile
+	return ", " + record.ResultsFile
 }
 
 // serverText describes the kvserver's settings for the header line.

@@ -11,8 +11,9 @@ import (
 
 	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/flagenv"
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
@@ -39,11 +40,11 @@ func (e exitError) Error() string { return e.err.Error() }
 func (e exitError) Unwrap() error { return e.err }
 
 // options is what a load-generating subcommand's flags fill: the run's
-// loadgen.Config plus what only the command line needs. Each subcommand
+// config.Config plus what only the command line needs. Each subcommand
 // binds only the flags it takes (the add* helpers), so a flag given to a
 // subcommand that does not take it is refused by the flag package.
 type options struct {
-	cfg        loadgen.Config
+	cfg        config.Config
 	workload   string // -workload, parsed into cfg.Workload.Mix
 	out        string
 	cpuProfile string
@@ -55,9 +56,9 @@ type options struct {
 	spikeHasAt bool
 }
 
-// newFlagSet starts a subcommand's flag set from loadgen.DefaultConfig.
+// newFlagSet starts a subcommand's flag set from config.Default.
 func newFlagSet(name string, o *options, stderr io.Writer) *flag.FlagSet {
-	o.cfg = loadgen.DefaultConfig()
+	o.cfg = config.Default()
 	o.workload = o.cfg.Workload.Mix.String()
 	fs := flag.NewFlagSet("loadtest "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -163,7 +164,7 @@ func (f spikeFlag) String() string {
 }
 
 func (f spikeFlag) Set(s string) error {
-	sp, err := loadgen.ParseSpike(s)
+	sp, err := schedule.ParseSpike(s)
 	if err != nil {
 		return err
 	}
@@ -202,7 +203,7 @@ func (o *options) parse(fs *flag.FlagSet, args []string) error {
 	if fs.Lookup("clients") != nil {
 		m, err := o.clients.Model(fs)
 		if err == nil {
-			err = loadgen.ClientFits(m, o.cfg.Engine, o.cfg.Rate)
+			err = config.ClientFits(m, o.cfg.Engine, o.cfg.Rate)
 		}
 		if err != nil {
 			return usageError(err)

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvpool/kvpool/internal/cpuset"
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
 // Bad loader settings are refused at once (exit 2), naming the flag and
@@ -138,7 +138,7 @@ func TestShardsMergeIntoOneSchedule(t *testing.T) {
 		assert.Equal(t, 3000.0, s.WholeRate)
 		assert.Equal(t, uint64(300), s.Planned)
 		require.NotNil(t, s.Shard)
-		assert.Equal(t, loadgen.Shard{K: i + 1, N: 3}, *s.Shard)
+		assert.Equal(t, schedule.Shard{K: i + 1, N: 3}, *s.Shard)
 	}
 	one := filepath.Join(base, "one")
 	code, _, e := invoke(t, "attack", "-target", url, "-rate", "3000", "-duration", "300ms", "-conns", "4", "-q", "-out", one)

@@ -17,10 +17,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valyala/fasthttp"
 
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/fill"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
@@ -76,7 +77,7 @@ func TestAttackPrintsWrk2TablesAndWritesFiles(t *testing.T) {
 	assert.Contains(t, out, "150 requests in")
 	assert.Contains(t, out, "Loader CPU:")
 	for _, f := range []string{report.SummaryFile, report.CorrectedFile, report.UncorrectedFile,
-		loadgen.CorrectedLogFile, loadgen.UncorrectedLogFile, loadgen.ResultsFile} {
+		record.CorrectedLogFile, record.UncorrectedLogFile, record.ResultsFile} {
 		assert.FileExists(t, filepath.Join(dir, f))
 	}
 	s := readSummary(t, dir)
@@ -263,7 +264,7 @@ func TestAttackFailsWhenNothingListens(t *testing.T) {
 func TestAttackAboveMaxErrorsExitsOne(t *testing.T) {
 	var n atomic.Int64
 	url := loadgentest.ServeHandler(t, func(ctx *fasthttp.RequestCtx) {
-		if string(ctx.Path()) == loadgen.APIPath && n.Add(1)%10 == 0 { // 10 % fail
+		if string(ctx.Path()) == api.PathEntity && n.Add(1)%10 == 0 { // 10 % fail
 			ctx.SetStatusCode(fasthttp.StatusInternalServerError)
 			return
 		}
@@ -289,7 +290,7 @@ func TestAttackInterruptedSaysWhereThePartialResultsAre(t *testing.T) {
 	defer cancel()
 	var n atomic.Int64
 	url := loadgentest.ServeHandler(t, func(c *fasthttp.RequestCtx) {
-		if string(c.Path()) == loadgen.APIPath && n.Add(1) == 50 {
+		if string(c.Path()) == api.PathEntity && n.Add(1) == 50 {
 			cancel()
 		}
 		bareserver.Handler(c)
@@ -312,7 +313,7 @@ func TestAttackInterruptedSaysWhereThePartialResultsAre(t *testing.T) {
 func TestUnreachableRateWarnsAndExitsZero(t *testing.T) {
 	var n atomic.Int64
 	url := loadgentest.ServeHandler(t, func(ctx *fasthttp.RequestCtx) {
-		if string(ctx.Path()) == loadgen.APIPath && n.Add(1) == 1 {
+		if string(ctx.Path()) == api.PathEntity && n.Add(1) == 1 {
 			time.Sleep(200 * time.Millisecond)
 		}
 		bareserver.Handler(ctx)

@@ -17,9 +17,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valyala/fasthttp"
 
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
@@ -193,7 +194,7 @@ func TestSaturatePrintsTheCurve(t *testing.T) {
 		assert.Equal(t, 0, code, errs)
 		assert.Contains(t, out, fmt.Sprintf("saturation: %.0f req/s (validated", sat.Rate))
 		assert.FileExists(t, filepath.Join(dir, report.SummaryFile), "the validating run's files")
-		assert.FileExists(t, filepath.Join(dir, loadgen.CorrectedLogFile))
+		assert.FileExists(t, filepath.Join(dir, record.CorrectedLogFile))
 	case sat.Candidate > 0:
 		assert.Equal(t, exitNotValidated, code, errs)
 		assert.Contains(t, out, "saturation: none validated")
@@ -213,7 +214,7 @@ func TestSaturatePrintsTheCurve(t *testing.T) {
 func TestSaturateExitsThreeWhenTheValidationFails(t *testing.T) {
 	var n atomic.Int64
 	url := loadgentest.ServeHandler(t, func(ctx *fasthttp.RequestCtx) {
-		if string(ctx.Path()) == loadgen.APIPath && n.Add(1) > 25 {
+		if string(ctx.Path()) == api.PathEntity && n.Add(1) > 25 {
 			ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
 			return
 		}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
 // addShard: attack's part of one schedule that several loader hosts send
@@ -22,7 +22,7 @@ func (o *options) addShard(fs *flag.FlagSet) {
 }
 
 // shardFlag is -shard K/N.
-type shardFlag struct{ sh *loadgen.Shard }
+type shardFlag struct{ sh *schedule.Shard }
 
 func (f shardFlag) String() string {
 	if f.sh == nil {
@@ -32,7 +32,7 @@ func (f shardFlag) String() string {
 }
 
 func (f shardFlag) Set(s string) error {
-	sh, err := loadgen.ParseShard(s)
+	sh, err := schedule.ParseShard(s)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func parseStartAt(s string) (time.Time, error) {
 
 // shardName is the part of a run's folder name that says which shard it
 // is: "-shard2of4"; "" for a run of its own.
-func shardName(sh loadgen.Shard) string {
+func shardName(sh schedule.Shard) string {
 	if sh.IsWhole() {
 		return ""
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/analysis"
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 )
 
 // This file plans the load of a workload's fixed-rate and overload steps
@@ -45,7 +45,7 @@ func (pl planner) steps(wr *result.WorkloadResult) *plan.Steps {
 		rate := plan.FixedShare * wr.BaseRate
 		w := answerTime(base, rate)
 		conns := plan.LittleConns(rate, w, pl.maxConns)
-		s.Fixed = &plan.Load{Rate: rate, Latency: w, Conns: conns, MaxConns: max(loadgen.DefaultConfig().MaxConns, conns)}
+		s.Fixed = &plan.Load{Rate: rate, Latency: w, Conns: conns, MaxConns: max(config.Default().MaxConns, conns)}
 	}
 	if pl.p.Overload {
 		if pl.t.Closed > 0 {
@@ -75,14 +75,14 @@ func stepsText(s *plan.Steps) string {
 }
 
 // withLoad sets cfg to l's connections.
-func withLoad(cfg loadgen.Config, l *plan.Load) loadgen.Config {
+func withLoad(cfg config.Config, l *plan.Load) config.Config {
 	cfg.Conns, cfg.MaxConns = l.Conns, l.MaxConns
 	return cfg
 }
 
 // fixed is v's fixed-rate step: its share of refRate, over the
 // step's planned connections.
-func (pl planner) fixed(cfg loadgen.Config, wr *result.WorkloadResult, v *result.VariantResult, s *plan.Steps) loadgen.Config {
+func (pl planner) fixed(cfg config.Config, wr *result.WorkloadResult, v *result.VariantResult, s *plan.Steps) config.Config {
 	cfg = withLoad(cfg, s.Fixed)
 	cfg.Rate, cfg.Duration = plan.FixedShare*pl.refRate(wr, v), pl.t.Fixed
 	cfg.Interval = fixedInterval(cfg.Duration)
@@ -90,7 +90,7 @@ func (pl planner) fixed(cfg loadgen.Config, wr *result.WorkloadResult, v *result
 }
 
 // fullLoad is the closed-loop round before v's overload step.
-func (pl planner) fullLoad(cfg loadgen.Config, s *plan.Steps) loadgen.Config {
+func (pl planner) fullLoad(cfg config.Config, s *plan.Steps) config.Config {
 	cfg = withLoad(cfg, s.FullLoad)
 	cfg.Rate, cfg.Duration = 0, pl.t.Closed
 	return cfg
@@ -99,7 +99,7 @@ func (pl planner) fullLoad(cfg loadgen.Config, s *plan.Steps) loadgen.Config {
 // overload is an overload step: the same rate and connections for
 // every variant, new connections opened as soon as a request finds every
 // one busy, its results kept to tell the 503s apart.
-func (pl planner) overload(cfg loadgen.Config, s *plan.Steps) loadgen.Config {
+func (pl planner) overload(cfg config.Config, s *plan.Steps) config.Config {
 	cfg = withLoad(cfg, s.Overload)
 	cfg.Rate, cfg.Duration = s.Overload.Rate, pl.t.Overload
 	cfg.GrowAfter, cfg.Timeout = time.Millisecond, pl.t.RequestTimeout

@@ -9,7 +9,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 )
 
 func curve(points ...result.CurvePoint) []result.SatRun { return []result.SatRun{{Curve: points}} }
@@ -78,7 +78,7 @@ func TestEveryVariantOfAStepGetsTheSameConnections(t *testing.T) {
 		assert.Equal(t, plan.Load{Rate: 80_000, Latency: 4 * time.Millisecond, Conns: 640, MaxConns: 4096}, *s.Overload,
 			"%s: 2 × 80,000 req/s × direct's 4 ms at its nearest passing rate, up to -max-conns", preset)
 
-		base := loadgen.DefaultConfig()
+		base := config.Default()
 		rates := map[float64]bool{}
 		for _, v := range wr.Variants {
 			f := r.fixed(base, wr, v, s)

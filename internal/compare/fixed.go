@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/compare/result"
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
 
@@ -23,7 +23,7 @@ func fixedInterval(d time.Duration) time.Duration {
 // beyond a tenth of the SLO), "" where it did not. Latencies of a step
 // whose backlog grew are those of a queue that kept growing, and depend
 // on how long the step ran.
-func fixedBacklog(res *loadgen.Result, slo time.Duration) string {
+func fixedBacklog(res *record.Result, slo time.Duration) string {
 	sc := saturate.Config{SLO: slo}
 	// The intervals of the schedule but the first (the warm-up), as the
 	// searches judge them; the drain after it is not the step's.
@@ -40,7 +40,7 @@ func fixedBacklog(res *loadgen.Result, slo time.Duration) string {
 // fixedBehind says how a fixed-rate step fell behind its schedule, ""
 // where it kept to it: the loader did not send the asked rate on
 // schedule, or the backlog grew (lc, checkLoader's record of the step).
-func fixedBehind(res *loadgen.Result, lc result.LoaderCheck) string {
+func fixedBehind(res *record.Result, lc result.LoaderCheck) string {
 	switch {
 	case lc.Backlog != "":
 		return lc.Backlog

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/kvpool/kvpool/internal/compare/result"
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 )
 
 // TestFixedBehind: a fixed-rate step falls behind where the loader did
@@ -18,16 +18,16 @@ func TestFixedBehind(t *testing.T) {
 	assert.Equal(t, time.Second, fixedInterval(20*time.Second))
 	assert.Equal(t, 136*time.Millisecond, fixedInterval(1500*time.Millisecond))
 
-	run := func(lagMs ...float64) *loadgen.Result {
-		res := &loadgen.Result{}
+	run := func(lagMs ...float64) *record.Result {
+		res := &record.Result{}
 		res.Config.Rate, res.Config.Duration, res.Config.Interval = 1000, 10*time.Second, time.Second
 		for i, l := range lagMs {
-			res.Intervals = append(res.Intervals, loadgen.Interval{StartS: float64(i), LengthS: 1, Sent: 1000, SendLagP99Us: 1000 * l, InFlight: 5})
+			res.Intervals = append(res.Intervals, record.Interval{StartS: float64(i), LengthS: 1, Sent: 1000, SendLagP99Us: 1000 * l, InFlight: 5})
 		}
 		return res
 	}
 	slo := 100 * time.Millisecond
-	checked := func(lc result.LoaderCheck, res *loadgen.Result) result.LoaderCheck {
+	checked := func(lc result.LoaderCheck, res *record.Result) result.LoaderCheck {
 		return withBacklog(lc, fixedBacklog(res, slo))
 	}
 	kept := result.LoaderCheck{KeptUp: true, Asked: 1000, SendRate: 1000}

@@ -11,7 +11,7 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/harness"
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/engine"
 )
 
 // stopTimeout bounds kvserver's graceful stop.
@@ -69,7 +69,7 @@ func (r *runner) warm(ctx context.Context, srv *instance, step string) {
 	if err == nil {
 		cfg.Rate, cfg.Duration = 0, r.t.WarmUp
 		cfg.Conns, cfg.MaxConns = plan.MinConns, plan.MinConns
-		_, err = loadgen.Run(ctx, cfg, nil)
+		_, err = engine.Run(ctx, cfg, nil)
 	}
 	if err != nil && ctx.Err() == nil {
 		r.note("%s %s %s: the warm-up failed (%v); measured without one", srv.wl, srv.v.Name, step, err)

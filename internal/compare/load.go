@@ -8,8 +8,10 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/cpuset"
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/engine"
 	"github.com/kvpool/kvpool/internal/loadgen/fill"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
@@ -18,8 +20,8 @@ import (
 // (search.go): configure a run, run it into a folder, fill a store.
 
 // loadConfig is the loader's configuration for workload wl against target.
-func (r *runner) loadConfig(target, wl string) (loadgen.Config, error) {
-	cfg := loadgen.DefaultConfig()
+func (r *runner) loadConfig(target, wl string) (config.Config, error) {
+	cfg := config.Default()
 	mix, err := workload.ParseMix(wl)
 	if err != nil {
 		return cfg, err
@@ -37,9 +39,9 @@ func (r *runner) loadConfig(target, wl string) (loadgen.Config, error) {
 // runInto runs cfg with its files streamed into dir, then writes the
 // summary (with settings, kvserver's) and the .hgrm files there.
 // A file that could not be written is returned as note; the run stands.
-func runInto(ctx context.Context, cfg loadgen.Config, dir string, settings map[string]string) (res *loadgen.Result, note string, err error) {
+func runInto(ctx context.Context, cfg config.Config, dir string, settings map[string]string) (res *record.Result, note string, err error) {
 	cfg.Out = dir
-	res, err = loadgen.Run(ctx, cfg, nil)
+	res, err = engine.Run(ctx, cfg, nil)
 	if err != nil {
 		return nil, "", err
 	}
@@ -55,7 +57,7 @@ func runInto(ctx context.Context, cfg loadgen.Config, dir string, settings map[s
 // fillStore PUTs ids 1..keys of valueSize bytes into the server at
 // target, the loader on its CPUs (empty: unpinned).
 func fillStore(ctx context.Context, target string, keys uint64, valueSize int, cpus cpuset.Set) (elapsed time.Duration, rate float64, err error) {
-	cfg := loadgen.DefaultConfig()
+	cfg := config.Default()
 	cfg.Target = target
 	cfg.CPUs = cpus
 	cfg.Workload.Keys, cfg.Workload.ValueSize = keys, valueSize

@@ -6,13 +6,14 @@ import (
 
 	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/harness"
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
 
 // stepRun is one loader run on a server, with kvserver's CPU over it.
 type stepRun struct {
-	res  *loadgen.Result // nil where the run could not be made
+	res  *record.Result // nil where the run could not be made
 	span serverSpan
 }
 
@@ -23,7 +24,7 @@ type stepRun struct {
 // (recorded as a failure of step, once per server, with its log) or the
 // run failed (recorded); a file the run could not write is noted, the run
 // stands. A run kvserver died in still returns its result.
-func (r *runner) measure(ctx context.Context, srv *instance, step string, cfg loadgen.Config, dir string) (stepRun, bool) {
+func (r *runner) measure(ctx context.Context, srv *instance, step string, cfg config.Config, dir string) (stepRun, bool) {
 	before, berr := srv.Sample()
 	res, note, err := runInto(ctx, cfg, dir, srv.v.Config)
 	m := stepRun{res: res, span: r.span(srv.Server, before, berr)}
@@ -93,7 +94,7 @@ func (s serverSpan) share() float64 {
 
 // loaderShare is the loader's CPU over res as a share of its CPUs
 // (negative: unknown).
-func loaderShare(res *loadgen.Result) float64 {
+func loaderShare(res *record.Result) float64 {
 	cpu := res.CPU.Total()
 	if cpu <= 0 || res.Elapsed <= 0 || res.LoaderCPUs < 1 {
 		return -1
@@ -103,7 +104,7 @@ func loaderShare(res *loadgen.Result) float64 {
 
 // sawLoader notes, for the environment table, how many loops the loader
 // ran and why it could not pin itself where it was asked to.
-func (r *runner) sawLoader(res *loadgen.Result) {
+func (r *runner) sawLoader(res *record.Result) {
 	r.c.Env.LoaderLoops = max(r.c.Env.LoaderLoops, res.Loops)
 	if !res.Config.CPUs.IsEmpty() && !res.Pinned && r.c.Env.LoaderUnpinned == "" {
 		r.c.Env.LoaderUnpinned = res.Unpinned
@@ -113,7 +114,7 @@ func (r *runner) sawLoader(res *loadgen.Result) {
 
 // newLoaderCheck is what res says of the loader in one step; the
 // server's share and the bound are the caller's to fill in.
-func (r *runner) newLoaderCheck(wl, variant, step string, res *loadgen.Result) result.LoaderCheck {
+func (r *runner) newLoaderCheck(wl, variant, step string, res *record.Result) result.LoaderCheck {
 	r.sawLoader(res)
 	asked := res.Config.AskedRate() // the schedule's mean rate, a spike included
 	sent, unsent := scheduleSent(res)
@@ -134,7 +135,7 @@ func (r *runner) newLoaderCheck(wl, variant, step string, res *loadgen.Result) r
 // req/s, and how many of the schedule's requests it never sent. Under a
 // client model the schedule asks for first tries only: retries are the
 // clients' own, on top of it (result.IssuedOnSchedule).
-func scheduleSent(res *loadgen.Result) (rate float64, unsent int64) {
+func scheduleSent(res *record.Result) (rate float64, unsent int64) {
 	if res.Config.Client.IsZero() {
 		return res.SendRate(), res.Unsent()
 	}
@@ -188,7 +189,7 @@ func withBacklog(lc result.LoaderCheck, backlog string) result.LoaderCheck {
 // judged them (s): nothing unsent and the backlog level, so that the
 // table and the search agree on a validation whose mean send rate fell a
 // little short while its sends kept pace.
-func (r *runner) checkValidation(wl, variant, step string, res *loadgen.Result, s *saturate.Step) {
+func (r *runner) checkValidation(wl, variant, step string, res *record.Result, s *saturate.Step) {
 	lc := r.newLoaderCheck(wl, variant, step, res)
 	if s != nil {
 		lc.KeptUp = s.Unsent == 0

@@ -12,9 +12,10 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/analysis"
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
 // This file runs the metastable preset's runs: after direct's search,
@@ -151,10 +152,10 @@ func (r *runner) clientModel(name string) (client.Model, error) {
 // (an HTTP/1.1 client cannot abandon a request otherwise), and the
 // loader must keep replacing them, as a real client population would.
 // timeout is the classic client's (the none model's) wait, the run's.
-func metaConfig(cfg loadgen.Config, mp *plan.Metastable, cm client.Model, mv plan.MetaVariant, base float64, maxConns int, timeout time.Duration) loadgen.Config {
+func metaConfig(cfg config.Config, mp *plan.Metastable, cm client.Model, mv plan.MetaVariant, base float64, maxConns int, timeout time.Duration) config.Config {
 	t := mp.Timing
 	cfg.Rate, cfg.Duration, cfg.Interval = base, t.Duration(), t.Interval
-	cfg.Spike = loadgen.Spike{Factor: t.Factor, At: t.Base, Length: t.Spike}
+	cfg.Spike = schedule.Spike{Factor: t.Factor, At: t.Base, Length: t.Spike}
 	cfg.Client = cm
 	if cfg.Client.IsZero() {
 		// The classic client, its wait written out: the loader counts

@@ -12,8 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvpool/kvpool/internal/compare/plan"
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
 func TestMetaConfig(t *testing.T) {
@@ -26,10 +28,10 @@ func TestMetaConfig(t *testing.T) {
 	require.NoError(t, err)
 	lifoDeadlines := mp.Variants[len(mp.Variants)-1]
 	require.Equal(t, "lifo+deadlines", lifoDeadlines.Name())
-	cfg := metaConfig(loadgen.DefaultConfig(), mp, retry, lifoDeadlines, 6000, 4096, 2*time.Second)
+	cfg := metaConfig(config.Default(), mp, retry, lifoDeadlines, 6000, 4096, 2*time.Second)
 	assert.Equal(t, 6000.0, cfg.Rate)
 	assert.Equal(t, 38*time.Second, cfg.Duration)
-	assert.Equal(t, loadgen.Spike{Factor: plan.MetaFactor, At: 2 * time.Second, Length: 8 * time.Second}, cfg.Spike)
+	assert.Equal(t, schedule.Spike{Factor: plan.MetaFactor, At: 2 * time.Second, Length: 8 * time.Second}, cfg.Spike)
 	assert.Equal(t, time.Second, cfg.Client.Timeout)
 	assert.Equal(t, 2, cfg.Client.Retries)
 	assert.True(t, cfg.Client.SendDeadline, "+deadlines: the clients send theirs")
@@ -39,7 +41,7 @@ func TestMetaConfig(t *testing.T) {
 
 	noClient, err := client.Named(mp.Models[0])
 	require.NoError(t, err)
-	none := metaConfig(loadgen.DefaultConfig(), mp, noClient, mp.Variants[0], 6000, 4096, 2*time.Second)
+	none := metaConfig(config.Default(), mp, noClient, mp.Variants[0], 6000, 4096, 2*time.Second)
 	assert.Equal(t, 2*time.Second, none.Timeout)
 	assert.Equal(t, 2*time.Second, none.Client.Timeout, "the classic client with its wait written out, so that the loader counts its tries")
 	assert.Zero(t, none.Client.Retries)
@@ -107,13 +109,13 @@ kvserver_deadline_wasted_total 70
 func TestScheduleSentUnderClients(t *testing.T) {
 	retry, err := client.Named("retry")
 	require.NoError(t, err)
-	cfg := loadgen.DefaultConfig()
+	cfg := config.Default()
 	cfg.Rate, cfg.Duration = 1000, 10*time.Second
-	cfg.Spike = loadgen.Spike{Factor: 2.5, At: 2 * time.Second, Length: 2 * time.Second}
+	cfg.Spike = schedule.Spike{Factor: 2.5, At: 2 * time.Second, Length: 2 * time.Second}
 	cfg.Client = retry
 	assert.InDelta(t, 1300.0, cfg.AskedRate(), 1e-9, "8 s at 1000, 2 s at 2500")
-	res := &loadgen.Result{Config: cfg, Planned: 13000, Sent: 20000, SendSpan: 11 * time.Second,
-		Clients: loadgen.ClientTotals{FirstTries: 12500, Retries: 7500, Throttled: 500}}
+	res := &record.Result{Config: cfg, Planned: 13000, Sent: 20000, SendSpan: 11 * time.Second,
+		Clients: record.ClientTotals{FirstTries: 12500, Retries: 7500, Throttled: 500}}
 	rate, unsent := scheduleSent(res)
 	assert.InDelta(t, 1300.0, rate, 1e-9, "first tries and throttled ones over the schedule, not the retries")
 	assert.Zero(t, unsent)
@@ -127,7 +129,7 @@ func TestScheduleSentUnderClients(t *testing.T) {
 	_, unsent = scheduleSent(res)
 	assert.Zero(t, unsent, "capped at the schedule's count")
 
-	plain := &loadgen.Result{Config: loadgen.DefaultConfig(), Planned: 1000, Sent: 990, SendSpan: time.Second}
+	plain := &record.Result{Config: config.Default(), Planned: 1000, Sent: 990, SendSpan: time.Second}
 	rate, unsent = scheduleSent(plain)
 	assert.InDelta(t, 990.0, rate, 1e-9, "no client model: every request sent, over the span it was sent in")
 	assert.Equal(t, int64(10), unsent)

@@ -13,7 +13,8 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/verdict"
 	"github.com/kvpool/kvpool/internal/harness"
 	"github.com/kvpool/kvpool/internal/latency"
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 )
 
@@ -95,7 +96,7 @@ func (r *runner) overload(ctx context.Context, wr *result.WorkloadResult, srv *i
 	o.LoaderKeptUp = lc.KeptUp
 	o.Planned, o.Sent, o.Achieved = res.Planned, res.Sent, res.AchievedRate()
 	o.ConnsStart, o.ConnsPeak, o.InFlightPeak = res.ConnsStart, res.ConnsPeak, res.InFlightPeak
-	bin := filepath.Join(dir, loadgen.ResultsFile)
+	bin := filepath.Join(dir, record.ResultsFile)
 	if a, err := readAnswers(bin, res.Start, res.Config.Rate); err != nil {
 		r.fail(wl, v.Name, "overload", err.Error(), "")
 	} else {
@@ -118,7 +119,7 @@ func (r *runner) overload(ctx context.Context, wr *result.WorkloadResult, srv *i
 // fast as it can, queueing and hand-offs included, and sheds nothing (0
 // where it shed, failed, or was not measured). A cooldown follows, so the
 // probe after it sees the server settled.
-func (r *runner) fullLoadCost(ctx context.Context, srv *instance, cfg loadgen.Config, dir string) time.Duration {
+func (r *runner) fullLoadCost(ctx context.Context, srv *instance, cfg config.Config, dir string) time.Duration {
 	if r.t.Closed <= 0 {
 		return 0
 	}
@@ -131,7 +132,7 @@ func (r *runner) fullLoadCost(ctx context.Context, srv *instance, cfg loadgen.Co
 }
 
 // addAnswers fills o from the step's answers split by kind.
-func addAnswers(o *result.OverloadRun, a *answers, res *loadgen.Result) {
+func addAnswers(o *result.OverloadRun, a *answers, res *record.Result) {
 	o.Served, o.Shed, o.Timeouts, o.Other = a.Served, a.Shed, a.Timeouts, a.Other
 	if res.Elapsed > 0 {
 		o.Goodput = float64(a.Served) / res.Elapsed.Seconds()

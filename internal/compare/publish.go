@@ -13,7 +13,7 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/render"
 	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/latency"
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 )
 
 // Render writes the report of the comparison in dir again from its
@@ -74,11 +74,11 @@ func loadRun(dir string) (*result.Comparison, error) {
 				continue
 			}
 			run := filepath.Join(dir, f.Dir)
-			corrected, err := runHistogram(run, loadgen.CorrectedLogFile)
+			corrected, err := runHistogram(run, record.CorrectedLogFile)
 			if err != nil {
 				return nil, err
 			}
-			uncorrected, err := runHistogram(run, loadgen.UncorrectedLogFile)
+			uncorrected, err := runHistogram(run, record.UncorrectedLogFile)
 			if err != nil {
 				return nil, err
 			}
@@ -92,11 +92,11 @@ func loadRun(dir string) (*result.Comparison, error) {
 // merged from its interval log name, in the microseconds of the run's own
 // histograms (latency.New).
 func runHistogram(runDir, name string) (*hdrhistogram.Histogram, error) {
-	intervals, err := loadgen.ReadIntervalLog(filepath.Join(runDir, name))
+	intervals, err := record.ReadIntervalLog(filepath.Join(runDir, name))
 	if err != nil {
 		return nil, err
 	}
-	ns := loadgen.NewIntervalHistogram()
+	ns := record.NewIntervalHistogram()
 	for _, h := range intervals {
 		ns.Merge(h)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/harness"
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
@@ -36,7 +36,7 @@ func (r *runner) saturateConfig(dir string) saturate.Config {
 // the configured start. Each step reads srv's CPU around it, so that a
 // step the loader could not deliver is told from the server's limit
 // (saturate.Bound).
-func (r *runner) search(ctx context.Context, cfg loadgen.Config, dir string, srv *harness.Server, settings map[string]string, hint float64) (*saturate.Saturation, error) {
+func (r *runner) search(ctx context.Context, cfg config.Config, dir string, srv *harness.Server, settings map[string]string, hint float64) (*saturate.Saturation, error) {
 	sc := r.saturateConfig(dir)
 	sc.StartRate = max(sc.StartRate, math.Round(hint/2))
 	sc.MaxRate = max(sc.MaxRate, sc.StartRate)

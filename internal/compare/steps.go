@@ -10,7 +10,7 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/harness"
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/engine"
 	"github.com/kvpool/kvpool/internal/pprofdiff"
 )
 
@@ -231,7 +231,7 @@ func (r *runner) profiles(ctx context.Context, wr *result.WorkloadResult, seed s
 		r.logf("%s %s: profiles over %ds at %.0f req/s", wr.Workload, v.Name, secs, cfg.Rate)
 		loadDone := make(chan error, 1)
 		go func() {
-			_, err := loadgen.Run(ctx, cfg, nil)
+			_, err := engine.Run(ctx, cfg, nil)
 			loadDone <- err
 		}()
 		ps := captureProfiles(ctx, srv.Server, dir, rel, secs)

@@ -60,7 +60,7 @@ type MetaRun struct {
 }
 
 // MetaPoint is one interval of a run, as the loader counted it
-// (loadgen.Interval): attempts sent as first tries and as retries,
+// (record.Interval): attempts sent as first tries and as retries,
 // attempts the client's throttle refused, and of the attempts that ended
 // in it, the useful answers, timeouts, 503s and requests given up for
 // good; UsefulP99 is the useful answers' p99 from their send.

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/engine"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 )
 
@@ -33,7 +35,7 @@ func (r Range) Len() uint64 {
 
 // Result is the outcome of Run.
 type Result struct {
-	*loadgen.Result
+	*record.Result
 	Range
 	// Complete is set when every id From..To was stored (acknowledged).
 	Complete bool
@@ -49,12 +51,12 @@ type Result struct {
 // A failed PUT is retried; if it still fails, its connection stops and the
 // result says where to resume. PUT is an upsert, so resuming from
 // ResumeFrom (and rewriting some ids above it) is safe.
-func Run(ctx context.Context, load loadgen.Config, ids Range, progress func(loadgen.Progress)) (*Result, error) {
+func Run(ctx context.Context, load config.Config, ids Range, progress func(record.Progress)) (*Result, error) {
 	c, err := plan(load, ids)
 	if err != nil {
 		return nil, err
 	}
-	res, err := loadgen.Run(ctx, c, progress)
+	res, err := engine.Run(ctx, c, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -67,13 +69,13 @@ func Run(ctx context.Context, load loadgen.Config, ids Range, progress func(load
 
 // Validate reports the first setting of load or ids that Run would
 // refuse, naming the flag.
-func Validate(load loadgen.Config, ids Range) error {
+func Validate(load config.Config, ids Range) error {
 	_, err := plan(load, ids)
 	return err
 }
 
 // plan is the run that stores ids: closed loop, one request per id.
-func plan(load loadgen.Config, ids Range) (loadgen.Config, error) {
+func plan(load config.Config, ids Range) (config.Config, error) {
 	if ids.From < 1 || ids.To < ids.From {
 		return load, fmt.Errorf("need 1 ≤ -from (%d) ≤ -to (%d)", ids.From, ids.To)
 	}
@@ -83,7 +85,7 @@ func plan(load loadgen.Config, ids Range) (loadgen.Config, error) {
 	c.Retries = retries
 	c.KeepResults = false
 	c.Out = ""
-	c.Engine = loadgen.EngineFast
+	c.Engine = config.EngineFast
 	c.Workload.Sequential, c.Workload.First = true, ids.From
 	c.Name = "fill"
 	return c, c.Validate()
@@ -125,9 +127,9 @@ func (fr *Result) Summarize(server map[string]string) Summary {
 
 // ProgressBar returns a progress callback drawing a bar for total PUTs. On
 // a terminal it redraws one line (\r); elsewhere it writes a line each time.
-func ProgressBar(w io.Writer, total uint64, terminal bool) func(loadgen.Progress) {
+func ProgressBar(w io.Writer, total uint64, terminal bool) func(record.Progress) {
 	const width = 30
-	return func(p loadgen.Progress) {
+	return func(p record.Progress) {
 		frac := float64(p.Completed) / float64(max(total, 1))
 		frac = min(frac, 1)
 		n := int(frac * width)

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valyala/fasthttp"
 
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
@@ -35,8 +35,8 @@ func (m *memStore) handle(ctx *fasthttp.RequestCtx) {
 	ctx.SetStatusCode(fasthttp.StatusCreated)
 }
 
-func loadConfig(url string) loadgen.Config {
-	c := loadgen.DefaultConfig()
+func loadConfig(url string) config.Config {
+	c := config.Default()
 	c.Target = url
 	c.Conns = 4
 	c.Timeout = 5 * time.Second

@@ -20,7 +20,8 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/kvpool/kvpool/internal/latency"
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
@@ -35,7 +36,7 @@ type run struct {
 // the server settings the runs recorded, and, for the shards of one
 // schedule, which they were.
 type Merged struct {
-	*loadgen.Result
+	*record.Result
 	Server map[string]string
 	Shards *Shards
 }
@@ -104,7 +105,7 @@ func Runs(dirs []string, out string) (*Merged, error) {
 		return nil, err
 	}
 	res.Intervals = series
-	if err := concatResults(runs, filepath.Join(out, loadgen.ResultsFile)); err != nil {
+	if err := concatResults(runs, filepath.Join(out, record.ResultsFile)); err != nil {
 		return nil, err
 	}
 	res.Config.KeepResults = hasResults(runs)
@@ -221,18 +222,18 @@ func timeText(t *time.Time) string {
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // combine sums the runs' counts and merges their whole-run histograms.
-func combine(runs []run) (*loadgen.Result, error) {
+func combine(runs []run) (*record.Result, error) {
 	s0 := runs[0].sum
 	mix, err := workload.ParseMix(s0.Workload)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", runs[0].dir, err)
 	}
-	cfg := loadgen.DefaultConfig()
+	cfg := config.Default()
 	cfg.Name, cfg.Target, cfg.Engine, cfg.Transport = "merge", s0.Target, s0.Engine, s0.Transport
-	cfg.Workload = loadgen.Workload{Mix: mix, Keys: s0.Keys, Dist: s0.Dist, ValueSize: s0.ValueSize, ZipfS: cfg.Workload.ZipfS}
+	cfg.Workload = workload.Workload{Mix: mix, Keys: s0.Keys, Dist: s0.Dist, ValueSize: s0.ValueSize, ZipfS: cfg.Workload.ZipfS}
 	cfg.Duration, cfg.Interval, cfg.VegetaLatency = seconds(s0.DurationS), seconds(s0.IntervalS), s0.VegetaLatency
 	cfg.Conns, cfg.MaxConns, cfg.Rate = 0, 0, 0
-	res := &loadgen.Result{
+	res := &record.Result{
 		Uncorrected: latency.New(), Corrected: latency.New(), SendLag: latency.New(),
 		Codes: map[int]int64{}, Errors: map[string]int64{},
 	}
@@ -313,25 +314,25 @@ func combine(runs []run) (*loadgen.Result, error) {
 // mergeLogs merges interval i of every run's logs into interval i of the
 // merged ones (the runs started within an interval or so of each other;
 // interval i is the i-th second of each), and returns the merged series.
-func mergeLogs(runs []run, out string, res *loadgen.Result) ([]loadgen.Interval, error) {
+func mergeLogs(runs []run, out string, res *record.Result) ([]record.Interval, error) {
 	var merged [2][]*hdrhistogram.Histogram
-	for k, name := range []string{loadgen.CorrectedLogFile, loadgen.UncorrectedLogFile} {
+	for k, name := range []string{record.CorrectedLogFile, record.UncorrectedLogFile} {
 		for _, r := range runs {
-			hs, err := loadgen.ReadIntervalLog(filepath.Join(r.dir, name))
+			hs, err := record.ReadIntervalLog(filepath.Join(r.dir, name))
 			if err != nil {
 				return nil, err
 			}
 			for i, h := range hs {
 				if i == len(merged[k]) {
-					merged[k] = append(merged[k], loadgen.NewIntervalHistogram())
+					merged[k] = append(merged[k], record.NewIntervalHistogram())
 				}
 				merged[k][i].Merge(h)
 			}
 		}
 	}
 	interval := int64(res.Config.Interval)
-	for k, name := range []string{loadgen.CorrectedLogFile, loadgen.UncorrectedLogFile} {
-		l, err := loadgen.CreateIntervalLog(filepath.Join(out, name), res.Start, []string{"corrected", "uncorrected"}[k]+" (merged)")
+	for k, name := range []string{record.CorrectedLogFile, record.UncorrectedLogFile} {
+		l, err := record.CreateIntervalLog(filepath.Join(out, name), res.Start, []string{"corrected", "uncorrected"}[k]+" (merged)")
 		if err != nil {
 			return nil, err
 		}
@@ -349,7 +350,7 @@ func mergeLogs(runs []run, out string, res *loadgen.Result) ([]loadgen.Interval,
 	// summed per interval, percentiles from the merged corrected
 	// histograms. (A p99 of the shards' own send lag cannot be merged
 	// from their p99s: OwnLagP99Us is left 0.)
-	series := make([]loadgen.Interval, len(merged[0]))
+	series := make([]record.Interval, len(merged[0]))
 	for i, h := range merged[0] {
 		p := &series[i]
 		p.StartS, p.LengthS = float64(int64(i)*interval)/1e9, float64(interval)/1e9
@@ -360,7 +361,7 @@ func mergeLogs(runs []run, out string, res *loadgen.Result) ([]loadgen.Interval,
 			if i == len(series) {
 				// A run's last points may hold only what came after its
 				// last response (reconnects, attempts expired unsent).
-				series = append(series, loadgen.Interval{StartS: float64(int64(i)*interval) / 1e9, LengthS: float64(interval) / 1e9})
+				series = append(series, record.Interval{StartS: float64(int64(i)*interval) / 1e9, LengthS: float64(interval) / 1e9})
 			}
 			series[i].Responses += pt.Responses
 			series[i].Errors += pt.Errors
@@ -374,7 +375,7 @@ func mergeLogs(runs []run, out string, res *loadgen.Result) ([]loadgen.Interval,
 
 func hasResults(runs []run) bool {
 	for _, r := range runs {
-		if _, err := os.Stat(filepath.Join(r.dir, loadgen.ResultsFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(r.dir, record.ResultsFile)); err != nil {
 			return false
 		}
 	}
@@ -397,7 +398,7 @@ func concatResults(runs []run, path string) error {
 	w := bufio.NewWriterSize(f, 1<<20)
 	enc := vegeta.NewEncoder(w)
 	for _, r := range runs {
-		if err := copyResults(enc, filepath.Join(r.dir, loadgen.ResultsFile), filepath.Base(filepath.Clean(r.dir))); err != nil {
+		if err := copyResults(enc, filepath.Join(r.dir, record.ResultsFile), filepath.Base(filepath.Clean(r.dir))); err != nil {
 			f.Close()
 			return err
 		}

@@ -17,10 +17,12 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/kvpool/kvpool/internal/latency"
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/engine"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 )
 
@@ -30,14 +32,14 @@ import (
 const serviceTime = 2 * time.Millisecond
 
 // attack runs one loader at rate into dir and writes its summary.
-func attack(t *testing.T, url string, rate float64, dir string, seed uint64) *loadgen.Result {
+func attack(t *testing.T, url string, rate float64, dir string, seed uint64) *record.Result {
 	t.Helper()
-	c := loadgen.DefaultConfig()
+	c := config.Default()
 	c.Target, c.Rate, c.Duration = url, rate, time.Second
 	c.Conns, c.MaxConns, c.Progress, c.Seed = 8, 8, 0, seed
 	c.Workload.Keys = 1000
 	c.Out, c.Interval = dir, 250*time.Millisecond
-	res, err := loadgen.Run(context.Background(), c, nil)
+	res, err := engine.Run(context.Background(), c, nil)
 	require.NoError(t, err)
 	require.NoError(t, res.OutputErr)
 	require.NoError(t, report.WriteFiles(dir, res, nil))
@@ -53,7 +55,7 @@ func TestTwoHalfRateLoadersMatchOneAtFullRate(t *testing.T) {
 	base := t.TempDir()
 	a, b, merged, full := filepath.Join(base, "a"), filepath.Join(base, "b"), filepath.Join(base, "merged"), filepath.Join(base, "full")
 	var wg sync.WaitGroup
-	halves := make([]*loadgen.Result, 2)
+	halves := make([]*record.Result, 2)
 	for i, dir := range []string{a, b} {
 		wg.Go(func() { halves[i] = attack(t, url, 200, dir, uint64(i+1)) })
 	}
@@ -98,8 +100,8 @@ func TestTwoHalfRateLoadersMatchOneAtFullRate(t *testing.T) {
 	}
 	assert.Equal(t, m.Sent, seriesTotal, "the merged series holds every response")
 
-	for _, name := range []string{loadgen.CorrectedLogFile, loadgen.UncorrectedLogFile} {
-		hs, err := loadgen.ReadIntervalLog(filepath.Join(merged, name))
+	for _, name := range []string{record.CorrectedLogFile, record.UncorrectedLogFile} {
+		hs, err := record.ReadIntervalLog(filepath.Join(merged, name))
 		require.NoError(t, err)
 		var total int64
 		for _, h := range hs {
@@ -108,7 +110,7 @@ func TestTwoHalfRateLoadersMatchOneAtFullRate(t *testing.T) {
 		assert.Equal(t, m.Sent, total, "%s: the merged interval log holds every response", name)
 	}
 
-	f, err := os.Open(filepath.Join(merged, loadgen.ResultsFile))
+	f, err := os.Open(filepath.Join(merged, record.ResultsFile))
 	require.NoError(t, err)
 	defer f.Close()
 	dec := vegeta.NewDecoder(f)
@@ -139,7 +141,7 @@ func TestMergeRefusesRunsThatDiffer(t *testing.T) {
 	variant := func(name string, edit func(m map[string]any)) string {
 		dir := filepath.Join(base, name)
 		require.NoError(t, os.MkdirAll(dir, 0o755))
-		for _, f := range []string{loadgen.CorrectedLogFile, loadgen.UncorrectedLogFile} {
+		for _, f := range []string{record.CorrectedLogFile, record.UncorrectedLogFile} {
 			b, err := os.ReadFile(filepath.Join(a, f))
 			require.NoError(t, err)
 			require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
@@ -181,7 +183,7 @@ func TestMergeRefusesRunsThatDiffer(t *testing.T) {
 func TestMergeAddsClientCounts(t *testing.T) {
 	url := loadgentest.Serve(t, bareserver.New(serviceTime))
 	base := t.TempDir()
-	var halves [2]*loadgen.Result
+	var halves [2]*record.Result
 	dirs := []string{filepath.Join(base, "a"), filepath.Join(base, "b")}
 	var wg sync.WaitGroup
 	for i, dir := range dirs {
@@ -199,15 +201,15 @@ func TestMergeAddsClientCounts(t *testing.T) {
 
 // attackWithClients is attack at 200 req/s for 500 ms under a client
 // model (1 s timeout, one retry).
-func attackWithClients(t *testing.T, url, dir string, seed uint64) *loadgen.Result {
+func attackWithClients(t *testing.T, url, dir string, seed uint64) *record.Result {
 	t.Helper()
-	c := loadgen.DefaultConfig()
+	c := config.Default()
 	c.Target, c.Rate, c.Duration = url, 200, 500*time.Millisecond
 	c.Conns, c.MaxConns, c.Progress, c.Seed = 4, 4, 0, seed
 	c.Workload.Keys = 1000
 	c.Out = dir
 	c.Client = client.Model{Timeout: time.Second, Retries: 1}
-	res, err := loadgen.Run(context.Background(), c, nil)
+	res, err := engine.Run(context.Background(), c, nil)
 	require.NoError(t, err)
 	require.NoError(t, report.WriteFiles(dir, res, nil))
 	return res
@@ -224,17 +226,17 @@ func TestMergeAddsConnectionWaitsAndReconnects(t *testing.T) {
 	}
 	url := loadgentest.Serve(t, &fasthttp.Server{MaxRequestsPerConn: 3, Handler: slow})
 	base := t.TempDir()
-	var halves [2]*loadgen.Result
+	var halves [2]*record.Result
 	dirs := []string{filepath.Join(base, "a"), filepath.Join(base, "b")}
 	var wg sync.WaitGroup
 	for i, dir := range dirs {
 		wg.Go(func() {
-			c := loadgen.DefaultConfig()
+			c := config.Default()
 			c.Target, c.Rate, c.Duration = url, 200, 250*time.Millisecond
 			c.Conns, c.MaxConns, c.Progress, c.Seed = 1, 1, 0, uint64(i+1)
 			c.Workload.Keys = 1000
 			c.Out, c.Interval = dir, 100*time.Millisecond
-			res, err := loadgen.Run(context.Background(), c, nil)
+			res, err := engine.Run(context.Background(), c, nil)
 			require.NoError(t, err)
 			require.NoError(t, report.WriteFiles(dir, res, nil))
 			halves[i] = res

@@ -1,4 +1,4 @@
-// Package report turns a loadgen.Result into what people and scripts
+// Package report turns a record.Result into what people and scripts
 // read: the wrk2-style table, progress lines, summary.json and the .hgrm
 // percentile distributions. It only consumes results; nothing here reaches
 // back into a run.
@@ -12,12 +12,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/latency"
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
+	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
 // Describe is the one-line description of what c runs.
-func Describe(c *loadgen.Config) string {
+func Describe(c *config.Config) string {
 	rate := "closed loop"
 	if c.Rate > 0 {
 		rate = fmt.Sprintf("%.0f req/s", c.Rate)
@@ -31,7 +34,7 @@ func Describe(c *loadgen.Config) string {
 // SpikeText describes the run's spike: "spike to 2000 req/s (2x) from
 // 20s for 10s"; "" where there is none. The rate is the whole
 // schedule's, as -rate is.
-func SpikeText(c *loadgen.Config) string {
+func SpikeText(c *config.Config) string {
 	if c.Spike.IsZero() {
 		return ""
 	}
@@ -45,14 +48,14 @@ func SpikeText(c *loadgen.Config) string {
 // DescribeLoad is Describe without the rate, for runs that choose their
 // own (saturate). It names only the settings that apply: the transport
 // for the fast engine, the Zipf exponent for -dist zipf.
-func DescribeLoad(c *loadgen.Config) string {
+func DescribeLoad(c *config.Config) string {
 	eng := c.Engine
-	if c.Engine == loadgen.EngineFast {
+	if c.Engine == config.EngineFast {
 		eng += " (" + c.Transport + ")"
 	}
 	w := c.Workload
 	keys := fmt.Sprintf("%d keys %s", w.Keys, w.Dist)
-	if w.Dist == loadgen.DistZipf {
+	if w.Dist == workload.DistZipf {
 		keys += fmt.Sprintf(" s=%.2f", w.ZipfS)
 	}
 	value := ""
@@ -61,7 +64,7 @@ func DescribeLoad(c *loadgen.Config) string {
 	}
 	loops := "loops by need"
 	switch {
-	case c.Engine == loadgen.EngineVegeta:
+	case c.Engine == config.EngineVegeta:
 		loops = "vegeta's workers"
 	case c.Loops > 0:
 		loops = fmt.Sprintf("%d loops", c.Loops)
@@ -75,9 +78,9 @@ func DescribeLoad(c *loadgen.Config) string {
 
 // Print writes r's report in wrk2's layout: both percentile tables, then
 // counts, rates, loader cost and any warnings.
-func Print(w io.Writer, r *loadgen.Result) {
+func Print(w io.Writer, r *record.Result) {
 	c := &r.Config
-	fmt.Fprintf(w, "Running %v test @ %s%s\n", c.Duration, strings.TrimSuffix(c.Target, "/"), loadgen.APIPath)
+	fmt.Fprintf(w, "Running %v test @ %s%s\n", c.Duration, strings.TrimSuffix(c.Target, "/"), api.PathEntity)
 	fmt.Fprintf(w, "  %s\n\n", Describe(c))
 	latency.PrintTable(w, latency.TitleCorrected, r.Corrected)
 	fmt.Fprintln(w)
@@ -93,7 +96,7 @@ func Print(w io.Writer, r *loadgen.Result) {
 	}
 	fmt.Fprintf(w, "  Send lag (scheduled → actual send): p50 %s, p99 %s, max %s; %d sends more than %v late%s\n",
 		latency.FormatMicros(r.SendLag.ValueAtPercentile(50)), latency.FormatMicros(r.SendLag.ValueAtPercentile(99)),
-		latency.FormatMicros(r.SendLag.Max()), r.Late, loadgen.LateThreshold, quantum)
+		latency.FormatMicros(r.SendLag.Max()), r.Late, record.LateThreshold, quantum)
 	fmt.Fprintf(w, "  %d requests in %.2fs, %s read, %s written\n", r.Sent, r.Elapsed.Seconds(), BytesText(r.BytesIn), BytesText(r.BytesOut))
 	if asked := c.AskedRate(); asked > 0 {
 		avg := ""
@@ -132,7 +135,7 @@ func Print(w io.Writer, r *loadgen.Result) {
 // "Clients:      timeout 1s, …; 10,000 first tries + 4,210 retries
 // (×1.42), 312 throttled; 9,100 useful answers (303.3/s), 2,400
 // timeouts, 1,810 503s, 900 given up"; "" without a client model.
-func ClientsText(r *loadgen.Result) string {
+func ClientsText(r *record.Result) string {
 	m := r.Config.Client
 	if m.IsZero() {
 		return ""
@@ -157,7 +160,7 @@ func ClientsText(r *loadgen.Result) string {
 // 0-1 (pinned)", "loader: 4 loops, unpinned (no -cpus; CPUs 0-15
 // allowed)", or "loader: 2 loops, unpinned: <why pinning failed>"; ""
 // for a result that does not say (merged from older runs).
-func LoaderText(r *loadgen.Result) string {
+func LoaderText(r *record.Result) string {
 	if r.Loops == 0 {
 		return ""
 	}
@@ -181,7 +184,7 @@ func LoaderText(r *loadgen.Result) string {
 // ShardText describes the schedule of a run that was one shard of it, or
 // started at an agreed instant: "shard 2/4 of a 40000 req/s schedule
 // starting 2026-11-24T12:00:00Z"; "" for a run of its own.
-func ShardText(c *loadgen.Config) string {
+func ShardText(c *config.Config) string {
 	switch {
 	case !c.Shard.IsWhole():
 		return fmt.Sprintf("shard %s of a %.0f req/s schedule starting %s", c.Shard, c.Rate, c.StartAt.UTC().Format(time.RFC3339Nano))
@@ -255,8 +258,8 @@ func Micros(d time.Duration) float64 { return float64(d) / float64(time.Microsec
 // to w, such as
 //
 //	[   5s] 10001 req/s (asked 10000)  done 50003  p99 1.23ms  errors 0  conns 64
-func Progress(w io.Writer) func(loadgen.Progress) {
-	return func(p loadgen.Progress) {
+func Progress(w io.Writer) func(record.Progress) {
+	return func(p record.Progress) {
 		asked := "closed loop"
 		if p.Asked > 0 {
 			asked = fmt.Sprintf("asked %.0f", p.Asked)

@@ -10,47 +10,49 @@ import (
 
 	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/latency"
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
 func TestLoaderText(t *testing.T) {
-	f := func(want string, r loadgen.Result) {
+	f := func(want string, r record.Result) {
 		t.Helper()
 		assert.Equal(t, want, LoaderText(&r))
 	}
-	f("loader: 2 loops on CPUs 0-1 (pinned)", loadgen.Result{Loops: 2, LoaderCPUs: 2, LoaderCPUSet: cpuset.Of(0, 1), Pinned: true})
-	f("loader: 1 loop on CPUs 3 (pinned)", loadgen.Result{Loops: 1, LoaderCPUs: 1, LoaderCPUSet: cpuset.Of(3), Pinned: true})
-	f("loader: 4 loops, unpinned (no -cpus; CPUs 0-15 allowed)", loadgen.Result{Loops: 4, LoaderCPUs: 16, LoaderCPUSet: cpuset.MustParse("0-15"), Unpinned: "no -cpus"})
-	f("loader: 2 loops, unpinned: operation not permitted", loadgen.Result{Loops: 2, LoaderCPUs: 16, Unpinned: "operation not permitted"})
-	f("loader: 8 loops on 16 CPUs (pinned)", loadgen.Result{Loops: 8, LoaderCPUs: 16, Pinned: true})
-	f("", loadgen.Result{})
+	f("loader: 2 loops on CPUs 0-1 (pinned)", record.Result{Loops: 2, LoaderCPUs: 2, LoaderCPUSet: cpuset.Of(0, 1), Pinned: true})
+	f("loader: 1 loop on CPUs 3 (pinned)", record.Result{Loops: 1, LoaderCPUs: 1, LoaderCPUSet: cpuset.Of(3), Pinned: true})
+	f("loader: 4 loops, unpinned (no -cpus; CPUs 0-15 allowed)", record.Result{Loops: 4, LoaderCPUs: 16, LoaderCPUSet: cpuset.MustParse("0-15"), Unpinned: "no -cpus"})
+	f("loader: 2 loops, unpinned: operation not permitted", record.Result{Loops: 2, LoaderCPUs: 16, Unpinned: "operation not permitted"})
+	f("loader: 8 loops on 16 CPUs (pinned)", record.Result{Loops: 8, LoaderCPUs: 16, Pinned: true})
+	f("", record.Result{})
 }
 
 func TestShardText(t *testing.T) {
 	at := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	f := func(want string, c loadgen.Config) {
+	f := func(want string, c config.Config) {
 		t.Helper()
 		assert.Equal(t, want, ShardText(&c))
 	}
-	f("shard 2/4 of a 40000 req/s schedule starting 2026-11-24T12:00:00Z", loadgen.Config{Rate: 40000, Shard: loadgen.Shard{K: 2, N: 4}, StartAt: at})
-	f("a 40000 req/s schedule starting 2026-11-24T12:00:00.25Z", loadgen.Config{Rate: 40000, StartAt: at.Add(250 * time.Millisecond)})
-	f("", loadgen.Config{Rate: 40000})
+	f("shard 2/4 of a 40000 req/s schedule starting 2026-11-24T12:00:00Z", config.Config{Rate: 40000, Shard: schedule.Shard{K: 2, N: 4}, StartAt: at})
+	f("a 40000 req/s schedule starting 2026-11-24T12:00:00.25Z", config.Config{Rate: 40000, StartAt: at.Add(250 * time.Millisecond)})
+	f("", config.Config{Rate: 40000})
 }
 
 // A shard's summary records the whole schedule and its share of it; the
 // report says which shard it was and where the loader ran.
 func TestShardSummaryAndReport(t *testing.T) {
 	at := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	r := &loadgen.Result{Config: loadgen.DefaultConfig(), Planned: 10_000, Sent: 10_000, Elapsed: time.Second,
+	r := &record.Result{Config: config.Default(), Planned: 10_000, Sent: 10_000, Elapsed: time.Second,
 		Uncorrected: latency.New(), Corrected: latency.New(), SendLag: latency.New(),
 		Loops: 2, LoopsWhy: "2 loops: -loops 2", LoaderCPUs: 2, LoaderCPUSet: cpuset.Of(0, 1), Pinned: true,
 		Quantum: 250 * time.Microsecond}
-	r.Config.Rate, r.Config.Shard, r.Config.StartAt = 40_000, loadgen.Shard{K: 2, N: 4}, at
+	r.Config.Rate, r.Config.Shard, r.Config.StartAt = 40_000, schedule.Shard{K: 2, N: 4}, at
 	s := Summarize(r, nil)
 	assert.Equal(t, 10_000.0, s.AskedRate, "this shard's share")
 	assert.Equal(t, 40_000.0, s.WholeRate)
 	require.NotNil(t, s.Shard)
-	assert.Equal(t, loadgen.Shard{K: 2, N: 4}, *s.Shard)
+	assert.Equal(t, schedule.Shard{K: 2, N: 4}, *s.Shard)
 	require.NotNil(t, s.StartAt)
 	assert.True(t, s.StartAt.Equal(at))
 	assert.Equal(t, 2, s.Loops)

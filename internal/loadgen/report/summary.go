@@ -13,8 +13,10 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/kvpool/kvpool/internal/latency"
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
 // Files WriteFiles writes beside the ones the run streamed (the interval
@@ -77,8 +79,8 @@ type Summary struct {
 	// IntervalS is the length of each point of Series (and of each
 	// histogram of the .hlog files); Series is rate, errors and corrected
 	// latency over time.
-	IntervalS float64            `json:"interval_s"`
-	Series    []loadgen.Interval `json:"series"`
+	IntervalS float64           `json:"interval_s"`
+	Series    []record.Interval `json:"series"`
 	// VegetaLatency says what results.bin's latencies mean.
 	VegetaLatency string `json:"vegeta_latency"`
 
@@ -109,9 +111,9 @@ type Summary struct {
 	// (-shard K/N), WholeRate that schedule's rate and StartAt the instant
 	// they agreed it starts (-start-at). AskedRate and Planned are then
 	// this shard's share; merge sums them back to the whole.
-	Shard     *loadgen.Shard `json:"shard,omitempty"`
-	WholeRate float64        `json:"whole_rate,omitempty"`
-	StartAt   *time.Time     `json:"start_at,omitempty"`
+	Shard     *schedule.Shard `json:"shard,omitempty"`
+	WholeRate float64         `json:"whole_rate,omitempty"`
+	StartAt   *time.Time      `json:"start_at,omitempty"`
 	// Spike is the run's spike (-spike), if it had one.
 	Spike *SpikeSummary `json:"spike,omitempty"`
 
@@ -121,10 +123,10 @@ type Summary struct {
 	// throttled, useful answers (to a client still waiting), timeouts,
 	// 503s, requests given up. Amplification is attempts sent per first
 	// try; UsefulGoodput useful answers per second.
-	Client        *client.Model         `json:"client,omitempty"`
-	Clients       *loadgen.ClientTotals `json:"clients,omitempty"`
-	Amplification float64               `json:"amplification,omitempty"`
-	UsefulGoodput float64               `json:"useful_goodput,omitempty"`
+	Client        *client.Model        `json:"client,omitempty"`
+	Clients       *record.ClientTotals `json:"clients,omitempty"`
+	Amplification float64              `json:"amplification,omitempty"`
+	UsefulGoodput float64              `json:"useful_goodput,omitempty"`
 
 	LoaderCPUUserS    float64  `json:"loader_cpu_user_s"`
 	LoaderCPUSysS     float64  `json:"loader_cpu_sys_s"`
@@ -151,7 +153,7 @@ type SpikeSummary struct {
 
 // Summarize reduces r to its summary.json form; server is the target's
 // kvserver_config_info (nil if it is not a kvserver).
-func Summarize(r *loadgen.Result, server map[string]string) Summary {
+func Summarize(r *record.Result, server map[string]string) Summary {
 	c := &r.Config
 	s := Summary{
 		Name: c.Name, StartedAt: r.Start, Target: c.Target, Server: server, Engine: c.Engine,
@@ -170,7 +172,7 @@ func Summarize(r *loadgen.Result, server map[string]string) Summary {
 		Warnings:      r.Warnings(),
 		HistCorrected: encodeHist(r.Corrected), HistUncorrected: encodeHist(r.Uncorrected), HistSendLag: encodeHist(r.SendLag),
 	}
-	if c.Engine == loadgen.EngineFast {
+	if c.Engine == config.EngineFast {
 		s.Transport = c.Transport
 	}
 	if !c.Client.IsZero() {
@@ -178,7 +180,7 @@ func Summarize(r *loadgen.Result, server map[string]string) Summary {
 		s.Client, s.Clients = &m, &t
 		s.Amplification, s.UsefulGoodput = t.Amplification(), r.UsefulGoodput()
 	}
-	if c.Shard != (loadgen.Shard{}) {
+	if c.Shard != (schedule.Shard{}) {
 		sh := c.Shard
 		s.Shard, s.WholeRate = &sh, c.Rate
 	}
@@ -196,7 +198,7 @@ func Summarize(r *loadgen.Result, server map[string]string) Summary {
 		s.Warnings = []string{}
 	}
 	if s.Series == nil {
-		s.Series = []loadgen.Interval{}
+		s.Series = []record.Interval{}
 	}
 	return s
 }
@@ -223,12 +225,12 @@ func DecodeHist(s string) (*hdrhistogram.Histogram, error) {
 
 // WriteFiles writes summary.json and the two .hgrm percentile
 // distributions of r into dir (created if missing).
-func WriteFiles(dir string, r *loadgen.Result, server map[string]string) error {
+func WriteFiles(dir string, r *record.Result, server map[string]string) error {
 	if err := WriteJSON(dir, SummaryFile, Summarize(r, server)); err != nil {
 		return err
 	}
 	for name, h := range map[string]*hdrhistogram.Histogram{CorrectedFile: r.Corrected, UncorrectedFile: r.Uncorrected} {
-		if err := loadgen.WriteFile(filepath.Join(dir, name), func(w *bufio.Writer) error { return latency.WriteHGRM(w, h) }); err != nil {
+		if err := record.WriteFile(filepath.Join(dir, name), func(w *bufio.Writer) error { return latency.WriteHGRM(w, h) }); err != nil {
 			return err
 		}
 	}

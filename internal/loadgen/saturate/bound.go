@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 )
 
 // Busy is the share of its CPUs at which a process counts as out of CPU.
@@ -65,7 +65,7 @@ func LagTolerance(slo time.Duration) time.Duration {
 // run res: its intervals within the schedule, the first (the warm-up)
 // left out, judged against tol (LagTolerance); ConnWaits, ConnsPeak and
 // MaxConns. The caller fills in the verdict and the CPU shares.
-func LoaderEvidence(res *loadgen.Result, tol time.Duration) Evidence {
+func LoaderEvidence(res *record.Result, tol time.Duration) Evidence {
 	m := len(res.Intervals)
 	if iv := res.Config.Interval; iv > 0 && res.Config.Duration > 0 {
 		m = min(m, max(int(res.Config.Duration/iv), 2))

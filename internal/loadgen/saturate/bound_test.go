@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/kvpool/kvpool/internal/latency"
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 )
 
 func TestBound(t *testing.T) {
@@ -81,7 +81,7 @@ func TestBound(t *testing.T) {
 // schedule, the warm-up and the drain left out; a step's judge finds the
 // same from its seconds.
 func TestLoaderEvidenceFromTheIntervals(t *testing.T) {
-	res := &loadgen.Result{ConnWaits: 7, ConnsPeak: 32, OwnLagKnown: true}
+	res := &record.Result{ConnWaits: 7, ConnsPeak: 32, OwnLagKnown: true}
 	res.Config.Interval, res.Config.Duration, res.Config.MaxConns = time.Second, 11*time.Second, 64
 	for k := range 12 {
 		lag := 200.0 // µs
@@ -91,7 +91,7 @@ func TestLoaderEvidenceFromTheIntervals(t *testing.T) {
 		case 3, 4:
 			lag = 40_000
 		}
-		res.Intervals = append(res.Intervals, loadgen.Interval{StartS: float64(k), LengthS: 1, OwnLagP99Us: lag})
+		res.Intervals = append(res.Intervals, record.Interval{StartS: float64(k), LengthS: 1, OwnLagP99Us: lag})
 	}
 	e := LoaderEvidence(res, 10*time.Millisecond)
 	assert.Equal(t, Evidence{OwnLagKnown: true, Judged: 10, OwnLate: 2, OwnLagP99: 40 * time.Millisecond, LagTolerance: 10 * time.Millisecond,

@@ -6,7 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/engine"
 )
 
 // ClosedLoop is the closed-loop measurement that anchors a search: a few
@@ -58,7 +59,7 @@ func (sc *Config) ClosedLoopConfig() ClosedConfig {
 // MeasureClosedLoop runs cc's rounds of a closed loop over load's
 // connections (load's rate and duration are replaced), reading the
 // server's CPU through sc.ServerCPU around each.
-func MeasureClosedLoop(ctx context.Context, load loadgen.Config, cc ClosedConfig, sc *Config) (*ClosedLoop, error) {
+func MeasureClosedLoop(ctx context.Context, load config.Config, cc ClosedConfig, sc *Config) (*ClosedLoop, error) {
 	if cc.Rounds < 1 || cc.For <= 0 {
 		return nil, fmt.Errorf("a closed loop needs at least one round of positive length (got %d of %v)", cc.Rounds, cc.For)
 	}
@@ -67,7 +68,7 @@ func MeasureClosedLoop(ctx context.Context, load loadgen.Config, cc ClosedConfig
 		c := load
 		c.Rate, c.Duration, c.Requests, c.Out, c.KeepResults, c.Progress = 0, cc.For, 0, "", false, 0
 		before := sc.readCPU(ctx)
-		res, err := loadgen.Run(ctx, c, nil)
+		res, err := engine.Run(ctx, c, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/latency"
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/engine"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 )
 
 // Run searches for the highest rate load's workload sustains under sc's
@@ -17,11 +19,11 @@ import (
 // Cooldown pause; load's rate, duration and interval are the search's
 // own. Around each step Run reads both sides' CPU, and once an interval
 // during it, for the step's and each interval's shares.
-func Run(ctx context.Context, load loadgen.Config, sc Config, onStep func(Step), progress func(loadgen.Progress)) (*Saturation, error) {
+func Run(ctx context.Context, load config.Config, sc Config, onStep func(Step), progress func(record.Progress)) (*Saturation, error) {
 	if err := sc.Validate(); err != nil {
 		return nil, err
 	}
-	var validation *loadgen.Result
+	var validation *record.Result
 	first := true
 	iv := sc.Interval()
 	measure := func(phase string, rate float64, length time.Duration) (Step, error) {
@@ -34,14 +36,14 @@ func Run(ctx context.Context, load loadgen.Config, sc Config, onStep func(Step),
 		c := load
 		c.Rate, c.Duration, c.Requests, c.Interval, c.Search = rate, length, 0, iv, true
 		c.Out, c.KeepResults = "", false
-		var p func(loadgen.Progress)
+		var p func(record.Progress)
 		if phase == PhaseValidate {
 			p = progress
 			c.Out, c.KeepResults = sc.Out, load.KeepResults && sc.Out != ""
 		}
 		before := sc.readCPU(ctx)
 		stop := sc.sampleCPU(ctx, iv)
-		res, err := loadgen.Run(ctx, c, p)
+		res, err := engine.Run(ctx, c, p)
 		during := stop()
 		if err != nil {
 			return Step{}, err
@@ -67,7 +69,7 @@ func Run(ctx context.Context, load loadgen.Config, sc Config, onStep func(Step),
 // stepFrom reduces a run's Result to a Step, not yet judged. The
 // server's share is left unknown (setServer fills it in), and so is each
 // interval's CPU (setIntervalCPU).
-func stepFrom(res *loadgen.Result, shared bool) Step {
+func stepFrom(res *record.Result, shared bool) Step {
 	s := Step{
 		Asked: res.Config.Rate, Length: res.Config.Duration, Sent: res.SendRate(), Achieved: res.AchievedRate(),
 		P50: latency.ValueAt(res.Corrected, 50), P99: latency.ValueAt(res.Corrected, 99),
@@ -87,7 +89,7 @@ func stepFrom(res *loadgen.Result, shared bool) Step {
 // each interval's CPU shares unknown (-1) until a search fills them in:
 // what a caller outside the search (compare's fixed-rate step) hands to
 // BacklogGrew.
-func SecondsOf(res *loadgen.Result) []Second {
+func SecondsOf(res *record.Result) []Second {
 	us := func(v float64) time.Duration { return time.Duration(v * float64(time.Microsecond)) }
 	out := make([]Second, len(res.Intervals))
 	for i, p := range res.Intervals {
@@ -102,7 +104,7 @@ func SecondsOf(res *loadgen.Result) []Second {
 // loaderCPUs is how many CPUs the loader ran on: res.LoaderCPUs, or
 // where an engine left it 0, GOMAXPROCS (the runtime sizes it to the
 // process's CPU affinity).
-func loaderCPUs(res *loadgen.Result) int {
+func loaderCPUs(res *record.Result) int {
 	if res.LoaderCPUs > 0 {
 		return res.LoaderCPUs
 	}

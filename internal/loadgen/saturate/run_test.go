@@ -16,9 +16,10 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/kvpool/kvpool/internal/latency"
-	"github.com/kvpool/kvpool/internal/loadgen"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 )
 
 // Against a fake server that sustains 400 req/s (a token bucket answering
@@ -39,7 +40,7 @@ func TestSaturateAgainstAServerOfKnownCapacity(t *testing.T) {
 		}
 		bareserver.Handler(ctx)
 	})
-	load := loadgen.DefaultConfig()
+	load := config.Default()
 	load.Target, load.Conns, load.MaxConns, load.Progress = url, 4, 4, 0
 	load.Timeout = 5 * time.Second
 	load.Workload.Keys, load.Workload.ValueSize = 1000, 64
@@ -85,10 +86,10 @@ func TestSaturateAgainstAServerOfKnownCapacity(t *testing.T) {
 // A Result's figures become a Step's, the loader's share of its CPUs
 // among them, and its intervals the Step's series.
 func TestStepFromAResult(t *testing.T) {
-	r := &loadgen.Result{Config: loadgen.Config{Rate: 1000, Duration: time.Second}, Corrected: latencyOf(time.Millisecond), Uncorrected: latencyOf(time.Millisecond),
+	r := &record.Result{Config: config.Config{Rate: 1000, Duration: time.Second}, Corrected: latencyOf(time.Millisecond), Uncorrected: latencyOf(time.Millisecond),
 		Sent: 1000, Planned: 1000, SendSpan: time.Second, Elapsed: 2 * time.Second,
-		CPU: loadgen.CPUTime{User: 300 * time.Millisecond, System: 100 * time.Millisecond}, LoaderCPUs: 4,
-		Intervals: []loadgen.Interval{{StartS: 0, LengthS: 1, Responses: 990, Rate: 990, Errors: 1, P50Us: 300, P99Us: 1500, Sent: 1000, SendLagP99Us: 250, InFlight: 10, Conns: 4}}}
+		CPU: record.CPUTime{User: 300 * time.Millisecond, System: 100 * time.Millisecond}, LoaderCPUs: 4,
+		Intervals: []record.Interval{{StartS: 0, LengthS: 1, Responses: 990, Rate: 990, Errors: 1, P50Us: 300, P99Us: 1500, Sent: 1000, SendLagP99Us: 250, InFlight: 10, Conns: 4}}}
 	s := stepFrom(r, true)
 	assert.Equal(t, 4, s.LoaderCPUs)
 	assert.InDelta(t, 0.4/(2*4), s.LoaderCPUShare, 1e-9)
@@ -99,7 +100,7 @@ func TestStepFromAResult(t *testing.T) {
 		SendLagP99: 250 * time.Microsecond, InFlight: 10, Conns: 4, LoaderCPUShare: -1, ServerCPUShare: -1}}, s.Seconds)
 	r.LoaderCPUs = 0
 	assert.Equal(t, runtime.GOMAXPROCS(0), stepFrom(r, false).LoaderCPUs, "an engine that left it 0: GOMAXPROCS")
-	r.CPU = loadgen.CPUTime{}
+	r.CPU = record.CPUTime{}
 	assert.Negative(t, stepFrom(r, false).LoaderCPUShare, "no CPU figure: unknown")
 }
 
@@ -164,7 +165,7 @@ func TestIntervalCPUShares(t *testing.T) {
 // server's shares unknown.
 func TestRunReadsTheServerCPUAroundAndWithinEachStep(t *testing.T) {
 	url := loadgentest.ServeHandler(t, bareserver.Handler)
-	load := loadgen.DefaultConfig()
+	load := config.Default()
 	load.Target, load.Conns, load.MaxConns, load.Progress = url, 2, 2, 0
 	load.Workload.Keys, load.Workload.ValueSize = 100, 16
 	sc := DefaultConfig()
@@ -207,7 +208,7 @@ func TestRunReadsTheServerCPUAroundAndWithinEachStep(t *testing.T) {
 // explain an open-model rate beside it.
 func TestClosedLoop(t *testing.T) {
 	url := loadgentest.ServeHandler(t, bareserver.Handler)
-	load := loadgen.DefaultConfig()
+	load := config.Default()
 	load.Target, load.Conns, load.MaxConns, load.Progress = url, 2, 2, 0
 	load.Workload.Keys, load.Workload.ValueSize = 100, 16
 	sc := DefaultConfig()

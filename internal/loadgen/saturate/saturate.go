@@ -47,7 +47,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 )
 
 // Config configures a search.
@@ -237,7 +237,7 @@ type Saturation struct {
 	Steps []Step `json:"steps"`
 	// Validation is the full result of the last validating run (nil if
 	// none ran).
-	Validation *loadgen.Result `json:"-"`
+	Validation *record.Result `json:"-"`
 }
 
 // Bracket is a search's answer: Lo held, Hi failed twice (0: not found;

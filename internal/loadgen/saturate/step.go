@@ -93,7 +93,7 @@ type Second struct {
 	// OwnLagP99 is the p99 send lag of the requests sent in it that
 	// found a connection free (the loader's own lag), ConnWaits the
 	// attempts that waited for one, Reconnects the connections dialled
-	// again in it (loadgen.Interval).
+	// again in it (record.Interval).
 	OwnLagP99      time.Duration `json:"own_lag_p99_ns"`
 	ConnWaits      int64         `json:"conn_waits"`
 	Reconnects     int64         `json:"reconnects"`

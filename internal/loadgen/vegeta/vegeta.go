@@ -1,9 +1,9 @@
-// Package vegeta is the "vegeta" engine of loadgen: vegeta's attacker
+// Package vegeta is the "vegeta" engine of the load lab: vegeta's attacker
 // (net/http client, its own pacer and worker pool) with a Targeter that
 // draws requests from the same workload as the fast engine. It is the
 // independent loader the fast engine is checked against. Import it for its
-// side effect (it registers itself with loadgen) to make -engine vegeta
-// available.
+// side effect (it registers itself with package engine) to make -engine
+// vegeta available.
 package vegeta
 
 import (
@@ -20,17 +20,20 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/kvpool/kvpool/internal/api"
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/engine"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
-func init() { loadgen.RegisterEngine(loadgen.EngineVegeta, run) }
+func init() { engine.Register(config.EngineVegeta, run) }
 
 // run is the engine. Vegeta measures latency from its actual send; the
 // corrected latency is taken from the schedule start + seq/rate as in the
 // fast engine. Vegeta does not report how many workers it grew to, so
 // Result.ConnsPeak is the starting count.
-func run(ctx context.Context, cfg *loadgen.Config, progress func(loadgen.Progress)) (*loadgen.Result, error) {
+func run(ctx context.Context, cfg *config.Config, progress func(record.Progress)) (*record.Result, error) {
 	host := cfg.TargetHost()
 	conn, err := net.DialTimeout("tcp", host, cfg.Timeout)
 	if err != nil {
@@ -58,10 +61,10 @@ func run(ctx context.Context, cfg *loadgen.Config, progress func(loadgen.Progres
 
 	maxWorkers := uint64(cfg.MaxConns)
 	pacer := vegeta.ConstantPacer{} // Freq 0: as fast as MaxWorkers allow
-	var sched loadgen.Schedule
+	var sched schedule.Schedule
 	if cfg.Rate > 0 {
 		pacer = vegeta.ConstantPacer{Freq: int(math.Round(cfg.Rate * 1000)), Per: 1000 * time.Second}
-		sched = loadgen.NewSchedule(cfg.Rate)
+		sched = schedule.New(cfg.Rate)
 	} else {
 		maxWorkers = uint64(cfg.Conns)
 	}
@@ -76,22 +79,22 @@ func run(ctx context.Context, cfg *loadgen.Config, progress func(loadgen.Progres
 	stopOnCancel := context.AfterFunc(ctx, func() { atk.Stop() })
 	defer stopOnCancel()
 
-	rec := loadgen.NewRecorder(cfg)
+	rec := record.NewCollector(cfg).NewRecorder()
 	done := make(chan struct{})
 	var bg sync.WaitGroup
-	cpu0 := loadgen.ProcessCPU()
+	cpu0 := record.ProcessCPU()
 	start := time.Now()
 	if progress != nil && cfg.Progress > 0 {
-		snapshot := func() loadgen.Progress {
-			p := loadgen.Progress{Elapsed: time.Since(start), Asked: cfg.Rate, Conns: cfg.Conns}
+		snapshot := func() record.Progress {
+			p := record.Progress{Elapsed: time.Since(start), Asked: cfg.Rate, Conns: cfg.Conns}
 			rec.AddTo(&p)
 			return p
 		}
-		bg.Go(func() { loadgen.ReportProgress(done, cfg.Progress, snapshot, progress) })
+		bg.Go(func() { record.ReportProgress(done, cfg.Progress, snapshot, progress) })
 	}
 	var n uint64
 	for r := range atk.Attack(targeter, pacer, cfg.Duration, cfg.Name) {
-		o := loadgen.Outcome{Seq: r.Seq, Key: keyOf(r.URL), Op: api.Get, Code: int(r.Code),
+		o := record.Outcome{Seq: r.Seq, Key: keyOf(r.URL), Op: api.Get, Code: int(r.Code),
 			BytesIn: int(r.BytesIn), BytesOut: int(r.BytesOut)}
 		switch r.Method {
 		case "PUT":
@@ -99,8 +102,8 @@ func run(ctx context.Context, cfg *loadgen.Config, progress func(loadgen.Progres
 		case "DELETE":
 			o.Op = api.Delete
 		}
-		o.Sent = r.Timestamp.Sub(start)
-		o.End = o.Sent + r.Latency
+		o.Sent = int64(r.Timestamp.Sub(start))
+		o.End = o.Sent + int64(r.Latency)
 		o.Intended = o.Sent
 		if cfg.Rate > 0 {
 			o.Intended = min(sched.At(r.Seq), o.Sent)
@@ -113,15 +116,15 @@ func run(ctx context.Context, cfg *loadgen.Config, progress func(loadgen.Progres
 			atk.Stop()
 		}
 	}
-	cpu := loadgen.ProcessCPU().Sub(cpu0)
+	cpu := record.ProcessCPU().Sub(cpu0)
 	close(done)
 	bg.Wait()
 
-	res := &loadgen.Result{Config: *cfg, Start: start, CPU: cpu, ConnsStart: cfg.Conns, ConnsPeak: cfg.Conns}
+	res := &record.Result{Config: *cfg, Start: start, CPU: cpu, ConnsStart: cfg.Conns, ConnsPeak: cfg.Conns}
 	if cfg.Rate > 0 {
 		res.Planned = sched.Count(cfg.Duration)
 	}
-	res.Merge(rec)
+	res.Merge([]*record.Recorder{rec})
 	return res, nil
 }
 

@@ -14,8 +14,10 @@ import (
 	vegetalib "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/kvpool/kvpool/internal/api"
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/engine"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
@@ -26,14 +28,14 @@ func TestVegetaEngineRecordsBothDistributions(t *testing.T) {
 	url := loadgentest.ServeHandler(t, loadgentest.MixedStatuses)
 
 	dir := t.TempDir()
-	cfg := loadgen.DefaultConfig()
+	cfg := config.Default()
 	cfg.Target = url
-	cfg.Engine, cfg.Rate, cfg.Duration = loadgen.EngineVegeta, 500, 400*time.Millisecond
+	cfg.Engine, cfg.Rate, cfg.Duration = config.EngineVegeta, 500, 400*time.Millisecond
 	cfg.Conns, cfg.MaxConns, cfg.Progress = 4, 4, 0
 	cfg.Workload.Keys, cfg.Workload.ValueSize = 1000, 64
 	cfg.Workload.Mix = workload.Mix{Get: 0.5, Put: 0.3, Delete: 0.2}
 	cfg.Out = dir
-	res, err := loadgen.Run(context.Background(), cfg, nil)
+	res, err := engine.Run(context.Background(), cfg, nil)
 	require.NoError(t, err)
 	require.NoError(t, res.OutputErr)
 	// vegeta stops pacing once the duration has passed, so a loaded machine
@@ -59,7 +61,7 @@ func TestVegetaEngineRecordsBothDistributions(t *testing.T) {
 	assert.Equal(t, deletes, res.Codes[202], "DELETEs go through vegeta too")
 	assert.GreaterOrEqual(t, res.Corrected.Max(), res.Uncorrected.Max(), "corrected latencies are never below the uncorrected ones")
 
-	f, err := os.Open(filepath.Join(dir, loadgen.ResultsFile))
+	f, err := os.Open(filepath.Join(dir, record.ResultsFile))
 	require.NoError(t, err)
 	defer f.Close()
 	dec := vegetalib.NewDecoder(f)
@@ -73,7 +75,7 @@ func TestVegetaEngineRecordsBothDistributions(t *testing.T) {
 		n++
 	}
 	assert.Equal(t, sent, int64(n))
-	hs, err := loadgen.ReadIntervalLog(filepath.Join(dir, loadgen.CorrectedLogFile))
+	hs, err := record.ReadIntervalLog(filepath.Join(dir, record.CorrectedLogFile))
 	require.NoError(t, err)
 	assert.NotEmpty(t, hs)
 }

@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"errors"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
+	"math"
+	"net"
+	"time"
+)
+
+// closedLoop is the goroutine of a conn in the closed loop: it claims the
+// next request, sends it and waits for the response, until the count or
+// the time is up.
+func (e *fastEngine) closedLoop(c *conn) {
+	defer e.wg.Done()
+	o := &c.o
+	for {
+		seq, ok := e.claim()
+		if !ok {
+			return
+		}
+		c.pending.Store(seq)
+		op, key := c.pick.Next(seq)
+		for attempt := 0; ; attempt++ {
+			*o = record.Outcome{Seq: seq, Key: key, Op: op}
+			if c.rt != nil {
+				o.BytesOut = c.rt.prepare(op, key)
+			} else {
+				o.BytesOut = c.hc.prepare(op, key)
+			}
+			o.Sent = e.now()
+			if e.deadline > 0 && o.Sent >= e.deadline {
+				return // nothing is sent at or after Duration
+			}
+			o.Intended = o.Sent
+			e.exchange(c)
+			if o.Err != nil && isDialError(o.Err) {
+				// Nothing listens: do not spin on refusals.
+				time.Sleep(10 * time.Millisecond)
+			}
+			if attempt >= e.cfg.Retries || record.Failure(o) == "" || e.stop.Load() {
+				break
+			}
+			time.Sleep(time.Duration(attempt+1) * 10 * time.Millisecond)
+		}
+		c.record()
+		if record.Failure(o) == "" {
+			c.pending.Store(math.MaxUint64)
+		} else if e.cfg.Retries > 0 {
+			return // fill: keep pending as the resume point, stop this conn
+		}
+	}
+}
+
+// claim returns the run's seq of the engine's next request in the closed
+// loop, or false when the run is over.
+func (e *fastEngine) claim() (uint64, bool) {
+	if e.stop.Load() || e.deadline > 0 && e.now() >= e.deadline {
+		return 0, false
+	}
+	n := e.next.Add(1) - 1
+	return e.part.Seq(n), n < e.planned
+}
+
+// exchange sends c's prepared request and reads the response into c.o,
+// on c's goroutine (closed loop).
+func (e *fastEngine) exchange(c *conn) {
+	o := &c.o
+	if c.rt == nil {
+		o.Code, o.BytesIn, o.Err = c.hc.roundTrip()
+		o.End = e.now()
+		return
+	}
+	var err error
+	if !c.rt.connected() {
+		// The last reconnect failed: dial as part of this request.
+		c.served = 0
+		err = c.rt.dial()
+	}
+	if err == nil {
+		c.started.Store(o.Sent + 1)
+		if err = c.rt.write(); err == nil {
+			err = c.rt.awaitResponse()
+		}
+		if err != nil && c.served > 0 && c.started.Load() != abortedMark {
+			// The server closed the connection before this request (see
+			// complete): send it again on a fresh one.
+			c.served = 0
+			if err = c.rt.dial(); err == nil {
+				e.reconnected()
+				o.Sent = e.now()
+				c.started.Store(o.Sent + 1)
+				if err = c.rt.write(); err == nil {
+					err = c.rt.awaitResponse()
+				}
+			}
+		}
+	}
+	closeAfter := false
+	if err == nil {
+		o.Code, o.BytesIn, closeAfter, err = c.rt.readResponse()
+	}
+	err = c.finish(e.now(), err)
+	switch {
+	case err != nil && isDialError(err):
+		// Leave it closed: the next request dials again.
+	case err != nil || closeAfter:
+		c.served = 0
+		if c.rt.dial() == nil {
+			e.reconnected()
+		}
+	default:
+		c.served++
+	}
+}
+
+func isDialError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}

@@ -1,0 +1,322 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/kvpool/kvpool/internal/loadgen/record"
+	"github.com/kvpool/kvpool/internal/loadgen/schedule"
+)
+
+// The portable open-model engine: a goroutine per connection reads its
+// responses, and whichever goroutine is awake sends what is due (see
+// fastEngine). It runs where the event loop does not (other platforms,
+// the hostclient transport).
+
+// dispatchBatch bounds the conns one sender takes off the idle list per
+// hold of mu, so that others waiting for mu are not kept long.
+const dispatchBatch = 16
+
+// errClosedIdle: the server closed (or answered unasked on) an idle
+// connection just as a request was written to it.
+var errClosedIdle = errors.New("server closed the idle connection")
+
+// pace runs the pacer until every request is sent, the context is
+// cancelled, or requests are still unsent Timeout after the schedule
+// ended.
+func (e *fastEngine) pace(ctx context.Context) {
+	sl := schedule.NewSleeper()
+	defer sl.Close()
+	drainBy := int64(e.cfg.Duration + e.cfg.Timeout)
+	// The portable engine keeps one quantum: -quantum, or for 0 the one
+	// its rate takes before any answer (only the event loop sizes it
+	// again as the run goes).
+	p := schedule.Pacer{Sched: e.sched, Planned: e.planned, Quantum: e.quantum(), Now: e.now, Sleep: sl.Sleep}
+	p.Run(func(now int64) bool {
+		return ctx.Err() != nil || now > drainBy
+	}, func(now int64) uint64 {
+		return e.dispatch(nil, now)
+	})
+}
+
+// dispatch puts release (if not nil) back on the idle list, then sends
+// every request due at now that an idle conn can take, and returns the
+// first request still unsent. Only requests due at now are sent.
+func (e *fastEngine) dispatch(release *conn, now int64) uint64 {
+	var batch [dispatchBatch]*conn
+	for {
+		e.mu.Lock()
+		if release != nil {
+			e.idle.push(release)
+			release = nil
+		}
+		n := e.next.Load()
+		if e.stop.Load() || n >= e.planned || e.sched.At(n) > now {
+			e.mu.Unlock()
+			return n
+		}
+		due := min(e.sched.DueBy(now), e.planned)
+		k := 0
+		for n+uint64(k) < due && k < len(batch) {
+			c := e.idle.pop()
+			if c == nil {
+				break
+			}
+			c.wmu.Lock()
+			batch[k] = c
+			k++
+		}
+		if k > 0 {
+			e.next.Store(n + uint64(k))
+			e.countSent(k)
+		}
+		if n+uint64(k) < due && k < len(batch) {
+			e.growIfLate(now, n+uint64(k), due)
+		}
+		e.mu.Unlock()
+		for i := range k {
+			e.send(batch[i], n+uint64(i))
+			batch[i] = nil
+		}
+		if k < len(batch) {
+			return n + uint64(k)
+		}
+	}
+}
+
+// countSent adds k requests to those in flight and updates the peak.
+func (e *fastEngine) countSent(k int) {
+	v := e.inFlight.Add(int64(k))
+	for p := e.peak.Load(); v > p && !e.peak.CompareAndSwap(p, v); p = e.peak.Load() {
+	}
+}
+
+// countDone takes one request off those in flight, and tells finish when
+// the last one after stop is done.
+func (e *fastEngine) countDone() {
+	if e.inFlight.Add(-1) == 0 && e.stop.Load() {
+		select {
+		case e.drained <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// send writes the engine's request k on c, which the caller took off the
+// idle list and whose wmu it holds; send releases wmu. A dead conn or a
+// hostclient conn gets the request handed to its goroutine instead.
+func (e *fastEngine) send(c *conn, k uint64) {
+	seq := e.sched.Seq(k)
+	op, key := c.pick.Next(seq)
+	c.o = record.Outcome{Seq: seq, Key: key, Op: op, Intended: e.sched.At(k)}
+	if c.dead || c.rt == nil {
+		c.wmu.Unlock()
+		c.kick <- struct{}{}
+		return
+	}
+	c.o.BytesOut = c.rt.prepare(op, key)
+	c.o.Sent = e.now()
+	c.started.Store(c.o.Sent + 1)
+	// A failed write closes the connection; c's goroutine then finds
+	// nothing to read and deals with it.
+	_ = c.rt.write()
+	c.wmu.Unlock()
+}
+
+// growIfLate starts dialing another conn if the oldest unsent due request
+// has waited GrowAfter, the cap allows, and fewer dials are under way
+// than requests wait. The caller holds mu.
+func (e *fastEngine) growIfLate(now int64, oldest, due uint64) {
+	if len(e.conns)+e.dialing >= e.maxConns || now < e.growHold ||
+		time.Duration(now-e.sched.At(oldest)) < e.cfg.GrowAfter || uint64(e.dialing) >= due-oldest {
+		return
+	}
+	id := len(e.conns) + e.dialing
+	e.dialing++
+	go e.grow(id)
+}
+
+// grow dials a new conn and, once connected, puts it to work.
+func (e *fastEngine) grow(id int) {
+	c := e.newConn(id)
+	err := c.connect()
+	e.mu.Lock()
+	e.dialing--
+	if err != nil || e.stop.Load() {
+		if err != nil {
+			e.growHold = e.now() + int64(growRetryAfter)
+		}
+		e.mu.Unlock()
+		if c.rt != nil {
+			c.rt.close()
+		}
+		return
+	}
+	e.conns = append(e.conns, c)
+	e.launch(c)
+	e.idle.push(c)
+	e.mu.Unlock()
+	e.dispatch(nil, e.now())
+}
+
+// serve is the goroutine of a raw conn in the open model: it waits for
+// each response on c, records it, and sends what has fallen due.
+func (e *fastEngine) serve(c *conn) {
+	defer e.wg.Done()
+	for {
+		if c.dead {
+			select {
+			case <-c.kick:
+			case <-e.done:
+				return
+			}
+			if !e.redialAndSend(c) {
+				continue
+			}
+		}
+		err := c.rt.awaitResponse()
+		if c.started.Load() == 0 {
+			// Nothing was in flight when the wait ended: the run is over,
+			// or the server closed the idle connection (or sent what was
+			// not asked for).
+			if e.closing.Load() {
+				return
+			}
+			if e.reclaimIdle(c) {
+				e.reconnect(c)
+				if e.closing.Load() {
+					return
+				}
+				e.dispatch(c, e.now())
+				continue
+			}
+			// A sender took c meanwhile and writes (or wrote) a request
+			// on a connection that the server had closed: once the write
+			// is over, send it again on a fresh connection.
+			c.wmu.Lock()
+			//lint:ignore SA2001 an empty critical section waits for the writer
+			c.wmu.Unlock()
+			err = errClosedIdle
+		}
+		e.complete(c, err)
+	}
+}
+
+// reclaimIdle takes c off the idle list if it is still there, so that its
+// goroutine may replace the connection.
+func (e *fastEngine) reclaimIdle(c *conn) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !c.idle {
+		return false
+	}
+	e.idle.remove(c)
+	return true
+}
+
+// complete reads the response to c's request (awaitErr is awaitResponse's
+// error), records it, and puts c back to work.
+func (e *fastEngine) complete(c *conn, awaitErr error) {
+	o := &c.o
+	err := awaitErr
+	closeAfter := false
+	if err == nil {
+		o.Code, o.BytesIn, closeAfter, err = c.rt.readResponse()
+	} else if (c.served > 0 || err == errClosedIdle) && !c.retried && c.started.Load() != abortedMark {
+		// Nothing came back on a connection that had served before: the
+		// server closed it while idle as the request went out. Send it
+		// again on a fresh connection (GET, PUT and DELETE are
+		// idempotent), as HTTP clients do.
+		c.retried = true
+		if err = e.resend(c); err == nil {
+			return
+		}
+	}
+	err = c.finish(e.now(), err)
+	c.record()
+	c.retried = false
+	if err != nil || closeAfter {
+		e.reconnect(c)
+	} else {
+		c.served++
+	}
+	e.countDone()
+	e.dispatch(c, o.End)
+}
+
+// resend dials a new connection for c and writes c's request again.
+func (e *fastEngine) resend(c *conn) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.served = 0
+	if err := c.rt.dial(); err != nil {
+		return err
+	}
+	e.reconnected()
+	c.o.Sent = e.now()
+	c.started.Store(c.o.Sent + 1)
+	_ = c.rt.write() // a failure shows in the next awaitResponse
+	return nil
+}
+
+// reconnect replaces c's connection; if the dial fails, c is dead and
+// dials again when it next gets a request.
+func (e *fastEngine) reconnect(c *conn) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.served = 0
+	if err := c.rt.dial(); err != nil {
+		c.dead = true
+		return
+	}
+	e.reconnected()
+}
+
+// redialAndSend sends the request handed to dead conn c: it dials, and if
+// that works writes the request and returns true (the response is awaited
+// as usual); otherwise it records the request as failed with the dial's
+// error, puts c back on the idle list (still dead) and returns false.
+func (e *fastEngine) redialAndSend(c *conn) bool {
+	o := &c.o
+	c.wmu.Lock()
+	err := c.rt.dial()
+	if err == nil {
+		c.dead, c.served = false, 0
+		e.reconnected()
+		o.BytesOut = c.rt.prepare(o.Op, o.Key)
+		o.Sent = e.now()
+		c.started.Store(o.Sent + 1)
+		_ = c.rt.write()
+		c.wmu.Unlock()
+		return true
+	}
+	c.wmu.Unlock()
+	o.Sent = e.now()
+	o.End, o.Err = o.Sent, err
+	c.record()
+	e.countDone()
+	e.dispatch(c, o.End)
+	return false
+}
+
+// serveHandedOff is the goroutine of a hostclient conn in the open model:
+// it runs each request handed to it as one HostClient round trip.
+func (e *fastEngine) serveHandedOff(c *conn) {
+	defer e.wg.Done()
+	o := &c.o
+	for {
+		select {
+		case <-c.kick:
+		case <-e.done:
+			return
+		}
+		o.BytesOut = c.hc.prepare(o.Op, o.Key)
+		o.Sent = e.now()
+		o.Code, o.BytesIn, o.Err = c.hc.roundTrip()
+		o.End = e.now()
+		c.record()
+		e.countDone()
+		e.dispatch(c, o.End)
+	}
+}

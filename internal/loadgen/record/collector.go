@@ -1,0 +1,498 @@
+package record
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/kvpool/kvpool/internal/latency"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
+)
+
+// chunkLen is how many records a recorder gathers before it hands them to
+// the collector; with the per-interval swap it bounds what a connection
+// holds back.
+const chunkLen = 256
+
+// chunksInFlight bounds the full chunks waiting for the collector and the
+// empty ones kept for reuse: beyond it a recorder waits (full) or the
+// garbage collector takes the chunk (free), so memory stays bounded.
+const chunksInFlight = 64
+
+// chunk is a batch of records on its way from a recorder to the collector.
+type chunk struct{ recs []Record }
+
+// Collector is the one consumer of every recorder of a run. Its goroutine
+// receives full chunks as they come and, once per interval, takes what
+// each recorder has gathered since; it keeps the run's histograms and
+// counters, closes each interval of the latency logs once every response
+// of it has arrived, and spools every record to disk for results.bin. So
+// memory stays bounded however long the run: a few open intervals, a
+// chunk per connection, and buffers.
+//
+// Locks: collector.mu (the list of recorders and when each was
+// registered), each recorder's mu (its chunk) and errorTable.mu; no two
+// are ever held together.
+type Collector struct {
+	interval int64 // ns
+	out      string
+	results  bool // write results.bin into out
+	inMemory bool // keep every record in memory (tests)
+
+	errors errorTable
+	full   chan *chunk
+	free   chan *chunk
+
+	mu    sync.Mutex
+	recs  []*Recorder
+	regAt []time.Time // when each recorder (a connection) was registered
+
+	once  sync.Once
+	began bool          // the goroutine was started (read after stop)
+	stop  chan struct{} // closed by finish
+	done  chan struct{} // closed when the goroutine has returned
+	start time.Time     // wall clock of the run's start, to a few µs
+
+	// Owned by the goroutine while it runs, by finish afterwards.
+	uncorrected, corrected, sendLag *hdrhistogram.Histogram // µs
+	codes                           [maxCode]int64
+	sent, late                      int64
+	connWaits, ownLate              int64
+	lastSent, lastEnd               int64
+	bytesIn, bytesOut               int64
+	errCounts                       []int64 // by error index
+	open                            []*interval
+	next                            int64 // index of the first interval not yet closed
+	spare                           []*interval
+	series                          []Interval
+	logs                            [2]*IntervalLog // corrected, uncorrected
+	sends                           sendSeries
+	spool                           *spoolWriter
+	records                         []Record
+	err                             error        // the first file error
+	clients                         *clientStats // nil without a client model
+}
+
+// interval gathers the responses that ended within one -interval.
+type interval struct {
+	corrected, uncorrected *hdrhistogram.Histogram // ns
+	n, errors              int64
+}
+
+// Interval is one -interval of a run: what summary.json's series and the
+// report's latency-over-time chart show, and what a saturation search
+// judges second by second. Responses, Errors and the latencies are of the
+// responses that ended in the interval (corrected latencies); Sent and
+// SendLagP99Us are of the requests sent in it; InFlight and Conns are the
+// state at its end. A merged run (loadtest merge) has only the first
+// group and ConnWaits and Reconnects: the others are 0 there.
+type Interval struct {
+	StartS    float64 `json:"t_s"` // seconds since the run's start
+	LengthS   float64 `json:"length_s"`
+	Responses int64   `json:"responses"`
+	Rate      float64 `json:"rate"` // responses per second
+	Errors    int64   `json:"errors"`
+	P50Us     float64 `json:"p50_us"`
+	P99Us     float64 `json:"p99_us"`
+	MaxUs     float64 `json:"max_us"`
+	// Sent counts the requests whose first byte was written in the
+	// interval, whatever became of them: beside the asked rate it shows
+	// whether the loader kept to the schedule that second.
+	Sent int64 `json:"sent"`
+	// SendLagP99Us is the p99 of how late those requests were sent
+	// (actual send − intended send), µs, to 2 significant digits.
+	SendLagP99Us float64 `json:"send_lag_p99_us"`
+	// InFlight is how many requests had been sent before the interval's
+	// end and were not answered by it: with SendLagP99Us, the backlog a
+	// server that falls behind builds up (in flight while the loader has
+	// connections to spare, then send lag).
+	InFlight int64 `json:"in_flight"`
+	// Conns is how many connections the run had opened by the interval's
+	// end (the engine opens more when every one is busy).
+	Conns int `json:"conns"`
+
+	// The loader's own evidence (the fast engine's event loop; 0
+	// elsewhere, see Result.OwnLagKnown): ConnWaits counts the attempts
+	// sent or expired unsent in the interval that had waited for a
+	// connection (every connection busy waiting on the server, as a
+	// client's exhausted pool, or the attempt's connection being dialled
+	// again): their lag is the server's doing. OwnLagP99Us is the p99 send
+	// lag (µs, 2 significant digits) of the attempts sent in it that did
+	// not wait for one: how late the loader itself was. Reconnects counts
+	// the connections dialled again in it (the server closed one, or a
+	// client gave up on an answer and closed it).
+	ConnWaits   int64   `json:"conn_waits,omitempty"`
+	OwnLagP99Us float64 `json:"own_lag_p99_us,omitempty"`
+	Reconnects  int64   `json:"reconnects,omitempty"`
+
+	// What the clients did (Config.Client), of the attempts sent or
+	// refused in the interval: FirstTries and Retries were sent (Sent =
+	// FirstTries + Retries), Throttled were refused by the client's own
+	// throttle and never sent. Of those that ended in it: Useful are
+	// answers (2xx, 404 on GET) to a client still waiting, Timeouts the
+	// attempts its client gave up on, Shed the 503s, GaveUp the requests
+	// whose client gave up for good (its last attempt failed, or a retry
+	// was refused by the budget or the throttle).
+	FirstTries int64 `json:"first_tries,omitempty"`
+	Retries    int64 `json:"retries,omitempty"`
+	Throttled  int64 `json:"throttled,omitempty"`
+	Useful     int64 `json:"useful,omitempty"`
+	Timeouts   int64 `json:"timeouts,omitempty"`
+	Shed       int64 `json:"shed,omitempty"`
+	GaveUp     int64 `json:"gave_up,omitempty"`
+	// UsefulP99Us is the p99 of the useful answers' latency from their
+	// attempt's send, µs (the served requests' p99).
+	UsefulP99Us float64 `json:"useful_p99_us,omitempty"`
+}
+
+// Interval histograms hold nanoseconds, the unit the HdrHistogram log
+// tools assume (they print Interval_Max in ms by dividing by 1e6), over the
+// same range and precision as the run's µs histograms.
+const (
+	intervalMinNs = 1_000
+	intervalMaxNs = 60_000_000_000
+)
+
+// NewCollector returns the collector of the run cfg configures: every
+// recorder of the run comes from it (NewRecorder).
+func NewCollector(cfg *config.Config) *Collector {
+	iv := cfg.SeriesInterval()
+	return &Collector{
+		interval: int64(iv), out: cfg.Out, results: cfg.Out != "" && cfg.KeepResults, inMemory: cfg.KeepRecords,
+		full: make(chan *chunk, chunksInFlight), free: make(chan *chunk, chunksInFlight),
+		stop: make(chan struct{}), done: make(chan struct{}),
+		uncorrected: latency.New(), corrected: latency.New(), sendLag: latency.New(),
+		sends:   sendSeries{interval: int64(iv), grace: lagGrace(cfg.Timeout, iv)},
+		clients: clientStatsFor(cfg, int64(iv)),
+	}
+}
+
+// clientStatsFor is the client counts of a run with a client model, nil
+// for one without.
+func clientStatsFor(cfg *config.Config, interval int64) *clientStats {
+	if cfg.Client.IsZero() {
+		return nil
+	}
+	return &clientStats{interval: interval}
+}
+
+func (c *Collector) newChunk() *chunk {
+	select {
+	case ch := <-c.free:
+		return ch
+	default:
+		return &chunk{recs: make([]Record, 0, chunkLen)}
+	}
+}
+
+func (c *Collector) recycle(ch *chunk) {
+	ch.recs = ch.recs[:0]
+	select {
+	case c.free <- ch:
+	default:
+	}
+}
+
+// register adds r to the recorders swapped each interval, and a spare
+// chunk to the free list (while it has room), so that a recorder handing
+// over a full chunk finds an empty one without allocating.
+func (c *Collector) register(r *Recorder) {
+	c.mu.Lock()
+	c.recs = append(c.recs, r)
+	c.regAt = append(c.regAt, time.Now())
+	c.mu.Unlock()
+	c.recycle(&chunk{recs: make([]Record, 0, chunkLen)})
+}
+
+// startOnce starts the goroutine and opens the files at the first
+// outcome, which ended endNs after the start: a run that never gets going
+// (nothing listens) leaves neither behind.
+func (c *Collector) startOnce(endNs int64) {
+	c.once.Do(func() {
+		c.start = time.Now().Add(-time.Duration(endNs))
+		c.openFiles()
+		c.began = true
+		go c.loop()
+	})
+}
+
+func (c *Collector) openFiles() {
+	if c.out == "" {
+		return
+	}
+	if err := os.MkdirAll(c.out, 0o755); err != nil {
+		c.fail(fmt.Errorf("cannot create output directory: %w", err))
+		return
+	}
+	for i, name := range []string{CorrectedLogFile, UncorrectedLogFile} {
+		l, err := CreateIntervalLog(filepath.Join(c.out, name), c.start, []string{"corrected", "uncorrected"}[i])
+		if err != nil {
+			c.fail(err)
+			continue
+		}
+		c.logs[i] = l
+	}
+	if c.results {
+		sp, err := createSpool(filepath.Join(c.out, SpoolFile))
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		c.spool = sp
+	}
+}
+
+func (c *Collector) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+}
+
+func (c *Collector) loop() {
+	defer close(c.done)
+	tick := time.NewTicker(time.Duration(c.interval))
+	defer tick.Stop()
+	for {
+		select {
+		case ch := <-c.full:
+			c.take(ch)
+		case <-tick.C:
+			c.swapAll()
+			// A response that ended in interval k may still sit in a chunk
+			// on its way (between a recorder's swap and its send); one more
+			// interval of grace makes that a non-event.
+			c.closeThrough(int64(time.Since(c.start))/c.interval - 2)
+		case <-c.stop:
+			return
+		}
+	}
+}
+
+// swapAll takes what every recorder has gathered.
+func (c *Collector) swapAll() {
+	c.mu.Lock()
+	recs := c.recs
+	c.mu.Unlock()
+	for _, r := range recs {
+		if ch := r.swap(); ch != nil {
+			c.take(ch)
+		}
+	}
+}
+
+func (c *Collector) take(ch *chunk) {
+	for i := range ch.recs {
+		c.record(&ch.recs[i])
+	}
+	c.recycle(ch)
+}
+
+func (c *Collector) record(rc *Record) {
+	if c.inMemory {
+		c.records = append(c.records, *rc)
+	}
+	if c.clients != nil {
+		c.clients.record(rc)
+	}
+	connWait := rc.Flags&FlagConnWait != 0
+	if rc.Flags&FlagNotSent != 0 {
+		if connWait { // expired while every connection was busy
+			c.connWaits++
+			c.sends.waited(rc.End())
+		}
+		return // never sent: in no histogram, no count of sends, not in results.bin
+	}
+	end := rc.End()
+	lag := rc.Sent - rc.Intended
+	latency.Record(c.uncorrected, time.Duration(rc.Latency))
+	latency.Record(c.corrected, time.Duration(end-rc.Intended))
+	latency.Record(c.sendLag, time.Duration(lag))
+	c.sent++
+	if lag > int64(LateThreshold) {
+		c.late++
+		if !connWait {
+			c.ownLate++
+		}
+	}
+	if connWait {
+		c.connWaits++
+	}
+	c.lastSent = max(c.lastSent, rc.Sent)
+	c.lastEnd = max(c.lastEnd, end)
+	code := int(rc.Code)
+	if code >= maxCode {
+		code = 0
+	}
+	c.codes[code]++
+	c.bytesIn += int64(rc.bytesIn)
+	c.bytesOut += int64(rc.bytesOut)
+	c.sends.record(rc.Sent, end, lag, connWait)
+	iv := c.intervalFor(end)
+	_ = iv.corrected.RecordValue(clampNs(end - rc.Intended))
+	_ = iv.uncorrected.RecordValue(clampNs(rc.Latency))
+	iv.n++
+	if rc.errIdx != 0 {
+		i := int(rc.errIdx - 1)
+		for len(c.errCounts) <= i {
+			c.errCounts = append(c.errCounts, 0)
+		}
+		c.errCounts[i]++
+		iv.errors++
+	}
+	if c.spool != nil {
+		if err := c.spool.write(rc); err != nil {
+			c.fail(err)
+			c.spool.discard()
+			c.spool = nil
+		}
+	}
+}
+
+func clampNs(ns int64) int64 { return min(max(ns, intervalMinNs), intervalMaxNs) }
+
+// intervalFor returns the open interval a response that ended at end (ns)
+// belongs to. One that belongs to an interval already closed (its chunk
+// came later than the grace allowed) goes into the oldest open one.
+func (c *Collector) intervalFor(end int64) *interval {
+	i := max(end/c.interval-c.next, 0)
+	for int64(len(c.open)) <= i {
+		c.open = append(c.open, c.newInterval())
+	}
+	return c.open[i]
+}
+
+func (c *Collector) newInterval() *interval {
+	if n := len(c.spare); n > 0 {
+		iv := c.spare[n-1]
+		c.spare = c.spare[:n-1]
+		return iv
+	}
+	return &interval{corrected: NewIntervalHistogram(), uncorrected: NewIntervalHistogram()}
+}
+
+// closeThrough closes every interval up to index k: writes it to the logs
+// and the series. An interval in which nothing ended is written empty, so
+// that the series has no gaps.
+func (c *Collector) closeThrough(k int64) {
+	final := k == finalInterval
+	for c.next <= k && !(final && len(c.open) == 0) {
+		var iv *interval
+		if len(c.open) > 0 {
+			iv = c.open[0]
+			c.open = c.open[1:]
+		} else {
+			iv = c.newInterval()
+		}
+		startNs := c.next * c.interval
+		length := c.interval
+		if final && len(c.open) == 0 {
+			// The last interval ends with the last response.
+			length = min(max(c.lastEnd-startNs, 1), c.interval)
+		}
+		c.emit(iv, startNs, length)
+		iv.corrected.Reset()
+		iv.uncorrected.Reset()
+		iv.n, iv.errors = 0, 0
+		c.spare = append(c.spare, iv)
+		c.next++
+	}
+	c.sends.closeThrough(k)
+}
+
+// finalInterval as closeThrough's argument closes every open interval.
+const finalInterval = int64(^uint64(0) >> 1)
+
+func (c *Collector) emit(iv *interval, startNs, lengthNs int64) {
+	secs := float64(lengthNs) / 1e9
+	c.series = append(c.series, Interval{
+		StartS: float64(startNs) / 1e9, LengthS: secs,
+		Responses: iv.n, Rate: float64(iv.n) / secs, Errors: iv.errors,
+		P50Us: float64(iv.corrected.ValueAtQuantile(50)) / 1e3,
+		P99Us: float64(iv.corrected.ValueAtQuantile(99)) / 1e3,
+		MaxUs: float64(iv.corrected.Max()) / 1e3,
+	})
+	for i, h := range []*hdrhistogram.Histogram{iv.corrected, iv.uncorrected} {
+		if c.logs[i] == nil {
+			continue
+		}
+		if err := c.logs[i].Write(h, c.start, startNs, lengthNs); err != nil {
+			c.fail(err)
+		}
+	}
+}
+
+// finish stops the goroutine once every recorder's goroutine has exited,
+// takes what is left, closes the last intervals and the files, and writes
+// results.bin. It fills the measured part of res.
+func (c *Collector) finish(res *Result) {
+	if c.began {
+		close(c.stop)
+		<-c.done
+	}
+	for drained := false; !drained; {
+		select {
+		case ch := <-c.full:
+			c.take(ch)
+		default:
+			drained = true
+		}
+	}
+	c.swapAll()
+	if c.sent > 0 {
+		c.closeThrough(finalInterval)
+	}
+	for _, l := range c.logs {
+		if l != nil {
+			if err := l.Close(); err != nil {
+				c.fail(err)
+			}
+		}
+	}
+
+	res.Uncorrected, res.Corrected, res.SendLag = c.uncorrected, c.corrected, c.sendLag
+	res.Codes = map[int]int64{}
+	for code, n := range c.codes {
+		if n > 0 {
+			res.Codes[code] = n
+		}
+	}
+	res.Errors = map[string]int64{}
+	for i, n := range c.errCounts {
+		if n > 0 {
+			res.Errors[c.errors.message(uint16(i))] += n
+			res.ErrorCount += n
+		}
+	}
+	res.Sent, res.Late = c.sent, c.late
+	res.ConnWaits, res.OwnLate = c.connWaits, c.ownLate
+	res.BytesIn, res.BytesOut = c.bytesIn, c.bytesOut
+	res.SendSpan, res.Elapsed = time.Duration(c.lastSent), time.Duration(c.lastEnd)
+	c.mu.Lock()
+	regAt := c.regAt
+	c.mu.Unlock()
+	res.Intervals = c.sends.fill(c.series, c.start, regAt)
+	if c.clients != nil {
+		res.Intervals = c.clients.fill(res.Intervals)
+		res.Clients = c.clients.totals()
+	}
+	if c.inMemory {
+		sort.Slice(c.records, func(i, j int) bool { return c.records[i].Sent < c.records[j].Sent })
+		res.Records = c.records
+	}
+	res.errMsgs = c.errors.msgs
+
+	if c.spool != nil {
+		if err := c.spool.close(); err != nil {
+			c.fail(err)
+		} else if err := writeResultsBin(filepath.Join(c.out, ResultsFile), c.spool.path, res); err != nil {
+			c.fail(err)
+		}
+		_ = os.Remove(c.spool.path)
+	}
+	res.OutputErr = c.err
+}

@@ -1,0 +1,33 @@
+package record
+
+import (
+	"syscall"
+	"time"
+)
+
+// CPUTime is the CPU this process has used.
+type CPUTime struct {
+	User, System time.Duration
+}
+
+// Total is user plus system time.
+func (c CPUTime) Total() time.Duration { return c.User + c.System }
+
+// Sub returns c - o.
+func (c CPUTime) Sub(o CPUTime) CPUTime {
+	return CPUTime{User: c.User - o.User, System: c.System - o.System}
+}
+
+// ProcessCPU reads getrusage(RUSAGE_SELF): every thread of the process,
+// so the loader's own cost includes its pacer, progress line and GC. Zero
+// if the call fails (then the report shows no CPU figure).
+func ProcessCPU() CPUTime {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return CPUTime{}
+	}
+	return CPUTime{
+		User:   time.Duration(syscall.TimevalToNsec(ru.Utime)),
+		System: time.Duration(syscall.TimevalToNsec(ru.Stime)),
+	}
+}

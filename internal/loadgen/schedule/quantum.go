@@ -1,0 +1,92 @@
+package schedule
+
+import "time"
+
+// DefaultQuantum is the fast engine's quantum, where Config.Quantum is 0
+// (sized by the run, see QuantumFor), at rates whose quantum holds enough
+// requests to batch them, until the server's answers say otherwise:
+// chosen by measuring loader CPU and send lag side by side (README, "How
+// far to trust the loader"). MaxQuantum is the most any quantum may be:
+// wrk2's 1 ms timer.
+const (
+	DefaultQuantum = 250 * time.Microsecond
+	MaxQuantum     = time.Millisecond
+)
+
+// quantumBatch is how many requests a quantum need hold at most: past
+// that a wake-up's cost is spread thin already, and a longer quantum
+// would only make sends later.
+const quantumBatch = 16
+
+// quantumLagShare is the most of the server's median answer that a
+// quantum may add to a request's wait, where the quantum grows past
+// DefaultQuantum: a tenth, so that the corrected latencies stay the
+// server's.
+const quantumLagShare = 10
+
+// quantumMinBatch is the fewest requests a quantum must hold for
+// batching them to pay. Below it each request gets a wake-up of its own
+// (a quantum of PreciseQuantum): measured here (kvserver on CPU 0, the
+// loader on CPU 1, 3 rounds of 6 s), waking per request at 5,000 req/s
+// cost 18.3 µs of loader CPU per request against 17.0 for batching two,
+// within the rounds' noise, and gave a corrected p50 of 0.027 ms instead
+// of 0.236 (a send lag p99 of 13–15 µs instead of 230); at 10,000 req/s
+// (2.5 per quantum) it cost 16.3 against 13.5, and at 20,000 and 40,000
+// 17 against 11–12.
+const quantumMinBatch = 2
+
+// PreciseQuantum is the quantum of a loop that sends each request at its
+// own time: a wake-up per request, as late as the kernel's timer makes
+// it (10–30 µs at p99 on this VM) and no later.
+const PreciseQuantum = time.Microsecond
+
+// QuantumFor is the quantum of an event loop sending rate requests per
+// second to a server whose median answer is median (0: none seen yet):
+// DefaultQuantum, grown up to a tenth of the median answer where the
+// server is slow (a quantum of 1 ms costs a 10 ms answer little, and
+// saves wake-ups), but never past what holds quantumBatch requests, nor
+// MaxQuantum; and PreciseQuantum, a wake-up per request, where that
+// quantum would hold fewer than quantumMinBatch requests, since there
+// batching saves little CPU and costs the precision of every request.
+//
+// A tenth of a fast server's median answer (20–60 µs here) is less than
+// a wake-up's own lateness, so no quantum keeps the send lag under it;
+// where batching pays (quantumMinBatch and more per quantum) the
+// quantum stays at DefaultQuantum, where the corrected p50 stayed within
+// 0.25 ms at 10,000–40,000 req/s.
+func QuantumFor(rate float64, median time.Duration) time.Duration {
+	q := median / quantumLagShare
+	if rate > 0 {
+		q = min(q, time.Duration(quantumBatch*1e9/rate))
+	}
+	q = min(max(q, DefaultQuantum), MaxQuantum)
+	if rate > 0 && rate*q.Seconds() < quantumMinBatch {
+		return PreciseQuantum
+	}
+	return q
+}
+
+// MedianTracker estimates the median of a stream of durations in O(1)
+// (frugal streaming: each sample moves the estimate a small step towards
+// itself, up or down, so it settles where half the samples lie above),
+// cheap enough to feed every answer.
+type MedianTracker struct {
+	m time.Duration
+	N int
+}
+
+// Add feeds one sample.
+func (t *MedianTracker) Add(d time.Duration) {
+	t.N++
+	switch {
+	case t.N == 1:
+		t.m = d
+	case d > t.m:
+		t.m += t.m/32 + 1
+	case d < t.m:
+		t.m -= t.m / 32
+	}
+}
+
+// Median is the estimate; 0 before any sample.
+func (t *MedianTracker) Median() time.Duration { return t.m }

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package schedule
+
+func NewSleeper() Sleeper { return coarseSleeper{} }

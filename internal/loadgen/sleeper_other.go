@@ -1,5 +1,0 @@
-//go:build !linux
-
-package loadgen
-
-func newSleeper() sleeper { return coarseSleeper{} }
