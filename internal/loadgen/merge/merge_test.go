@@ -83,14 +83,6 @@ func TestTwoHalfRateLoadersMatchOneAtFullRate(t *testing.T) {
 		assert.GreaterOrEqual(t, mv, min(h0, h1)*999/1000, "p%v merged %v, halves %v and %v", p, mv, h0, h1)
 		assert.LessOrEqual(t, mv, max(h0, h1)*1001/1000, "p%v merged %v, halves %v and %v", p, mv, h0, h1)
 	}
-	// And it describes the same server as one loader at the full rate:
-	// the same order of magnitude at the median. Only there: two runs
-	// on a busy machine can promise no more, as a stall of a few tens of
-	// milliseconds in one of them (seen under stress-ng) moves its p90.
-	mv, ov := latency.ValueAt(m.Corrected, 50), latency.ValueAt(one.Corrected, 50)
-	assert.Less(t, mv, 4*ov+50*time.Millisecond, "p50 merged %v vs one loader %v", mv, ov)
-	assert.Less(t, ov, 4*mv+50*time.Millisecond, "p50 one loader %v vs merged %v", ov, mv)
-
 	s, err := report.ReadSummary(merged)
 	require.NoError(t, err)
 	assert.Equal(t, m.Sent, s.Sent)
