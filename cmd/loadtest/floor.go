@@ -371,7 +371,7 @@ func (m floorRun) String() string {
 const loaderBusy = 0.9
 
 // serverBusy is the median CPU share below which a closed loop did not
-// keep a server busy: the loader, or another process, held it back.
+// keep a server busy: it waited (fsync), or another process took its CPU.
 const serverBusy = 0.85
 
 // printFloorSummary prints each server's medians and subject/base for CPU
@@ -405,7 +405,7 @@ func printFloorSummary(w io.Writer, o floorOptions, pair [2]*floorServer, runs [
 	fmt.Fprintf(w, "  loader CPU share: median %.0f%% / %.0f%%, max %.0f%% of %d CPUs (%s)\n",
 		100*median(col(0, loader)), 100*median(col(1, loader)), 100*worst, o.loaderCPUs.Len(), note)
 	if idle := min(median(col(0, share)), median(col(1, share))); idle < serverBusy {
-		fmt.Fprintf(w, "  NOTE: a server was busy only %.0f%% of its CPUs: something else took CPU time (another process?), and a server that waits pays more per request\n", 100*idle)
+		fmt.Fprintf(w, "  NOTE: a server was busy only %.0f%% of its CPUs: it waited (on fsync with -sync), or another process took its CPU; a server that waits pays more per request\n", 100*idle)
 	}
 	var failed int64
 	for i := range runs {
