@@ -9,7 +9,7 @@ ADDR ?=
 DATA ?=
 ARGS ?=
 
-.PHONY: dashboard observe bench-loops bench-loader-bare tools-time all run build test test-stress vet fmt-check lint bench-http tools-wrk clean loadtest fill attack saturate bench-loader crashtest overload fuzz bench-pools tools-oha wire-check compare compare-publish pprof-diff tools-graphviz
+.PHONY: dashboard observe bench-loops bench-loader-bare tools-time all run build test test-stress vet fmt-check lint bench-http bench-floor tools-wrk clean loadtest fill attack saturate bench-loader crashtest overload fuzz bench-pools tools-oha wire-check compare compare-publish pprof-diff tools-graphviz
 
 all: build
 
@@ -165,6 +165,17 @@ wire-check: tools-oha
 # Settings: see the header of loadtest/bench-http.sh, e.g. make bench-http POOLS="direct fifo".
 bench-http: tools-wrk
 	$(if $(POOLS),POOLS="$(POOLS)") bash loadtest/bench-http.sh
+
+# kvserver -pool direct against the bare fasthttp handler in the same run
+# (loadtest floor; docs/load-lab.md#the-floor): interleaved paired
+# closed-loop rounds, GET and PUT, the store fresh and compacted; CPU per
+# request, throughput and kvserver/bare with 95 % intervals, about 4
+# minutes. Both servers on SERVER_CPUS (default 0), the loader on
+# LOADER_CPUS (default: the other CPUs); more flags in FLOOR_ARGS
+# (./bin/loadtest floor -h), e.g. FLOOR_ARGS="-base bin/kvserver.old" for
+# a change's before/after.
+bench-floor: build loadtest
+	./$(BIN)/loadtest floor -kvserver $(BIN)/kvserver $(if $(SERVER_CPUS),-server-cpus $(SERVER_CPUS)) $(if $(LOADER_CPUS),-loader-cpus $(LOADER_CPUS)) $(FLOOR_ARGS)
 
 tools-wrk:
 	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }

@@ -109,6 +109,7 @@ func defineFlags(fs *flag.FlagSet, c *server.Config) {
 	intVar(fs, &c.MemTableMiB, "memtable-mb", "Pebble memtable size, `MiB` in 1..4095 (up to twice this in memory while one flushes)")
 	intVar(fs, &c.L0CompactionThreshold, "l0-compaction-threshold", "Pebble: L0 sub-levels that start an L0 compaction, `n` in 1..1000")
 	intVar(fs, &c.L0StopWritesThreshold, "l0-stop-writes-threshold", "Pebble: L0 sub-levels that stall writes, `n` from -l0-compaction-threshold to 1000")
+	boolVar(fs, &c.CompactOnOpen, "compact-at-start", "Pebble: flush and compact the whole store before serving (benchmarks: reads from sstables, not the memtable)")
 	intVar(fs, &c.ValueSeparationMinBytes, "value-separation-min", "Pebble: values of at least this many `bytes` go to blob files at flush (0: off)")
 	durationVar(fs, &c.IODelay, "io-delay", "every store operation first sleeps this `duration` (0: off; the runtime's timers make sleeps under about 1ms last about 1ms)")
 	fs.Var(choice(&c.IODelayDist, store.ParseDelayDist, delayDistString), "io-delay-dist", "-io-delay `distribution`: fixed|exp (exp: exponential with mean -io-delay)")

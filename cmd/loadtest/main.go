@@ -10,6 +10,7 @@
 //	loadtest fill     -keys 2000000 -value-size 500
 //	loadtest merge    results/host1 results/host2 -out results/merged
 //	loadtest bare-server -addr 127.0.0.1:19235
+//	loadtest floor    -server-cpus 0 -loader-cpus 1
 //
 // Each run gets its own folder (default results/<UTC time>-<pool or
 // server>-<workload>-<rate>/). Each subcommand takes only its own flags
@@ -42,6 +43,7 @@ var subcommands = []struct {
 	{"merge", "combine runs made at the same time from several loader machines", runMerge},
 	{"compare", "start kvserver per pool, compare them (presets), write REPORT.md with charts and profiles", runCompare},
 	{"bare-server", "serve the API shape with no work, to measure loaders against", runBareServer},
+	{"floor", "the bare handler and kvserver direct side by side in paired closed-loop rounds: CPU per request, throughput, ratios", runFloor},
 	{"ratio", "the median of B/A over paired measurements \"A B\" on stdin, with its 95% interval", runRatio},
 	{"wait", "wait until a server answers GET /v0/status with 200 (scripts start servers with it)", runWait},
 }

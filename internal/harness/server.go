@@ -26,6 +26,12 @@ import (
 type Options struct {
 	Binary string   // the kvserver binary
 	Args   []string // flags besides -addr and -data, which the harness sets first (a later flag wins)
+	// Argv, if set, is the whole command line instead of Binary, -addr,
+	// -data and Args: a server other than kvserver that answers its API
+	// (loadtest bare-server, the floor to measure kvserver against). It
+	// must listen where it says in a "serving" line as kvserver logs it,
+	// or a line "listening on http://ADDR"; no data directory is made.
+	Argv []string
 	// DataDir is the store's directory; "" makes a fresh one under TempDir,
 	// which Stop, Kill and Cleanup remove once the process has ended.
 	DataDir string
@@ -49,8 +55,9 @@ const defaultStartTimeout = 30 * time.Second
 // tailLines is how many of the server's last output lines are kept.
 const tailLines = 1000
 
-// servingLine matches kvserver's "serving" log line and captures its address.
-var servingLine = regexp.MustCompile(`msg=serving .*?\baddr=(\S+)`)
+// servingLine matches kvserver's "serving" log line, or loadtest
+// bare-server's "listening on" line, and captures its address.
+var servingLine = regexp.MustCompile(`(?:msg=serving .*?\baddr=|listening on http://)(\S+)`)
 
 // Server is one running kvserver process.
 type Server struct {
@@ -91,7 +98,7 @@ func (e *StartError) Error() string {
 // answers 200. On failure nothing is left running and the error (a
 // *StartError once the process ran) carries the server's last output.
 func Start(ctx context.Context, o Options) (*Server, error) {
-	if o.Binary == "" {
+	if o.Binary == "" && len(o.Argv) == 0 {
 		return nil, errors.New("harness: no kvserver binary given (Options.Binary); build one with make build")
 	}
 	if !o.CPUs.IsEmpty() {
@@ -108,7 +115,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	defer cancel()
 
 	s := &Server{DataDir: o.DataDir, CPUs: o.CPUs, exited: make(chan struct{}), exitCode: -1, tail: newLineTail(tailLines)}
-	if s.DataDir == "" {
+	if s.DataDir == "" && len(o.Argv) == 0 {
 		dir, err := os.MkdirTemp(o.TempDir, "kvserver-data-")
 		if err != nil {
 			return nil, fmt.Errorf("harness: cannot make a data directory: %w; is Options.TempDir writable?", err)
@@ -126,6 +133,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 
 	argv := append([]string{o.Binary, "-addr", "127.0.0.1:0", "-data", s.DataDir}, o.Args...)
+	if len(o.Argv) > 0 {
+		argv = o.Argv
+	}
 	s.Args = argv
 	if o.Log != nil {
 		if o.CPUs.IsEmpty() {

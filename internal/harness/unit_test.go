@@ -193,3 +193,19 @@ func TestWaitIdleCountsQuietWindowsInARow(t *testing.T) {
 	_, err = waitIdle(func() (time.Duration, error) { return 0, fmt.Errorf("gone") }, func() error { return nil }, IdleWindows, time.Minute)
 	assert.ErrorContains(t, err, "gone")
 }
+
+func TestServingLineFindsTheAddressOfKvserverAndBareServer(t *testing.T) {
+	f := func(line, want string) {
+		t.Helper()
+		m := servingLine.FindStringSubmatch(line)
+		if want == "" {
+			assert.Nil(t, m, line)
+			return
+		}
+		require.NotNil(t, m, line)
+		assert.Equal(t, want, m[1], line)
+	}
+	f(`time=2026-11-27T12:00:00Z level=INFO msg=serving addr=127.0.0.1:40123 pool=direct data=/tmp/x`, "127.0.0.1:40123")
+	f(`bare-server listening on http://127.0.0.1:40124`, "127.0.0.1:40124")
+	f(`time=2026-11-27T12:00:00Z level=INFO msg=starting addr=127.0.0.1:40125`, "")
+}

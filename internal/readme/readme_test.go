@@ -151,6 +151,11 @@ var sweeps = []sweep{
 		check: func(t *testing.T, _ *session, out string) { assert.Contains(t, out, "flat%") }},
 	{readme: "make pprof-diff RUN=results/compare-<time>-queues A=direct B=lifo", run: "make pprof-diff RUN={COMPARE} A=direct B=lifo",
 		check: func(t *testing.T, _ *session, out string) { assert.Contains(t, out, "flat%") }},
+	{readme: "make bench-floor", run: "make bench-floor FLOOR_ARGS='-rounds 1 -round 200ms -warmup 0s -keys 1000 -states fresh'",
+		check: func(t *testing.T, _ *session, out string) {
+			assert.Contains(t, out, "kvserver/bare CPU per request")
+			assert.Contains(t, out, "loader CPU share")
+		}},
 }
 
 // compareCodes: a comparison exits 1 also when an overload step failed

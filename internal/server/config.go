@@ -41,7 +41,8 @@ type Config struct {
 	MemTableMiB             int
 	L0CompactionThreshold   int
 	L0StopWritesThreshold   int
-	ValueSeparationMinBytes int // 0 = off
+	ValueSeparationMinBytes int  // 0 = off
+	CompactOnOpen           bool // flush and compact the whole store before serving
 
 	// IODelay, when positive, makes every store operation first sleep
 	// this long (IODelayDist fixed) or an exponentially distributed time
@@ -379,6 +380,7 @@ func (c Config) StoreOptions(log *slog.Logger) store.Options {
 		L0CompactionThreshold:   c.L0CompactionThreshold,
 		L0StopWritesThreshold:   c.L0StopWritesThreshold,
 		ValueSeparationMinBytes: c.ValueSeparationMinBytes,
+		CompactOnOpen:           c.CompactOnOpen,
 	}
 }
 
@@ -400,6 +402,7 @@ func (c Config) LogAttrs() []any {
 		"compression", string(c.Compression), "memtable_mb", c.MemTableMiB,
 		"l0_compaction_threshold", c.L0CompactionThreshold, "l0_stop_writes_threshold", c.L0StopWritesThreshold,
 		"value_separation_min", c.ValueSeparationMinBytes,
+		"compact_at_start", c.CompactOnOpen,
 		"io_delay", c.IODelay, "io_delay_dist", string(c.IODelayDist), "io_concurrency", c.IOConcurrency,
 		"drop_closed_after", c.DropClosedAfter,
 		"max_body", c.MaxBodyBytes, "max_key", c.MaxKeyBytes, "max_header", c.MaxHeaderBytes,

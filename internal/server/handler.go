@@ -133,7 +133,10 @@ func (s *Server) respond(ctx *fasthttp.RequestCtx, j *job) {
 	switch j.status {
 	case fasthttp.StatusOK:
 		ctx.SetContentType("application/octet-stream")
-		ctx.SetBody(j.out) // copies: j goes back to the pool
+		// The value read becomes the response's body as it is, not
+		// copied: the job takes the response's previous body buffer in
+		// exchange, so neither is shared when j goes back to the pool.
+		j.out = ctx.Response.SwapBody(j.out)[:0]
 	case fasthttp.StatusServiceUnavailable:
 		s.shed(ctx, j.reason)
 	case fasthttp.StatusInternalServerError:

@@ -146,3 +146,32 @@ func TestParseCompression(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "snappy")
 }
+
+func TestPebbleCompactOnOpenMovesTheMemtableIntoSSTables(t *testing.T) {
+	dir := t.TempDir()
+	s := openTemp(t, dir)
+	for i := range 100 {
+		require.NoError(t, s.Put(0, []byte(fmt.Sprintf("id%03d", i)), []byte("v")))
+	}
+	require.NoError(t, s.Close())
+
+	c, err := Open(Options{Dir: dir, CompactOnOpen: true})
+	require.NoError(t, err)
+	defer c.Close()
+	m := c.Metrics()
+	assert.Zero(t, m.Levels[0].TablesCount, "nothing left in L0")
+	var tables int64
+	for _, l := range m.Levels {
+		tables += l.TablesCount
+	}
+	assert.Positive(t, tables, "the keys are in sstables")
+	for _, id := range []string{"id000", "id099"} {
+		got, err := c.Get(0, nil, []byte(id))
+		require.NoError(t, err, id)
+		assert.Equal(t, "v", string(got), id)
+	}
+
+	empty, err := Open(Options{Dir: t.TempDir(), CompactOnOpen: true})
+	require.NoError(t, err, "an empty store opens: nothing to compact")
+	require.NoError(t, empty.Close())
+}
