@@ -14,7 +14,8 @@ import (
 
 	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/harness"
-	"github.com/kvpool/kvpool/internal/loadgen"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/engine"
 	"github.com/kvpool/kvpool/internal/loadgen/fill"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 	"github.com/kvpool/kvpool/internal/ratio"
@@ -271,7 +272,7 @@ func startFilled(ctx context.Context, o floorOptions, f *floorServer, state stri
 	if err != nil {
 		return fail(nil, err)
 	}
-	cfg := loadgen.DefaultConfig()
+	cfg := config.Default()
 	cfg.Target, cfg.CPUs = srv.URL, o.loaderCPUs
 	cfg.Workload.Keys, cfg.Workload.ValueSize = o.keys, o.valueSize
 	cfg.Progress, cfg.KeepResults = 0, false
@@ -454,7 +455,7 @@ func median(v []float64) float64 {
 // so that the writes' background work is charged to them and not to the
 // next round.
 func floorMeasure(ctx context.Context, o floorOptions, f *floorServer, mix workload.Mix, d time.Duration) (floorRun, error) {
-	cfg := loadgen.DefaultConfig()
+	cfg := config.Default()
 	cfg.Target, cfg.CPUs = f.srv.URL, o.loaderCPUs
 	cfg.Rate, cfg.Duration = 0, d
 	cfg.Conns, cfg.MaxConns = o.conns, o.conns
@@ -464,7 +465,7 @@ func floorMeasure(ctx context.Context, o floorOptions, f *floorServer, mix workl
 	if err != nil {
 		return floorRun{}, err
 	}
-	res, err := loadgen.Run(ctx, cfg, nil)
+	res, err := engine.Run(ctx, cfg, nil)
 	if err != nil {
 		return floorRun{}, fmt.Errorf("%s: %w", f.name, err)
 	}
