@@ -34,9 +34,11 @@ func startKVServer(t *testing.T) *kvserver {
 	cfg.Pcfg.Workers = 2
 	cfg.CacheMiB = 8
 	cfg.IOConcurrency = 2
+	r, err := cfg.Resolve()
+	require.NoError(t, err)
 	st, err := store.Open(store.Options{Dir: cfg.DataDir, CacheBytes: int64(cfg.CacheMiB) << 20})
 	require.NoError(t, err)
-	srv, err := server.New(cfg, st, server.Options{PebbleMetrics: st.Metrics})
+	srv, err := server.New(r, st, server.Options{PebbleMetrics: st.Metrics})
 	if err != nil {
 		st.Close()
 		require.NoError(t, err)

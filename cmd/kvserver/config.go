@@ -26,12 +26,13 @@ const envPrefix = "KVPOOL_"
 func envName(flagName string) string { return flagenv.Name(envPrefix, flagName) }
 
 // parseConfig fills a server.Config from args, then, for every flag not
-// given on the command line, from its KVPOOL_* variable. Env values go
-// through the same parser as flags, so both fail the same way. Every bad
-// value, unparsable or out of range, comes back as a *server.ConfigError
-// naming the flag (and the variable, if it came from one), the value and
-// what is accepted. -h prints the flags to stderr and returns flag.ErrHelp.
-func parseConfig(args []string, getenv func(string) string) (server.Config, slog.Level, error) {
+// given on the command line, from its KVPOOL_* variable, and resolves it:
+// what it returns is what kvserver logs and runs. Env values go through
+// the same parser as flags, so both fail the same way. Every bad value,
+// unparsable or out of range, comes back as a *server.ConfigError naming
+// the flag (and the variable, if it came from one), the value and what is
+// accepted. -h prints the flags to stderr and returns flag.ErrHelp.
+func parseConfig(args []string, getenv func(string) string) (server.Resolved, error) {
 	c := server.DefaultConfig()
 	fs := flag.NewFlagSet("kvserver", flag.ContinueOnError)
 	// Errors are returned, not printed with the whole usage after them;
@@ -47,28 +48,28 @@ func parseConfig(args []string, getenv func(string) string) (server.Config, slog
 		switch {
 		case errors.Is(err, flag.ErrHelp):
 			printUsage(fs, usageOutput)
-			return c, c.LogLevel, err
+			return server.Resolved{}, err
 		case bad != nil:
-			return c, c.LogLevel, bad
+			return server.Resolved{}, bad
 		}
-		return c, c.LogLevel, fmt.Errorf("%w (kvserver -h lists the flags)", err)
+		return server.Resolved{}, fmt.Errorf("%w (kvserver -h lists the flags)", err)
 	}
 	if fs.NArg() > 0 {
-		return c, c.LogLevel, fmt.Errorf("unexpected arguments %q: kvserver takes only flags (kvserver -h lists them)", fs.Args())
+		return server.Resolved{}, fmt.Errorf("unexpected arguments %q: kvserver takes only flags (kvserver -h lists them)", fs.Args())
 	}
 	fromEnv, err := flagenv.Apply(fs, envPrefix, getenv) // flag name -> variable
 	if err != nil {
 		if bad == nil { // every value is a namedValue: not expected
-			return c, c.LogLevel, err
+			return server.Resolved{}, err
 		}
 		bad.Env = envName(bad.Flag)
-		return c, c.LogLevel, bad
+		return server.Resolved{}, bad
 	}
-	err = c.Validate()
+	r, err := c.Resolve()
 	if errors.As(err, &bad) {
 		bad.Env = fromEnv[bad.Flag]
 	}
-	return c, c.LogLevel, err
+	return r, err
 }
 
 // defineFlags defines kvserver's flags on fs, each over its field of c,

@@ -21,14 +21,13 @@ func env(kv map[string]string) func(string) string {
 }
 
 func TestDefaults(t *testing.T) {
-	c, level, err := parseConfig(nil, env(nil))
+	c, err := parseConfig(nil, env(nil))
 	require.NoError(t, err)
-	assert.Equal(t, server.DefaultConfig(), c)
-	assert.Equal(t, slog.LevelInfo, level)
+	assert.Equal(t, server.DefaultConfig(), c.Config)
+	assert.Equal(t, slog.LevelInfo, c.LogLevel)
 	// A bare start runs the admission that needs no tuning: the auto
 	// pool, its slots adapting, its waits bounded by the store's speed.
-	p, err := c.ResolvedPool()
-	require.NoError(t, err)
+	p := c.PoolConfig
 	assert.Equal(t, pool.Auto, c.Pool)
 	assert.Equal(t, "vegas", p.Limit.Algorithm)
 	assert.Equal(t, pool.AutoMaxWait, p.MaxWait)
@@ -36,7 +35,7 @@ func TestDefaults(t *testing.T) {
 }
 
 func TestFlagsThenEnv(t *testing.T) {
-	c, level, err := parseConfig(
+	c, err := parseConfig(
 		[]string{"-pool", "fifo", "-cap", "0", "-overflow", "caller-runs", "-sync", "-io-delay", "2ms", "-compression", "none",
 			"-io-concurrency", "16"},
 		env(map[string]string{
@@ -66,7 +65,6 @@ func TestFlagsThenEnv(t *testing.T) {
 	assert.Equal(t, 4096, c.MaxBodyBytes)
 	assert.Equal(t, 16384, c.MaxHeaderBytes)
 	assert.Equal(t, 8, c.MaxConnsPerIP)
-	assert.Equal(t, slog.LevelDebug, level)
 	assert.Equal(t, slog.LevelDebug, c.LogLevel)
 	assert.Equal(t, 2*time.Millisecond, c.IODelay)
 	assert.Equal(t, store.DelayExp, c.IODelayDist)
@@ -84,7 +82,7 @@ func TestFlagsThenEnv(t *testing.T) {
 func TestBadSettingsNameTheFlag(t *testing.T) {
 	f := func(args []string, kv map[string]string, wantFlag, wantInMessage string) {
 		t.Helper()
-		_, _, err := parseConfig(args, env(kv))
+		_, err := parseConfig(args, env(kv))
 		require.Error(t, err)
 		var ce *server.ConfigError
 		require.True(t, errors.As(err, &ce), "%q is not a ConfigError", err)
@@ -186,7 +184,9 @@ func TestEveryFlagIsCheckedAndLogged(t *testing.T) {
 	fs := flag.NewFlagSet("kvserver", flag.ContinueOnError)
 	defineFlags(fs, &c)
 	logged := map[string]bool{}
-	attrs := c.LogAttrs()
+	r, err := c.Resolve()
+	require.NoError(t, err)
+	attrs := r.LogAttrs()
 	for i := 0; i < len(attrs); i += 2 {
 		logged[attrs[i].(string)] = true
 	}
@@ -203,7 +203,7 @@ func TestEveryFlagIsCheckedAndLogged(t *testing.T) {
 			return
 		}
 		checked++
-		_, _, err := parseConfig([]string{"-" + fl.Name, negative}, env(nil))
+		_, err := parseConfig([]string{"-" + fl.Name, negative}, env(nil))
 		var ce *server.ConfigError
 		if assert.True(t, errors.As(err, &ce), "-%s %s: got %v, want a ConfigError", fl.Name, negative, err) {
 			assert.Equal(t, fl.Name, ce.Flag)
@@ -218,7 +218,7 @@ func TestHelp(t *testing.T) {
 	var out strings.Builder
 	usageOutput = &out
 	defer func() { usageOutput = os.Stderr }()
-	_, _, err := parseConfig([]string{"-h"}, env(nil))
+	_, err := parseConfig([]string{"-h"}, env(nil))
 	require.ErrorIs(t, err, flag.ErrHelp)
 	for _, want := range []string{"-workers n", "-io-delay duration", "-io-delay-dist distribution", "-compression compression",
 		"-io-concurrency n", "-drop-closed-after duration", "(default 10ms)",
@@ -228,11 +228,11 @@ func TestHelp(t *testing.T) {
 }
 
 func TestUnknownFlagPointsToHelp(t *testing.T) {
-	_, _, err := parseConfig([]string{"-nope"}, env(nil))
+	_, err := parseConfig([]string{"-nope"}, env(nil))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "-nope")
 	assert.Contains(t, err.Error(), "kvserver -h")
-	_, _, err = parseConfig([]string{"stray"}, env(nil))
+	_, err = parseConfig([]string{"stray"}, env(nil))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "stray")
 }

@@ -42,7 +42,7 @@ func main() {
 // stderr and stops gracefully at the first value on signals.
 func run(args []string, getenv func(string) string, stderr io.Writer, signals <-chan os.Signal) int {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	cfg, level, err := parseConfig(args, getenv)
+	cfg, err := parseConfig(args, getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitClean
 	}
@@ -50,7 +50,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer, signals <-
 		log.Error("bad configuration", "err", err)
 		return exitBadConfig
 	}
-	log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	slog.SetDefault(log)
 	log.Info("kvserver config", cfg.LogAttrs()...)
 	if cfg.PprofRemote {

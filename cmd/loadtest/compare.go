@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -22,47 +23,10 @@ import (
 // runCompare is `loadtest compare`: the presets of internal/compare, with
 // a flag set of their own (no load flags: each step sets its own).
 func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o := plan.DefaultOptions()
-	var pools, policies, caps, workers, execs, limits, timeouts listFlag
-	var overloadFor time.Duration
-	var closedPairs int
-	var pairRound time.Duration
+	f := compareFlags{o: plan.DefaultOptions()}
 	fs := flag.NewFlagSet("loadtest compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.Preset, "preset", o.Preset, "experiment: "+strings.Join(plan.Presets, " | "))
-	fs.StringVar(&o.Kvserver, "kvserver", o.Kvserver, "kvserver binary to start (make build)")
-	fs.Var(&pools, "pools", "pools to compare, comma-separated (default: the preset's; direct, the baseline, always runs); valid: "+strings.Join(plan.Pools, ","))
-	fs.Var(&policies, "policies", "overflow policies of the seeds' grid at -cap 1024 (policies and overload presets), comma-separated, or none; valid: "+strings.Join(plan.Policies, ","))
-	fs.Var(&execs, "execs", "run each queueing variant once per kvserver -exec mode given, comma-separated (default: kvserver's own, no -exec flag); valid: "+strings.Join(plan.Execs, ","))
-	fs.Var(&timeouts, "queue-timeouts", "policies and overload presets: each queueing pool also at its defaults but for kvserver's -queue-timeout, once per value, comma-separated (10ms,50ms): the sweep that chose its default")
-	fs.Var(&limits, "limits", "adaptive -limit variants on fifo and lifo at their defaults (policies, overload, slow-backend presets), comma-separated, or none (default: all); valid: "+strings.Join(plan.Limits, ","))
-	fs.Var(&caps, "cap", "queue capacities of the capacity preset (default 32,64,128,256,512,1024)")
-	fs.Var(&workers, "workers", "worker counts of the slow-backend preset (default 2,8,64)")
-	fs.StringVar(&o.Workload, "workload", "", "one workload instead of the preset's, as attack's -workload: get | put | mixed:R | get=G,put=P,delete=D")
-	fs.Uint64Var(&o.Keys, "keys", o.Keys, "ids in the filled store (-quick, -preset overload and metastable: 100000)")
-	fs.IntVar(&o.ValueSize, "value-size", o.ValueSize, "value size in bytes")
-	fs.IntVar(&o.Repeat, "repeat", o.Repeat, "saturation searches per variant, interleaved (every variant's first, then every second, …): median and spread, and each pool's saturation over direct's paired by repeat, which 6 or more bound with a 95 % interval (-quick, -preset overload: 1); -preset metastable: how often each run is repeated, for the spread of recovery times (1 unless given)")
-	fs.DurationVar(&o.SLO, "slo", o.SLO, "a sustained rate keeps its corrected p99 at or below this")
-	fs.BoolVar(&o.Quick, "quick", false, "every step short, 100k ids, one repeat, one workload: minutes, numbers indicative")
-	fs.Var(cpuListFlag{&o.ServerCPUs}, "server-cpus", "CPUs kvserver runs on, a list such as 0-7 or 0,2,4-5 (default: the lower half of this process's CPUs where it has 4 or more, 2 or more for -preset scaling; else shared with the loader); with only this list, the loader gets the rest of the CPUs")
-	fs.Var(cpuListFlag{&o.LoaderCPUs}, "loader-cpus", "CPUs the loader runs on, one event loop each, a list such as 8-15 (default: the upper half, as -server-cpus); with only this list, kvserver gets the rest")
-	fs.BoolVar(&o.Pin, "pin", false, "shorthand for -server-cpus 0 -loader-cpus 1 (not with either)")
-	fs.IntVar(&o.MaxConns, "max-conns", o.MaxConns, "connections the loader may open in an overload step (needs ulimit -n above it)")
-	fs.Float64Var(&o.Factor, "factor", 0, "overload step rate as a multiple of direct's saturation (default 2; 10 for -preset overload); -preset metastable: the spike's multiple of its base rate (default 2.5)")
-	var clientFlags client.Flags
-	clientFlags.Add(fs) // -preset metastable: one client population instead of the preset's
-	fs.IntVar(&o.StoreSlots, "store-slots", 0, fmt.Sprintf("-preset metastable: operations its store stand-in (each -io-delay %v) serves at once, and every pool's -workers (default %d); fewer make a slower store, whose storms a loader on fewer CPUs can hold", plan.MetaIODelay, plan.MetaIOConcurrency))
-	fs.BoolVar(&o.FastStore, "fast-store", false, "-preset metastable: plain Pebble, no store stand-in: kvserver's CPU is its limit, and its storms take a loader on several times kvserver's CPUs to hold")
-	fs.Float64Var(&o.Rate, "rate", 0, "take this as direct's saturation (req/s) instead of searching; saturation searches of other variants still run")
-	fs.DurationVar(&overloadFor, "overload-duration", 0, "length of the overload step (default 20s; -preset overload 1m; -quick 2s)")
-	fs.DurationVar(&pairRound, "pair-round", 0, "length of each paired closed-loop round (default 1s); on a noisy machine many short pairs bound tighter intervals than few long ones at the same load")
-	fs.IntVar(&closedPairs, "closed-pairs", plan.FullPairs, fmt.Sprintf("closed-loop rounds each variant runs paired with direct's, alternating between the two servers, for its throughput and CPU-per-request ratios to direct with a 95 %% interval (%d with -quick; 0: none; fewer than %d bound no interval)", plan.MinPairs, plan.MinPairs))
-	fs.DurationVar(&o.IODelay, "io-delay", o.IODelay, "slow-backend: kvserver's -io-delay (every store operation first sleeps this)")
-	fs.StringVar(&o.IODelayDist, "io-delay-dist", o.IODelayDist, "slow-backend: fixed | exp")
-	fs.DurationVar(&o.QuietWait, "quiet-wait", o.QuietWait, "before a step, wait up to this while other processes keep over 1.5 cores busy (0: do not check; -quick: at most 10s)")
-	fs.StringVar(&o.Out, "out", o.Out, "the report goes to OUT/compare-<UTC time>-<preset>/")
-	render := fs.String("render", "", "measure nothing: write the report in this earlier comparison's folder again (REPORT.md and charts/) with this build's report code, from its compare.json; takes no other flag but -publish")
-	publish := fs.String("publish", "", "with -render RUN: publish RUN's comparison into this folder (compare.json, the report as published, its charts and CPU call graphs; the raw profiles stay in RUN); `make compare-publish` uses it")
+	f.define(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: loadtest compare [flags]\n\n"+
 			"Starts -kvserver once per variant on a fresh copy of a filled store and compares the pools:\n"+
@@ -78,8 +42,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	// Before the environment: -render takes no other flag, and a
+	// LOADTEST_* variable set for measuring runs must not count as one.
 	if given["render"] || given["publish"] {
-		return renderCompare(*render, *publish, given, fs.NArg(), stdout, stderr)
+		return renderCompare(f.render, f.publish, given, fs.NArg(), stdout, stderr)
 	}
 	if _, err := flagenv.Apply(fs, envPrefix, os.Getenv); err != nil {
 		return usageError(err)
@@ -88,68 +54,15 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if fs.NArg() > 0 {
 		return usageError(fmt.Errorf("unexpected arguments %q", fs.Args()))
 	}
-	o.Pools, o.Policies, o.Execs = pools.strings(), policies.strings(), execs.strings()
-	if len(o.Policies) == 1 && o.Policies[0] == "none" {
-		o.Policies = []string{} // none: not nil, which is the default
-	}
-	for _, s := range timeouts.strings() {
-		d, err := time.ParseDuration(s)
-		if err != nil || d < 0 {
-			return usageError(fmt.Errorf("-queue-timeouts %q: want durations of 0s or more, comma-separated (10ms,50ms)", s))
-		}
-		o.QueueTimeouts = append(o.QueueTimeouts, d)
-	}
-	if given["limits"] {
-		o.Limits = limits.strings()
-		if len(o.Limits) == 1 && o.Limits[0] == "none" {
-			o.Limits = []string{} // none: not nil, which is the default
-		}
-	}
-	var err error
-	if given["cap"] {
-		if o.Caps, err = caps.ints("-cap", -1); err != nil {
-			return usageError(err)
-		}
-	}
-	if given["workers"] {
-		if o.Workers, err = workers.ints("-workers", 1); err != nil {
-			return usageError(err)
-		}
-	}
-	if err := refuseForPreset(o.Preset, given); err != nil {
+	o, err := f.options(fs, given)
+	if err != nil {
 		return usageError(err)
 	}
-	if o.Clients = client.Args(fs); len(o.Clients) > 0 {
-		if _, err := clientFlags.Model(fs); err != nil {
-			return usageError(err)
-		}
-	}
-	o.ApplyDefaults(given["keys"], given["repeat"])
-	if overloadFor > 0 {
-		t := o.StepTiming()
-		t.Overload = overloadFor
-		o.Timing = &t
-	}
-	if given["closed-pairs"] {
-		if closedPairs < 0 {
-			return usageError(fmt.Errorf("-closed-pairs %d: want 0 (none) or more", closedPairs))
-		}
-		t := o.StepTiming()
-		t.ClosedPairs = closedPairs
-		o.Timing = &t
-	}
-	if given["pair-round"] {
-		if pairRound <= 0 {
-			return usageError(fmt.Errorf("-pair-round %v: want a length above 0, such as 1s", pairRound))
-		}
-		t := o.StepTiming()
-		t.PairRound = pairRound
-		o.Timing = &t
-	}
-	if err := compare.Validate(&o); err != nil {
+	checked, err := compare.Validate(o)
+	if err != nil {
 		return usageError(err)
 	}
-	c, rep, err := compare.Run(ctx, o, stderr)
+	c, rep, err := compare.Run(ctx, checked, stderr)
 	if err != nil {
 		return err
 	}
@@ -163,6 +76,113 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("failed the overload checks: %s (see the report's Overload table)", strings.Join(c.OverloadFailed, ", "))
 	}
 	return nil
+}
+
+// compareFlags are what compare's flags fill: the plan's options, where a
+// flag sets one as it is, and the flags that become options only once read
+// (lists of numbers, step lengths, client flags) or measure nothing.
+type compareFlags struct {
+	o                       plan.Options
+	timeouts, caps, workers listFlag
+	overloadFor, pairRound  time.Duration
+	closedPairs             int
+	clients                 client.Flags // read back as arguments (client.Args)
+	render, publish         string
+}
+
+// define declares every flag of compare on fs, over f.
+func (f *compareFlags) define(fs *flag.FlagSet) {
+	o := &f.o
+	// What runs.
+	fs.StringVar(&o.Preset, "preset", o.Preset, "experiment: "+strings.Join(plan.Presets, " | "))
+	fs.StringVar(&o.Kvserver, "kvserver", o.Kvserver, "kvserver binary to start (make build)")
+	fs.Var((*listFlag)(&o.Pools), "pools", "pools to compare, comma-separated (default: the preset's; direct, the baseline, always runs); valid: "+strings.Join(plan.Pools, ","))
+	fs.Var((*listFlag)(&o.Policies), "policies", "overflow policies of the seeds' grid at -cap 1024 (policies and overload presets), comma-separated, or none; valid: "+strings.Join(plan.Policies, ","))
+	fs.Var((*listFlag)(&o.Execs), "execs", "run each queueing variant once per kvserver -exec mode given, comma-separated (default: kvserver's own, no -exec flag); valid: "+strings.Join(plan.Execs, ","))
+	fs.Var(&f.timeouts, "queue-timeouts", "policies and overload presets: each queueing pool also at its defaults but for kvserver's -queue-timeout, once per value, comma-separated (10ms,50ms): the sweep that chose its default")
+	fs.Var((*listFlag)(&o.Limits), "limits", "adaptive -limit variants on fifo and lifo at their defaults (policies, overload, slow-backend presets), comma-separated, or none (default: all); valid: "+strings.Join(plan.Limits, ","))
+	fs.Var(&f.caps, "cap", "queue capacities of the capacity preset (default 32,64,128,256,512,1024)")
+	fs.Var(&f.workers, "workers", "worker counts of the slow-backend preset (default 2,8,64)")
+	fs.StringVar(&o.Workload, "workload", "", "one workload instead of the preset's, as attack's -workload: get | put | mixed:R | get=G,put=P,delete=D")
+	fs.Uint64Var(&o.Keys, "keys", o.Keys, "ids in the filled store (-quick, -preset overload and metastable: 100000)")
+	fs.IntVar(&o.ValueSize, "value-size", o.ValueSize, "value size in bytes")
+	fs.IntVar(&o.Repeat, "repeat", o.Repeat, "saturation searches per variant, interleaved (every variant's first, then every second, …): median and spread, and each pool's saturation over direct's paired by repeat, which 6 or more bound with a 95 % interval (-quick, -preset overload: 1); -preset metastable: how often each run is repeated, for the spread of recovery times (1 unless given)")
+	fs.DurationVar(&o.SLO, "slo", o.SLO, "a sustained rate keeps its corrected p99 at or below this")
+	fs.BoolVar(&o.Quick, "quick", false, "every step short, 100k ids, one repeat, one workload: minutes, numbers indicative")
+	// Where each side runs.
+	fs.Var(cpuListFlag{&o.ServerCPUs}, "server-cpus", "CPUs kvserver runs on, a list such as 0-7 or 0,2,4-5 (default: the lower half of this process's CPUs where it has 4 or more, 2 or more for -preset scaling; else shared with the loader); with only this list, the loader gets the rest of the CPUs")
+	fs.Var(cpuListFlag{&o.LoaderCPUs}, "loader-cpus", "CPUs the loader runs on, one event loop each, a list such as 8-15 (default: the upper half, as -server-cpus); with only this list, kvserver gets the rest")
+	fs.BoolVar(&o.Pin, "pin", false, "shorthand for -server-cpus 0 -loader-cpus 1 (not with either)")
+	// The load of its steps.
+	fs.IntVar(&o.MaxConns, "max-conns", o.MaxConns, "connections the loader may open in an overload step (needs ulimit -n above it)")
+	fs.Float64Var(&o.Factor, "factor", 0, "overload step rate as a multiple of direct's saturation (default 2; 10 for -preset overload); -preset metastable: the spike's multiple of its base rate (default 2.5)")
+	f.clients.Add(fs) // -preset metastable: one client population instead of the preset's
+	fs.IntVar(&o.StoreSlots, "store-slots", 0, fmt.Sprintf("-preset metastable: operations its store stand-in (each -io-delay %v) serves at once, and every pool's -workers (default %d); fewer make a slower store, whose storms a loader on fewer CPUs can hold", plan.MetaIODelay, plan.MetaIOConcurrency))
+	fs.BoolVar(&o.FastStore, "fast-store", false, "-preset metastable: plain Pebble, no store stand-in: kvserver's CPU is its limit, and its storms take a loader on several times kvserver's CPUs to hold")
+	fs.Float64Var(&o.Rate, "rate", 0, "take this as direct's saturation (req/s) instead of searching; saturation searches of other variants still run")
+	// Step lengths, over the preset's (or -quick's), and the wait for a
+	// quiet machine before each step.
+	fs.DurationVar(&f.overloadFor, "overload-duration", 0, "length of the overload step (default 20s; -preset overload 1m; -quick 2s)")
+	fs.DurationVar(&f.pairRound, "pair-round", 0, "length of each paired closed-loop round (default 1s); on a noisy machine many short pairs bound tighter intervals than few long ones at the same load")
+	fs.IntVar(&f.closedPairs, "closed-pairs", plan.FullPairs, fmt.Sprintf("closed-loop rounds each variant runs paired with direct's, alternating between the two servers, for its throughput and CPU-per-request ratios to direct with a 95 %% interval (%d with -quick; 0: none; fewer than %d bound no interval)", plan.MinPairs, plan.MinPairs))
+	fs.DurationVar(&o.QuietWait, "quiet-wait", o.QuietWait, "before a step, wait up to this while other processes keep over 1.5 cores busy (0: do not check; -quick: at most 10s)")
+	// The store stand-in of the slow-backend preset.
+	fs.DurationVar(&o.IODelay, "io-delay", o.IODelay, "slow-backend: kvserver's -io-delay (every store operation first sleeps this)")
+	fs.StringVar(&o.IODelayDist, "io-delay-dist", o.IODelayDist, "slow-backend: fixed | exp")
+	// The report.
+	fs.StringVar(&o.Out, "out", o.Out, "the report goes to OUT/compare-<UTC time>-<preset>/")
+	fs.StringVar(&f.render, "render", "", "measure nothing: write the report in this earlier comparison's folder again (REPORT.md and charts/) with this build's report code, from its compare.json; takes no other flag but -publish")
+	fs.StringVar(&f.publish, "publish", "", "with -render RUN: publish RUN's comparison into this folder (compare.json, the report as published, its charts and CPU call graphs; the raw profiles stay in RUN); `make compare-publish` uses it")
+}
+
+// options are the plan's options the flags fs was given ask for, the
+// lists read; given names the flags set, on the command line or in the
+// environment. What the options mean together is compare.Validate's.
+func (f *compareFlags) options(fs *flag.FlagSet, given map[string]bool) (plan.Options, error) {
+	o := f.o
+	for _, l := range []*[]string{&o.Policies, &o.Limits} {
+		if len(*l) == 1 && (*l)[0] == "none" {
+			*l = []string{} // none: not nil, which is the default
+		}
+	}
+	for _, s := range f.timeouts {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return o, fmt.Errorf("-queue-timeouts %q: want durations of 0s or more, comma-separated (10ms,50ms)", s)
+		}
+		o.QueueTimeouts = append(o.QueueTimeouts, d)
+	}
+	var err error
+	if given["cap"] {
+		o.Caps, err = f.caps.ints("-cap", -1)
+	}
+	if given["workers"] && err == nil {
+		o.Workers, err = f.workers.ints("-workers", 1)
+	}
+	if err == nil {
+		err = refuseForPreset(o.Preset, given)
+	}
+	switch {
+	case err != nil:
+		return o, err
+	case given["closed-pairs"] && f.closedPairs < 0:
+		return o, fmt.Errorf("-closed-pairs %d: want 0 (none) or more", f.closedPairs)
+	case given["pair-round"] && f.pairRound <= 0: // 0 would mean the preset's
+		return o, fmt.Errorf("-pair-round %v: want a length above 0, such as 1s", f.pairRound)
+	}
+	o.Clients = client.Args(fs)
+	o.ApplyDefaults(given["keys"], given["repeat"])
+	// A step length given replaces the preset's (or -quick's) in a Timing
+	// of the run's own.
+	if f.overloadFor > 0 || given["closed-pairs"] || given["pair-round"] {
+		t := o.StepTiming()
+		t.Overload, t.PairRound = cmp.Or(f.overloadFor, t.Overload), cmp.Or(f.pairRound, t.PairRound)
+		if given["closed-pairs"] {
+			t.ClosedPairs = f.closedPairs
+		}
+		o.Timing = &t
+	}
+	return o, nil
 }
 
 // renderCompare is -render RUN, and -render RUN -publish DEST: it
@@ -220,7 +240,7 @@ func (f cpuListFlag) Set(v string) error {
 }
 
 // listFlag is a comma- or space-separated list flag; repeating the flag
-// appends.
+// appends. A list given empty stays nil: the preset's default.
 type listFlag []string
 
 func (l *listFlag) String() string { return strings.Join(*l, ",") }
@@ -230,14 +250,6 @@ func (l *listFlag) Set(s string) error {
 		*l = append(*l, f)
 	}
 	return nil
-}
-
-// strings is the list, nil when empty (the preset's default).
-func (l listFlag) strings() []string {
-	if len(l) == 0 {
-		return nil
-	}
-	return []string(l)
 }
 
 func (l listFlag) ints(flagName string, least int) ([]int, error) {

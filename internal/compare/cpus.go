@@ -7,6 +7,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/cpuset"
+	"github.com/kvpool/kvpool/internal/loadgen/client"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
@@ -141,15 +142,6 @@ func restOf(affinity cpuset.Set, flag string, given cpuset.Set, other, whom stri
 	return rest, nil
 }
 
-// placementOf resolves o's placement on this machine.
-func placementOf(o *plan.Options) (Placement, error) {
-	affinity, err := cpuset.Affinity()
-	if err != nil || affinity.IsEmpty() {
-		affinity, _ = cpuset.Online()
-	}
-	return resolvePlacement(o, affinity, func(s cpuset.Set) error { return s.Check() })
-}
-
 // serverSet is the CPU set v's kvserver starts on: the server's set, or
 // under the scaling preset its first v.CPUs CPUs (of the affinity set
 // where the two share); empty: not pinned.
@@ -173,18 +165,39 @@ func (p Placement) serverSize() int {
 	return p.Affinity.Len()
 }
 
+// Checked is a comparison's options as Validate accepted them, with the
+// CPUs each side runs on: what Run takes, so that the options are checked
+// once, before anything starts.
+type Checked struct {
+	o  plan.Options
+	pl Placement
+}
+
 // Validate reports the first option that cannot work, naming the flag:
-// the plan's checks (plan.Options.Validate), then the workload's syntax
-// and the CPU sets on this machine.
-func Validate(o *plan.Options) error {
+// the client flags, the plan's checks (plan.Options.Validate), then the
+// workload's syntax and the CPU sets on this machine, where it places
+// kvserver and the loader.
+func Validate(o plan.Options) (Checked, error) {
+	if len(o.Clients) > 0 {
+		if _, err := client.FromArgs(o.Clients); err != nil {
+			return Checked{}, err
+		}
+	}
 	if err := o.Validate(); err != nil {
-		return err
+		return Checked{}, err
 	}
 	if o.Workload != "" {
 		if _, err := workload.ParseMix(o.Workload); err != nil {
-			return fmt.Errorf("-workload: %w", err)
+			return Checked{}, fmt.Errorf("-workload: %w", err)
 		}
 	}
-	_, err := placementOf(o)
-	return err
+	affinity, err := cpuset.Affinity()
+	if err != nil || affinity.IsEmpty() {
+		affinity, _ = cpuset.Online()
+	}
+	pl, err := resolvePlacement(&o, affinity, func(s cpuset.Set) error { return s.Check() })
+	if err != nil {
+		return Checked{}, err
+	}
+	return Checked{o: o, pl: pl}, nil
 }

@@ -90,7 +90,7 @@ func TestValidateRefusesCPUsTheMachineLacks(t *testing.T) {
 	}
 	o := plan.DefaultOptions()
 	o.ServerCPUs, o.LoaderCPUs = "0", "1023"
-	err := Validate(&o)
+	_, err := Validate(o)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "-loader-cpus 1023")
 	assert.Contains(t, err.Error(), "not on this machine")

@@ -31,25 +31,19 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
 
-// Run runs o's preset, writes compare.json and the report, and returns
-// both: also when ctx was cancelled part way (then Interrupted is set and
-// the report holds what finished) and when steps failed (listed in
-// Failures). Progress lines go to log (nil: discarded). An error means
-// the comparison could not begin (bad options, no kvserver binary, no
-// folder for the report) or its files could not be written.
-func Run(ctx context.Context, o plan.Options, log io.Writer) (*result.Comparison, *render.Report, error) {
-	return runComparison(ctx, o, log, nil)
+// Run runs the preset of options Validate accepted, writes compare.json
+// and the report, and returns both: also when ctx was cancelled part way
+// (then Interrupted is set and the report holds what finished) and when
+// steps failed (listed in Failures). Progress lines go to log (nil:
+// discarded). An error means the comparison could not begin (no kvserver
+// binary, no folder for the report) or its files could not be written.
+func Run(ctx context.Context, c Checked, log io.Writer) (*result.Comparison, *render.Report, error) {
+	return runComparison(ctx, c, log, nil)
 }
 
 // runComparison is Run with a test's look at every kvserver started.
-func runComparison(ctx context.Context, o plan.Options, log io.Writer, onStart func(string, plan.Variant, *harness.Server)) (*result.Comparison, *render.Report, error) {
-	if err := Validate(&o); err != nil {
-		return nil, nil, err
-	}
-	pl, err := placementOf(&o)
-	if err != nil {
-		return nil, nil, err
-	}
+func runComparison(ctx context.Context, c Checked, log io.Writer, onStart func(string, plan.Variant, *harness.Server)) (*result.Comparison, *render.Report, error) {
+	o, pl := c.o, c.pl
 	p, err := plan.New(&o, pl.serverSize())
 	if err != nil {
 		return nil, nil, err

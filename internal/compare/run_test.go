@@ -48,6 +48,15 @@ func tinyTiming() *plan.Timing {
 	}
 }
 
+// checked is o as Validate accepts it, what Run takes; t fails where
+// Validate refuses it.
+func checked(t *testing.T, o plan.Options) Checked {
+	t.Helper()
+	c, err := Validate(o)
+	require.NoError(t, err)
+	return c
+}
+
 // TestQueuesEndToEnd runs a miniature queues preset (direct and lifo, a
 // tiny store, steps of a second) against the real kvserver and checks what
 // a reader relies on: the report's sections in order, a table row per pool
@@ -60,7 +69,7 @@ func TestQueuesEndToEnd(t *testing.T) {
 	o.Kvserver, o.Pools, o.Workload = kvserverBin, []string{"direct", "lifo"}, "get"
 	o.Keys, o.ValueSize, o.Repeat = 500, 100, 1
 	o.MaxConns, o.Timing, o.QuietWait, o.Out = 256, tinyTiming(), 0, t.TempDir()
-	c, rep, err := Run(ctx, o, nil)
+	c, rep, err := Run(ctx, checked(t, o), nil)
 	require.NoError(t, err)
 	require.NoError(t, ctx.Err(), "the comparison did not finish in time")
 	assert.Empty(t, c.Failures, "no step should fail against a healthy kvserver")
@@ -227,7 +236,7 @@ func TestInterruptedRunStillWritesReport(t *testing.T) {
 	o.Keys, o.ValueSize, o.Repeat = 200, 10, 1
 	o.Timing, o.QuietWait, o.Out = tinyTiming(), 0, t.TempDir()
 	// Cancel as soon as the first saturation search reports its start.
-	c, _, err := Run(ctx, o, cancelOn{pattern: "saturation search", cancel: cancel})
+	c, _, err := Run(ctx, checked(t, o), cancelOn{pattern: "saturation search", cancel: cancel})
 	require.NoError(t, err)
 	assert.True(t, c.Interrupted)
 	b, err := os.ReadFile(filepath.Join(c.Dir, render.ReportFile))
@@ -246,7 +255,7 @@ func TestServerDeathMidStep(t *testing.T) {
 	o.Preset, o.Kvserver, o.Pools, o.Policies, o.Limits = "policies", kvserverBin, []string{"lifo"}, []string{"reject"}, []string{}
 	o.Keys, o.ValueSize, o.Repeat, o.Rate = 200, 10, 1, 1000
 	o.MaxConns, o.Timing, o.QuietWait, o.Out = 128, tinyTiming(), 0, t.TempDir()
-	c, _, err := runComparison(ctx, o, nil, func(step string, v plan.Variant, srv *harness.Server) {
+	c, _, err := runComparison(ctx, checked(t, o), nil, func(step string, v plan.Variant, srv *harness.Server) {
 		if v.Name() == "lifo/reject cap=1024" {
 			require.NoError(t, srv.Kill())
 		}

@@ -176,12 +176,13 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// validate checks a Config that went through WithDefaults. Its errors name
-// the kvserver flag (-limit…) of a setting that has one, else the Config
-// field, with the value and the accepted range. Every setting is checked
-// whatever the algorithm: a flag given a value out of range is a mistake
-// even where the chosen algorithm ignores it.
-func (c Config) validate() error {
+// Validate checks a Config that went through WithDefaults, as New does,
+// without building a limit. Its errors name the kvserver flag (-limit…)
+// of a setting that has one, else the Config field, with the value and
+// the accepted range. Every setting is checked whatever the algorithm: a
+// flag given a value out of range is a mistake even where the chosen
+// algorithm ignores it.
+func (c Config) Validate() error {
 	if !slices.Contains(Algorithms, c.Algorithm) {
 		return fmt.Errorf("-limit %q: want one of %s", c.Algorithm, strings.Join(Algorithms, ", "))
 	}

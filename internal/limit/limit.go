@@ -72,7 +72,7 @@ var Algorithms = []string{"fixed", "gradient2", "vegas", "aimd"}
 // the first setting outside its range.
 func New(cfg Config) (Limit, error) {
 	cfg = cfg.WithDefaults()
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	var r rule

@@ -70,7 +70,7 @@ func TestWithDefaults(t *testing.T) {
 		t.Helper()
 		c := in.WithDefaults()
 		assert.Equal(t, []int{min, initial, max}, []int{c.Min, c.Initial, c.Max}, "Min, Initial, Max of %+v", in)
-		require.NoError(t, c.validate(), "defaults never make a valid setting invalid")
+		require.NoError(t, c.Validate(), "defaults never make a valid setting invalid")
 	}
 	f(Config{CPUs: 1}, 1, 4, 1000)
 	f(Config{CPUs: 8}, 8, 32, 1000)

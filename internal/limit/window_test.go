@@ -60,7 +60,7 @@ func newRecorded(t *testing.T, cfg Config) (*windowed, *recorder) {
 	cfg.Algorithm = "gradient2"
 	cfg.Now = func() int64 { return 0 }
 	cfg = cfg.WithDefaults()
-	require.NoError(t, cfg.validate())
+	require.NoError(t, cfg.Validate())
 	r := &recorder{limit: cfg.Initial}
 	return newWindowed(cfg, r), r
 }

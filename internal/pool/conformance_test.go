@@ -548,6 +548,19 @@ func testQueueTimeoutExpires(t *testing.T, variant string, exec Exec) {
 	assert.Equal(t, 5*time.Millisecond, s.WaitTotal, "the holder and fresh waited 0, stale 5ms")
 }
 
+// TestNewChecksAConfigResolvedForAnother: New builds what Resolve returned
+// for the same variant as it is; one resolved for another variant it
+// resolves, and checks, again.
+func TestNewChecksAConfigResolvedForAnother(t *testing.T) {
+	cfg, err := Resolve("fifo", Config{Capacity: 0})
+	require.NoError(t, err)
+	p, err := New("fifo", cfg)
+	require.NoError(t, err)
+	p.Close()
+	_, err = New("lifo", cfg)
+	assert.ErrorContains(t, err, "lifo needs a queue")
+}
+
 func TestNewRejectsBadConfig(t *testing.T) {
 	f := func(name string, cfg Config) {
 		t.Helper()

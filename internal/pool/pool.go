@@ -293,6 +293,9 @@ type Config struct {
 	// limiter, if set, replaces the limit an ExecHandler pool would build
 	// (tests only).
 	limiter limiter
+	// resolvedFor is the variant Resolve completed and checked this
+	// Config for: New builds it as it is, with no second look.
+	resolvedFor string
 }
 
 // AutoMaxWait as Config.MaxWait bounds the wait by the store's own
@@ -357,9 +360,9 @@ const Auto = "auto"
 // checked: it returns cfg with every default applied (Workers 0 is
 // GOMAXPROCS; direct's Exec is ExecHandler, whatever was asked, since it
 // runs every task on its submitter), or why variant name cannot run with
-// it, without starting anything. New builds from what it returns;
-// configuration checks and start-up logs read it before a server opens its
-// store.
+// it, without starting or building anything. New builds what it returns
+// without resolving it again; a server checks and logs it before it opens
+// its store.
 func Resolve(name string, cfg Config) (Config, error) {
 	cfg = cfg.withDefaults()
 	switch {
@@ -378,7 +381,7 @@ func Resolve(name string, cfg Config) (Config, error) {
 	case cfg.MaxWait != 0 && cfg.Exec == ExecWorker && name != Auto:
 		return cfg, fmt.Errorf("-max-wait bounds the waits of -exec handler, whose slots time their tasks; -exec worker does not")
 	case name == "direct":
-		cfg.Exec = ExecHandler
+		cfg.Exec, cfg.resolvedFor = ExecHandler, name
 		return cfg, nil
 	case !slices.Contains(Variants, name):
 		return cfg, fmt.Errorf("unknown pool %q; want one of %v", name, Variants)
@@ -394,17 +397,24 @@ func Resolve(name string, cfg Config) (Config, error) {
 			cfg.MaxWait = AutoMaxWait
 		}
 	}
-	if _, err := limit.New(limitConfig(&cfg)); err != nil {
+	if err := limitConfig(&cfg).WithDefaults().Validate(); err != nil {
 		return cfg, err
 	}
-	return cfg, checkQueued(name, cfg)
+	if err := checkQueued(name, cfg); err != nil {
+		return cfg, err
+	}
+	cfg.resolvedFor = name
+	return cfg, nil
 }
 
-// New builds the named variant from cfg, resolved and checked by Resolve.
+// New builds the named variant from cfg: as it is where Resolve returned
+// it for name, else resolved and checked by Resolve first.
 func New(name string, cfg Config) (Pool, error) {
-	cfg, err := Resolve(name, cfg)
-	if err != nil {
-		return nil, err
+	if cfg.resolvedFor != name {
+		var err error
+		if cfg, err = Resolve(name, cfg); err != nil {
+			return nil, err
+		}
 	}
 	if name == "direct" {
 		return newDirect(cfg), nil

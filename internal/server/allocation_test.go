@@ -47,7 +47,7 @@ func TestHandlerAllocatesNothing(t *testing.T) {
 				t.Run(exec.String()+"/"+name+"/"+method, func(t *testing.T) {
 					cfg := DefaultConfig()
 					cfg.Pool, cfg.Pcfg.Exec, cfg.Pcfg.Workers = name, exec, 2
-					s, err := New(cfg, fixedStore{value: []byte(value)}, Options{})
+					s, err := New(resolved(t, cfg), fixedStore{value: []byte(value)}, Options{})
 					require.NoError(t, err)
 					defer s.pool.Close()
 					serve := serveRaw(t, s, requests[method])
@@ -106,7 +106,7 @@ func TestShedAllocatesNothing(t *testing.T) {
 			st := gatedStore{fixedStore{make([]byte, 500)}, make(chan struct{}, 1), make(chan struct{})}
 			cfg := DefaultConfig()
 			cfg.Pool, cfg.Pcfg.Exec, cfg.Pcfg.Workers, cfg.Pcfg.Capacity = "fifo", exec, 1, 0
-			s, err := New(cfg, st, Options{})
+			s, err := New(resolved(t, cfg), st, Options{})
 			require.NoError(t, err)
 			hold := serveRaw(t, s, "GET /v0/entity?id=hold HTTP/1.1\r\nHost: x\r\n\r\n")
 			held := make(chan int)

@@ -161,10 +161,23 @@ const DefaultQueueTimeout = time.Second
 // so an uncongested server pays nothing for it.
 const DefaultDropClosedAfter = 10 * time.Millisecond
 
-// PoolConfig is Pcfg with AutoCapacity and AutoQueueTimeout resolved and
-// DropClosedAfter in it: the pool.Config kvserver asks for. ResolvedPool
-// completes it.
-func (c Config) PoolConfig() pool.Config {
+// Resolved is a Config that Resolve accepted, with the pool's settings
+// completed. kvserver resolves its Config once, at start: the start-up
+// line, kvserver_config_info and the pool all read this, so none of them
+// works a setting out again and what is logged is what runs.
+type Resolved struct {
+	Config
+	// PoolConfig is Pcfg as the pool runs it: AutoCapacity,
+	// AutoQueueTimeout and AutoMaxWait resolved, every default applied
+	// by pool.Resolve (workers 0 is GOMAXPROCS; direct's and auto's exec
+	// is handler), and DropClosedAfter as its AbandonAfter.
+	PoolConfig pool.Config
+}
+
+// Resolve checks c and completes the pool's settings. The first setting
+// that cannot work comes back as a *ConfigError naming its flag, its
+// value and the accepted range.
+func (c Config) Resolve() (Resolved, error) {
 	p := c.Pcfg
 	if p.Capacity == AutoCapacity {
 		p.Capacity = c.MaxConns
@@ -179,17 +192,14 @@ func (c Config) PoolConfig() pool.Config {
 		p.MaxWait = 0
 	}
 	p.AbandonAfter = c.DropClosedAfter
-	return p
+	resolved, combination := pool.Resolve(c.Pool, p) // -pool, -cap, -overflow, -exec and -limit together
+	if err := c.check(p, combination); err != nil {
+		return Resolved{}, err
+	}
+	return Resolved{Config: c, PoolConfig: resolved}, nil
 }
 
-// ResolvedPool is the pool.Config kvserver builds its pool from, every
-// default applied by pool.Resolve (workers 0 is GOMAXPROCS; direct's exec
-// is handler), or why -pool cannot run with it. The start-up log, the
-// config metric and the server read it, so none of them works out a
-// setting on its own.
-func (c Config) ResolvedPool() (pool.Config, error) { return pool.Resolve(c.Pool, c.PoolConfig()) }
-
-// The bounds Validate enforces beyond "makes sense": values past them are
+// The bounds Resolve enforces beyond "makes sense": values past them are
 // typing mistakes (an extra zero) that would otherwise surface as an
 // out-of-memory crash or a server that never answers.
 const (
@@ -228,16 +238,15 @@ func (e *ConfigError) Error() string {
 	return fmt.Sprintf("-%s %s: %s", e.Flag, v, e.Want)
 }
 
-// Validate reports the first setting that cannot work as a *ConfigError
-// naming its flag, its value and the accepted range.
-func (c Config) Validate() error {
+// check is Resolve's: the first setting that cannot work, given p, the
+// pool's settings with the autos resolved, and why pool.Resolve refused
+// them together, if it did.
+func (c Config) check(p pool.Config, combination error) error {
 	bad := func(flag string, value any, want string, args ...any) error {
 		return &ConfigError{Flag: flag, Value: fmt.Sprint(value), Want: fmt.Sprintf(want, args...)}
 	}
-	p := c.PoolConfig()
 	raw := c.Pcfg
 	lim := p.Limit
-	_, combination := c.ResolvedPool() // -pool, -cap, -overflow, -exec and -limit together
 	switch {
 	case c.Addr == "":
 		return bad("addr", c.Addr, "must not be empty; e.g. 127.0.0.1:19234, or 127.0.0.1:0 for any free port")
@@ -386,10 +395,9 @@ func (c Config) StoreOptions(log *slog.Logger) store.Options {
 
 // LogAttrs lists every effective setting, defaults resolved (workers is
 // GOMAXPROCS's value when 0 was asked for), for the one line kvserver logs
-// at start, of a Config Validate accepted. Keys are the flags' names with
-// underscores.
-func (c Config) LogAttrs() []any {
-	p, _ := c.ResolvedPool()
+// at start. Keys are the flags' names with underscores.
+func (c Resolved) LogAttrs() []any {
+	p := c.PoolConfig
 	return []any{
 		"addr", c.Addr, "data", c.DataDir,
 		"pool", c.Pool, "exec", p.Exec.String(), "workers", p.Workers, "cap", p.Capacity, "overflow", p.Overflow.String(),

@@ -16,15 +16,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestConfigValidateNamesTheFlag: each setting Validate refuses comes back
+// TestConfigResolveNamesTheFlag: each setting Resolve refuses comes back
 // as a *ConfigError naming the flag that sets it, with the value given.
-func TestConfigValidateNamesTheFlag(t *testing.T) {
-	require.NoError(t, DefaultConfig().Validate())
+func TestConfigResolveNamesTheFlag(t *testing.T) {
+	_, err := DefaultConfig().Resolve()
+	require.NoError(t, err)
 	f := func(mutate func(*Config), wantFlag, wantValue string) {
 		t.Helper()
 		c := DefaultConfig()
 		mutate(&c)
-		err := c.Validate()
+		_, err := c.Resolve()
 		var ce *ConfigError
 		require.True(t, errors.As(err, &ce), "got %v, want a ConfigError", err)
 		assert.Equal(t, wantFlag, ce.Flag, "%v", err)
@@ -97,10 +98,9 @@ func TestConfigErrorMessage(t *testing.T) {
 // its effective value: defaults resolved, workers as GOMAXPROCS when 0.
 func TestLogAttrsEverySetting(t *testing.T) {
 	c := DefaultConfig()
-	c.Pcfg.ShardsPerWorker, c.Pcfg.CoDelTarget, c.Pcfg.CoDelInterval = 0, 0, 0 // zero: the pool's defaults
 	c.IODelay, c.IODelayDist = 3*time.Millisecond, store.DelayExp
 	c.PprofRemote, c.LogLevel = true, slog.LevelDebug
-	attrs := c.LogAttrs()
+	attrs := resolved(t, c).LogAttrs()
 	require.Zero(t, len(attrs)%2)
 	got := map[string]string{}
 	for i := 0; i < len(attrs); i += 2 {
@@ -141,7 +141,7 @@ func TestLogAttrsEverySetting(t *testing.T) {
 	assert.Equal(t, settings, len(got), "attributes %v", got)
 
 	c.Pool = "lifo"
-	attrs = c.LogAttrs()
+	attrs = resolved(t, c).LogAttrs()
 	for i := 0; i < len(attrs); i += 2 {
 		got[attrs[i].(string)] = fmt.Sprint(attrs[i+1])
 	}

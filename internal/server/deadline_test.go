@@ -145,7 +145,7 @@ func holding(t *testing.T, cfg Config, forbidden string) (*Server, *watchedStore
 	t.Helper()
 	st := newWatchedStore(t)
 	st.forbidden.Store(forbidden, true)
-	s, err := New(cfg, st, Options{})
+	s, err := New(resolved(t, cfg), st, Options{})
 	require.NoError(t, err)
 	t.Cleanup(s.pool.Close)
 	hold := serveAsync(t, s, "GET /v0/entity?id=hold HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -209,7 +209,7 @@ func TestDeadlinePassedInStoreNeverTouchesIt(t *testing.T) {
 func TestWastedWork(t *testing.T) {
 	st := newWatchedStore(t)
 	cfg := DefaultConfig()
-	s, err := New(cfg, st, Options{})
+	s, err := New(resolved(t, cfg), st, Options{})
 	require.NoError(t, err)
 	defer s.pool.Close()
 	slow := serveAsync(t, s, getWithTimeout("hold", "1"))
@@ -227,7 +227,7 @@ func TestWastedWork(t *testing.T) {
 func TestRequestTimeoutHeader(t *testing.T) {
 	st := newWatchedStore(t)
 	st.forbidden.Store("bad", true)
-	s, err := New(DefaultConfig(), st, Options{})
+	s, err := New(resolved(t, DefaultConfig()), st, Options{})
 	require.NoError(t, err)
 	defer s.pool.Close()
 	for _, v := range []string{"0", "-5", "+5", "1.5", "5ms", "abc", "123456789", "0x10", "1 2"} {
@@ -256,7 +256,7 @@ func TestDeadlinesAnsweredOnce(t *testing.T) {
 			cfg.Pcfg.Workers, cfg.IOConcurrency, cfg.IODelay = 2, 2, 200*time.Microsecond
 			cfg.Pcfg.QueueTimeout = time.Millisecond
 			st := newWatchedStore(t)
-			s, err := New(cfg, st, Options{})
+			s, err := New(resolved(t, cfg), st, Options{})
 			require.NoError(t, err)
 			defer s.pool.Close()
 			const clients, each = 16, 20

@@ -90,7 +90,7 @@ func newFuzzServer(f testing.TB) *fuzzServer {
 	cfg.MaxKeyBytes = 64
 	cfg.MaxHeaderBytes = minHeaderBytes(cfg.MaxKeyBytes)
 	counting := &countingStore{Store: newMemStore()}
-	srv, err := New(cfg, counting, Options{})
+	srv, err := New(resolved(f, cfg), counting, Options{})
 	if err != nil {
 		f.Fatal(err)
 	}

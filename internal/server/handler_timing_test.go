@@ -29,7 +29,7 @@ func BenchmarkHandler(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := New(cfg, st, Options{})
+		s, err := New(resolved(b, cfg), st, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -22,7 +22,7 @@ func newMemServer(t *testing.T, mutate func(*Config)) *Server {
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	srv, err := New(cfg, newMemStore(), Options{})
+	srv, err := New(resolved(t, cfg), newMemStore(), Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { srv.Shutdown(context.Background()) })
 	return srv

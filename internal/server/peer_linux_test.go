@@ -103,7 +103,7 @@ func TestClosedClientsJobDropped(t *testing.T) {
 // server and its address.
 func serveTCP(t *testing.T, cfg Config, st *watchedStore) (*Server, string) {
 	t.Helper()
-	s, err := New(cfg, st, Options{})
+	s, err := New(resolved(t, cfg), st, Options{})
 	require.NoError(t, err)
 	ln, err := Listen(cfg.Addr)
 	require.NoError(t, err)

@@ -100,7 +100,7 @@ func TestRetryMarks(t *testing.T) {
 func TestBadRetryOrDeadlineHeaderIsRefused(t *testing.T) {
 	st := newWatchedStore(t)
 	st.forbidden.Store("bad", true)
-	s, err := New(DefaultConfig(), st, Options{})
+	s, err := New(resolved(t, DefaultConfig()), st, Options{})
 	require.NoError(t, err)
 	defer s.pool.Close()
 	for header, name := range map[string]string{
@@ -135,7 +135,7 @@ func TestRetryAfterIsTheDrainTime(t *testing.T) {
 	f(1200*time.Millisecond, 2)
 	f(5*time.Minute, 60)
 
-	s, err := New(DefaultConfig(), fixedStore{}, Options{})
+	s, err := New(resolved(t, DefaultConfig()), fixedStore{}, Options{})
 	require.NoError(t, err)
 	defer s.pool.Close()
 	_, ok := s.drainer.(pool.Drainer)

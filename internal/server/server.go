@@ -75,14 +75,7 @@ type Options struct {
 // that cfg asks for (-io-delay, -io-concurrency); Serve then answers
 // requests. st stays the caller's: close it after Shutdown has returned.
 // On error nothing is left running.
-func New(cfg Config, st store.Store, o Options) (*Server, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	pcfg, err := cfg.ResolvedPool() // the pool's settings, checked once more by Validate
-	if err != nil {
-		return nil, err
-	}
+func New(cfg Resolved, st store.Store, o Options) (*Server, error) {
 	log := o.Log
 	if log == nil {
 		log = slog.Default()
@@ -103,14 +96,16 @@ func New(cfg Config, st store.Store, o Options) (*Server, error) {
 	}
 
 	s := &Server{
-		cfg: cfg, log: log, reqs: metrics.NewHTTP(reg), deadlines: metrics.NewDeadlines(reg),
+		cfg: cfg.Config, log: log, reqs: metrics.NewHTTP(reg), deadlines: metrics.NewDeadlines(reg),
 		connErrs: newConnErrorLog(log, metrics.NewConnErrors(reg)),
 		stopping: make(chan struct{}),
 	}
 	// The pool collector reads Stats at scrape time; the pool reports
 	// queue waits to it. Neither needs the other to exist first.
 	pm := metrics.NewPool(reg, cfg.Pool, func() pool.Stats { return s.pool.Stats() })
+	pcfg := cfg.PoolConfig // as Resolve checked it: pool.New builds it without a second look
 	pcfg.OnWait = pm.ObserveWait
+	var err error
 	if s.pool, err = pool.New(cfg.Pool, pcfg); err != nil {
 		return nil, err
 	}
@@ -118,7 +113,7 @@ func New(cfg Config, st store.Store, o Options) (*Server, error) {
 	// the request's key and body (see job).
 	s.drainer, _ = s.pool.(pool.Drainer)
 	s.jobs = newJobPool(st, s.pool.RunsOnSubmitter())
-	metrics.NewConfigInfo(reg, configLabels(cfg, pcfg))
+	metrics.NewConfigInfo(reg, configLabels(cfg))
 
 	gather := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
 		s.countRefusedConns()
@@ -164,10 +159,10 @@ func New(cfg Config, st store.Store, o Options) (*Server, error) {
 }
 
 // configLabels are kvserver_config_info's labels: the settings a
-// comparison of runs needs, as they are in effect (p: the pool's, as
-// pool.Resolve completed them: workers 0 is GOMAXPROCS, and direct's exec
-// is handler, whatever -exec says).
-func configLabels(cfg Config, p pool.Config) prometheus.Labels {
+// comparison of runs needs, as they are in effect (workers 0 is
+// GOMAXPROCS, and direct's exec is handler, whatever -exec says).
+func configLabels(cfg Resolved) prometheus.Labels {
+	p := cfg.PoolConfig
 	return prometheus.Labels{
 		"pool":              cfg.Pool,
 		"exec":              p.Exec.String(),

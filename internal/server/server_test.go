@@ -45,13 +45,22 @@ func testConfig(t *testing.T, poolName string) Config {
 	return cfg
 }
 
+// resolved is cfg as Resolve accepts it, what New takes; t fails where
+// Resolve refuses it.
+func resolved(t testing.TB, cfg Config) Resolved {
+	t.Helper()
+	r, err := cfg.Resolve()
+	require.NoError(t, err)
+	return r
+}
+
 // start opens a Pebble store in cfg.DataDir, as cmd/kvserver does, and
 // serves it on cfg.Addr until the test ends.
 func start(t *testing.T, cfg Config) *testServer {
 	t.Helper()
 	st, err := store.Open(store.Options{Dir: cfg.DataDir, Sync: cfg.Sync, CacheBytes: int64(cfg.CacheMiB) << 20})
 	require.NoError(t, err)
-	srv, err := New(cfg, st, Options{PebbleMetrics: st.Metrics})
+	srv, err := New(resolved(t, cfg), st, Options{PebbleMetrics: st.Metrics})
 	if err != nil {
 		st.Close()
 		require.NoError(t, err)

@@ -267,8 +267,9 @@ func (o *Options) StepTiming() Timing {
 const OverloadPresetDuration = time.Minute
 
 // Validate reports the first option that cannot work, naming the flag.
-// It checks what needs no machine and no loader: the runner's Validate
-// adds the workload's syntax and the CPU sets.
+// It checks what needs no machine and no loader: compare.Validate adds
+// the client flags, the workload's syntax and the CPU sets. Each -cap and
+// -workers item's range is its flag's parser's, in cmd/loadtest.
 func (o *Options) Validate() error {
 	if !slices.Contains(Presets, o.Preset) {
 		return fmt.Errorf("-preset: unknown preset %q; valid: %s", o.Preset, strings.Join(Presets, ", "))
@@ -324,16 +325,6 @@ func (o *Options) Validate() error {
 	if o.Preset == "metastable" {
 		if err := o.validateMetastable(); err != nil {
 			return err
-		}
-	}
-	for _, c := range o.Caps {
-		if c < -1 {
-			return fmt.Errorf("-cap %d: want -1 (unbounded), 0 (hand-off) or more", c)
-		}
-	}
-	for _, w := range o.Workers {
-		if w < 1 {
-			return fmt.Errorf("-workers %d: at least 1", w)
 		}
 	}
 	return nil
