@@ -117,6 +117,14 @@ func span(lo, hi float64, format func(float64) string) string {
 	return format(lo) + "–" + format(hi)
 }
 
+// yesNo is yes where b holds, else "no".
+func yesNo(b bool, yes string) string {
+	if b {
+		return yes
+	}
+	return "no"
+}
+
 func orNone(xs []string) string {
 	if len(xs) == 0 {
 		return "none"

@@ -81,14 +81,11 @@ func writeMetastable(b *bytes.Buffer, c *result.Comparison, a *analysis.Analysis
 		w("| variant | client side | overloaded? | recovered in | collapsed? | p99 < %v in | peak amplification | wasted | unused | timeouts | 503s |\n", plan.MetaP99)
 		w("|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, v := range mm.Variants {
-			if v.NotJudged == len(v.Runs) {
-				w("| %s | %s | not judged | not judged | not judged | not judged | %s | %s | %s | %s | %s |\n", v.Name, clientCell(v.Client),
-					amplificationCell(v.PeakAmplification),
-					shareCellOf(v.WastedShare), shareCellOf(v.UnusedShare), thousands(float64(v.Timeouts)), shedCell(v))
-				continue
+			judged := "not judged | not judged | not judged | not judged"
+			if v.NotJudged < len(v.Runs) {
+				judged = strings.Join([]string{judgedCount(v.Overloaded, v), recoveredCell(v), collapsedCell(v), timesCell(v.P99Back, judgedRuns(v), v.P99)}, " | ")
 			}
-			w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v.Name, clientCell(v.Client), judgedCount(v.Overloaded, v), recoveredCell(v), collapsedCell(v), timesCell(v.P99Back, judgedRuns(v), v.P99),
-				amplificationCell(v.PeakAmplification),
+			w("| %s | %s | %s | %s | %s | %s | %s | %s |\n", v.Name, clientCell(v.Client), judged, amplificationCell(v.PeakAmplification),
 				shareCellOf(v.WastedShare), shareCellOf(v.UnusedShare), thousands(float64(v.Timeouts)), shedCell(v))
 		}
 		w("\n")
@@ -133,11 +130,7 @@ func FitText(f analysis.ClientFit) string {
 }
 
 func fitAdvice(f analysis.ClientFit) string {
-	cpus := "1 CPU"
-	if f.NeedCPUs > 1 {
-		cpus = fmt.Sprintf("%d CPUs", f.NeedCPUs)
-	}
-	advice := "give the loader " + cpus + " (-loader-cpus)"
+	advice := "give the loader " + cpusText(max(f.NeedCPUs, 1), "CPU") + " (-loader-cpus)"
 	if f.FitSlots >= 1 {
 		advice += fmt.Sprintf(", or a slower store stand-in (-store-slots %d)", f.FitSlots)
 	}
@@ -289,20 +282,19 @@ func metastableSentences(c *result.Comparison, am *analysis.Metastable) []string
 		}
 		s := fmt.Sprintf("With `%s` clients after a %g× spike: ", mm.Name, t.Factor)
 		var parts []string
-		if len(rec) > 0 {
-			parts = append(parts, "recovered: "+strings.Join(rec, ", "))
-		}
-		if len(col) > 0 {
-			parts = append(parts, "collapsed (useful goodput under half the base rate to the end): "+strings.Join(col, ", "))
-		}
-		if len(neither) > 0 {
-			parts = append(parts, "neither recovered nor collapsed: "+strings.Join(neither, ", "))
-		}
-		if len(calm) > 0 {
-			parts = append(parts, "not overloaded by the spike (nothing to recover from): "+strings.Join(calm, ", "))
-		}
-		if len(unjudged) > 0 {
-			parts = append(parts, "not judged, the client side saturated or unrecorded: "+strings.Join(unjudged, ", "))
+		for _, g := range []struct {
+			head  string
+			names []string
+		}{
+			{"recovered: ", rec},
+			{"collapsed (useful goodput under half the base rate to the end): ", col},
+			{"neither recovered nor collapsed: ", neither},
+			{"not overloaded by the spike (nothing to recover from): ", calm},
+			{"not judged, the client side saturated or unrecorded: ", unjudged},
+		} {
+			if len(g.names) > 0 {
+				parts = append(parts, g.head+strings.Join(g.names, ", "))
+			}
 		}
 		out = append(out, s+strings.Join(parts, "; ")+".")
 	}

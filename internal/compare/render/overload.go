@@ -57,16 +57,10 @@ func overloadSentence(c *result.Comparison, f analysis.Finding) (string, bool) {
 		}
 		return out, true
 	case analysis.ShedWait:
-		text := func(iv *analysis.Interval) string {
-			if iv.Lo == iv.Hi {
-				return nanos(iv.Lo)
-			}
-			return nanos(iv.Lo) + "–" + nanos(iv.Hi)
-		}
 		var parts []string
 		for _, x := range f.All(analysis.ShedWaitP50) {
 			served, _ := f.Figure(x.Of, analysis.ServedWaitP50)
-			parts = append(parts, fmt.Sprintf("%s %s (served: %s)", x.Of, text(x.Interval), text(served.Interval)))
+			parts = append(parts, fmt.Sprintf("%s %s (served: %s)", x.Of, span(x.Interval.Lo, x.Interval.Hi, nanos), span(served.Interval.Lo, served.Interval.Hi, nanos)))
 		}
 		return fmt.Sprintf("`%s` under overload, which requests were shed: the 503s had waited (p50, from the send, per %s) %s.", wl, f.By, strings.Join(parts, "; ")), true
 	case analysis.OverloadFailed, analysis.OverloadException:

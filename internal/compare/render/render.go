@@ -57,18 +57,6 @@ type Chart struct {
 	Title, Path, Caption string
 }
 
-// Render writes the report of the comparison in dir again from its
-// compare.json, with this build's report code: REPORT.md and charts/ are
-// replaced, nothing else is touched.
-func Render(dir string) (*result.Comparison, *Report, error) {
-	c, err := result.Load(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	r, err := Write(c, analysis.Analyze(c), dir)
-	return c, r, err
-}
-
 // Write writes c's report into dir: its charts into dir/charts (replaced)
 // and REPORT.md, from c and a, its analysis.
 func Write(c *result.Comparison, a *analysis.Analysis, dir string) (*Report, error) {

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
 	"github.com/kvpool/kvpool/internal/compare/plan"
@@ -25,11 +26,7 @@ func writeScaling(b *bytes.Buffer, c *result.Comparison, wr *result.WorkloadResu
 		}
 		return satCell(v.Sat, true), cpu, true
 	})
-	closed := false
-	for _, v := range aw.Variants {
-		closed = closed || v.Closed != nil
-	}
-	if !closed {
+	if !slices.ContainsFunc(aw.Variants, func(v *analysis.Variant) bool { return v.Closed != nil }) {
 		return
 	}
 	w("%s: `%s`\n\n", HeadClosed, wr.Workload)

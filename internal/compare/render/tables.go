@@ -56,12 +56,7 @@ func askedText(factor float64, lowerBound bool) string {
 
 // writeClosedTable is the closed-loop steps of wr, if any ran.
 func writeClosedTable(b *bytes.Buffer, wr *result.WorkloadResult, aw *analysis.Workload) {
-	var rows []*analysis.Variant
-	for _, v := range aw.Variants {
-		if v.Closed != nil {
-			rows = append(rows, v)
-		}
-	}
+	rows := variantsWith(aw, func(v *analysis.Variant) bool { return v.Closed != nil })
 	if len(rows) == 0 {
 		return
 	}
@@ -71,12 +66,8 @@ func writeClosedTable(b *bytes.Buffer, wr *result.WorkloadResult, aw *analysis.W
 	w("| variant | connections | rounds | req/s (median ± half the spread) | saturation req/s | server CPU/request | loader CPU | kvserver CPU | loader-bound |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, v := range rows {
 		cr := v.Closed
-		lb := "no"
-		if cr.LoaderBound {
-			lb = "**yes**"
-		}
 		w("| %s | %d | %d | %s ± %s | %s | %s | %s | %s | %s |\n", v.Name, cr.Conns, cr.Rate.N, thousands(cr.Rate.Median), thousands(cr.Rate.HalfSpread()),
-			satCell(v.Sat, false), cpuMicros(cr.CPUPerRequest), shareCell(cr.LoaderShare, cr.LoaderCPUs), shareCell(cr.ServerShare, cr.ServerCPUs), lb)
+			satCell(v.Sat, false), cpuMicros(cr.CPUPerRequest), shareCell(cr.LoaderShare, cr.LoaderCPUs), shareCell(cr.ServerShare, cr.ServerCPUs), yesNo(cr.LoaderBound, "**yes**"))
 	}
 	w("\n")
 }
@@ -335,4 +326,15 @@ func notRunReason(c *result.Comparison) string {
 		return "the run was interrupted before it"
 	}
 	return "see the failed steps"
+}
+
+// variantsWith are aw's variants that are, in order.
+func variantsWith(aw *analysis.Workload, is func(*analysis.Variant) bool) []*analysis.Variant {
+	var out []*analysis.Variant
+	for _, v := range aw.Variants {
+		if is(v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
