@@ -67,7 +67,7 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 				caption = append(caption, " The thick band on a line is its search's bracket: from the highest offered rate that held to the lowest that failed twice; dashed where no validating run held, so that no saturation was found.")
 			}
 			if anyStep(lines, func(p result.CurvePoint) bool { return len(p.Seconds) > 0 }) {
-				caption = append(caption, " Small marks are the judged seconds (shorter intervals in a quick run) of the steps that decided each bracket, spread in time order, left to right, over a narrow band around their step's offered rate: at its lower end the search step and the validating run that held, at its upper end the runs that failed; a ring held, a triangle failed. One triangle among rings was a stall; a row of them, the whole step.")
+				caption = append(caption, " Small marks are the judged seconds (shorter intervals in a quick run) of the steps that decided each bracket, spread in time order, left to right, over a narrow band around their step's offered rate. At its lower end are the search step and the validating run that held, at its upper end the runs that failed; a ring held, a triangle failed. One triangle among rings was a stall; a row of them, the whole step.")
 			}
 			spec := chart.Spec{Title: title}
 			if len(caption) > 0 {

@@ -76,7 +76,7 @@ func sentence(c *result.Comparison, f analysis.Finding) string {
 			x, _ := f.Figure(v, analysis.AchievedShare)
 			parts = append(parts, fmt.Sprintf("%s (%s)", v, x.Text))
 		}
-		return fmt.Sprintf("`%s` at the fixed rate, **did not keep up**: %s; nothing is ranked from those steps.", wl, strings.Join(parts, ", "))
+		return fmt.Sprintf("`%s` at the fixed rate, **did not keep up**, and nothing is ranked from those steps:%s", wl, nested(parts))
 	case analysis.FixedErrors:
 		var parts []string
 		for _, v := range f.Variants {
@@ -92,7 +92,8 @@ func sentence(c *result.Comparison, f analysis.Finding) string {
 				direct = x.Value
 			}
 		}
-		return fmt.Sprintf("`%s`: %s saturates at %s req/s, %.0f %% of its concurrency bound (%d workers, each holding a request for at least the store's %v: %s req/s) and %.0f %% below direct's %s: its workers waiting on the store set the limit, not the CPU; direct runs every request on its connection's own goroutine, as many at once as there are connections.",
+		return fmt.Sprintf("`%s`: %s saturates at %s req/s, %.0f %% of its concurrency bound (%d workers, each holding a request for at least the store's %v: %s req/s) and %.0f %% below direct's %s. "+
+			"Its workers waiting on the store set the limit, not the CPU; direct runs every request on its connection's own goroutine, as many at once as there are connections.",
 			wl, v, thousands(f.Value(v, analysis.Saturation)), f.Value(v, analysis.ShareOfBound), int(f.Value(v, analysis.Workers)),
 			time.Duration(f.Value(v, analysis.IODelay)), thousands(f.Value(v, analysis.ConcurrencyLimit)), f.Value(v, analysis.BelowDirect), thousands(direct))
 	case analysis.ProfileGrowth:

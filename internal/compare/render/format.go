@@ -117,6 +117,9 @@ func span(lo, hi float64, format func(float64) string) string {
 	return format(lo) + "–" + format(hi)
 }
 
+// nested is parts as a list nested in a finding's item, one a line.
+func nested(parts []string) string { return "\n  - " + strings.Join(parts, "\n  - ") }
+
 // yesNo is yes where b holds, else "no".
 func yesNo(b bool, yes string) string {
 	if b {

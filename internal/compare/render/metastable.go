@@ -41,19 +41,19 @@ func writeMetastable(b *bytes.Buffer, c *result.Comparison, a *analysis.Analysis
 	if p.FastStore {
 		w("Each run starts a fresh kvserver on plain Pebble (no store stand-in: kvserver's CPU is its limit, every pool at its own defaults), ")
 	} else {
-		w("Each run starts a fresh kvserver whose store stand-in sleeps %v per operation, %d at a time (`-io-delay %v -io-concurrency %d`: about %s op/s; "+
-			"every pool but `default` (kvserver given no pool flag) runs `-workers %d`, one per slot, so that requests wait in the pool's queue and the store bounds every variant), ",
-			plan.MetaIODelay, p.Slots(), plan.MetaIODelay, p.Slots(), thousands(float64(p.Slots())/plan.MetaIODelay.Seconds()), p.Slots())
+		w("Every pool but `default` (kvserver given no pool flag) runs `-workers %d`, one per store slot, so that requests wait in the pool's queue and the store bounds every variant. "+
+			"Each run starts a fresh kvserver whose store stand-in sleeps %v per operation, %d at a time (`-io-delay %v -io-concurrency %d`: about %s op/s), ",
+			p.Slots(), plan.MetaIODelay, p.Slots(), plan.MetaIODelay, p.Slots(), thousands(float64(p.Slots())/plan.MetaIODelay.Seconds()))
 	}
 	w("and asks it %s GET/s (%.0f %% of direct's validated saturation) for %s, %s/s (%g×) from %s to %s, then the base rate again for %s. ",
 		thousands(am.BaseRate), 100*p.Share, secs(t.Base), thousands(c.Metastable.SpikeRate), t.Factor, secs(t.Base), secs(t.SpikeEnd()), secs(t.After))
 	w("The spike **overloaded** a variant when, over the spike, its useful goodput averaged under %.0f %% of the spike's rate or its useful answers' p99 passed %v: "+
 		"one it did not overload had nothing to recover from. ", 100*plan.MetaRecovered, plan.MetaP99)
 	w("A variant **recovered** once its useful goodput (answers to clients still waiting) stayed at %.0f %% of the base rate or more for %s; "+
-		"it **collapsed** if, over the run's last %s, it averaged under %.0f %% of it. Recovery times are from the spike's end, as is when the useful answers' p99 got back under %v for as long; "+
-		"peak amplification is the most attempts sent per first try in any %s; "+
-		"\"wasted\" is kvserver's operations that finished past the deadline their clients sent, of those it ran (known only where they send one: +deadlines); "+
-		"\"unused\" is the answers kvserver gave that no waiting client used, of those it gave; timeouts and 503s are the loader's counts per run, with kvserver's 503s by reason in brackets.\n\n",
+		"it **collapsed** if, over the run's last %s, it averaged under %.0f %% of it. Recovery times are from the spike's end, as is when the useful answers' p99 got back under %v for as long. "+
+		"Peak amplification is the most attempts sent per first try in any %s. "+
+		"\"Wasted\" is kvserver's operations that finished past the deadline their clients sent, of those it ran (known only where they send one: +deadlines). "+
+		"\"Unused\" is the answers kvserver gave that no waiting client used, of those it gave. Timeouts and 503s are the loader's counts per run, with kvserver's 503s by reason in brackets.\n\n",
 		100*plan.MetaRecovered, secs(t.Hold), secs(t.Hold), 100*plan.MetaCollapsed, plan.MetaP99, secs(t.Interval))
 	w("Client models:\n\n")
 	for _, m := range p.Models {

@@ -127,7 +127,7 @@ func satVsDirectSentence(f analysis.Finding) string {
 	case unbounded:
 		why = fmt.Sprintf("fewer than %d paired repeats give no 95 %% interval", ratios.MinPairs)
 	}
-	return fmt.Sprintf("%s: **no difference measurable here** (%s): %s.", head, why, list)
+	return fmt.Sprintf("%s: **no difference measurable here** (%s). The ratios: %s.", head, why, list)
 }
 
 // beyondDirect words a ratio's verdict against direct: "higher than
