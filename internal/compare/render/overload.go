@@ -18,10 +18,8 @@ func overloadSentence(c *result.Comparison, f analysis.Finding) (string, bool) {
 		return fmt.Sprintf("`%s` under overload: direct's saturation, which set the asked rate, is only a lower bound (its search was loader-bound): each step asked %s, so it may have overloaded kvserver less than that, or not at all.",
 			wl, askedText(f.Value("", analysis.Factor), true)), true
 	case analysis.OverloadLoaderBehind:
-		var behind, under []string
-		for _, x := range f.All(analysis.SentShare) {
-			behind = append(behind, fmt.Sprintf("%s %.0f %%", x.Of, x.Value))
-		}
+		behind := each(f.All(analysis.SentShare), func(x analysis.Figure) string { return fmt.Sprintf("%s %.0f %%", x.Of, x.Value) })
+		var under []string
 		for _, x := range f.All(analysis.ServedP99FromSend) {
 			if x.Verdict == analysis.Within {
 				under = append(under, fmt.Sprintf("%s (%s)", x.Of, nanos(x.Value)))
@@ -57,17 +55,13 @@ func overloadSentence(c *result.Comparison, f analysis.Finding) (string, bool) {
 		}
 		return out, true
 	case analysis.ShedWait:
-		var parts []string
-		for _, x := range f.All(analysis.ShedWaitP50) {
+		parts := each(f.All(analysis.ShedWaitP50), func(x analysis.Figure) string {
 			served, _ := f.Figure(x.Of, analysis.ServedWaitP50)
-			parts = append(parts, fmt.Sprintf("%s %s (served: %s)", x.Of, span(x.Interval.Lo, x.Interval.Hi, nanos), span(served.Interval.Lo, served.Interval.Hi, nanos)))
-		}
+			return fmt.Sprintf("%s %s (served: %s)", x.Of, span(x.Interval.Lo, x.Interval.Hi, nanos), span(served.Interval.Lo, served.Interval.Hi, nanos))
+		})
 		return fmt.Sprintf("`%s` under overload, which requests were shed: the 503s had waited (p50, from the send, per %s) %s.", wl, f.By, strings.Join(parts, "; ")), true
 	case analysis.OverloadFailed, analysis.OverloadException:
-		var parts []string
-		for _, x := range f.All(analysis.Reasons) {
-			parts = append(parts, fmt.Sprintf("%s (%s)", x.Of, x.Text))
-		}
+		parts := each(f.All(analysis.Reasons), func(x analysis.Figure) string { return fmt.Sprintf("%s (%s)", x.Of, x.Text) })
 		what := "failed the degradation checks"
 		if f.Kind == analysis.OverloadException {
 			what = "the unbounded exception, measured but not judged"

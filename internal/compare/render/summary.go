@@ -21,10 +21,6 @@ func runSummary(c *result.Comparison) string {
 	for _, wr := range c.Workloads {
 		wls = append(wls, "`"+wr.Workload+"`")
 	}
-	who := "direct's"
-	if p.SaturateAll {
-		who = "every variant's"
-	}
 	if o.Rate > 0 {
 		steps = append(steps, fmt.Sprintf("direct's saturation taken as %s req/s (-rate)", thousands(o.Rate)))
 	}
@@ -35,14 +31,10 @@ func runSummary(c *result.Comparison) string {
 				t.AnchorRounds, t.SatStep, plan.MinConns, 100*plan.AnchorShare)
 		}
 		steps = append(steps, fmt.Sprintf("a search for %s saturation, %d× (steps of %v; sustained: corrected p99 ≤ %v, < 0.1 %% errors, every request sent, ≥ 99 %% of the asked rate)%s",
-			who, o.Repeat, t.SatStep, o.SLO, anchor))
+			whose(p.SaturateAll), o.Repeat, t.SatStep, o.SLO, anchor))
 	}
 	if closedRan(c) {
-		who := "direct's"
-		if p.ClosedAll {
-			who = "every variant's"
-		}
-		steps = append(steps, fmt.Sprintf("%s closed loop (each connection sends its next request when the last is answered; %d × %v on the server of its last search, once idle), the cross-check of the saturation", who, t.ClosedRounds, t.Closed))
+		steps = append(steps, fmt.Sprintf("%s closed loop (each connection sends its next request when the last is answered; %d × %v on the server of its last search, once idle), the cross-check of the saturation", whose(p.ClosedAll), t.ClosedRounds, t.Closed))
 	}
 	if p.Fixed {
 		steps = append(steps, fmt.Sprintf("a fixed-rate step of %v at %.0f %% of %s", t.Fixed, 100*plan.FixedShare, refName(p)))
@@ -82,6 +74,14 @@ func runSummary(c *result.Comparison) string {
 	}
 	return fmt.Sprintf("Variants %s; workloads %s over %s ids with %d B values. Mode: %s. Every kvserver started on a fresh copy (on disk before the start) of one filled store. That store was left to compact until its server idled, and each server was measured only once idle itself.%s\n\nPer workload:\n\n- %s.",
 		strings.Join(variants, ", "), strings.Join(wls, ", "), thousands(float64(o.Keys)), o.ValueSize, mode, warm, strings.Join(steps, ";\n- "))
+}
+
+// whose is "every variant's" where a step ran for all, else "direct's".
+func whose(all bool) string {
+	if all {
+		return "every variant's"
+	}
+	return "direct's"
 }
 
 // connsPlanText says, once, over how many connections every variant of

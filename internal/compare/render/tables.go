@@ -263,10 +263,7 @@ func writeOverloadTable(b *bytes.Buffer, c *result.Comparison, wr *result.Worklo
 			w("| %s | %s | not run (%s) ||||||||||||||\n", v.Variant.PoolLabel(), v.Variant.PolicyLabel(), notRunReason(c))
 			continue
 		}
-		var rec []string
-		for _, p := range o.RecoveryP99 {
-			rec = append(rec, duration(p))
-		}
+		rec := each(o.RecoveryP99, duration)
 		served, per503, shedRatio := "-", "-", "-"
 		if x.ServedCPU > 0 {
 			served = cpuMicros(x.ServedCPU)
