@@ -17,7 +17,7 @@ import (
 )
 
 // Render writes the report of the comparison in dir again from its
-// compare.json (render.Render), for a comparison of any version: where
+// compare.json, for a comparison of any version: where
 // compare.json lacks a fixed-rate step's distribution, it is read from
 // the step's interval logs (loadRun). It measures
 // nothing, and changes nothing in dir but REPORT.md and charts/.

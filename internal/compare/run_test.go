@@ -80,7 +80,7 @@ func TestQueuesEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	report := string(b)
 	last := -1
-	for _, h := range []string{render.HeadPools, render.HeadEnvironment, render.HeadLoader, render.HeadResults + ": `get`", render.HeadClosed + ": `get`", render.HeadOverload + ": `get`", render.HeadCharts, render.HeadProfiles, render.HeadFindings} {
+	for _, h := range []string{render.HeadAnswer, render.HeadFindings, render.HeadMethod, render.HeadPools, render.HeadEnvironment, render.HeadLoader, render.HeadResults + ": `get`", render.HeadClosed + ": `get`", render.HeadOverload + ": `get`", render.HeadCharts, render.HeadProfiles} {
 		i := strings.Index(report, "\n"+h)
 		require.GreaterOrEqual(t, i, 0, "heading %q missing from the report", h)
 		assert.Greater(t, i, last, "heading %q out of order", h)

@@ -172,16 +172,6 @@ func Analyze(c *result.Comparison) *Analysis {
 	return a
 }
 
-// Workload is the analysis of the workload named wl (nil: none).
-func (a *Analysis) Workload(wl string) *Workload {
-	for _, w := range a.Workloads {
-		if w.Name == wl {
-			return w
-		}
-	}
-	return nil
-}
-
 // Variant is the workload's variant named name (nil: none).
 func (w *Workload) Variant(name string) *Variant {
 	for _, v := range w.Variants {
@@ -279,7 +269,7 @@ func saturationOf(v *result.VariantResult) *Searches {
 			failed = append(failed, r.Candidate)
 		}
 	}
-	s.Candidate = median(failed)
+	s.Candidate = Median(failed)
 	if s.Brackets = v.Brackets(); s.Brackets {
 		var los, his []float64
 		for _, r := range v.Sat {
@@ -287,7 +277,7 @@ func saturationOf(v *result.VariantResult) *Searches {
 				los, his = append(los, r.Bracket.Lo), append(his, r.Bracket.Hi)
 			}
 		}
-		s.Bracket = Interval{Lo: median(los), Hi: median(his), N: len(los)}
+		s.Bracket = Interval{Lo: Median(los), Hi: Median(his), N: len(los)}
 	}
 	var shares []float64
 	for _, r := range v.Sat {
@@ -295,7 +285,7 @@ func saturationOf(v *result.VariantResult) *Searches {
 			shares = append(shares, x)
 		}
 	}
-	s.ServerShare = median(shares)
+	s.ServerShare = Median(shares)
 	return s
 }
 
@@ -312,7 +302,7 @@ func medianCost(ds []time.Duration) time.Duration {
 			xs = append(xs, float64(d))
 		}
 	}
-	return time.Duration(median(xs))
+	return time.Duration(Median(xs))
 }
 
 func closedOf(v *result.VariantResult) *Closed {
@@ -331,7 +321,7 @@ func closedOf(v *result.VariantResult) *Closed {
 			c.LoaderBound, c.Why = true, rd.Why
 		}
 	}
-	c.LoaderShare, c.ServerShare, c.CPUPerRequest = median(lshare), median(sshare), medianCost(cpu)
+	c.LoaderShare, c.ServerShare, c.CPUPerRequest = Median(lshare), Median(sshare), medianCost(cpu)
 	return c
 }
 

@@ -314,24 +314,3 @@ func (f Finding) All(name Measure) []Figure {
 	}
 	return out
 }
-
-// Find is a's first finding of kind about workload (false: none).
-func (a *Analysis) Find(kind Kind, workload string) (Finding, bool) {
-	for _, f := range a.Findings {
-		if f.Kind == kind && f.Workload == workload {
-			return f, true
-		}
-	}
-	return Finding{}, false
-}
-
-// FindAll are a's findings of kind, in order.
-func (a *Analysis) FindAll(kind Kind) []Finding {
-	var out []Finding
-	for _, f := range a.Findings {
-		if f.Kind == kind {
-			out = append(out, f)
-		}
-	}
-	return out
-}

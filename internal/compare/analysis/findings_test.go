@@ -34,7 +34,7 @@ func comparisonOf(t *testing.T, sat map[string][]float64, order ...string) *resu
 // find is a's one finding of kind about "get".
 func find(t *testing.T, a *Analysis, kind Kind) Finding {
 	t.Helper()
-	f, ok := a.Find(kind, "get")
+	f, ok := findIn(a, kind, "get")
 	require.True(t, ok, "no %s finding in %+v", kind, a.Findings)
 	return f
 }
@@ -153,7 +153,7 @@ func TestLoaderBoundSaturationIsALowerBound(t *testing.T) {
 	assert.Equal(t, 1.0, lower.Value("lifo", LoaderCPUs))
 	lead := find(t, a, SaturationLead)
 	assert.Equal(t, []string{"direct", "fifo"}, lead.Variants, "lifo is not ranked")
-	for _, f := range a.FindAll(SaturationVsDirect) {
+	for _, f := range kindsIn(a, SaturationVsDirect) {
 		assert.NotContains(t, f.Variants, "lifo", "a lower bound is not compared with direct")
 	}
 
@@ -234,7 +234,7 @@ func TestGoodputGroupsBySheddingNotByPolicy(t *testing.T) {
 
 	vs[1].Overload, vs[3].Overload = nil, nil
 	vs[0].Overload.Served = 0 // direct answered nothing
-	_, ok := Analyze(c).Find(OverloadGoodput, "get")
+	_, ok := findIn(Analyze(c), OverloadGoodput, "get")
 	assert.False(t, ok, "one variant is no comparison")
 	vs[1].Overload = &result.OverloadRun{Served: 10, Goodput: 21000}
 	g = find(t, Analyze(c), OverloadGoodput)
@@ -264,7 +264,7 @@ func TestShedWaitPerPolicy(t *testing.T) {
 	for _, v := range vs {
 		v.Overload.Shed = 0
 	}
-	_, ok = Analyze(c).Find(ShedWait, "get")
+	_, ok = findIn(Analyze(c), ShedWait, "get")
 	assert.False(t, ok, "nothing shed, nothing to say")
 }
 
@@ -293,7 +293,7 @@ func TestConcurrencyBoundAndProfileGrowth(t *testing.T) {
 	assert.Equal(t, []string{"fifo workers=2"}, bound.Variants, "64 workers could serve 64,000 req/s, more than direct reached")
 	assert.Equal(t, 2000.0, bound.Value("fifo workers=2", ConcurrencyLimit))
 	assert.InDelta(t, 85.0, bound.Value("fifo workers=2", ShareOfBound), 1e-9)
-	grew := a.FindAll(ProfileGrowth)
+	grew := kindsIn(a, ProfileGrowth)
 	require.Len(t, grew, 1, "no CPU blame for a pool bound by its workers")
 	assert.Equal(t, []string{"fifo workers=64"}, grew[0].Variants)
 	top, _ := grew[0].Figure("fifo workers=64", TopFunction)
@@ -306,7 +306,7 @@ func TestConcurrencyBoundAndProfileGrowth(t *testing.T) {
 	for _, v := range wr.Variants {
 		v.Sat = v.Sat[:3]
 	}
-	assert.Empty(t, Analyze(c).FindAll(ProfileGrowth))
+	assert.Empty(t, kindsIn(Analyze(c), ProfileGrowth))
 
 	wr.Variants[2].Variant.Limit = "gradient2"
 	assert.Zero(t, concurrencyBound(wr.Variants[2]), "an adaptive limit moves the W/delay bound: the finding does not apply")
@@ -432,7 +432,7 @@ func TestCrossCheck(t *testing.T) {
 	v.Closed = &result.ClosedRun{Conns: 64, Rounds: []result.ClosedRound{{Rate: 39000}, {Rate: 41000}, {Rate: 42000}}}
 	f := func(want Verdict, difference float64) Finding {
 		t.Helper()
-		got := Analyze(c).FindAll(CrossCheck)
+		got := kindsIn(Analyze(c), CrossCheck)
 		require.Len(t, got, 1)
 		assert.Equal(t, want, got[0].Verdict)
 		assert.InDelta(t, difference, got[0].Value("direct", Difference), 0.5)
@@ -451,7 +451,7 @@ func TestCrossCheck(t *testing.T) {
 	v.Sat[0].LoaderBound = true
 	f(SatLowerBound, 0)
 	v.Closed = nil
-	assert.Empty(t, Analyze(c).FindAll(CrossCheck))
+	assert.Empty(t, kindsIn(Analyze(c), CrossCheck))
 }
 
 // TestCrossCheckAccounts: where both sides' CPU was measured, the
@@ -497,14 +497,14 @@ func TestFixedErrors(t *testing.T) {
 	assert.Equal(t, 0.0065, f.Value("fifo", ErrorRate))
 	assert.False(t, Analyze(c).Workloads[0].OnlyBaseRate, "a fixed step: the results table")
 	c.Workloads[0].Variants[1].Fixed.ErrorRate = c.Criteria.MaxErrorRate / 2
-	assert.Empty(t, Analyze(c).FindAll(FixedErrors), "under the search's own limit: no finding")
+	assert.Empty(t, kindsIn(Analyze(c), FixedErrors), "under the search's own limit: no finding")
 }
 
 func TestEstimates(t *testing.T) {
 	assert.Equal(t, Estimate{Median: 2, Interval: Interval{Lo: 1, Hi: 3, N: 3}}, estimateOf([]float64{3, 1, 2}))
-	assert.Equal(t, 2.5, median([]float64{4, 1, 2, 3}))
+	assert.Equal(t, 2.5, Median([]float64{4, 1, 2, 3}))
 	assert.Equal(t, 1.5, estimateOf([]float64{4, 1, 2}).HalfSpread())
-	assert.Zero(t, median(nil))
+	assert.Zero(t, Median(nil))
 	assert.Equal(t, 0.5, ratio(1, 2))
 	assert.True(t, math.IsNaN(ratio(1, 0)), "no ratio without a base")
 }

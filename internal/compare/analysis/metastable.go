@@ -237,7 +237,7 @@ func medianOrNaN(xs []float64) float64 {
 	if len(xs) == 0 {
 		return math.NaN()
 	}
-	return median(xs)
+	return Median(xs)
 }
 
 // Judged reports whether j's verdicts stand: its client side kept up.

@@ -42,7 +42,7 @@ func PairedOf(pr *result.PairedRun) *Paired {
 		bCPU, vCPU = append(bCPU, float64(b.ServerCPUPerRequest)), append(vCPU, float64(v.ServerCPUPerRequest))
 		p.LoaderBound = p.LoaderBound || b.LoaderBound || v.LoaderBound
 	}
-	p.BaseRate, p.Rate = median(bRate), median(vRate)
+	p.BaseRate, p.Rate = Median(bRate), Median(vRate)
 	p.CPUPerRequest = medianCost(durations(vCPU))
 	// The slices are of one length: Paired cannot fail here.
 	p.Throughput, _ = ratios.Paired(bRate, vRate)

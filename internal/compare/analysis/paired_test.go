@@ -64,7 +64,7 @@ func TestPairedFindings(t *testing.T) {
 	wr.Variants[1].Paired.Variant[2].LoaderBound = true
 	a = Analyze(c)
 	assert.Equal(t, []string{"fifo"}, findVerdict(t, a, PairedThroughput, NotRanked).Variants)
-	for _, f := range a.FindAll(PairedThroughput) {
+	for _, f := range kindsIn(a, PairedThroughput) {
 		if f.Verdict != NotRanked {
 			assert.NotContains(t, f.Variants, "fifo")
 		}
@@ -75,7 +75,7 @@ func TestPairedFindings(t *testing.T) {
 // findVerdict is a's finding of kind about "get" with verdict v.
 func findVerdict(t *testing.T, a *Analysis, kind Kind, v Verdict) Finding {
 	t.Helper()
-	for _, f := range a.FindAll(kind) {
+	for _, f := range kindsIn(a, kind) {
 		if f.Verdict == v {
 			return f
 		}

@@ -110,7 +110,7 @@ func TestScalingFindings(t *testing.T) {
 	worst, _ := target.Figure("fifo", WorstCPURatio)
 	assert.Equal(t, 2, worst.CPUs)
 	assert.InDelta(t, 1.05, worst.Value, 1e-9)
-	assert.Len(t, a.FindAll(CrossCheck), 2, "direct on each count against its closed loop")
+	assert.Len(t, kindsIn(a, CrossCheck), 2, "direct on each count against its closed loop")
 	assert.NotContains(t, kinds(a), SaturationLead, "counts are not ranked against each other")
 
 	// One count: the preset on a 2-CPU machine (kvserver on CPU 0).

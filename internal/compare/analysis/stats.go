@@ -31,14 +31,11 @@ func estimateOf(xs []float64) Estimate {
 	if len(xs) == 0 {
 		return Estimate{}
 	}
-	return Estimate{Median: median(xs), Interval: Interval{Lo: slices.Min(xs), Hi: slices.Max(xs), N: len(xs)}}
+	return Estimate{Median: Median(xs), Interval: Interval{Lo: slices.Min(xs), Hi: slices.Max(xs), N: len(xs)}}
 }
 
 // Median of xs (0 for none).
-func Median(xs []float64) float64 { return median(xs) }
-
-// median of xs (0 for none).
-func median(xs []float64) float64 {
+func Median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}

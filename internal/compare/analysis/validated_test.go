@@ -44,7 +44,7 @@ func TestUnvalidatedSaturationIsNeverRanked(t *testing.T) {
 
 	lead := find(t, a, SaturationLead)
 	assert.ElementsMatch(t, []string{"direct", "lifo"}, lead.Variants, "fifo is not in the running")
-	for _, f := range a.FindAll(SaturationVsDirect) {
+	for _, f := range kindsIn(a, SaturationVsDirect) {
 		assert.NotContains(t, f.Variants, "fifo")
 	}
 }
@@ -125,7 +125,7 @@ func TestFixedBehind(t *testing.T) {
 	assert.True(t, lifo.P99 != lifo.P99 && lifo.CPU != lifo.CPU, "no ratio to a direct that did not keep up")
 
 	wr.Variants[0].Fixed, wr.Variants[1].Fixed = fixed(28000, 28000, ""), fixed(28000, 27500, "")
-	_, ok := Analyze(c).Find(FixedBehind, "get")
+	_, ok := findIn(Analyze(c), FixedBehind, "get")
 	assert.False(t, ok, "98 % of the asked rate, on schedule, is kept up")
 }
 

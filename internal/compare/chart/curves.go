@@ -24,10 +24,7 @@ func curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 	if math.IsNaN(sloMs) || math.IsInf(sloMs, 0) {
 		return Chart{}, fmt.Errorf("chart %q: SLO %v ms; give a finite value, or 0 for none", spec.Title, sloMs)
 	}
-	names := make([]string, len(lines))
-	for i, l := range lines {
-		names[i] = l.Name
-	}
+	names := namesOf(lines, func(l CurveLine) string { return l.Name })
 	if err := checkNames(spec.Title, names); err != nil {
 		return Chart{}, err
 	}

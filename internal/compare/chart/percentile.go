@@ -33,10 +33,7 @@ func latencyByPercentile(spec Spec, lines []PercentileLine) (Chart, error) {
 	if len(lines) == 0 {
 		return Chart{}, fmt.Errorf("chart %q: no lines to draw; pass at least one pool", spec.Title)
 	}
-	names := make([]string, len(lines))
-	for i, l := range lines {
-		names[i] = l.Name
-	}
+	names := namesOf(lines, func(l PercentileLine) string { return l.Name })
 	if err := checkNames(spec.Title, names); err != nil {
 		return Chart{}, err
 	}

@@ -42,10 +42,7 @@ func xyRange(title string, lines []XYLine) (xmin, xmax, ymin, ymax float64, err 
 	if len(lines) == 0 {
 		return 0, 0, 0, 0, fmt.Errorf("chart %q: no lines to draw; pass at least one", title)
 	}
-	names := make([]string, len(lines))
-	for i, l := range lines {
-		names[i] = l.Name
-	}
+	names := xyNames(lines)
 	if err := checkNames(title, names); err != nil {
 		return 0, 0, 0, 0, err
 	}
@@ -87,23 +84,38 @@ func sortedXY(l XYLine) (xs, ys []float64) {
 	return xs, ys
 }
 
-// drawLines draws each line on p left to right in its own colour, with a
-// dot at each point when dots, adds it to the legend, and renders f.
-func (f *figure) drawLines(p *plot.Plot, title string, lines []XYLine, dots bool) (Chart, error) {
-	names := make([]string, len(lines))
-	for i, l := range lines {
-		names[i] = l.Name
-	}
-	col := colours(names)
+// drawLines draws each line on p left to right in its colour of col, with
+// a dot at each point when dots, and adds it to the legend.
+func (f *figure) drawLines(p *plot.Plot, title string, lines []XYLine, col map[string]color.Color, dots bool) error {
 	for _, l := range lines {
 		xs, ys := sortedXY(l)
 		th, err := addSeries(p, xs, ys, lineStyle(col[l.Name], false), dots)
 		if err != nil {
-			return Chart{}, fmt.Errorf("chart %q: series %q: %w", title, l.Name, err)
+			return fmt.Errorf("chart %q: series %q: %w", title, l.Name, err)
 		}
 		f.addLegend(l.Name, th)
 	}
+	return nil
+}
+
+// drawAll draws lines as drawLines does and renders f.
+func (f *figure) drawAll(p *plot.Plot, title string, lines []XYLine, dots bool) (Chart, error) {
+	if err := f.drawLines(p, title, lines, colours(xyNames(lines)), dots); err != nil {
+		return Chart{}, err
+	}
 	return f.render(defaultWidth, defaultHeight)
+}
+
+// xyNames are lines' names, in order.
+func xyNames(lines []XYLine) []string { return namesOf(lines, func(l XYLine) string { return l.Name }) }
+
+// namesOf are lines' names, in order.
+func namesOf[L any](lines []L, name func(L) string) []string {
+	names := make([]string, len(lines))
+	for i, l := range lines {
+		names[i] = name(l)
+	}
+	return names
 }
 
 func timeSeries(spec Spec, lines []XYLine, marks []Mark) (Chart, error) {
@@ -130,7 +142,7 @@ func timeSeries(spec Spec, lines []XYLine, marks []Mark) (Chart, error) {
 	if len(marks) > 0 {
 		p.Add(&markPlotter{marks: marks})
 	}
-	return f.drawLines(p, spec.Title, lines, false)
+	return f.drawAll(p, spec.Title, lines, false)
 }
 
 var markFill = color.NRGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0x26}
@@ -171,7 +183,7 @@ func sweep(spec Spec, lines []XYLine) (Chart, error) {
 		p.X.Min, p.X.Max = padRange(xmin, xmax, false)
 	}
 	p.Y.Min, p.Y.Max = linearFromZero(ymin, ymax)
-	return f.drawLines(p, spec.Title, lines, true)
+	return f.drawAll(p, spec.Title, lines, true)
 }
 
 // xTicks marks the x axis at every x the lines were measured at, and
@@ -247,11 +259,7 @@ func scaling(spec Spec, lines []XYLine) (Chart, error) {
 	}
 	p.X.Tick.Marker = xTicks(lines)
 	p.Y.Min, p.Y.Max = linearFromZero(ymin, ymax)
-	names := make([]string, len(lines))
-	for i, l := range lines {
-		names[i] = l.Name
-	}
-	col := colours(names)
+	col := colours(xyNames(lines))
 	for i, id := range ideals {
 		if len(id.X) < 2 {
 			continue
@@ -260,13 +268,8 @@ func scaling(spec Spec, lines []XYLine) (Chart, error) {
 			return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, lines[i].Name, err)
 		}
 	}
-	for _, l := range lines {
-		xs, ys := sortedXY(l)
-		th, err := addSeries(p, xs, ys, lineStyle(col[l.Name], false), true)
-		if err != nil {
-			return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, l.Name, err)
-		}
-		f.addLegend(l.Name, th)
+	if err := f.drawLines(p, spec.Title, lines, col, true); err != nil {
+		return Chart{}, err
 	}
 	f.addLegend("")
 	f.addLegend("linear from the fewest CPUs", thumb{style: lineStyle(rgb(0x999999), true)})

@@ -22,11 +22,11 @@ func slug(s string) string { return strings.NewReplacer(":", "", "/", "-", " ", 
 // dir/charts (replaced), listing them in r; a chart that cannot be drawn
 // becomes a note of r.
 func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Report) {
-	if err := os.RemoveAll(filepath.Join(dir, ChartsDir)); err != nil {
-		r.Notes = append(r.Notes, fmt.Sprintf("no charts: %v", err))
-		return
+	err := os.RemoveAll(filepath.Join(dir, ChartsDir))
+	if err == nil {
+		err = os.MkdirAll(filepath.Join(dir, ChartsDir), 0o755)
 	}
-	if err := os.MkdirAll(filepath.Join(dir, ChartsDir), 0o755); err != nil {
+	if err != nil {
 		r.Notes = append(r.Notes, fmt.Sprintf("no charts: %v", err))
 		return
 	}
@@ -59,21 +59,19 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 			if aw.Grid != nil && aw.Grid.Largest() > 0 {
 				title += fmt.Sprintf(", kvserver on %s", cpusText(aw.Grid.Largest(), "CPU"))
 			}
-			spec := chart.Spec{Title: title}
+			var caption []string
 			if anyStep(lines, func(p result.CurvePoint) bool { return p.LoaderBound && !p.Validating() }) {
-				spec.Caption = "Above: answered rate against offered rate; below: corrected p99 against the red SLO line. A cross marks a loader-bound step: it failed because the loader ran out, so it says nothing of the server, and the saturation found below it is only a lower bound."
+				caption = append(caption, " A cross marks a loader-bound step: it failed because the loader ran out, so it says nothing of the server, and the saturation found below it is only a lower bound.")
 			}
 			if slices.ContainsFunc(lines, func(l chart.CurveLine) bool { return l.Search.Bracket != nil && l.Search.Bracket.Hi > 0 }) {
-				if spec.Caption == "" {
-					spec.Caption = "Above: answered rate against offered rate; below: corrected p99 against the red SLO line."
-				}
-				spec.Caption += " The thick band on a line is its search's bracket: from the highest offered rate that held to the lowest that failed twice; dashed where no validating run held, so that no saturation was found."
+				caption = append(caption, " The thick band on a line is its search's bracket: from the highest offered rate that held to the lowest that failed twice; dashed where no validating run held, so that no saturation was found.")
 			}
 			if anyStep(lines, func(p result.CurvePoint) bool { return len(p.Seconds) > 0 }) {
-				if spec.Caption == "" {
-					spec.Caption = "Above: answered rate against offered rate; below: corrected p99 against the red SLO line."
-				}
-				spec.Caption += " Small marks are the judged seconds (shorter intervals in a quick run) of the steps that decided each bracket, spread in time order, left to right, over a narrow band around their step's offered rate: at its lower end the search step and the validating run that held, at its upper end the runs that failed; a ring held, a triangle failed. One triangle among rings was a stall; a row of them, the whole step."
+				caption = append(caption, " Small marks are the judged seconds (shorter intervals in a quick run) of the steps that decided each bracket, spread in time order, left to right, over a narrow band around their step's offered rate. At its lower end are the search step and the validating run that held, at its upper end the runs that failed; a ring held, a triangle failed. One triangle among rings was a stall; a row of them, the whole step.")
+			}
+			spec := chart.Spec{Title: title}
+			if len(caption) > 0 {
+				spec.Caption = "Above: answered rate against offered rate; below: corrected p99 against the red SLO line." + strings.Join(caption, "")
 			}
 			ch, err := chart.Curves(spec, lines, ms(c.Options.SLO))
 			save(wl+"-saturation.svg", ch, err, title)

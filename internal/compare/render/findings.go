@@ -37,15 +37,14 @@ func sentence(c *result.Comparison, f analysis.Finding) string {
 	case analysis.SearchCapped:
 		return fmt.Sprintf("`%s`: %s passed the search's highest rate, so their saturation was not found and no pool is ranked.", wl, strings.Join(f.Variants, ", "))
 	case analysis.SaturationLowerBound:
-		var parts []string
-		for _, v := range f.Variants {
+		parts := each(f.Variants, func(v string) string {
 			with := ""
 			if n := f.Value(v, analysis.LoaderCPUs); n > 0 {
 				with = " with " + cpusText(int(n), "loader CPU")
 			}
-			parts = append(parts, fmt.Sprintf("%s (≥ %s req/s%s)", v, thousands(f.Value(v, analysis.Saturation)), with))
-		}
-		return fmt.Sprintf("`%s`: **loader-bound, so only lower bounds, not ranked**: %s: the loader ran out of CPU (90 %% or more of its own) or its own sends fell behind (requests that found a connection free were still sent late) before kvserver reached its limit. To measure further, give the loader more CPUs (`-loader-cpus`), or load from more hosts (`loadtest attack -shard K/N -start-at`, then `loadtest merge`).",
+			return fmt.Sprintf("%s (≥ %s req/s%s)", v, thousands(f.Value(v, analysis.Saturation)), with)
+		})
+		return fmt.Sprintf("`%s`: **loader-bound, so only lower bounds, not ranked**: %s. The loader ran out of CPU (90 %% or more of its own) or its own sends fell behind (requests that found a connection free were still sent late) before kvserver reached its limit. To measure further, give the loader more CPUs (`-loader-cpus`), or load from more hosts (`loadtest attack -shard K/N -start-at`, then `loadtest merge`).",
 			wl, strings.Join(parts, ", "))
 	case analysis.SaturationLead:
 		best, second := f.Variants[0], f.Variants[1]
@@ -71,17 +70,13 @@ func sentence(c *result.Comparison, f analysis.Finding) string {
 		}
 		return fmt.Sprintf("`%s`: **not validated, so not ranked**: %s: no rate held over the validating run, so a search's bracket is where its short steps held and failed, not a saturation.", wl, strings.Join(parts, ", "))
 	case analysis.FixedBehind:
-		var parts []string
-		for _, v := range f.Variants {
+		parts := each(f.Variants, func(v string) string {
 			x, _ := f.Figure(v, analysis.AchievedShare)
-			parts = append(parts, fmt.Sprintf("%s (%s)", v, x.Text))
-		}
-		return fmt.Sprintf("`%s` at the fixed rate, **did not keep up**: %s; nothing is ranked from those steps.", wl, strings.Join(parts, ", "))
+			return fmt.Sprintf("%s (%s)", v, x.Text)
+		})
+		return fmt.Sprintf("`%s` at the fixed rate, **did not keep up**, and nothing is ranked from those steps:%s", wl, nested(parts))
 	case analysis.FixedErrors:
-		var parts []string
-		for _, v := range f.Variants {
-			parts = append(parts, v+" "+errorShare(f.Value(v, analysis.ErrorRate)))
-		}
+		parts := each(f.Variants, func(v string) string { return v + " " + errorShare(f.Value(v, analysis.ErrorRate)) })
 		return fmt.Sprintf("`%s` at the fixed rate, failed requests (503s or time-outs) of what was sent: %s; their percentiles include those answers, so read a lower p99 there as shed load, not as faster service.",
 			wl, strings.Join(parts, ", "))
 	case analysis.ConcurrencyBound:
@@ -92,7 +87,8 @@ func sentence(c *result.Comparison, f analysis.Finding) string {
 				direct = x.Value
 			}
 		}
-		return fmt.Sprintf("`%s`: %s saturates at %s req/s, %.0f %% of its concurrency bound (%d workers, each holding a request for at least the store's %v: %s req/s) and %.0f %% below direct's %s: its workers waiting on the store set the limit, not the CPU; direct runs every request on its connection's own goroutine, as many at once as there are connections.",
+		return fmt.Sprintf("`%s`: %s saturates at %s req/s, %.0f %% of its concurrency bound (%d workers, each holding a request for at least the store's %v: %s req/s) and %.0f %% below direct's %s. "+
+			"Its workers waiting on the store set the limit, not the CPU; direct runs every request on its connection's own goroutine, as many at once as there are connections.",
 			wl, v, thousands(f.Value(v, analysis.Saturation)), f.Value(v, analysis.ShareOfBound), int(f.Value(v, analysis.Workers)),
 			time.Duration(f.Value(v, analysis.IODelay)), thousands(f.Value(v, analysis.ConcurrencyLimit)), f.Value(v, analysis.BelowDirect), thousands(direct))
 	case analysis.ProfileGrowth:
@@ -190,17 +186,13 @@ func scalingSentence(f analysis.Finding) (string, bool) {
 		return fmt.Sprintf("`%s` scaling, saturation paired with direct's by repeat on as many CPUs: **no difference measurable here** at any count of %s (%s; -repeat %d gives one): %s.",
 			wl, countsText(counts), why, ratios.MinPairs, strings.Join(tied, ", ")), true
 	case analysis.ScalingLowerBound:
-		var parts []string
-		for _, x := range f.All(analysis.LowerBoundRate) {
-			parts = append(parts, fmt.Sprintf("%s at %s (≥ %s)", x.Of, cpusText(x.CPUs, "CPU"), thousands(x.Value)))
-		}
+		parts := each(f.All(analysis.LowerBoundRate), func(x analysis.Figure) string {
+			return fmt.Sprintf("%s at %s (≥ %s)", x.Of, cpusText(x.CPUs, "CPU"), thousands(x.Value))
+		})
 		return fmt.Sprintf("`%s` scaling: only lower bounds, not ranked (loader-bound searches): %s; give the loader more CPUs (-loader-cpus) or more hosts (`loadtest attack -shard K/N -start-at`, then `loadtest merge`).",
 			wl, strings.Join(parts, ", ")), true
 	case analysis.ScalingEfficiency:
-		var parts []string
-		for _, x := range f.All(analysis.Efficiency) {
-			parts = append(parts, fmt.Sprintf("%s %.2f", x.Of, x.Value))
-		}
+		parts := each(f.All(analysis.Efficiency), func(x analysis.Figure) string { return fmt.Sprintf("%s %.2f", x.Of, x.Value) })
 		lo, hi := int(f.Value("", analysis.FromCPUs)), int(f.Value("", analysis.ToCPUs))
 		return fmt.Sprintf("`%s` scaling from %s to %s, saturation as a share of linear scaling from the %s figure (1.00: linear): %s.",
 			wl, cpusText(lo, "CPU"), cpusText(hi, "CPU"), cpusText(lo, "CPU"), strings.Join(parts, ", ")), true

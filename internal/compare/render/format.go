@@ -91,10 +91,7 @@ func cpusText(n int, what string) string {
 
 // countsText is "1, 2, 4 and 8 CPUs".
 func countsText(counts []int) string {
-	var parts []string
-	for _, n := range counts {
-		parts = append(parts, strconv.Itoa(n))
-	}
+	parts := each(counts, strconv.Itoa)
 	if len(parts) == 1 {
 		return cpusText(counts[0], "CPU")
 	}
@@ -115,6 +112,26 @@ func span(lo, hi float64, format func(float64) string) string {
 		return format(lo)
 	}
 	return format(lo) + "–" + format(hi)
+}
+
+// each is word of every x of xs, in order.
+func each[T any](xs []T, word func(T) string) []string {
+	out := make([]string, 0, len(xs))
+	for _, x := range xs {
+		out = append(out, word(x))
+	}
+	return out
+}
+
+// nested is parts as a list nested in a finding's item, one a line.
+func nested(parts []string) string { return "\n  - " + strings.Join(parts, "\n  - ") }
+
+// yesNo is yes where b holds, else "no".
+func yesNo(b bool, yes string) string {
+	if b {
+		return yes
+	}
+	return "no"
 }
 
 func orNone(xs []string) string {

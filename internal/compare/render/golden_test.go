@@ -68,7 +68,7 @@ func TestGoldenFindings(t *testing.T) {
 	}
 	has := func(a *analysis.Analysis, kind analysis.Kind, wl string) analysis.Finding {
 		t.Helper()
-		f, ok := a.Find(kind, wl)
+		f, ok := findIn(a, kind, wl)
 		require.True(t, ok, "no %s finding of %s", kind, wl)
 		return f
 	}
@@ -80,7 +80,7 @@ func TestGoldenFindings(t *testing.T) {
 	has(q, analysis.OverloadSLO, "get")
 
 	p := load("policies")
-	assert.Empty(t, p.FindAll(analysis.SaturationLead), "policies measures under overload only: nothing to rank")
+	assert.Empty(t, kindsIn(p, analysis.SaturationLead), "policies measures under overload only: nothing to rank")
 	goodput := has(p, analysis.OverloadGoodput, "mixed:0.5")
 	assert.Len(t, goodput.All(analysis.Goodput), len(goodput.Variants)+2, "each variant's goodput and its group's range")
 	has(p, analysis.DefaultsTargets, "mixed:0.5")
@@ -96,7 +96,7 @@ func TestGoldenFindings(t *testing.T) {
 	has(s, analysis.HandlerTarget, "get")
 
 	sb := load("slow-backend")
-	bound := sb.FindAll(analysis.ConcurrencyBound)
+	bound := kindsIn(sb, analysis.ConcurrencyBound)
 	require.NotEmpty(t, bound, "fifo's 2 workers over a 1 ms store")
 	assert.Equal(t, analysis.Bound, bound[0].Verdict)
 }

@@ -41,19 +41,19 @@ func writeMetastable(b *bytes.Buffer, c *result.Comparison, a *analysis.Analysis
 	if p.FastStore {
 		w("Each run starts a fresh kvserver on plain Pebble (no store stand-in: kvserver's CPU is its limit, every pool at its own defaults), ")
 	} else {
-		w("Each run starts a fresh kvserver whose store stand-in sleeps %v per operation, %d at a time (`-io-delay %v -io-concurrency %d`: about %s op/s; "+
-			"every pool but `default` (kvserver given no pool flag) runs `-workers %d`, one per slot, so that requests wait in the pool's queue and the store bounds every variant), ",
-			plan.MetaIODelay, p.Slots(), plan.MetaIODelay, p.Slots(), thousands(float64(p.Slots())/plan.MetaIODelay.Seconds()), p.Slots())
+		w("Every pool but `default` (kvserver given no pool flag) runs `-workers %d`, one per store slot, so that requests wait in the pool's queue and the store bounds every variant. "+
+			"Each run starts a fresh kvserver whose store stand-in sleeps %v per operation, %d at a time (`-io-delay %v -io-concurrency %d`: about %s op/s), ",
+			p.Slots(), plan.MetaIODelay, p.Slots(), plan.MetaIODelay, p.Slots(), thousands(float64(p.Slots())/plan.MetaIODelay.Seconds()))
 	}
 	w("and asks it %s GET/s (%.0f %% of direct's validated saturation) for %s, %s/s (%g×) from %s to %s, then the base rate again for %s. ",
 		thousands(am.BaseRate), 100*p.Share, secs(t.Base), thousands(c.Metastable.SpikeRate), t.Factor, secs(t.Base), secs(t.SpikeEnd()), secs(t.After))
 	w("The spike **overloaded** a variant when, over the spike, its useful goodput averaged under %.0f %% of the spike's rate or its useful answers' p99 passed %v: "+
 		"one it did not overload had nothing to recover from. ", 100*plan.MetaRecovered, plan.MetaP99)
 	w("A variant **recovered** once its useful goodput (answers to clients still waiting) stayed at %.0f %% of the base rate or more for %s; "+
-		"it **collapsed** if, over the run's last %s, it averaged under %.0f %% of it. Recovery times are from the spike's end, as is when the useful answers' p99 got back under %v for as long; "+
-		"peak amplification is the most attempts sent per first try in any %s; "+
-		"\"wasted\" is kvserver's operations that finished past the deadline their clients sent, of those it ran (known only where they send one: +deadlines); "+
-		"\"unused\" is the answers kvserver gave that no waiting client used, of those it gave; timeouts and 503s are the loader's counts per run, with kvserver's 503s by reason in brackets.\n\n",
+		"it **collapsed** if, over the run's last %s, it averaged under %.0f %% of it. Recovery times are from the spike's end, as is when the useful answers' p99 got back under %v for as long. "+
+		"Peak amplification is the most attempts sent per first try in any %s. "+
+		"\"Wasted\" is kvserver's operations that finished past the deadline their clients sent, of those it ran (known only where they send one: +deadlines). "+
+		"\"Unused\" is the answers kvserver gave that no waiting client used, of those it gave. Timeouts and 503s are the loader's counts per run, with kvserver's 503s by reason in brackets.\n\n",
 		100*plan.MetaRecovered, secs(t.Hold), secs(t.Hold), 100*plan.MetaCollapsed, plan.MetaP99, secs(t.Interval))
 	w("Client models:\n\n")
 	for _, m := range p.Models {
@@ -81,14 +81,11 @@ func writeMetastable(b *bytes.Buffer, c *result.Comparison, a *analysis.Analysis
 		w("| variant | client side | overloaded? | recovered in | collapsed? | p99 < %v in | peak amplification | wasted | unused | timeouts | 503s |\n", plan.MetaP99)
 		w("|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, v := range mm.Variants {
-			if v.NotJudged == len(v.Runs) {
-				w("| %s | %s | not judged | not judged | not judged | not judged | %s | %s | %s | %s | %s |\n", v.Name, clientCell(v.Client),
-					amplificationCell(v.PeakAmplification),
-					shareCellOf(v.WastedShare), shareCellOf(v.UnusedShare), thousands(float64(v.Timeouts)), shedCell(v))
-				continue
+			judged := "not judged | not judged | not judged | not judged"
+			if v.NotJudged < len(v.Runs) {
+				judged = strings.Join([]string{judgedCount(v.Overloaded, v), recoveredCell(v), collapsedCell(v), timesCell(v.P99Back, judgedRuns(v), v.P99)}, " | ")
 			}
-			w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v.Name, clientCell(v.Client), judgedCount(v.Overloaded, v), recoveredCell(v), collapsedCell(v), timesCell(v.P99Back, judgedRuns(v), v.P99),
-				amplificationCell(v.PeakAmplification),
+			w("| %s | %s | %s | %s | %s | %s | %s | %s |\n", v.Name, clientCell(v.Client), judged, amplificationCell(v.PeakAmplification),
 				shareCellOf(v.WastedShare), shareCellOf(v.UnusedShare), thousands(float64(v.Timeouts)), shedCell(v))
 		}
 		w("\n")
@@ -133,11 +130,7 @@ func FitText(f analysis.ClientFit) string {
 }
 
 func fitAdvice(f analysis.ClientFit) string {
-	cpus := "1 CPU"
-	if f.NeedCPUs > 1 {
-		cpus = fmt.Sprintf("%d CPUs", f.NeedCPUs)
-	}
-	advice := "give the loader " + cpus + " (-loader-cpus)"
+	advice := "give the loader " + cpusText(max(f.NeedCPUs, 1), "CPU") + " (-loader-cpus)"
 	if f.FitSlots >= 1 {
 		advice += fmt.Sprintf(", or a slower store stand-in (-store-slots %d)", f.FitSlots)
 	}
@@ -289,20 +282,19 @@ func metastableSentences(c *result.Comparison, am *analysis.Metastable) []string
 		}
 		s := fmt.Sprintf("With `%s` clients after a %g× spike: ", mm.Name, t.Factor)
 		var parts []string
-		if len(rec) > 0 {
-			parts = append(parts, "recovered: "+strings.Join(rec, ", "))
-		}
-		if len(col) > 0 {
-			parts = append(parts, "collapsed (useful goodput under half the base rate to the end): "+strings.Join(col, ", "))
-		}
-		if len(neither) > 0 {
-			parts = append(parts, "neither recovered nor collapsed: "+strings.Join(neither, ", "))
-		}
-		if len(calm) > 0 {
-			parts = append(parts, "not overloaded by the spike (nothing to recover from): "+strings.Join(calm, ", "))
-		}
-		if len(unjudged) > 0 {
-			parts = append(parts, "not judged, the client side saturated or unrecorded: "+strings.Join(unjudged, ", "))
+		for _, g := range []struct {
+			head  string
+			names []string
+		}{
+			{"recovered: ", rec},
+			{"collapsed (useful goodput under half the base rate to the end): ", col},
+			{"neither recovered nor collapsed: ", neither},
+			{"not overloaded by the spike (nothing to recover from): ", calm},
+			{"not judged, the client side saturated or unrecorded: ", unjudged},
+		} {
+			if len(g.names) > 0 {
+				parts = append(parts, g.head+strings.Join(g.names, ", "))
+			}
 		}
 		out = append(out, s+strings.Join(parts, "; ")+".")
 	}

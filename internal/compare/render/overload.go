@@ -18,17 +18,15 @@ func overloadSentence(c *result.Comparison, f analysis.Finding) (string, bool) {
 		return fmt.Sprintf("`%s` under overload: direct's saturation, which set the asked rate, is only a lower bound (its search was loader-bound): each step asked %s, so it may have overloaded kvserver less than that, or not at all.",
 			wl, askedText(f.Value("", analysis.Factor), true)), true
 	case analysis.OverloadLoaderBehind:
-		var behind, under []string
-		for _, x := range f.All(analysis.SentShare) {
-			behind = append(behind, fmt.Sprintf("%s %.0f %%", x.Of, x.Value))
-		}
+		behind := each(f.All(analysis.SentShare), func(x analysis.Figure) string { return fmt.Sprintf("%s %.0f %%", x.Of, x.Value) })
+		var under []string
 		for _, x := range f.All(analysis.ServedP99FromSend) {
 			if x.Verdict == analysis.Within {
 				under = append(under, fmt.Sprintf("%s (%s)", x.Of, nanos(x.Value)))
 			}
 		}
-		return fmt.Sprintf("`%s` under overload: the loader sent only part of what was planned (%s), so the corrected p99 includes requests waiting in the loader; from the actual send, served p99 within the SLO (%v): %s.",
-			wl, strings.Join(behind, ", "), slo, orNone(under)), true
+		return fmt.Sprintf("`%s` under overload: the loader sent only part of what was planned, so the corrected p99 includes requests waiting in the loader. From the actual send, served p99 within the SLO (%v): %s. Sent of planned:%s",
+			wl, slo, orNone(under), nested(behind)), true
 	case analysis.OverloadSLO:
 		var under, over []string
 		for _, x := range f.All(analysis.ServedP99) {
@@ -40,7 +38,7 @@ func overloadSentence(c *result.Comparison, f analysis.Finding) (string, bool) {
 			}
 		}
 		if f.Verdict == analysis.NoneWithin {
-			return fmt.Sprintf("`%s` under overload: **no variant kept the corrected p99 of served requests under the SLO** (%v): %s.", wl, slo, strings.Join(over, ", ")), true
+			return fmt.Sprintf("`%s` under overload: **no variant kept the corrected p99 of served requests under the SLO** (%v):%s", wl, slo, nested(over)), true
 		}
 		return fmt.Sprintf("`%s` under overload: **corrected p99 of served within the SLO (%v)**: %s; above it: %s.", wl, slo, strings.Join(under, ", "), orNone(over)), true
 	case analysis.OverloadGoodput:
@@ -57,23 +55,13 @@ func overloadSentence(c *result.Comparison, f analysis.Finding) (string, bool) {
 		}
 		return out, true
 	case analysis.ShedWait:
-		text := func(iv *analysis.Interval) string {
-			if iv.Lo == iv.Hi {
-				return nanos(iv.Lo)
-			}
-			return nanos(iv.Lo) + "–" + nanos(iv.Hi)
-		}
-		var parts []string
-		for _, x := range f.All(analysis.ShedWaitP50) {
+		parts := each(f.All(analysis.ShedWaitP50), func(x analysis.Figure) string {
 			served, _ := f.Figure(x.Of, analysis.ServedWaitP50)
-			parts = append(parts, fmt.Sprintf("%s %s (served: %s)", x.Of, text(x.Interval), text(served.Interval)))
-		}
+			return fmt.Sprintf("%s %s (served: %s)", x.Of, span(x.Interval.Lo, x.Interval.Hi, nanos), span(served.Interval.Lo, served.Interval.Hi, nanos))
+		})
 		return fmt.Sprintf("`%s` under overload, which requests were shed: the 503s had waited (p50, from the send, per %s) %s.", wl, f.By, strings.Join(parts, "; ")), true
 	case analysis.OverloadFailed, analysis.OverloadException:
-		var parts []string
-		for _, x := range f.All(analysis.Reasons) {
-			parts = append(parts, fmt.Sprintf("%s (%s)", x.Of, x.Text))
-		}
+		parts := each(f.All(analysis.Reasons), func(x analysis.Figure) string { return fmt.Sprintf("%s (%s)", x.Of, x.Text) })
 		what := "failed the degradation checks"
 		if f.Kind == analysis.OverloadException {
 			what = "the unbounded exception, measured but not judged"
@@ -104,14 +92,14 @@ func goodputSentence(f analysis.Finding) string {
 	}
 	var parts []string
 	if len(names[analysis.Kept]) > 0 {
-		parts = append(parts, "the variants that shed nothing "+served(analysis.GroupKept, analysis.Kept))
+		parts = append(parts, "The variants that shed nothing "+served(analysis.GroupKept, analysis.Kept))
 	}
 	if len(names[analysis.Shed]) > 0 {
 		pct, _ := f.Figure(analysis.GroupShed, analysis.ShedPct)
 		one := func(x float64) string { return fmt.Sprintf("%.1f", x) }
-		parts = append(parts, fmt.Sprintf("those that shed 503s (%s %% of what they were sent) %s", span(pct.Interval.Lo, pct.Interval.Hi, one), served(analysis.GroupShed, analysis.Shed)))
+		parts = append(parts, fmt.Sprintf("Those that shed 503s (%s %% of what they were sent) %s", span(pct.Interval.Lo, pct.Interval.Hi, one), served(analysis.GroupShed, analysis.Shed)))
 	}
-	return fmt.Sprintf("`%s` under overload, goodput (one run each: read differences of a few per cent as noise): %s.", f.Workload, strings.Join(parts, "; "))
+	return fmt.Sprintf("`%s` under overload, goodput (one run each: read differences of a few per cent as noise). %s.", f.Workload, strings.Join(parts, ". "))
 }
 
 // defaultsSentence states the pools at kvserver's defaults against their
@@ -157,6 +145,6 @@ func defaultsSentence(f analysis.Finding) string {
 	if sat.Verdict == analysis.LowerBound {
 		baseText += ", a lower bound"
 	}
-	return fmt.Sprintf("`%s` under overload, the pools at kvserver's defaults, goodput against direct's saturation (%s): %s. The defaults' targets: %s; the best at ≥ %.1f× with served p99 from the send ≤ %s and below direct's: %s.",
+	return fmt.Sprintf("`%s` under overload, the pools at kvserver's defaults. Goodput against direct's saturation (%s): %s. The defaults' targets: %s. The best at ≥ %.1f× with served p99 from the send ≤ %s and below direct's: %s.",
 		f.Workload, baseText, strings.Join(parts, ", "), floor, bestFig.Value, nanos(f.Value("", analysis.BestP99)), bestText)
 }

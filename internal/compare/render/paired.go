@@ -20,12 +20,7 @@ const HeadPaired = "### Paired with direct"
 // a line says so.
 func writePairedTable(b *bytes.Buffer, c *result.Comparison, wr *result.WorkloadResult, aw *analysis.Workload) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	var rows []*analysis.Variant
-	for _, v := range aw.Variants {
-		if v.Paired != nil {
-			rows = append(rows, v)
-		}
-	}
+	rows := variantsWith(aw, func(v *analysis.Variant) bool { return v.Paired != nil })
 	if len(rows) == 0 {
 		if c.Plan.SaturateAll && len(wr.Variants) > 1 {
 			w("No closed-loop rounds paired with direct's ran (`-closed-pairs 0`, or none recorded): the ratios to direct above are of single measurements, with no interval.\n\n")
@@ -38,12 +33,8 @@ func writePairedTable(b *bytes.Buffer, c *result.Comparison, wr *result.Workload
 	w("| variant | pairs | connections | direct req/s | variant req/s | throughput ÷ direct | server CPU/request | ÷ direct | loader-bound |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, v := range rows {
 		p := v.Paired
-		lb := "no"
-		if p.LoaderBound {
-			lb = "**yes**: throughput not ranked"
-		}
 		w("| %s | %d | %d | %s | %s | %s | %s | %s | %s |\n", v.Name, p.Pairs, p.Conns, thousands(p.BaseRate), thousands(p.Rate),
-			p.Throughput, cpuMicros(p.CPUPerRequest), p.CPU, lb)
+			p.Throughput, cpuMicros(p.CPUPerRequest), p.CPU, yesNo(p.LoaderBound, "**yes**: throughput not ranked"))
 	}
 	if lo, hi, ok := aw.PairedWidths(); ok {
 		w("\nThe intervals came out ±%s to ±%s of their medians (half their width, the larger side): a difference smaller than that is not measurable with these pairs on this machine; more pairs (`-closed-pairs`) narrow them, short ones (`-pair-round`) at no more load.\n", pct(lo), pct(hi))
@@ -75,10 +66,8 @@ func pairedSentence(f analysis.Finding) (string, bool) {
 	}
 	list := ratioList(f, name, "")
 	switch f.Verdict {
-	case analysis.Above:
-		return fmt.Sprintf("`%s`, paired with direct: **%s higher than direct's** beyond the 95 %% interval: %s.", f.Workload, what, list), true
-	case analysis.Below:
-		return fmt.Sprintf("`%s`, paired with direct: **%s lower than direct's** beyond the 95 %% interval: %s.", f.Workload, what, list), true
+	case analysis.Above, analysis.Below:
+		return fmt.Sprintf("`%s`, paired with direct: **%s %s** beyond the 95 %% interval: %s.", f.Workload, what, beyondDirect(f.Verdict), list), true
 	case analysis.NotRanked:
 		return fmt.Sprintf("`%s`, paired with direct: %s not ranked, a round was loader-bound: %s.", f.Workload, what, list), true
 	}
@@ -120,11 +109,8 @@ func ratioList(f analysis.Finding, name analysis.Measure, none string) string {
 func satVsDirectSentence(f analysis.Finding) string {
 	list := ratioList(f, analysis.SatRatio, "(no repeat held on both sides)")
 	head := fmt.Sprintf("`%s`, saturation paired with direct's by repeat", f.Workload)
-	switch f.Verdict {
-	case analysis.Above:
-		return fmt.Sprintf("%s: **higher than direct's** beyond the 95 %% interval: %s.", head, list)
-	case analysis.Below:
-		return fmt.Sprintf("%s: **lower than direct's** beyond the 95 %% interval: %s.", head, list)
+	if f.Verdict == analysis.Above || f.Verdict == analysis.Below {
+		return fmt.Sprintf("%s: **%s** beyond the 95 %% interval: %s.", head, beyondDirect(f.Verdict), list)
 	}
 	finite, unbounded := false, false
 	for _, v := range f.Variants {
@@ -141,5 +127,14 @@ func satVsDirectSentence(f analysis.Finding) string {
 	case unbounded:
 		why = fmt.Sprintf("fewer than %d paired repeats give no 95 %% interval", ratios.MinPairs)
 	}
-	return fmt.Sprintf("%s: **no difference measurable here** (%s): %s.", head, why, list)
+	return fmt.Sprintf("%s: **no difference measurable here** (%s). The ratios: %s.", head, why, list)
+}
+
+// beyondDirect words a ratio's verdict against direct: "higher than
+// direct's" (Above) or "lower than direct's".
+func beyondDirect(v analysis.Verdict) string {
+	if v == analysis.Above {
+		return "higher than direct's"
+	}
+	return "lower than direct's"
 }

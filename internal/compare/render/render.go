@@ -1,7 +1,7 @@
 // Package render writes a comparison's report: REPORT.md and its SVG
 // charts, from what the comparison measured (result) and what the
 // analysis derived from it. It measures nothing, computes no statistic
-// and needs no runner: Render writes the report of any compare.json
+// and needs no runner: Write writes the report of any compare.json
 // again, byte for byte what the run wrote where the code is the same,
 // and a published copy (compare.json's Published record) as it was
 // published.
@@ -26,6 +26,11 @@ const (
 
 // Headings of REPORT.md, in order; the tests check them.
 const (
+	// HeadAnswer opens the report: the preset's question, the ratios to
+	// direct with their intervals, and what they could not tell apart.
+	HeadAnswer      = "## The answer"
+	HeadFindings    = "## Findings"
+	HeadMethod      = "## How it was measured"
 	HeadPools       = "## What a pool does in Go"
 	HeadEnvironment = "## Environment"
 	HeadLoader      = "### Did the loader keep up?"
@@ -36,7 +41,6 @@ const (
 	HeadOverload    = "## Overload"
 	HeadCharts      = "## Charts"
 	HeadProfiles    = "## Profiles"
-	HeadFindings    = "## Findings"
 )
 
 // Report is what Write wrote.
@@ -57,18 +61,6 @@ type Chart struct {
 	Title, Path, Caption string
 }
 
-// Render writes the report of the comparison in dir again from its
-// compare.json, with this build's report code: REPORT.md and charts/ are
-// replaced, nothing else is touched.
-func Render(dir string) (*result.Comparison, *Report, error) {
-	c, err := result.Load(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	r, err := Write(c, analysis.Analyze(c), dir)
-	return c, r, err
-}
-
 // Write writes c's report into dir: its charts into dir/charts (replaced)
 // and REPORT.md, from c and a, its analysis.
 func Write(c *result.Comparison, a *analysis.Analysis, dir string) (*Report, error) {
@@ -77,14 +69,24 @@ func Write(c *result.Comparison, a *analysis.Analysis, dir string) (*Report, err
 	var b bytes.Buffer
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("# Compare: preset `%s`\n\n", c.Preset)
+	if c.Interrupted {
+		w("**Interrupted (Ctrl-C or a TERM signal) before the end: this report holds the steps that finished.**\n\n")
+	}
+	writeAnswer(&b, c.Preset, a)
+	w("%s\n\n", HeadFindings)
+	r.Findings = append(sentences(c, a), metastableSentences(c, a.Metastable)...)
+	if len(r.Findings) == 0 {
+		w("None: the numbers of this run support no finding (see the failures and notes below).\n")
+	}
+	for _, f := range r.Findings {
+		w("- %s\n", f)
+	}
+	w("\n%s\n\n", HeadMethod)
 	if p := c.Published; p != nil {
 		w("*Published from `%s` by `make compare-publish`: the charts and CPU call graphs are here; the raw profiles (`.pb.gz`, for `make pprof-diff` and `go tool pprof -http`) stayed in that run's folder.*\n\n",
 			filepath.Base(p.From))
 	}
 	w("%s\n\n", runSummary(c))
-	if c.Interrupted {
-		w("**Interrupted (Ctrl-C or a TERM signal) before the end: this report holds the steps that finished.**\n\n")
-	}
 	w("%s\n\n%s\n\n", HeadPools, poolsInGo)
 	writeEnvironment(&b, c, r.Notes)
 	if len(c.Failures) > 0 {
@@ -108,14 +110,6 @@ func Write(c *result.Comparison, a *analysis.Analysis, dir string) (*Report, err
 	writeMetastable(&b, c, a)
 	writeCharts(&b, r.Charts)
 	writeProfiles(&b, c, dir)
-	w("%s\n\n", HeadFindings)
-	r.Findings = append(sentences(c, a), metastableSentences(c, a.Metastable)...)
-	if len(r.Findings) == 0 {
-		w("None: the numbers of this run support no finding (see the failures and notes above).\n")
-	}
-	for _, f := range r.Findings {
-		w("- %s\n", f)
-	}
 	if err := os.WriteFile(r.Path, b.Bytes(), 0o644); err != nil {
 		return r, fmt.Errorf("cannot write the report: %w", err)
 	}

@@ -418,7 +418,7 @@ func TestSaturationSentences(t *testing.T) {
 	}
 	// Three repeats apart by their ranges: nothing measurable.
 	s := say(map[string][]float64{"direct": {40000, 41000, 40500}, "fifo": {30000, 31000, 30500}}, "direct", "fifo")
-	assert.Contains(t, s, "`get`, saturation paired with direct's by repeat: **no difference measurable here** (fewer than 6 paired repeats give no 95 % interval): fifo 0.75× (n=3: too few pairs for an interval).")
+	assert.Contains(t, s, "`get`, saturation paired with direct's by repeat: **no difference measurable here** (fewer than 6 paired repeats give no 95 % interval). The ratios: fifo 0.75× (n=3: too few pairs for an interval).")
 	assert.Contains(t, s, "`get`: **no pool saturates clearly highest**: direct 40,500 req/s (median), then fifo 30,500; fifo's saturation against direct's, paired by repeat: 0.75× (n=3: too few pairs for an interval), and a lead is named only where its 95 % interval excludes 1.")
 
 	// Six repeats, fifo about 0.8× in every pair; lifo's pairs straddle 1.
@@ -428,7 +428,7 @@ func TestSaturationSentences(t *testing.T) {
 		"lifo":   {41000, 41000, 41500, 38500, 40000, 43000},
 	}, "direct", "fifo", "lifo")
 	assert.Regexp(t, "`get`, saturation paired with direct's by repeat: \\*\\*lower than direct's\\*\\* beyond the 95 % interval: fifo 0\\.80× \\(0\\.[78][0-9]–0\\.8[0-9]\\)\\.", s)
-	assert.Regexp(t, "`get`, saturation paired with direct's by repeat: \\*\\*no difference measurable here\\*\\* \\(the 95 % interval includes 1\\): lifo ~ 1\\.00× \\(0\\.9[0-9]–1\\.0[0-9]\\)\\.", s)
+	assert.Regexp(t, "`get`, saturation paired with direct's by repeat: \\*\\*no difference measurable here\\*\\* \\(the 95 % interval includes 1\\)\\. The ratios: lifo ~ 1\\.00× \\(0\\.9[0-9]–1\\.0[0-9]\\)\\.", s)
 	assert.Contains(t, s, "**no pool saturates clearly highest**: lifo 41,000 req/s (median), then direct 40,750; direct's saturation against lifo's, paired by repeat: ~ 1.00× (0.97–1.02)",
 		"a higher median is no lead where the pairs' interval includes 1")
 

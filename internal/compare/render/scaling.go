@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
 	"github.com/kvpool/kvpool/internal/compare/plan"
@@ -25,15 +26,12 @@ func writeScaling(b *bytes.Buffer, c *result.Comparison, wr *result.WorkloadResu
 		}
 		return satCell(v.Sat, true), cpu, true
 	})
-	closed := false
-	for _, v := range aw.Variants {
-		closed = closed || v.Closed != nil
-	}
-	if !closed {
+	if !slices.ContainsFunc(aw.Variants, func(v *analysis.Variant) bool { return v.Closed != nil }) {
 		return
 	}
 	w("%s: `%s`\n\n", HeadClosed, wr.Workload)
-	w("Each connection sends its next request as soon as the last is answered (%d rounds; connections by Little's law at the variant's saturation, at least %d): req/s median ± half the spread over the rounds; kvserver's CPU per request, median over the rounds, with its ratio to direct's on as many CPUs (the target for -exec handler is to stay within %.0f %% of direct).\n\n",
+	w("Each connection sends its next request as soon as the last is answered (%d rounds; connections by Little's law at the variant's saturation, at least %d). Req/s is the median ± half the spread over the rounds. "+
+		"kvserver's CPU per request is the median over the rounds, with its ratio to direct's on as many CPUs (the target for -exec handler is to stay within %.0f %% of direct).\n\n",
 		c.Options.StepTiming().ClosedRounds, plan.MinConns, 100*analysis.HandlerTolerance)
 	writeCountsTable(b, g, "req/s", func(v *analysis.Variant) (string, string, bool) {
 		cr := v.Closed

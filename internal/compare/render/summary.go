@@ -21,28 +21,20 @@ func runSummary(c *result.Comparison) string {
 	for _, wr := range c.Workloads {
 		wls = append(wls, "`"+wr.Workload+"`")
 	}
-	who := "direct's"
-	if p.SaturateAll {
-		who = "every variant's"
-	}
 	if o.Rate > 0 {
 		steps = append(steps, fmt.Sprintf("direct's saturation taken as %s req/s (-rate)", thousands(o.Rate)))
 	}
 	if p.SaturateAll || o.Rate <= 0 {
 		anchor := ""
 		if t.AnchorRounds > 0 {
-			anchor = fmt.Sprintf(", each after a closed loop of %d × %v on its own server (%d connections), which bounded it: the ramp started at %.0f %% of its throughput and asked no more than it until a step there held",
+			anchor = fmt.Sprintf(", each after a closed loop of %d × %v on its own server (%d connections), which bounded it. The ramp started at %.0f %% of that loop's throughput and asked no more until a step there held",
 				t.AnchorRounds, t.SatStep, plan.MinConns, 100*plan.AnchorShare)
 		}
 		steps = append(steps, fmt.Sprintf("a search for %s saturation, %d× (steps of %v; sustained: corrected p99 ≤ %v, < 0.1 %% errors, every request sent, ≥ 99 %% of the asked rate)%s",
-			who, o.Repeat, t.SatStep, o.SLO, anchor))
+			whose(p.SaturateAll), o.Repeat, t.SatStep, o.SLO, anchor))
 	}
 	if closedRan(c) {
-		who := "direct's"
-		if p.ClosedAll {
-			who = "every variant's"
-		}
-		steps = append(steps, fmt.Sprintf("%s closed loop (each connection sends its next request when the last is answered; %d × %v on the server of its last search, once idle), the cross-check of the saturation", who, t.ClosedRounds, t.Closed))
+		steps = append(steps, fmt.Sprintf("%s closed loop (each connection sends its next request when the last is answered; %d × %v on the server of its last search, once idle), the cross-check of the saturation", whose(p.ClosedAll), t.ClosedRounds, t.Closed))
 	}
 	if p.Fixed {
 		steps = append(steps, fmt.Sprintf("a fixed-rate step of %v at %.0f %% of %s", t.Fixed, 100*plan.FixedShare, refName(p)))
@@ -55,7 +47,7 @@ func runSummary(c *result.Comparison) string {
 	case len(p.Steps) > 0:
 		steps = append(steps, connsPlanText(c))
 	case sizedConns(c):
-		steps = append(steps, fmt.Sprintf("the fixed-rate, overload and closed-loop steps start with the connections Little's law asks for (%d × the rate × the answer time of the search's passing step nearest that rate: its p99 from the send, for the closed loop its median; at least %d, at most %d)",
+		steps = append(steps, fmt.Sprintf("the fixed-rate, overload and closed-loop steps start with the connections Little's law asks for: %d × the rate × the answer time of the search's passing step nearest that rate (its p99 from the send; for the closed loop, its median), at least %d, at most %d",
 			plan.LittleHeadroom, plan.MinConns, o.MaxConns))
 	}
 	if len(p.Counts) > 0 {
@@ -80,8 +72,16 @@ func runSummary(c *result.Comparison) string {
 		}
 		warm += "."
 	}
-	return fmt.Sprintf("Variants %s; workloads %s over %s ids with %d B values. Per workload: %s. Mode: %s. Every kvserver started on a fresh copy (on disk before the start) of one filled store, which was left to compact until its server idled, and was measured only once idle itself.%s",
-		strings.Join(variants, ", "), strings.Join(wls, ", "), thousands(float64(o.Keys)), o.ValueSize, strings.Join(steps, "; "), mode, warm)
+	return fmt.Sprintf("Variants %s; workloads %s over %s ids with %d B values. Mode: %s. Every kvserver started on a fresh copy (on disk before the start) of one filled store. That store was left to compact until its server idled, and each server was measured only once idle itself.%s\n\nPer workload:\n\n- %s.",
+		strings.Join(variants, ", "), strings.Join(wls, ", "), thousands(float64(o.Keys)), o.ValueSize, mode, warm, strings.Join(steps, ";\n- "))
+}
+
+// whose is "every variant's" where a step ran for all, else "direct's".
+func whose(all bool) string {
+	if all {
+		return "every variant's"
+	}
+	return "direct's"
 }
 
 // connsPlanText says, once, over how many connections every variant of
@@ -107,7 +107,7 @@ func connsPlanText(c *result.Comparison) string {
 		}
 		per = append(per, fmt.Sprintf("`%s`: %s", s.Workload, strings.Join(parts, ", ")))
 	}
-	return fmt.Sprintf("every variant of a step over the same connections, planned once direct's search was done and before the first variant's step (Little's law: %d × the step's rate × direct's answer time at the passing search step nearest that rate, its p99 from the send, for the full-load round its median at the lowest rate; at least %d): %s",
+	return fmt.Sprintf("every variant of a step over the same connections, planned once direct's search was done and before the first variant's step. Little's law sized them: %d × the step's rate × direct's answer time at the passing search step nearest that rate (its p99 from the send; for the full-load round, its median at the lowest rate), at least %d. %s",
 		plan.LittleHeadroom, plan.MinConns, strings.Join(per, "; "))
 }
 
@@ -184,16 +184,16 @@ func writeLoader(b *bytes.Buffer, c *result.Comparison) {
 			fell++
 		}
 	}
-	w("A step counts as kept up when the loader sent at least 99 %% of the asked rate on schedule and, at the fixed rate, the backlog did not grow "+
-		"(requests in flight or the send lag's p99, the later half of the step against the earlier, by more than a tenth of the SLO: the rule of the searches); "+
-		"a validation counts as its search judged it (nothing left unsent, the backlog level). %d of %d steps kept up.", len(c.Loader)-fell, len(c.Loader))
+	w("A step counts as kept up when the loader sent at least 99 %% of the asked rate on schedule and, at the fixed rate, the backlog did not grow. "+
+		"The backlog grew when requests in flight or the send lag's p99 rose by more than a tenth of the SLO from the step's earlier half to its later half (the rule of the searches). "+
+		"A validation counts as its search judged it (nothing left unsent, the backlog level). %d of %d steps kept up.", len(c.Loader)-fell, len(c.Loader))
 	if slices.ContainsFunc(c.Loader, func(l result.LoaderCheck) bool { return l.Scheduled }) {
 		w(" A run with a spike asks its schedule's mean rate; under clients that time out and retry, the schedule is of first tries, and those count (sent, or refused by the client's own throttle), not the clients' retries on top of them.")
 	}
 	if slices.ContainsFunc(c.Loader, func(l result.LoaderCheck) bool { return l.LoaderCPUs > 0 }) {
-		w(" CPU shares are of each side's own CPUs (kvserver's: all online CPUs where it shared them); a step that fell short is loader-bound, and measured the loader rather than kvserver, "+
-			"only when the loader used %.0f %% or more of its CPUs or its own sends fell behind (requests that found a connection free were still sent late); "+
-			"one that fell behind with every connection busy, or with kvserver's CPU idle, is kvserver's limit, at the -max-conns cap where the connections reached it (the rule of the saturation searches).",
+		w(" CPU shares are of each side's own CPUs (kvserver's: all online CPUs where it shared them). "+
+			"A step that fell short is loader-bound, and measured the loader rather than kvserver, only when the loader used %.0f %% or more of its CPUs or its own sends fell behind (requests that found a connection free were still sent late). "+
+			"One that fell behind with every connection busy, or with kvserver's CPU idle, is kvserver's limit, at the -max-conns cap where the connections reached it (the rule of the saturation searches).",
 			100*c.Criteria.LoaderBusy)
 	}
 	w("\n\n")

@@ -38,7 +38,7 @@ func writeWorkload(b *bytes.Buffer, c *result.Comparison, wr *result.WorkloadRes
 	writeClosedTable(b, wr, aw)
 	writePairedTable(b, c, wr, aw)
 	if s := settingsLine(wr); s != "" {
-		w("kvserver's settings as it reported them (`kvserver_config_info`): %s.\n\n", s)
+		w("kvserver's settings as it reported them (`kvserver_config_info`):\n\n- %s\n\n", s)
 	}
 	if hasOverload(c) {
 		writeOverloadTable(b, c, wr, aw)
@@ -56,27 +56,18 @@ func askedText(factor float64, lowerBound bool) string {
 
 // writeClosedTable is the closed-loop steps of wr, if any ran.
 func writeClosedTable(b *bytes.Buffer, wr *result.WorkloadResult, aw *analysis.Workload) {
-	var rows []*analysis.Variant
-	for _, v := range aw.Variants {
-		if v.Closed != nil {
-			rows = append(rows, v)
-		}
-	}
+	rows := variantsWith(aw, func(v *analysis.Variant) bool { return v.Closed != nil })
 	if len(rows) == 0 {
 		return
 	}
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	w("%s: `%s`\n\n", HeadClosed, wr.Workload)
-	w("Each connection sends its next request as soon as the last is answered, over as many connections as Little's law asks for at the variant's saturation (at least %d): the server's throughput with no schedule to keep, the cross-check of the open-loop saturation (the findings compare the two).\n\n", plan.MinConns)
+	w("Each connection sends its next request as soon as the last is answered, over as many connections as Little's law asks for at the variant's saturation (at least %d). This is the server's throughput with no schedule to keep, the cross-check of the open-loop saturation (the findings compare the two).\n\n", plan.MinConns)
 	w("| variant | connections | rounds | req/s (median ± half the spread) | saturation req/s | server CPU/request | loader CPU | kvserver CPU | loader-bound |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, v := range rows {
 		cr := v.Closed
-		lb := "no"
-		if cr.LoaderBound {
-			lb = "**yes**"
-		}
 		w("| %s | %d | %d | %s ± %s | %s | %s | %s | %s | %s |\n", v.Name, cr.Conns, cr.Rate.N, thousands(cr.Rate.Median), thousands(cr.Rate.HalfSpread()),
-			satCell(v.Sat, false), cpuMicros(cr.CPUPerRequest), shareCell(cr.LoaderShare, cr.LoaderCPUs), shareCell(cr.ServerShare, cr.ServerCPUs), lb)
+			satCell(v.Sat, false), cpuMicros(cr.CPUPerRequest), shareCell(cr.LoaderShare, cr.LoaderCPUs), shareCell(cr.ServerShare, cr.ServerCPUs), yesNo(cr.LoaderBound, "**yes**"))
 	}
 	w("\n")
 }
@@ -223,7 +214,7 @@ func writeResultsTable(b *bytes.Buffer, c *result.Comparison, wr *result.Workloa
 		w("\nThis comparison did not record its searches' brackets: each saturation is the rate the search validated, without the rate that failed above it.\n")
 	}
 	writeFixedBehind(b, wr, aw)
-	w("\nLatencies are corrected for coordinated omission (from each request's intended send time) at the fixed rate, over every answer as wrk2's are, errors included: a pool that answered some requests 503 at once (a small -cap) shows a lower tail for it, so read the errors column beside them. Spread is ± half the range. A saturation is the highest rate whose short step kept the SLO; \"k of n held in validation\" says how many of the searches also kept it over the longer validating run at that rate; \"≥ X, loader-bound\" is a lower bound: the loader, not kvserver, ran out first (see the loader's table above), and no ratio is given for it.\n\n")
+	w("\nLatencies are corrected for coordinated omission (from each request's intended send time) at the fixed rate, over every answer as wrk2's are, errors included: a pool that answered some requests 503 at once (a small -cap) shows a lower tail for it, so read the errors column beside them. Spread is ± half the range. A saturation is the highest rate whose short step kept the SLO. \"k of n held in validation\" says how many of the searches also kept it over the longer validating run at that rate. \"≥ X, loader-bound\" is a lower bound: the loader, not kvserver, ran out first (see the loader's table above), and no ratio is given for it.\n\n")
 	if opened {
 		w("\"a→b opened\": the step started with a connections (Little's law at the fixed rate) and every one was busy at times, so the loader opened more, up to b; requests that waited for a connection were sent late, and their corrected latencies include that wait in the loader.\n\n")
 	}
@@ -247,7 +238,7 @@ func settingsLine(wr *result.WorkloadResult) string {
 		}
 		parts = append(parts, fmt.Sprintf("`%s` %s", v.Name, strings.Join(kv, " ")))
 	}
-	return strings.Join(parts, "; ")
+	return strings.Join(parts, "\n- ")
 }
 
 // hasOverload tells whether any variant of c ran an overload step.
@@ -272,10 +263,7 @@ func writeOverloadTable(b *bytes.Buffer, c *result.Comparison, wr *result.Worklo
 			w("| %s | %s | not run (%s) ||||||||||||||\n", v.Variant.PoolLabel(), v.Variant.PolicyLabel(), notRunReason(c))
 			continue
 		}
-		var rec []string
-		for _, p := range o.RecoveryP99 {
-			rec = append(rec, duration(p))
-		}
+		rec := each(o.RecoveryP99, duration)
 		served, per503, shedRatio := "-", "-", "-"
 		if x.ServedCPU > 0 {
 			served = cpuMicros(x.ServedCPU)
@@ -291,7 +279,10 @@ func writeOverloadTable(b *bytes.Buffer, c *result.Comparison, wr *result.Worklo
 			served, per503, shedRatio, o.Verdict)
 	}
 	w("\nGoodput counts served answers (2xx, 404) per second; shed are 503s. p99 of served leaves the 503s out; corrected, it runs from the intended send and so includes any wait in the loader (all connections busy), from the send it does not. Probes before and after run at %.0f %% of %s. "+
-		"Server CPU per served request is the variant's over a closed-loop round on the same server just before the overload step (%v, as many connections as direct's saturation needs: it served at full load, queueing and hand-offs included, and shed nothing), or, where that shed or failed, over its baseline probe, where nothing was shed but the load was half (a served request costs more there); per 503 is derived from it: (kvserver's CPU over the overload step − served × that) ÷ 503s, so it is only as good as that assumption, and a figure at or below 0 says the assumption failed; it is given only where 503s were at least %.0f %% of the answers, since the error in a served request's cost is multiplied by served ÷ 503s in it; \"503 ÷ served\" is the ratio of the two. `make bench-http POOLS=\"direct shed\"` measures a 503's cost directly.\n\n",
+		"Server CPU per served request is the variant's over a closed-loop round on the same server just before the overload step (%v, as many connections as direct's saturation needs). "+
+		"That round served at full load, queueing and hand-offs included, and shed nothing; where it shed or failed, the cost is taken over its baseline probe, where nothing was shed but the load was half (a served request costs more there). "+
+		"Per 503 is derived from it: (kvserver's CPU over the overload step − served × that) ÷ 503s, so it is only as good as that assumption, and a figure at or below 0 says the assumption failed. "+
+		"It is given only where 503s were at least %.0f %% of the answers, since the error in a served request's cost is multiplied by served ÷ 503s in it. \"503 ÷ served\" is the ratio of the two. `make bench-http POOLS=\"direct shed\"` measures a 503's cost directly.\n\n",
 		100*plan.ProbeShare, refName(c.Plan), c.Options.StepTiming().Closed, 100*analysis.MinShedForCost)
 }
 
@@ -321,7 +312,7 @@ func writeFixedBehind(b *bytes.Buffer, wr *result.WorkloadResult, aw *analysis.W
 	if len(parts) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\n**The fixed-rate step did not keep up** (at least %.0f %% of the asked rate served, on schedule, without a growing backlog) for %s: its latencies are those of a queue that grew for as long as the step ran, and nothing is ranked from them.", 100*analysis.MinAchieved, strings.Join(parts, "; "))
+	fmt.Fprintf(b, "\n**The fixed-rate step did not keep up** (at least %.0f %% of the asked rate served, on schedule, without a growing backlog) for:\n\n- %s\n\nIts latencies there are those of a queue that grew for as long as the step ran, and nothing is ranked from them.", 100*analysis.MinAchieved, strings.Join(parts, "\n- "))
 	if baseBehind {
 		fmt.Fprintf(b, " Since direct's is among them, no latency or CPU ratio to direct is given.")
 	}
@@ -335,4 +326,15 @@ func notRunReason(c *result.Comparison) string {
 		return "the run was interrupted before it"
 	}
 	return "see the failed steps"
+}
+
+// variantsWith are aw's variants that are, in order.
+func variantsWith(aw *analysis.Workload, is func(*analysis.Variant) bool) []*analysis.Variant {
+	var out []*analysis.Variant
+	for _, v := range aw.Variants {
+		if is(v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
