@@ -3,6 +3,7 @@
 package pool
 
 import (
+	"runtime"
 	"sync"
 	"syscall"
 	"testing"
@@ -35,11 +36,18 @@ func TestIdleUsesNoCPU(t *testing.T) {
 			}
 			wg.Wait()
 			waitIdle(t, p)
-			time.Sleep(20 * time.Millisecond) // the last workers park
 
-			before := cpuTime(t)
-			time.Sleep(200 * time.Millisecond)
-			used := cpuTime(t) - before
+			// The least CPU of a few idle windows: a pool that spins or
+			// polls spends in every one of them, while a collection of
+			// the race detector's heap, or a busy machine's stall, lands
+			// in one at most. The window is the subject, hence the sleep.
+			runtime.GC()
+			used := time.Hour
+			for range 3 {
+				before := cpuTime(t)
+				time.Sleep(200 * time.Millisecond)
+				used = min(used, cpuTime(t)-before)
+			}
 			assert.Less(t, used, 20*time.Millisecond, "CPU used by an idle pool in 200 ms")
 			assert.Zero(t, p.Stats().Busy)
 		})
