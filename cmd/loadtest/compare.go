@@ -108,7 +108,7 @@ func (f *compareFlags) define(fs *flag.FlagSet) {
 	fs.IntVar(&o.ValueSize, "value-size", o.ValueSize, "value size in bytes")
 	fs.IntVar(&o.Repeat, "repeat", o.Repeat, "saturation searches per variant, interleaved (every variant's first, then every second, …): median and spread, and each pool's saturation over direct's paired by repeat, which 6 or more bound with a 95 % interval (-quick, -preset overload: 1); -preset metastable: how often each run is repeated, for the spread of recovery times (1 unless given)")
 	fs.DurationVar(&o.SLO, "slo", o.SLO, "a sustained rate keeps its corrected p99 at or below this")
-	fs.BoolVar(&o.Quick, "quick", false, "every step short, 100k ids, one repeat, one workload: minutes, numbers indicative")
+	fs.BoolVar(&o.Quick, "quick", false, "every step short, 100k ids, one repeat, one workload (queues: direct's saturation alone, the pools compared by the paired rounds): minutes, numbers indicative")
 	// Where each side runs.
 	fs.Var(cpuListFlag{&o.ServerCPUs}, "server-cpus", "CPUs kvserver runs on, a list such as 0-7 or 0,2,4-5 (default: the lower half of this process's CPUs where it has 4 or more, 2 or more for -preset scaling; else shared with the loader); with only this list, the loader gets the rest of the CPUs")
 	fs.Var(cpuListFlag{&o.LoaderCPUs}, "loader-cpus", "CPUs the loader runs on, one event loop each, a list such as 8-15 (default: the upper half, as -server-cpus); with only this list, kvserver gets the rest")

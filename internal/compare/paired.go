@@ -14,11 +14,10 @@ import (
 const pairedStep = "paired"
 
 // wantsPaired tells whether wr's variants get closed-loop rounds paired
-// with direct's: where every variant's saturation is searched (the
-// presets that compare the variants outside overload) and Timing asks
-// for pairs.
+// with direct's: where the plan pairs them (the presets that compare the
+// variants outside overload) and Timing asks for pairs.
 func (r *runner) wantsPaired() bool {
-	return r.p.SaturateAll && r.t.ClosedPairs > 0 && r.t.Closed > 0
+	return r.p.Paired && r.t.ClosedPairs > 0 && r.t.Closed > 0
 }
 
 // paired runs, for every variant but direct, Timing.ClosedPairs

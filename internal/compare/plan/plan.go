@@ -23,9 +23,12 @@ type Plan struct {
 	// SaturateAll: every variant gets a saturation search; otherwise only
 	// the baseline, whose rate sets the fixed and overload steps.
 	SaturateAll bool
-	Fixed       bool
-	Overload    bool
-	Profiles    bool
+	// Paired: every variant but direct runs closed-loop rounds paired
+	// with direct's (where Timing asks for pairs).
+	Paired   bool `json:",omitempty"`
+	Fixed    bool
+	Overload bool
+	Profiles bool
 	// ClosedAll: every variant gets the closed-loop step (scaling);
 	// otherwise only direct, as the cross-check of its saturation.
 	ClosedAll bool
@@ -271,6 +274,15 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 	p.Variants = vs.list
 	if o.Quick {
 		p.Workloads = p.Workloads[:1]
+	}
+	p.Paired = p.SaturateAll
+	if o.Quick && o.Preset == "queues" {
+		// One search per pool gives one ratio to direct's, with no
+		// interval, which a quick run cannot stand behind; the paired
+		// rounds give each pool's throughput and CPU ratios with theirs.
+		// So quick searches direct's saturation alone, which sets the
+		// other steps' rates.
+		p.SaturateAll = false
 	}
 	if o.Workload != "" {
 		p.Workloads = []string{o.Workload}

@@ -151,6 +151,7 @@ func TestPresetDetails(t *testing.T) {
 	p, err = New(&o, 8)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"get"}, p.Workloads, "quick runs one workload")
+	assert.False(t, p.SaturateAll, "quick searches direct's saturation only: the pools' ratios come from the pairs")
 	assert.Equal(t, uint64(QuickKeys), o.Keys)
 	assert.Equal(t, 1, o.Repeat)
 	assert.Equal(t, 2.0, p.OverloadFactor)

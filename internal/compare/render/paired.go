@@ -22,7 +22,7 @@ func writePairedTable(b *bytes.Buffer, c *result.Comparison, wr *result.Workload
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	rows := variantsWith(aw, func(v *analysis.Variant) bool { return v.Paired != nil })
 	if len(rows) == 0 {
-		if c.Plan.SaturateAll && len(wr.Variants) > 1 {
+		if c.Plan.Paired && len(wr.Variants) > 1 {
 			w("No closed-loop rounds paired with direct's ran (`-closed-pairs 0`, or none recorded): the ratios to direct above are of single measurements, with no interval.\n\n")
 		}
 		return

@@ -15,7 +15,7 @@ import (
 // nothing past Load tells one version from another: a change to the
 // schema that gives an absent field a meaning bumps Version and says here
 // what an earlier file's absence means.
-const Version = 1
+const Version = 2
 
 // upgrade brings c, as read from a file of version c.Version, to Version.
 func (c *Comparison) upgrade() error {
@@ -26,6 +26,14 @@ func (c *Comparison) upgrade() error {
 		if err := c.upgradeFrom0(); err != nil {
 			return err
 		}
+	}
+	if c.Version < 2 && c.Plan != nil {
+		// Before version 2 the pairs went with the searches of every
+		// variant, which a quick queues comparison made too.
+		if c.Options.Quick && c.Options.Preset == "queues" {
+			c.Plan.SaturateAll = true
+		}
+		c.Plan.Paired = c.Plan.SaturateAll
 	}
 	c.Version = Version
 	return nil
