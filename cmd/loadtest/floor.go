@@ -392,7 +392,7 @@ func printFloorSummary(w io.Writer, o floorOptions, pair [2]*floorServer, runs [
 	share := func(r floorRun) float64 { return r.serverShare }
 	for i, f := range pair {
 		fmt.Fprintf(w, "  %-8s median %.2f µs CPU/req (%.2f..%.2f), %s req/s, server busy %.0f%% of its CPUs\n", f.name,
-			median(col(i, cpu)), slices.Min(col(i, cpu)), slices.Max(col(i, cpu)), thousands(median(col(i, rate))), 100*median(col(i, share)))
+			ratio.Median(col(i, cpu)), slices.Min(col(i, cpu)), slices.Max(col(i, cpu)), thousands(ratio.Median(col(i, rate))), 100*ratio.Median(col(i, share)))
 	}
 	cpuIv, _ := ratio.Paired(col(0, cpu), col(1, cpu))
 	rateIv, _ := ratio.Paired(col(0, rate), col(1, rate))
@@ -404,8 +404,8 @@ func printFloorSummary(w io.Writer, o floorOptions, pair [2]*floorServer, runs [
 		note = fmt.Sprintf("NOT judged for throughput: the loader reached %.0f%% of its CPUs, so it may have set the pace; CPU per request still holds", 100*worst)
 	}
 	fmt.Fprintf(w, "  loader CPU share: median %.0f%% / %.0f%%, max %.0f%% of %d CPUs (%s)\n",
-		100*median(col(0, loader)), 100*median(col(1, loader)), 100*worst, o.loaderCPUs.Len(), note)
-	if idle := min(median(col(0, share)), median(col(1, share))); idle < serverBusy {
+		100*ratio.Median(col(0, loader)), 100*ratio.Median(col(1, loader)), 100*worst, o.loaderCPUs.Len(), note)
+	if idle := min(ratio.Median(col(0, share)), ratio.Median(col(1, share))); idle < serverBusy {
 		fmt.Fprintf(w, "  NOTE: a server was busy only %.0f%% of its CPUs: it waited (on fsync with -sync), or another process took its CPU; a server that waits pays more per request\n", 100*idle)
 	}
 	var failed int64
@@ -434,19 +434,6 @@ func thousands(x float64) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n == 0 {
-		return 0
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // floorMeasure runs one closed-loop round of mix against f and reads f's

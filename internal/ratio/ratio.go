@@ -49,6 +49,21 @@ func Paired(a, b []float64) (Interval, error) {
 	return Of(rs), nil
 }
 
+// Median of xs, the mean of the middle two for an even count (0 for
+// none); xs is left as it is.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
 // Of is the interval of ratios already taken, one per pair.
 func Of(ratios []float64) Interval {
 	if len(ratios) == 0 {

@@ -76,3 +76,11 @@ func TestBracket(t *testing.T) {
 	// No failure above the pool (its search hit the ceiling): unbounded above.
 	assert.True(t, math.IsInf(Bracket(62000, 64000, 70000, 0).Hi, 1))
 }
+
+func TestMedian(t *testing.T) {
+	xs := []float64{3, 1, 2, 10}
+	assert.Equal(t, 2.5, Median(xs), "the mean of the middle two")
+	assert.Equal(t, []float64{3, 1, 2, 10}, xs, "left as it is")
+	assert.Equal(t, 2.0, Median(xs[:3]))
+	assert.Zero(t, Median(nil))
+}

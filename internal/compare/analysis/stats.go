@@ -3,6 +3,8 @@ package analysis
 import (
 	"math"
 	"slices"
+
+	ratios "github.com/kvpool/kvpool/internal/ratio"
 )
 
 // Interval bounds a figure measured more than once.
@@ -35,18 +37,7 @@ func estimateOf(xs []float64) Estimate {
 }
 
 // Median of xs (0 for none).
-func Median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
+func Median(xs []float64) float64 { return ratios.Median(xs) }
 
 // ratio is x over base, NaN where there is no base (base ≤ 0) or no x.
 func ratio(x, base float64) float64 {

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/kvpool/kvpool/internal/ratio"
 )
 
 // Lead is the finding about which pool is best on one measure (say
@@ -69,7 +71,7 @@ func FindLead(samples map[string][]float64, higherIsBetter bool) (Lead, error) {
 			}
 		}
 		sort.Float64s(sorted)
-		p := pool{name: name, median: median(sorted), lo: sorted[0], hi: sorted[len(sorted)-1], n: len(sorted)}
+		p := pool{name: name, median: ratio.Median(sorted), lo: sorted[0], hi: sorted[len(sorted)-1], n: len(sorted)}
 		if higherIsBetter {
 			p.worst, p.bestValue = p.lo, p.hi
 		} else {
@@ -136,15 +138,6 @@ func num(v float64) string {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(v, 'g', 3, 64)
-}
-
-// median of sorted values; the mean of the middle two for an even count.
-func median(sorted []float64) float64 {
-	n := len(sorted)
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
 // joinNames writes "a", "a and b", "a, b and c".

@@ -3,11 +3,11 @@ package saturate
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/engine"
+	"github.com/kvpool/kvpool/internal/ratio"
 )
 
 // ClosedLoop is the closed-loop measurement that anchors a search: a few
@@ -101,7 +101,7 @@ func (cl *ClosedLoop) summarize() {
 		for _, r := range cl.Rounds {
 			v = append(v, f(r))
 		}
-		return medianOf(v)
+		return ratio.Median(v)
 	}
 	cl.Throughput = of(func(r ClosedRound) float64 { return r.Throughput })
 	cl.LoaderCPUPerReq = time.Duration(of(func(r ClosedRound) float64 { return float64(r.LoaderCPUPerReq) }))
@@ -119,19 +119,6 @@ func (cl *ClosedLoop) Range() (lo, hi float64) {
 		hi = max(hi, r.Throughput)
 	}
 	return lo, hi
-}
-
-func medianOf(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	v = slices.Clone(v)
-	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
 }
 
 // OpenVsClosed explains the ratio of an open model's saturation to a
