@@ -122,8 +122,7 @@ func (r *runner) startCold(ctx context.Context, wl string, v *result.VariantResu
 }
 
 // stop stops srv, recording an unclean stop as a failure of step. After
-// Ctrl-C nothing is recorded: the terminal's SIGINT reached kvserver too,
-// which may have stopped by itself.
+// Ctrl-C nothing is recorded: the step is incomplete, not failed.
 func (r *runner) stop(ctx context.Context, srv *instance, step string) error {
 	select {
 	case <-srv.Exited(): // died mid-step: already recorded as such
