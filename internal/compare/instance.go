@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/kvpool/kvpool/internal/compare/plan"
@@ -79,6 +80,16 @@ func (r *runner) warm(ctx context.Context, srv *instance, step string) {
 // startCold is start without the warm-up: for a run that starts on a cold
 // server on purpose, or whose store is a stand-in that caches nothing.
 func (r *runner) startCold(ctx context.Context, wl string, v *result.VariantResult, step, seed, runDir string, extra ...string) *instance {
+	srv := r.launch(ctx, wl, v, step, seed, runDir, extra...)
+	if srv != nil {
+		r.settled(ctx, step, srv)
+	}
+	return srv
+}
+
+// launch starts kvserver for v as startCold does, without waiting for
+// it to idle.
+func (r *runner) launch(ctx context.Context, wl string, v *result.VariantResult, step, seed, runDir string, extra ...string) *instance {
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		r.fail(wl, v.Name, step, err.Error(), "")
 		return nil
@@ -114,11 +125,32 @@ func (r *runner) startCold(ctx context.Context, wl string, v *result.VariantResu
 		}
 	}
 	go func() { <-srv.Exited(); logf.Close() }()
-	r.settle(ctx, srv, fmt.Sprintf("%s %s %s", wl, v.Name, step), settleStart)
-	if r.onStart != nil {
-		r.onStart(step, v.Variant, srv)
-	}
 	return &instance{Server: srv, wl: wl, v: v}
+}
+
+// settled waits until every one of srvs, just launched for step, is idle
+// (settleStart), all at once: the wait is a second of the machine doing
+// nothing, and servers started side by side can share it. Then it shows
+// each to onStart.
+func (r *runner) settled(ctx context.Context, step string, srvs ...*instance) {
+	type idle struct {
+		waited time.Duration
+		err    error
+	}
+	waits := make([]idle, len(srvs))
+	var wg sync.WaitGroup
+	for i, srv := range srvs {
+		wg.Go(func() {
+			waits[i].waited, waits[i].err = srv.WaitIdle(ctx, settleStart.windows, settleStart.within)
+		})
+	}
+	wg.Wait()
+	for i, srv := range srvs {
+		r.noteIdle(ctx, fmt.Sprintf("%s %s %s", srv.wl, srv.v.Name, step), waits[i].waited, waits[i].err)
+		if r.onStart != nil {
+			r.onStart(step, srv.v.Variant, srv.Server)
+		}
+	}
 }
 
 // stop stops srv, recording an unclean stop as a failure of step. After
@@ -170,6 +202,12 @@ func (r *runner) died(ctx context.Context, srv *instance, step string) bool {
 // idled.
 func (r *runner) settle(ctx context.Context, srv *harness.Server, what string, rule settleRule) {
 	waited, err := srv.WaitIdle(ctx, rule.windows, rule.within)
+	r.noteIdle(ctx, what, waited, err)
+}
+
+// noteIdle notes a wait for an idle server that failed, and logs one that
+// took long.
+func (r *runner) noteIdle(ctx context.Context, what string, waited time.Duration, err error) {
 	switch {
 	case ctx.Err() != nil:
 	case err != nil:

@@ -51,16 +51,19 @@ func (r *runner) paired(ctx context.Context, wr *result.WorkloadResult, seed str
 func (r *runner) pairedOne(ctx context.Context, wl string, base, v *result.VariantResult, seed string) {
 	dir, rel := r.runDir(wl, v, pairedStep)
 	r.quiet(ctx, "paired rounds "+v.Name)
-	bsrv := r.start(ctx, wl, base, pairedStep, seed, filepath.Join(dir, "direct"))
+	bsrv := r.launch(ctx, wl, base, pairedStep, seed, filepath.Join(dir, "direct"))
 	if bsrv == nil {
 		return
 	}
 	defer r.stop(ctx, bsrv, pairedStep)
-	vsrv := r.start(ctx, wl, v, pairedStep, seed, filepath.Join(dir, "variant"))
+	vsrv := r.launch(ctx, wl, v, pairedStep, seed, filepath.Join(dir, "variant"))
 	if vsrv == nil {
 		return
 	}
 	defer r.stop(ctx, vsrv, pairedStep)
+	r.settled(ctx, pairedStep, bsrv, vsrv)
+	r.warm(ctx, bsrv, pairedStep)
+	r.warm(ctx, vsrv, pairedStep)
 	conns := plan.LittleConns(analysis.MedianSaturation(base), unloadedAnswerTime(base), r.o.MaxConns)
 	pr := &result.PairedRun{Against: base.Name, Conns: conns, Dir: rel, Alternating: true}
 	r.logf("%s %s: %d closed-loop rounds of %v paired with %s's, over %d connections", wl, v.Name, r.t.ClosedPairs, r.t.PairRoundLength(), base.Name, conns)

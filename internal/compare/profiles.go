@@ -31,8 +31,12 @@ func endpoint(kind string) string {
 }
 
 // profileLoad is how long a profile run's load lasts: it starts with the
-// captures and outlasts them by a second.
-func profileLoad(seconds int) time.Duration { return time.Duration(seconds+1) * time.Second }
+// captures and outlasts them by a quarter second, time enough for the
+// captures' requests to reach kvserver on the same machine; a longer
+// tail only lengthens every profile run.
+func profileLoad(seconds int) time.Duration {
+	return time.Duration(seconds)*time.Second + 250*time.Millisecond
+}
 
 // captureProfiles takes every profile kind at once over seconds while the
 // caller's load runs, into dir as <kind>.pb.gz.

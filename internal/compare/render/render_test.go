@@ -530,3 +530,28 @@ func TestCrossCheckAccountsForTheGap(t *testing.T) {
 	within.Verdict = analysis.Within
 	assert.Contains(t, crossCheckSentence(within), "**within the closed loop's spread**. Open ÷ closed 0.81 = utilisation")
 }
+
+// TestProbesStopped: the overload's description says the recovery probes
+// stopped early only where one did at a normal second; all probes taken,
+// or a run that ended on a slow probe (a failed one after it), say
+// nothing.
+func TestProbesStopped(t *testing.T) {
+	c := comparisonOf(t, "queues", map[string][]float64{"direct": {1000}, "fifo": {1000}}, "direct", "fifo")
+	n := c.Options.StepTiming().RecoverProbes
+	require.Greater(t, n, 1)
+	baseline := time.Millisecond // normal: up to 6 ms
+	slow := make([]time.Duration, n)
+	for i := range slow {
+		slow[i] = time.Second
+	}
+	c.Workloads[0].Variants[0].Overload = &result.OverloadRun{BaselineP99: baseline, RecoveryP99: slow}
+	c.Workloads[0].Variants[1].Overload = &result.OverloadRun{BaselineP99: baseline, RecoveryP99: slow}
+	assert.Empty(t, probesStopped(c), "every probe taken")
+
+	c.Workloads[0].Variants[1].Overload.RecoveryP99 = []time.Duration{time.Second}
+	assert.Empty(t, probesStopped(c), "ended on a slow probe: a failed one, not a stop")
+
+	c.Workloads[0].Variants[1].Overload.RecoveryP99 = []time.Duration{time.Second, 3 * time.Millisecond}
+	assert.Equal(t, ", stopping at the first normal one", probesStopped(c))
+	assert.Contains(t, runSummary(c), "stopping at the first normal one")
+}

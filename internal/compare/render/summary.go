@@ -9,6 +9,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
+	"github.com/kvpool/kvpool/internal/compare/verdict"
 	"github.com/kvpool/kvpool/internal/cpuset"
 )
 
@@ -40,8 +41,8 @@ func runSummary(c *result.Comparison) string {
 		steps = append(steps, fmt.Sprintf("a fixed-rate step of %v at %.0f %% of %s", t.Fixed, 100*plan.FixedShare, refName(p)))
 	}
 	if p.Overload {
-		steps = append(steps, fmt.Sprintf("an overload step of %v at %g× direct's saturation over up to %d connections, between probes at %.0f %% of %s (%v before, %d × %v after)",
-			t.Overload, p.OverloadFactor, o.MaxConns, 100*plan.ProbeShare, refName(p), t.ProbeBaseline, t.RecoverProbes, t.ProbeLength))
+		steps = append(steps, fmt.Sprintf("an overload step of %v at %g× direct's saturation over up to %d connections, between probes at %.0f %% of %s (%v before, %d × %v after%s)",
+			t.Overload, p.OverloadFactor, o.MaxConns, 100*plan.ProbeShare, refName(p), t.ProbeBaseline, t.RecoverProbes, t.ProbeLength, probesStopped(c)))
 	}
 	switch {
 	case len(p.Steps) > 0:
@@ -297,4 +298,25 @@ func variantNames(c *result.Comparison) []string {
 		}
 	}
 	return names
+}
+
+// probesStopped is what the overload's description adds where a
+// variant's recovery probes stopped at the first normal one, which the
+// recovery rule reads no further than; "" where every variant took them
+// all (or a failed probe ended them).
+func probesStopped(c *result.Comparison) string {
+	n := c.Options.StepTiming().RecoverProbes
+	for _, wr := range c.Workloads {
+		for _, v := range wr.Variants {
+			o := v.Overload
+			if o == nil || len(o.RecoveryP99) == 0 || len(o.RecoveryP99) >= n {
+				continue
+			}
+			last := o.RecoveryP99[len(o.RecoveryP99)-1]
+			if ms(last) <= verdict.NormalP99(ms(o.BaselineP99)) {
+				return ", stopping at the first normal one"
+			}
+		}
+	}
+	return ""
 }
