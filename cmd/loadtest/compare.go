@@ -106,7 +106,7 @@ func (f *compareFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.Workload, "workload", "", "one workload instead of the preset's, as attack's -workload: get | put | mixed:R | get=G,put=P,delete=D")
 	fs.Uint64Var(&o.Keys, "keys", o.Keys, "ids in the filled store (-quick, -preset overload and metastable: 100000)")
 	fs.IntVar(&o.ValueSize, "value-size", o.ValueSize, "value size in bytes")
-	fs.IntVar(&o.Repeat, "repeat", o.Repeat, "saturation searches per variant, interleaved (every variant's first, then every second, …): median and spread, and each pool's saturation over direct's paired by repeat, which 6 or more bound with a 95 % interval (-quick, -preset overload: 1); -preset metastable: how often each run is repeated, for the spread of recovery times (1 unless given)")
+	fs.IntVar(&o.Repeat, "repeat", o.Repeat, "saturation searches per variant, interleaved (every variant's first, then every second, …): median and spread, and each pool's saturation over direct's paired by repeat, which 6 or more bound with a 95 % interval (-preset queues searches the pools only then; with fewer, direct alone, and the paired rounds give the pools' ratios) (-quick, -preset overload: 1); -preset metastable: how often each run is repeated, for the spread of recovery times (1 unless given)")
 	fs.DurationVar(&o.SLO, "slo", o.SLO, "a sustained rate keeps its corrected p99 at or below this")
 	fs.BoolVar(&o.Quick, "quick", false, "every step short, 100k ids, one repeat, one workload (queues: direct's saturation alone, the pools compared by the paired rounds): minutes, numbers indicative")
 	// Where each side runs.

@@ -276,12 +276,13 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 		p.Workloads = p.Workloads[:1]
 	}
 	p.Paired = p.SaturateAll
-	if o.Quick && o.Preset == "queues" {
-		// One search per pool gives one ratio to direct's, with no
-		// interval, which a quick run cannot stand behind; the paired
-		// rounds give each pool's throughput and CPU ratios with theirs.
-		// So quick searches direct's saturation alone, which sets the
-		// other steps' rates.
+	if o.Preset == "queues" && o.Repeat < MinPairs {
+		// Fewer than MinPairs searches a pool give its saturation's
+		// ratio to direct's no interval, so nothing could be ranked from
+		// them; the paired rounds give each pool's throughput and CPU
+		// ratios with theirs. So the pools are searched only where the
+		// repeats bound an interval, and otherwise direct's saturation
+		// alone is, which sets the other steps' rates.
 		p.SaturateAll = false
 	}
 	if o.Workload != "" {

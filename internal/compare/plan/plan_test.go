@@ -152,9 +152,22 @@ func TestPresetDetails(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"get"}, p.Workloads, "quick runs one workload")
 	assert.False(t, p.SaturateAll, "quick searches direct's saturation only: the pools' ratios come from the pairs")
+	assert.True(t, p.Paired)
 	assert.Equal(t, uint64(QuickKeys), o.Keys)
 	assert.Equal(t, 1, o.Repeat)
 	assert.Equal(t, 2.0, p.OverloadFactor)
+
+	// In full, the pools are searched only where their repeats bound an
+	// interval: at the default 3, direct alone; at MinPairs, every pool.
+	for repeat, all := range map[int]bool{3: false, MinPairs - 1: false, MinPairs: true} {
+		o = DefaultOptions()
+		o.Repeat = repeat
+		require.NoError(t, o.Validate())
+		p, err = New(&o, 8)
+		require.NoError(t, err)
+		assert.Equal(t, all, p.SaturateAll, "-repeat %d", repeat)
+		assert.True(t, p.Paired, "-repeat %d", repeat)
+	}
 
 	o = DefaultOptions()
 	o.Preset = "overload"
