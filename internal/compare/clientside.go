@@ -27,14 +27,10 @@ const (
 	muteDelay          = time.Minute
 )
 
-// calibrationRate is the calibration's rate: the worst second's, where
-// the loader works as it will in the storm (an event loop costs less per
-// attempt the more it sends at once, and a loader that cannot keep up
-// shows its capacity as CPU per attempt all the same), bounded so that
-// the never-answering run's open connections (an attempt's for
-// calibrationTimeout each) stay within half of maxConns. Both runs send
-// it in attempts: the never-answering one half of it in first tries,
-// each retried once.
+// calibrationRate is the calibration's rate in attempts: the worst
+// second's, where the loader works as it will in the storm (an event
+// loop's cost per attempt falls with its rate), bounded so that the
+// never-answering run's open connections stay within half of maxConns.
 func calibrationRate(worst float64, maxConns int) float64 {
 	return max(2, min(worst, float64(maxConns)/2/calibrationTimeout.Seconds()))
 }
@@ -99,10 +95,8 @@ func (r *runner) calibrate(ctx context.Context, wl, seed string, rate float64, m
 		return stepRun{}, false
 	}
 	cfg.Rate, cfg.Duration, cfg.Client = rate, calibrationLength, cm
-	// Answered at once, plan.MinConns connections carry any rate the
-	// loader can send; more would be dials that a loader past its
-	// capacity makes while attempts queue, costs no storm of answered
-	// attempts has. Timed-out attempts replace their connections.
+	// Answered at once, MinConns carry any rate; more would be dials no
+	// storm of answered attempts pays. Timed-out attempts redial.
 	cfg.Conns, cfg.MaxConns = plan.MinConns, plan.MinConns
 	if mute {
 		cfg.MaxConns = r.o.MaxConns

@@ -16,8 +16,7 @@ import (
 const closedStep = "closed"
 
 // wantsClosed tells whether v gets a closed-loop step: direct where its
-// saturation is searched (the cross-check of that search), every variant
-// under plan.ClosedAll (scaling).
+// saturation is searched (the cross-check), every variant under ClosedAll.
 func (r *runner) wantsClosed(v *result.VariantResult) bool {
 	if r.t.Closed <= 0 || r.t.ClosedRounds < 1 {
 		return false
@@ -25,19 +24,11 @@ func (r *runner) wantsClosed(v *result.VariantResult) bool {
 	return r.p.ClosedAll || v.Variant.IsBaseline() && (r.o.Rate <= 0 || r.p.SaturateAll)
 }
 
-// closed runs v's closed-loop step on srv, the server of its last
-// saturation search, once it is idle again: Timing's ClosedRounds rounds
-// of Timing.Closed each, every connection sending its next request as
-// soon as the last is answered. Reusing the search's server measures the
-// same process on the same CPUs and saves a start. The connections are
-// those Little's law asks for at v's median saturation (plan.LittleConns)
-// with the answer time when nothing queues (unloadedAnswerTime): in a
-// closed loop, connections beyond rate × that only queue in the server,
-// and it is the median, not the tail, that keeps the server busy. Each
-// round records the rate, kvserver's CPU per request and both sides' CPU
-// shares, and is loader-bound where the loader used 90 % or more of its
-// CPUs (saturate.Bound: with no schedule, a closed loop cannot fall
-// behind).
+// closed runs v's closed-loop step, ClosedRounds rounds of Closed, on
+// srv, the server of its last search (the same process on the same
+// CPUs), once it is idle again. Its connections are Little's law's at
+// v's median saturation with the answer time when nothing queues
+// (unloadedAnswerTime): in a closed loop more only queue in the server.
 func (r *runner) closed(ctx context.Context, v *result.VariantResult, srv *instance) {
 	wl := srv.wl
 	dir, rel := r.runDir(wl, v, closedStep)
@@ -65,10 +56,9 @@ func (r *runner) closed(ctx context.Context, v *result.VariantResult, srv *insta
 	r.logf("%s %s: closed loop %.0f req/s (median of %d rounds), loader-bound: %v", wl, v.Name, analysis.Median(cr.Rates()), len(cr.Rounds), cr.LoaderBound())
 }
 
-// closedRound is what a closed-loop run m measured: its rate, kvserver's
-// CPU per request and both sides' CPU shares, and whether it was
-// loader-bound (saturate.Bound: with no schedule, a closed loop cannot
-// fall behind).
+// closedRound is what a closed-loop run m measured; it was loader-bound
+// by saturate.Bound's CPU rule alone: with no schedule, a closed loop
+// cannot fall behind.
 func (r *runner) closedRound(m stepRun) result.ClosedRound {
 	res := m.res
 	r.sawLoader(res)

@@ -12,32 +12,22 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/config"
 )
 
-// This file plans the load of a workload's fixed-rate and overload steps
-// once, before the first variant's step: one set of connections per step
-// for every variant, so that the variants of a step are measured with
-// the same clients. Sizing each variant by its own search instead made a
-// search's unlucky stall into more connections, and more connections
-// queue more requests in the server at the same rate.
-
-// planner sizes and configures the fixed-rate and overload steps from
-// the plan, the loader's -max-conns and the step lengths.
+// planner sizes a workload's fixed-rate and overload steps once, before
+// the first variant's, so that every variant of a step is measured with
+// the same connections (sized by its own search, an unlucky stall gave a
+// variant more connections, and more queue more in the server).
 type planner struct {
 	p        *plan.Plan
 	maxConns int
 	t        plan.Timing
 }
 
-// planner is the runner's.
 func (r *runner) planner() planner { return planner{p: r.p, maxConns: r.o.MaxConns, t: r.t} }
 
-// steps sizes wr's steps by Little's law on direct's answer times
-// from its saturation search (at direct's saturation, wr.BaseRate), with
-// plan.LittleHeadroom, never below plan.MinConns: the fixed-rate step at
-// its rate on the p99 from the send of the passing search step nearest
-// it, growing up to the loader's default cap; the full-load round before
-// the overload step (a closed loop) at direct's saturation on the median
-// of its lowest passing step, without growth; the overload step at its
-// rate as the fixed-rate step, growing up to -max-conns.
+// steps sizes wr's steps by Little's law (plan.LittleConns) on direct's
+// answer times in its search: the fixed-rate and overload steps at their
+// rates (answerTime), the full-load round at direct's saturation with no
+// queueing (unloadedAnswerTime).
 func (pl planner) steps(wr *result.WorkloadResult) *plan.Steps {
 	base := wr.Baseline()
 	s := &plan.Steps{Workload: wr.Workload}
@@ -74,14 +64,12 @@ func stepsText(s *plan.Steps) string {
 	return strings.Join(parts, ", ")
 }
 
-// withLoad sets cfg to l's connections.
 func withLoad(cfg config.Config, l *plan.Load) config.Config {
 	cfg.Conns, cfg.MaxConns = l.Conns, l.MaxConns
 	return cfg
 }
 
-// fixed is v's fixed-rate step: its share of refRate, over the
-// step's planned connections.
+// fixed is v's fixed-rate step.
 func (pl planner) fixed(cfg config.Config, wr *result.WorkloadResult, v *result.VariantResult, s *plan.Steps) config.Config {
 	cfg = withLoad(cfg, s.Fixed)
 	cfg.Rate, cfg.Duration = plan.FixedShare*pl.refRate(wr, v), pl.t.Fixed
@@ -96,9 +84,8 @@ func (pl planner) fullLoad(cfg config.Config, s *plan.Steps) config.Config {
 	return cfg
 }
 
-// overload is an overload step: the same rate and connections for
-// every variant, new connections opened as soon as a request finds every
-// one busy, its results kept to tell the 503s apart.
+// overload is an overload step; it opens a connection as soon as a
+// request finds every one busy, and keeps its results to tell 503s apart.
 func (pl planner) overload(cfg config.Config, s *plan.Steps) config.Config {
 	cfg = withLoad(cfg, s.Overload)
 	cfg.Rate, cfg.Duration = s.Overload.Rate, pl.t.Overload
@@ -120,10 +107,8 @@ func (pl planner) refRate(wr *result.WorkloadResult, v *result.VariantResult) fl
 }
 
 // answerTime is the W of plan.LittleConns for a step at rate: the p99
-// from the actual send (the server's answer time without the loader's
-// own wait; the p99 rather than the mean, so that the tail's requests
-// find connections too) of v's passing search step whose rate is nearest
-// to rate. 0 where none passed or the comparison did not record it.
+// from the send (the tail's requests need connections too) of v's passing
+// search step nearest rate; 0 where none is recorded.
 func answerTime(v *result.VariantResult, rate float64) time.Duration {
 	if v == nil {
 		return 0
@@ -140,12 +125,9 @@ func answerTime(v *result.VariantResult, rate float64) time.Duration {
 }
 
 // unloadedAnswerTime is the W of plan.LittleConns for a closed loop: the
-// median latency of v's passing search step at the lowest rate (0:
-// none), what a request takes when nothing queues. A closed loop keeps
-// the server busy with rate × that many connections; more only queue in
-// the server (near saturation the median is mostly queue: sizing by it
-// gives a small server hundreds of connections), and the loader pays for
-// each (docs/load-lab.md, "Connections").
+// median latency of v's passing search step at the lowest rate (0: none),
+// what a request takes when nothing queues (near saturation the median is
+// mostly queue; docs/load-lab.md, "Connections").
 func unloadedAnswerTime(v *result.VariantResult) time.Duration {
 	if v == nil {
 		return 0

@@ -11,15 +11,11 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
-// Placement is where a comparison runs kvserver and the loader.
-//
-// Server and Loader are disjoint CPU sets, or both empty: then the two
-// share Affinity, the CPUs this process may run on, as the operating
-// system schedules them. Every kvserver of the comparison (the fill's
-// included) starts bound to Server from its first instruction, so its
-// GOMAXPROCS, and with it kvserver's default -workers, is Server's size;
-// every loader run pins itself and each of its event loops to Loader, one
-// loop per CPU.
+// Placement is where a comparison runs kvserver and the loader: Server
+// and Loader are disjoint CPU sets, or both empty, and then the two share
+// Affinity, this process's CPUs. kvserver starts bound to Server, so its
+// GOMAXPROCS (and default -workers) is Server's size; the loader pins one
+// event loop to each CPU of Loader.
 type Placement struct {
 	Server, Loader cpuset.Set
 	Affinity       cpuset.Set
@@ -27,15 +23,12 @@ type Placement struct {
 	How string
 }
 
-// Shared reports whether kvserver and the loader share the CPUs.
 func (p Placement) Shared() bool { return p.Server.IsEmpty() }
 
 // defaultSplitAt is the size of the affinity set from which a comparison
-// splits it by default (Halves: the lower half for kvserver, the upper
-// for the loader). Below it, halves of one CPU each would measure a
-// kvserver on one core against a loader on one, which -pin already asks for
-// explicitly; the scaling preset, which needs kvserver on CPUs of its own
-// to count them, splits from scalingSplitAt.
+// splits it in Halves by default (below, halves of one CPU are what -pin
+// asks for explicitly); the scaling preset, which needs kvserver on CPUs
+// of its own to count them, splits from scalingSplitAt.
 const (
 	defaultSplitAt = 4
 	scalingSplitAt = 2
@@ -156,8 +149,7 @@ func (p Placement) serverSet(v plan.Variant) cpuset.Set {
 	return set
 }
 
-// serverSize is how many CPUs kvserver may use: its set's, or where
-// it shares, the affinity set's.
+// serverSize is how many CPUs kvserver may use.
 func (p Placement) serverSize() int {
 	if !p.Server.IsEmpty() {
 		return p.Server.Len()
@@ -165,18 +157,15 @@ func (p Placement) serverSize() int {
 	return p.Affinity.Len()
 }
 
-// Checked is a comparison's options as Validate accepted them, with the
-// CPUs each side runs on: what Run takes, so that the options are checked
-// once, before anything starts.
+// Checked is options Validate accepted, with each side's CPUs: what Run
+// takes, so that they are checked once, before anything starts.
 type Checked struct {
 	o  plan.Options
 	pl Placement
 }
 
-// Validate reports the first option that cannot work, naming the flag:
-// the client flags, the plan's checks (plan.Options.Validate), then the
-// workload's syntax and the CPU sets on this machine, where it places
-// kvserver and the loader.
+// Validate reports the first option that cannot work, naming the flag,
+// and places kvserver and the loader on this machine's CPUs.
 func Validate(o plan.Options) (Checked, error) {
 	if len(o.Clients) > 0 {
 		if _, err := client.FromArgs(o.Clients); err != nil {

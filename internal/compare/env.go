@@ -79,10 +79,8 @@ func loadAvgText() string {
 	return strings.Join(f[:3], " ")
 }
 
-// busyCores is how many cores other processes kept busy over window,
-// measured from /proc/stat while none of the comparison's servers runs and
-// its loader is idle. The load average cannot serve here: it decays over a
-// minute, so it still counts the comparison's own previous step.
+// busyCores is how many cores other processes kept busy over window, from
+// /proc/stat (the load average still counts this comparison's last step).
 func busyCores(ctx context.Context, window time.Duration) (float64, error) {
 	busy0, total0, err := cpuTicks()
 	if err != nil {
@@ -138,9 +136,8 @@ func cpuTicks() (busy, total uint64, err error) {
 const quietWindow = 300 * time.Millisecond
 
 // waitQuiet waits, up to limit, until other processes keep at most
-// plan.BusyCores cores busy. It returns the busy cores it saw first and
-// last, and whether quiet came.
-// look measures the busy cores over one window (busyCores in production).
+// plan.BusyCores cores busy (as look measures them over a window), and
+// returns the busy cores it saw first and last, and whether quiet came.
 func waitQuiet(ctx context.Context, limit time.Duration, look func(context.Context, time.Duration) (float64, error)) (first, last float64, quiet bool) {
 	deadline := time.Now().Add(limit)
 	first = -1
@@ -162,12 +159,10 @@ func waitQuiet(ctx context.Context, limit time.Duration, look func(context.Conte
 }
 
 // quietCheck waits before each step, up to wait, while other processes
-// keep the cores busy. Once quiet failed to come, later steps only look
-// (no wait) until the machine is quiet again: waiting a minute before
-// every step of a busy machine would only make the run longer.
+// keep the cores busy; once quiet failed to come, later steps only look
+// until it does, rather than wait in vain before each.
 type quietCheck struct {
-	wait time.Duration // 0: no check
-	// loaded is set while other processes keep the machine busy.
+	wait   time.Duration // 0: no check
 	loaded bool
 	// look measures other processes' busy cores (nil: busyCores).
 	look func(context.Context, time.Duration) (float64, error)

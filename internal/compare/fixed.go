@@ -17,12 +17,9 @@ func fixedInterval(d time.Duration) time.Duration {
 	return sc.Interval()
 }
 
-// fixedBacklog says how a fixed-rate step's backlog grew over its judged
-// intervals by the saturation search's rule (saturate.Config.BacklogGrew:
-// requests in flight or the send lag's p99, later half against earlier,
-// beyond a tenth of the SLO), "" where it did not. Latencies of a step
-// whose backlog grew are those of a queue that kept growing, and depend
-// on how long the step ran.
+// fixedBacklog says how a fixed-rate step's backlog grew by the
+// searches' rule (saturate.Config.BacklogGrew), "" where it did not: its
+// latencies are then a growing queue's, and depend on the step's length.
 func fixedBacklog(res *record.Result, slo time.Duration) string {
 	sc := saturate.Config{SLO: slo}
 	// The intervals of the schedule but the first (the warm-up), as the
@@ -37,9 +34,8 @@ func fixedBacklog(res *record.Result, slo time.Duration) string {
 	return sc.BacklogGrew(judged, res.Config.Rate)
 }
 
-// fixedBehind says how a fixed-rate step fell behind its schedule, ""
-// where it kept to it: the loader did not send the asked rate on
-// schedule, or the backlog grew (lc, checkLoader's record of the step).
+// fixedBehind says how a fixed-rate step fell behind its schedule by lc,
+// checkLoader's record of it ("" where it kept to it).
 func fixedBehind(res *record.Result, lc result.LoaderCheck) string {
 	switch {
 	case lc.Backlog != "":

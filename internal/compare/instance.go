@@ -19,11 +19,9 @@ import (
 const stopTimeout = 30 * time.Second
 
 // settleFill and settleStart are the waits for an idle kvserver: after the
-// fill (Pebble compacts a gigabyte: two seconds of quiet, ten minutes at
-// most) and after each start on a copy of the store that settled then (one
-// second of quiet, a minute at most: the copy has nothing left to compact,
-// and the wait only catches the exception; it is paid once per kvserver
-// start, 38 times in the metastable preset).
+// fill, Pebble compacts a gigabyte; after a start on a copy of the settled
+// store there is nothing left to compact, and the short wait, paid at
+// every start, only catches the exception.
 var (
 	settleFill  = settleRule{windows: harness.IdleWindows, within: 10 * time.Minute}
 	settleStart = settleRule{windows: harness.SettledWindows, within: time.Minute}
@@ -56,12 +54,9 @@ func (r *runner) start(ctx context.Context, wl string, v *result.VariantResult, 
 	return srv
 }
 
-// warm serves srv a closed loop of GETs over the store's ids for the
-// timing's WarmUp on 64 connections, its results kept by nobody, so that
-// the step after it measures a server whose block cache holds the store
-// (plan.FullWarmUp says what a cold one measured). GETs whatever the
-// step's workload: they fill the cache and change nothing. A warm-up that
-// failed is noted, and the step measures the server as it is.
+// warm serves srv an unmeasured closed loop of GETs for Timing.WarmUp, so
+// that the step after it finds the block cache filled (GETs whatever the
+// workload: they change nothing). A failed warm-up is only noted.
 func (r *runner) warm(ctx context.Context, srv *instance, step string) {
 	if r.t.WarmUp <= 0 {
 		return
@@ -77,8 +72,7 @@ func (r *runner) warm(ctx context.Context, srv *instance, step string) {
 	}
 }
 
-// startCold is start without the warm-up: for a run that starts on a cold
-// server on purpose, or whose store is a stand-in that caches nothing.
+// startCold is start without the warm-up.
 func (r *runner) startCold(ctx context.Context, wl string, v *result.VariantResult, step, seed, runDir string, extra ...string) *instance {
 	srv := r.launch(ctx, wl, v, step, seed, runDir, extra...)
 	if srv != nil {
@@ -197,9 +191,8 @@ func (r *runner) died(ctx context.Context, srv *instance, step string) bool {
 	return dead
 }
 
-// settle waits until srv is idle, so that no step on it pays for
-// its compactions or log replay; the report notes a server that never
-// idled.
+// settle waits until srv is idle, so that no step pays for its
+// compactions; the report notes a server that never idled.
 func (r *runner) settle(ctx context.Context, srv *harness.Server, what string, rule settleRule) {
 	waited, err := srv.WaitIdle(ctx, rule.windows, rule.within)
 	r.noteIdle(ctx, what, waited, err)

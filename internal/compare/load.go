@@ -16,9 +16,6 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
-// This file is the comparison's whole use of the loader but the searches
-// (search.go): configure a run, run it into a folder, fill a store.
-
 // loadConfig is the loader's configuration for workload wl against target.
 func (r *runner) loadConfig(target, wl string) (config.Config, error) {
 	cfg := config.Default()
@@ -36,9 +33,8 @@ func (r *runner) loadConfig(target, wl string) (config.Config, error) {
 	return cfg, nil
 }
 
-// runInto runs cfg with its files streamed into dir, then writes the
-// summary (with settings, kvserver's) and the .hgrm files there.
-// A file that could not be written is returned as note; the run stands.
+// runInto runs cfg with its files in dir; a file it could not write is
+// returned as note, and the run stands.
 func runInto(ctx context.Context, cfg config.Config, dir string, settings map[string]string) (res *record.Result, note string, err error) {
 	cfg.Out = dir
 	res, err = engine.Run(ctx, cfg, nil)

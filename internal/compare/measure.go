@@ -18,12 +18,9 @@ type stepRun struct {
 }
 
 // measure runs cfg against srv with its files in dir, reading kvserver's
-// CPU just before and just after: the idiom of every step but the
-// searches (saturate reads the CPU around each of its own). ok is false
-// where ctx was cancelled (nothing recorded), where kvserver died
-// (recorded as a failure of step, once per server, with its log) or the
-// run failed (recorded); a file the run could not write is noted, the run
-// stands. A run kvserver died in still returns its result.
+// CPU just before and after (every step but the searches). ok is false
+// where ctx was cancelled, kvserver died or the run failed (each but the
+// first recorded); a run kvserver died in still returns its result.
 func (r *runner) measure(ctx context.Context, srv *instance, step string, cfg config.Config, dir string) (stepRun, bool) {
 	before, berr := srv.Sample()
 	res, note, err := runInto(ctx, cfg, dir, srv.v.Config)
@@ -58,15 +55,13 @@ type serverSpan struct {
 	ok            bool
 }
 
-// span pairs before, srv's CPU time read (with beforeErr) just before a
-// step, with a reading taken now, just after it.
+// span pairs before, srv's CPU read just before a step, with one now.
 func (r *runner) span(srv *harness.Server, before harness.ProcSample, beforeErr error) serverSpan {
 	after, err := srv.Sample()
 	return serverSpan{before: before, after: after, cpus: r.serverCPUs(srv), ok: beforeErr == nil && err == nil && after.CPU >= before.CPU}
 }
 
-// serverCPUs is how many CPUs srv may run on: its set's size, or every
-// online CPU where it is not pinned. A share of them is its CPU share.
+// serverCPUs is how many CPUs srv may run on: its set's, or all online.
 func (r *runner) serverCPUs(srv *harness.Server) int {
 	if n := srv.CPUs.Len(); n > 0 {
 		return n
@@ -102,8 +97,7 @@ func loaderShare(res *record.Result) float64 {
 	return cpu.Seconds() / (res.Elapsed.Seconds() * float64(res.LoaderCPUs))
 }
 
-// sawLoader notes, for the environment table, how many loops the loader
-// ran and why it could not pin itself where it was asked to.
+// sawLoader notes the loader's loops and pinning for the environment.
 func (r *runner) sawLoader(res *record.Result) {
 	r.c.Env.LoaderLoops = max(r.c.Env.LoaderLoops, res.Loops)
 	if !res.Config.CPUs.IsEmpty() && !res.Pinned && r.c.Env.LoaderUnpinned == "" {
@@ -131,10 +125,9 @@ func (r *runner) newLoaderCheck(wl, variant, step string, res *record.Result) re
 	return lc
 }
 
-// scheduleSent is how fast the loader sent what res's schedule asked,
-// req/s, and how many of the schedule's requests it never sent. Under a
-// client model the schedule asks for first tries only: retries are the
-// clients' own, on top of it (result.IssuedOnSchedule).
+// scheduleSent is how fast the loader sent what res's schedule asked and
+// how many it never sent; under a client model the schedule is of first
+// tries only (result.IssuedOnSchedule).
 func scheduleSent(res *record.Result) (rate float64, unsent int64) {
 	if res.Config.Client.IsZero() {
 		return res.SendRate(), res.Unsent()
@@ -146,18 +139,12 @@ func scheduleSent(res *record.Result) (rate float64, unsent int64) {
 	return rate, unsent
 }
 
-// checkLoader records whether the loader kept up with m's asked rate in
-// a fixed-rate or overload step, and whether a shortfall was its own
-// (saturate.Bound, the rule of the saturation searches): only where the
-// loader used 90 % or more of its CPUs, or its own send lag grew (sends
-// that found a connection free were late). A step that fell behind with
-// every connection busy, or with kvserver's CPU idle, met kvserver's
-// limit (Bound's why names the -max-conns cap where the connections
-// reached it). backlog, where not empty, says how the step's backlog
-// grew (a step meant to be sustained: the fixed rate); a step whose
-// loader sent on schedule then did not keep up all the same. An overload
-// step, asked for more than the server serves, passes "". It returns the
-// record.
+// checkLoader records, and returns, whether the loader kept up with m's
+// asked rate in a fixed-rate or overload step, and whether a shortfall
+// was its own by the searches' rule (saturate.Bound). backlog, where not
+// empty, says how the backlog of a step meant to be sustained (the fixed
+// rate) grew: then it did not keep up however the loader sent. An
+// overload step, asked for more than the server serves, passes "".
 func (r *runner) checkLoader(srv *instance, step string, m stepRun, backlog string) result.LoaderCheck {
 	res := m.res
 	lc := withBacklog(r.newLoaderCheck(srv.wl, srv.v.Name, step, res), backlog)
@@ -174,9 +161,8 @@ func (r *runner) checkLoader(srv *instance, step string, m stepRun, backlog stri
 	return lc
 }
 
-// withBacklog is lc judged by its step's backlog as well (backlog: how
-// it grew, or ""): a step the loader sent on schedule whose backlog grew
-// did not keep up; one it did not send on schedule is said to be that.
+// withBacklog is lc judged by its backlog too: where the loader sent on
+// schedule but the backlog grew (how), it did not keep up.
 func withBacklog(lc result.LoaderCheck, backlog string) result.LoaderCheck {
 	if lc.KeptUp {
 		lc.BacklogGrew(backlog)
@@ -185,10 +171,8 @@ func withBacklog(lc result.LoaderCheck, backlog string) result.LoaderCheck {
 }
 
 // checkValidation records the loader's check of a search's validating
-// run, whether it kept up, its server share and bound as the search
-// judged them (s): nothing unsent and the backlog level, so that the
-// table and the search agree on a validation whose mean send rate fell a
-// little short while its sends kept pace.
+// run as the search judged it (s: nothing unsent, the backlog level), so
+// that the table agrees with the search.
 func (r *runner) checkValidation(wl, variant, step string, res *record.Result, s *saturate.Step) {
 	lc := r.newLoaderCheck(wl, variant, step, res)
 	if s != nil {

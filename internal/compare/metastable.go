@@ -18,13 +18,8 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
-// This file runs the metastable preset's runs: after direct's search,
-// every client model × variant (plan.Metastable), each on a fresh
-// kvserver, at the plan's share of direct's validated saturation with a
-// spike, and kvserver's counters read around each.
-
-// metastable runs the plan's runs on wr's store; nothing runs without a
-// validated saturation of direct's to take the base rate from.
+// metastable runs plan.Metastable's runs on wr's store, each on a fresh
+// kvserver, at its share of direct's validated saturation with a spike.
 func (r *runner) metastable(ctx context.Context, wr *result.WorkloadResult, seed string) {
 	mp := r.p.Metastable
 	if wr.BaseRate <= 0 {
@@ -44,8 +39,7 @@ func (r *runner) metastable(ctx context.Context, wr *result.WorkloadResult, seed
 	}
 	r.c.Metastable.ClientSide = r.measureClientSide(ctx, wr.Workload, seed, r.c.Metastable.SpikeRate, models)
 	skip := r.unsendable(r.c.Metastable.ClientSide, mp.Models, r.c.Metastable.SpikeRate, mp.Slots())
-	// One VariantResult per variant, for the kvserver starts: it keeps
-	// the settings kvserver reported, once.
+	// One VariantResult per variant keeps kvserver's settings, once.
 	vrs := map[string]*result.VariantResult{}
 	for rep := 1; rep <= mp.Repeat; rep++ {
 		for _, cm := range mp.Models {
@@ -145,22 +139,18 @@ func (r *runner) clientModel(name string) (client.Model, error) {
 }
 
 // metaConfig is the loader's configuration of one metastable run: the
-// base rate with the plan's spike, client model cm (with its deadline
-// sent under a +deadlines variant), starting on plan.MinConns
-// connections and opening more, up to maxConns, as soon as a request
-// finds every one busy: clients that give up close their connections
-// (an HTTP/1.1 client cannot abandon a request otherwise), and the
-// loader must keep replacing them, as a real client population would.
-// timeout is the classic client's (the none model's) wait, the run's.
+// base rate with the plan's spike under client model cm, opening
+// connections up to maxConns as soon as a request finds every one busy
+// (clients that give up close theirs, as a real population would).
+// timeout is the classic client's (the none model's) wait.
 func metaConfig(cfg config.Config, mp *plan.Metastable, cm client.Model, mv plan.MetaVariant, base float64, maxConns int, timeout time.Duration) config.Config {
 	t := mp.Timing
 	cfg.Rate, cfg.Duration, cfg.Interval = base, t.Duration(), t.Interval
 	cfg.Spike = schedule.Spike{Factor: t.Factor, At: t.Base, Length: t.Spike}
 	cfg.Client = cm
 	if cfg.Client.IsZero() {
-		// The classic client, its wait written out: the loader counts
-		// first tries, useful answers and timeouts only for a run with
-		// a client model, and this one behaves as the zero model does.
+		// The loader counts first tries, useful answers and timeouts
+		// only under a client model: the zero one, its wait written out.
 		cfg.Client.Timeout = timeout
 	}
 	cfg.Client.SendDeadline = mv.Deadlines
@@ -193,8 +183,7 @@ const (
 	metricRejected         = "kvserver_pool_rejected_total"
 )
 
-// serverCounts is the difference of kvserver's counters between two
-// scrapes.
+// serverCounts is kvserver's counters from before to after.
 func serverCounts(before, after map[string]*dto.MetricFamily) *result.ServerCounts {
 	delta := func(name string, keep func(labels map[string]string) bool) int64 {
 		return counterSum(after, name, keep) - counterSum(before, name, keep)

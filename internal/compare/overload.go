@@ -120,12 +120,9 @@ func (r *runner) overload(ctx context.Context, wr *result.WorkloadResult, srv *i
 	r.logf("%s %s: goodput %.0f/s, served p99 %v, shed %.1f%%, %s", wl, v.Name, o.Goodput, o.ServedP99, o.ShedPct, o.Verdict)
 }
 
-// fullLoadCost runs one closed-loop round of Timing.Closed on srv with
-// cfg (the planned full-load connections) and returns kvserver's CPU per
-// request over it: what a request costs the variant when it serves as
-// fast as it can, queueing and hand-offs included, and sheds nothing (0
-// where it shed, failed, or was not measured). A cooldown follows, so the
-// probe after it sees the server settled.
+// fullLoadCost is kvserver's CPU per request over one closed-loop round
+// on srv (result.OverloadRun.FullLoadCPUPerRequest; 0 where it shed,
+// failed or did not run), followed by a cooldown for the next probe.
 func (r *runner) fullLoadCost(ctx context.Context, srv *instance, cfg config.Config, dir string) time.Duration {
 	if r.t.Closed <= 0 {
 		return 0
@@ -138,7 +135,6 @@ func (r *runner) fullLoadCost(ctx context.Context, srv *instance, cfg config.Con
 	return m.perRequest()
 }
 
-// addAnswers fills o from the step's answers split by kind.
 func addAnswers(o *result.OverloadRun, a *answers, res *record.Result) {
 	o.Served, o.Shed, o.Timeouts, o.Other = a.Served, a.Shed, a.Timeouts, a.Other
 	if res.Elapsed > 0 {
@@ -154,8 +150,7 @@ func addAnswers(o *result.OverloadRun, a *answers, res *record.Result) {
 	o.PerSecond = a.PerSecond
 }
 
-// judgeOverload applies the overload rules to what o measured; it also
-// sets o's RSS summary of the overload's second half.
+// judgeOverload applies the overload rules to o, setting its RSS summary.
 func judgeOverload(o *result.OverloadRun, v plan.Variant, sum report.Summary, dead bool, logTail string) verdict.Verdict {
 	var rss []verdict.RSSSample
 	for _, p := range o.RSS {

@@ -13,15 +13,12 @@ import (
 // pairedStep names the paired rounds' folders and failures.
 const pairedStep = "paired"
 
-// wantsPaired tells whether wr's variants get closed-loop rounds paired
-// with direct's: where the plan pairs them (the presets that compare the
-// variants outside overload) and Timing asks for pairs.
+// wantsPaired tells whether the plan and Timing ask for paired rounds.
 func (r *runner) wantsPaired() bool {
 	return r.p.Paired && r.t.ClosedPairs > 0 && r.t.Closed > 0
 }
 
-// paired runs, for every variant but direct, Timing.ClosedPairs
-// closed-loop rounds paired with direct's on as many CPUs (pairedOne).
+// paired runs every variant's rounds paired with direct's on as many CPUs.
 func (r *runner) paired(ctx context.Context, wr *result.WorkloadResult, seed string) {
 	for _, v := range wr.Variants {
 		base := wr.BaselineOf(v)
@@ -35,19 +32,11 @@ func (r *runner) paired(ctx context.Context, wr *result.WorkloadResult, seed str
 	}
 }
 
-// pairedOne starts direct's kvserver and v's, each on a fresh copy of
-// seed and on the same CPUs, and once both are idle runs the closed-loop
-// rounds alternately on one and then the other, the other idle
-// meanwhile: pair i is direct's round i and v's round i, taken one right
-// after the other, so that the machine's drift between pairs (another
-// process, the CPU's clock, the page cache) cancels inside each pair's
-// ratio; direct's first in odd pairs, v's first in even ones (direct, v,
-// v, direct, direct, v, …: result.PairOrder), so that the position in a
-// pair favours neither side. Both get the connections Little's
-// law asks for at direct's validated saturation with its answer time
-// when nothing queues (as direct's closed-loop step): the same clients
-// for both sides of every pair. Fresh servers for each variant, so that
-// both sides of a pair have run as long on stores as old.
+// pairedOne starts direct's kvserver and v's on fresh copies of seed and
+// the same CPUs, and runs their closed-loop rounds back to back in
+// result.PairOrder, so that the machine's drift between pairs cancels
+// inside each pair's ratio. Both sides use the connections of direct's
+// closed-loop step: the same clients for every round.
 func (r *runner) pairedOne(ctx context.Context, wl string, base, v *result.VariantResult, seed string) {
 	dir, rel := r.runDir(wl, v, pairedStep)
 	r.quiet(ctx, "paired rounds "+v.Name)

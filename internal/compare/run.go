@@ -1,18 +1,9 @@
-// Package compare runs the course's experiments in one command: kvserver
-// with each pool (and policy, capacity, worker count) on a fresh copy of a
-// filled store, a saturation search, a fixed-rate step at 70 % of direct's
-// saturation, an overload step that reaches the server's queue, profiles
-// per pool diffed against direct's, then the report.
-//
-// This package is the measuring room: the runner, which fills a
-// result.Comparison step by step and keeps it in compare.json. What the
-// numbers mean is the analysis package's (a pure function of the
-// result); the report is the render package's (Markdown and charts from
-// the two, with no runner). The plan package says what a preset runs.
-//
-// It drives kvserver as a user would, through internal/harness (a process
-// on a loopback port) and internal/loadgen (HTTP load); it never imports
-// the server's packages.
+// Package compare is the measuring room of `loadtest compare`: the
+// runner, which starts kvserver per variant on a fresh copy of a filled
+// store, runs a preset's steps (plan) and fills a result.Comparison,
+// kept in compare.json; analysis derives from it, render writes the
+// report. It drives kvserver as a user would, through internal/harness
+// and internal/loadgen, and never imports the server's packages.
 package compare
 
 import (
@@ -147,11 +138,9 @@ func (r *runner) runAll(ctx context.Context) {
 	}
 }
 
-// noBaseRate is why wr's fixed-rate, overload and profile steps did not
-// run: they take their shares of direct's validated saturation, and no
-// search of direct validated one. A rate that held only in the short
-// steps is not taken instead: what it would set is not measured at a
-// rate the server was shown to sustain.
+// noBaseRate is why wr's later steps did not run: no search of direct
+// validated a saturation to take their shares of (a rate that held only
+// in the short steps was not shown sustainable, so is not taken).
 func noBaseRate(wr *result.WorkloadResult) string {
 	why := "direct's saturation search found no rate that held over its validation"
 	if base := wr.Baseline(); base != nil && len(base.Sat) > 0 {

@@ -13,9 +13,6 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
 
-// This file is the comparison's use of the saturation search: configure
-// it, run it, and reduce it to the SatRun that compare.json keeps.
-
 // saturateConfig is the search's criteria and step lengths.
 func (r *runner) saturateConfig(dir string) saturate.Config {
 	sc := saturate.DefaultConfig()
@@ -27,15 +24,11 @@ func (r *runner) saturateConfig(dir string) saturate.Config {
 	return sc
 }
 
-// search runs a saturation search of srv; the validating run's files
-// and saturate.json go into dir. With Timing.AnchorRounds, a closed loop
-// on srv comes first and bounds the search (saturate's Anchor: a stall
-// costs a round a few per cent, where it would cost a step its verdict,
-// and no step asks far above what the server serves with no schedule to
-// keep); without, the ramp starts at half of hint where that is above
-// the configured start. Each step reads srv's CPU around it, so that a
-// step the loader could not deliver is told from the server's limit
-// (saturate.Bound).
+// search runs a saturation search of srv, its files in dir. With
+// Timing.AnchorRounds a closed loop on srv comes first and bounds it
+// (saturate's Anchor); without, the ramp starts at half of hint where
+// that is above the configured start. Each step reads srv's CPU, so that
+// saturate.Bound can tell a loader's shortfall from the server's limit.
 func (r *runner) search(ctx context.Context, cfg config.Config, dir string, srv *harness.Server, settings map[string]string, hint float64) (*saturate.Saturation, error) {
 	sc := r.saturateConfig(dir)
 	sc.StartRate = max(sc.StartRate, math.Round(hint/2))
@@ -68,9 +61,8 @@ func (r *runner) search(ctx context.Context, cfg config.Config, dir string, srv 
 	return sat, nil
 }
 
-// satRunOf is sat as compare.json keeps it: the one place a search's
-// result becomes result's (result may not import the loader, so it has
-// types of its own; the analysis and the report read only those).
+// satRunOf is sat as compare.json keeps it (result does not import the
+// loader).
 func satRunOf(sat *saturate.Saturation) result.SatRun {
 	b := result.Bracket(sat.Bracket)
 	run := result.SatRun{Rate: sat.Rate, Validated: sat.Validated, Bracket: &b, Candidate: sat.Candidate, HitMax: sat.HitMax,
@@ -93,9 +85,8 @@ func lastValidation(sat *saturate.Saturation) *saturate.Step {
 	return nil
 }
 
-// curveOf is sat's steps as compare.json keeps them: one point each, in
-// order, and the judged intervals of only the steps that decided the
-// bracket (CurvePoint.Seconds says why so few).
+// curveOf is sat's steps as compare.json keeps them (CurvePoint.Seconds
+// says why only the deciding steps keep their intervals).
 func curveOf(sat *saturate.Saturation) []result.CurvePoint {
 	var out []result.CurvePoint
 	for i := range sat.Steps {

@@ -15,10 +15,9 @@ import (
 	"github.com/kvpool/kvpool/internal/latency"
 )
 
-// answers splits an overload step's requests by what became of them, which
-// the loader's own histograms (all requests together) cannot: a shed 503 is
-// answered at once, so mixing it in makes the served requests' p99 look
-// better than what a client that got its answer saw.
+// answers splits an overload step's requests by what became of them: a
+// shed 503 is answered at once, and in the loader's histograms of all
+// requests it flatters the served requests' p99.
 type answers struct {
 	Served, Shed, Timeouts, Other int64
 	// ServedCorrected and ServedUncorrected hold the served requests'
@@ -37,9 +36,8 @@ type answers struct {
 // absent key is an answer).
 func served(code uint16) bool { return code >= 200 && code < 300 || code == 404 }
 
-// readAnswers reads a results.bin in vegeta's format written by a run that
-// started at start with the given rate, and splits it. The intended send
-// of request seq is start + seq/rate, as the loader schedules it.
+// readAnswers splits a results.bin (vegeta's format) of a run that
+// started at start at rate: request seq was due at start + seq/rate.
 func readAnswers(path string, start time.Time, rate float64) (*answers, error) {
 	f, err := os.Open(path)
 	if err != nil {

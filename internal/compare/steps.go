@@ -65,11 +65,9 @@ func (r *runner) saturation(ctx context.Context, wr *result.WorkloadResult, seed
 			return
 		}
 	}
-	// hint is direct's first saturation (on as many CPUs: the scaling
-	// preset's counts each have their own): later searches start their
-	// ramp at half of it rather than at the bottom, which saves the steps
-	// far below any pool's limit (a pool below the start still gets
-	// found, by bisection down from the failing start).
+	// hint is direct's first saturation per CPU count: later searches
+	// ramp from half of it, saving the steps far below any pool's limit
+	// (one below the start is found by bisection down from it).
 	hint := map[int]float64{}
 	for rep := 1; rep <= r.o.Repeat; rep++ {
 		for _, v := range wr.Variants {
@@ -94,10 +92,8 @@ func (r *runner) saturation(ctx context.Context, wr *result.WorkloadResult, seed
 	}
 }
 
-// searchHint is where a search of s's server found its limit, for the
-// next search's ramp: the validated rate, else the highest rate that held
-// in the short steps (a starting point, not a figure anything is computed
-// from).
+// searchHint is where s found its server's limit, for the next ramp: the
+// validated rate, else the highest that held in the short steps.
 func searchHint(s result.SatRun) float64 {
 	if s.Rate > 0 {
 		return s.Rate
@@ -204,8 +200,7 @@ func (r *runner) fixed(ctx context.Context, wr *result.WorkloadResult, srv *inst
 }
 
 // profiles runs, per variant, a separate kvserver with mutex and block
-// sampling on, a fixed-rate step at 70 % of direct's saturation (or its
-// own, see plan.OwnRates), and captures every profile kind during it.
+// sampling on at the fixed step's rate, and captures every profile kind.
 func (r *runner) profiles(ctx context.Context, wr *result.WorkloadResult, seed string) {
 	r.c.ProfileWorkload = wr.Workload
 	secs := r.t.ProfileSeconds

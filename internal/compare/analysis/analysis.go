@@ -1,10 +1,8 @@
 // Package analysis derives from what a comparison measured every number
-// its report shows beyond the measured ones (medians and their spread,
-// ratios to direct, costs per request) and the findings those numbers
-// support, as data: a finding has a kind, the variants it names, the
-// figures it rests on with their intervals, and a verdict. Analyze is a
-// pure function of the result, computed once; the report only formats
-// what it finds here, and tests read the findings as data.
+// its report shows beyond the measured ones (medians, spreads, ratios to
+// direct, costs per request) and the findings they support, as data
+// (kind, variants, figures with their intervals, verdict). Analyze is a
+// pure function of the result; the report only formats what it finds.
 package analysis
 
 import (
@@ -225,9 +223,8 @@ func (x *Variant) ratiosTo(base *Variant) {
 	}
 }
 
-// MedianSaturation is v's saturation: the median of its validated searches'
-// rates (0: none validated). The runner sets its later steps by it; the
-// analysis reports it as Searches.Rate.
+// MedianSaturation is the median of v's validated searches' rates (0:
+// none validated): Searches.Rate, and what the runner sets later steps by.
 func MedianSaturation(v *result.VariantResult) float64 { return estimateOf(v.SatRates()).Median }
 
 // ratioBase is what a ratio to s divides by: its median saturation, 0
@@ -250,8 +247,7 @@ func saturationOf(v *result.VariantResult) *Searches {
 	s := &Searches{Rate: estimateOf(v.SatRates()), LoaderCPUs: v.LoaderCPUs(), Runs: len(v.Sat),
 		CPUPerRequest: medianCost(cpu), Ratio: math.NaN(), CPURatio: math.NaN()}
 	// The figures come from the searches that held in validation where
-	// any did (their rates, their brackets, whether the loader bounded
-	// them); a search that held nothing only says where it failed.
+	// any did; one that held nothing only says where it failed.
 	held := func(r result.SatRun) bool { return !s.Measured() || r.Rate > 0 }
 	for _, r := range v.Sat {
 		if r.LoaderBound && held(r) {
@@ -368,12 +364,9 @@ func overloadOf(v, base *result.VariantResult) *Overload {
 }
 
 // servedCPU is what a served request is taken to cost kvserver in the
-// overload step, and where that figure comes from: the variant's own
-// closed-loop round at full load just before (FullLoadCPUPerRequest: it
-// serves as fast as it can and sheds nothing), else its baseline probe,
-// where nothing was shed but the load was half (so a served request
-// costs more there: fewer requests per wake-up). 0 where neither was
-// measured.
+// overload step, and where that figure comes from: the full-load round
+// before it, else the baseline probe (half the load, so a served request
+// costs more there). 0 where neither was measured.
 func servedCPU(o *result.OverloadRun) (time.Duration, string) {
 	if o.FullLoadCPUPerRequest > 0 {
 		return o.FullLoadCPUPerRequest, "its closed loop"
@@ -388,10 +381,8 @@ func servedCPU(o *result.OverloadRun) (time.Duration, string) {
 const MinShedForCost = 0.10
 
 // cpuPerShed is what a 503 cost kvserver, derived: the overload step's
-// CPU less what its served requests cost at servedCPU each, spread over
-// the 503s. It assumes a served request costs what servedCPU says; where
-// it cost less, the figure comes out high, where more, low (even
-// negative: then nothing can be derived). false where fewer than
+// CPU less its served requests at servedCPU each, over the 503s (only as
+// good as servedCPU; negative where it was wrong). false where fewer than
 // MinShedForCost of the answers were 503s, or a figure is missing.
 func cpuPerShed(o *result.OverloadRun) (time.Duration, bool) {
 	served, _ := servedCPU(o)

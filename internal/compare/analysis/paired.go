@@ -59,11 +59,9 @@ func durations(xs []float64) []time.Duration {
 }
 
 // PairedByOrder is PairedOf over the pairs that ran direct's round first
-// and over those that ran the variant's first (an Alternating run's odd
-// and even pairs): where the two differ beyond their intervals, the
-// position in a pair moves a round, and only the alternation keeps it
-// out of the whole run's ratios. A run that did not alternate, direct's
-// round first in every pair, has no second half (Pairs 0).
+// and over those that ran the variant's first: where the two differ, the
+// position in a pair moves a round. A run that did not alternate has no
+// second half (Pairs 0).
 func PairedByOrder(pr *result.PairedRun) (directFirst, variantFirst *Paired) {
 	var halves [2]result.PairedRun
 	for i := range min(len(pr.Base), len(pr.Variant)) {
@@ -103,12 +101,9 @@ func intervalFigure(of string, name Measure, iv ratios.Interval) Figure {
 	return Figure{Of: of, Name: name, Value: iv.Median, Interval: &Interval{Lo: lo, Hi: hi, N: iv.N, Level: ratios.Confidence}, Verdict: pairedVerdict(iv)}
 }
 
-// pairedFindings: per measure (throughput, server CPU per request), the
-// variants whose paired ratio to direct is Above or Below 1 beyond its
-// 95 % interval, and those with NoDifference measurable here; a
-// loader-bound pair's throughput is NotRanked. One finding per measure
-// and verdict, each variant with its ratio figure (Interval: the 95 %
-// interval).
+// pairedFindings is one finding per measure (throughput, server CPU per
+// request) and verdict (pairedVerdict; a loader-bound throughput
+// NotRanked), each variant with its ratio figure.
 func pairedFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 	var out []Finding
 	for _, m := range []struct {

@@ -10,14 +10,8 @@ import (
 	ratios "github.com/kvpool/kvpool/internal/ratio"
 )
 
-// findings states what c's own numbers support: which variant saturates
-// highest and whether its lead exceeds the spread (a tie otherwise),
-// which failed requests at the fixed rate (their tail then includes 503s
-// answered at once), which keep the served p99 under the SLO under
-// overload, which were held back by their workers waiting on a slow
-// store, and what the CPU profile diff attributes the other pools'
-// losses to. Where the numbers are missing or do not decide, nothing is
-// claimed.
+// findings states what c's own numbers support, in the report's order;
+// where they are missing or do not decide, nothing is claimed.
 func findings(c *result.Comparison, a *Analysis) []Finding {
 	var out []Finding
 	for i, wr := range c.Workloads {
@@ -46,13 +40,10 @@ func satFigure(name string, s *Searches) Figure {
 	return Figure{Of: name, Name: Saturation, Value: s.Rate.Median, Interval: &iv}
 }
 
-// pairedSat is b's saturation over a's, paired by repeat. The searches
-// run interleaved (every variant's repeat i before any variant's repeat
-// i+1), so repeat i of a and of b met the machine as it was then, and
-// what drifts between repeats cancels inside each pair's ratio; the
-// ratio is the median of the pairs' with its 95 % interval (ratio.Paired,
-// unbounded under ratio.MinPairs pairs). A search that did not hold its
-// validation (Held 0) drops its pair.
+// pairedSat is b's saturation over a's, paired by repeat (ratio.Paired):
+// the searches run interleaved, so what drifts between repeats cancels
+// inside each pair's ratio. A search that did not hold its validation
+// drops its pair.
 func pairedSat(a, b *result.VariantResult) ratios.Interval {
 	n := min(len(a.Sat), len(b.Sat))
 	as, bs := make([]float64, n), make([]float64, n)
@@ -86,10 +77,9 @@ func leadNote(best, second string, iv ratios.Interval) string {
 }
 
 // saturationFindings ranks the variants' saturations, and each against
-// direct's, by their ratios paired by repeat: a difference is named only
-// where the ratio's 95 % interval excludes 1 (fewer than ratio.MinPairs
-// repeats bound none). A loader-bound saturation is only a lower bound:
-// never ranked, and said so with how to measure more.
+// direct's, by their ratios paired by repeat, naming a difference only
+// where the 95 % interval excludes 1; a loader-bound saturation, only a
+// lower bound, is never ranked.
 func saturationFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 	wl := wr.Workload
 	samples := map[string][]float64{}
@@ -170,8 +160,7 @@ func saturationFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 }
 
 // unvalidatedFindings names the variants none of whose searches held
-// over its validation, each with its bracket: they have no saturation,
-// and nothing is ranked or computed from them.
+// over its validation, each with its bracket.
 func unvalidatedFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 	f := Finding{Kind: SaturationUnvalidated, Workload: wr.Workload, Verdict: NotRanked}
 	for i, v := range wr.Variants {
@@ -233,8 +222,7 @@ func crossCheckFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 }
 
 // fixedBehindFindings names the variants whose fixed-rate step did not
-// keep up (keptUp): their percentiles are those of a queue that grew
-// for as long as the step ran, not of the asked rate.
+// keep up (keptUp).
 func fixedBehindFindings(wr *result.WorkloadResult) []Finding {
 	f := Finding{Kind: FixedBehind, Workload: wr.Workload, Verdict: NotComparable}
 	for _, v := range wr.Variants {
@@ -294,10 +282,8 @@ func boundByWorkers(v *result.VariantResult, s *Searches, baseSat float64) bool 
 	return bound < 0.9*baseSat && s.Rate.Median >= 0.5*bound
 }
 
-// concurrencyFindings: where a pool's workers each wait on a slow store
-// (the slow-backend preset), its saturation is set by how many requests
-// its workers can hold at once, not by CPU; direct runs each request on
-// its connection's own goroutine and is bounded by the connections.
+// concurrencyFindings names the pools whose workers, waiting on a slow
+// store, set their saturation (boundByWorkers).
 func concurrencyFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 	base := wr.Baseline()
 	if base == nil || !w.Variant(base.Name).Sat.Measured() {

@@ -10,7 +10,14 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-func groupedBars(spec Spec, groups, series []string, values [][]float64) (Chart, error) {
+// GroupedBars draws one group of bars per entry of groups (along x), one
+// bar per entry of series within each group (coloured by series name, with
+// a legend). values[s][g] is series s in group g; NaN means "not measured"
+// (e.g. direct has no overflow policy) and leaves a gap, not a zero bar.
+// The y axis is linear from 0; YLabel should carry the unit, e.g.
+// "goodput (req/s)". The default caption reads groups as pools and series
+// as policies.
+func GroupedBars(spec Spec, groups, series []string, values [][]float64) (Chart, error) {
 	f, err := newFigure(spec, "One group per pool, one bar per policy; a missing bar was not measured (the combination does not exist).")
 	if err != nil {
 		return Chart{}, err

@@ -75,16 +75,6 @@ type PercentileLine struct {
 	UncorrectedMs []float64
 }
 
-// LatencyByPercentile draws one line per pool on wrk2's axis: x is
-// 1/(1-p) on a log scale, ticks labelled 50%, 90%, 99%, 99.9%, 99.99%,
-// 99.999%; y is latency in ms on a log scale (the tail spans decades).
-// Corrected latency is solid, uncorrected dashed in the same colour.
-// Non-positive latencies (a bucket at 0 ms) are drawn at the axis floor,
-// 0.001 ms, rather than refused.
-func LatencyByPercentile(spec Spec, lines []PercentileLine) (Chart, error) {
-	return latencyByPercentile(spec, lines)
-}
-
 // CurveLine is one pool's saturation search, as compare.json keeps it:
 // its steps but the validating runs (each repeats a rate already on the
 // curve) as the line, a loader-bound step as a large cross; its bracket
@@ -105,29 +95,6 @@ type CurveLine struct {
 	Search result.SatRun
 }
 
-// Curves draws saturation curves in two panels sharing the x axis
-// (offered rate, req/s): above, the achieved rate with the ideal
-// achieved = offered dotted; below, the corrected p99 (ms, log scale) with
-// the SLO as a red dashed horizontal line. sloMs <= 0 draws no SLO line.
-// Points are drawn in order of offered rate, whatever order they come in.
-// Loader-bound steps are marked with a cross and a legend entry, the
-// deciding steps' intervals (CurveLine.Seconds) with small marks and
-// entries of their own.
-func Curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
-	return curves(spec, lines, sloMs)
-}
-
-// GroupedBars draws one group of bars per entry of groups (along x), one
-// bar per entry of series within each group (coloured by series name, with
-// a legend). values[s][g] is series s in group g; NaN means "not measured"
-// (e.g. direct has no overflow policy) and leaves a gap, not a zero bar.
-// The y axis is linear from 0; YLabel should carry the unit, e.g.
-// "goodput (req/s)". The default caption reads groups as pools and series
-// as policies.
-func GroupedBars(spec Spec, groups, series []string, values [][]float64) (Chart, error) {
-	return groupedBars(spec, groups, series, values)
-}
-
 // XYLine is one named series of points. Y may hold NaN for "no value" (a
 // second with no answers): the line is broken there.
 type XYLine struct {
@@ -142,33 +109,4 @@ type Mark struct {
 	From, To float64
 	// Label is written at the top of the mark, e.g. "overload 2×".
 	Label string
-}
-
-// TimeSeries draws one line per pool against time (x: seconds since the
-// start of the step), e.g. corrected p99 per second through an overload
-// and the recovery after it, with marks (the overload window) shaded
-// behind the lines. The y axis is logarithmic when every value is positive
-// and they span a factor of 10 or more, linear from 0 otherwise (so a
-// second reported as 0 ms switches to linear; pass NaN for a second
-// without answers instead). Points are drawn in order of x.
-func TimeSeries(spec Spec, lines []XYLine, marks []Mark) (Chart, error) {
-	return timeSeries(spec, lines, marks)
-}
-
-// Sweep draws one line with point markers per pool against a swept
-// parameter (queue capacity, workers) on x. When every x is positive and
-// they span a factor of 8 or more (32…1024, 2…64) the x axis is
-// logarithmic with a tick at each swept value; otherwise it is linear. The
-// y axis is linear from 0 (from below 0 when a value is negative). Points
-// are drawn in order of x.
-func Sweep(spec Spec, lines []XYLine) (Chart, error) {
-	return sweep(spec, lines)
-}
-
-// Scaling draws one line with point markers per pool against how many
-// CPUs the server had (x, log scale when they span 8× or more), and for
-// each pool its ideal, linear scaling from its point at the fewest CPUs
-// (y × x / x0), dashed in the same colour. The y axis is linear from 0.
-func Scaling(spec Spec, lines []XYLine) (Chart, error) {
-	return scaling(spec, lines)
 }

@@ -12,7 +12,15 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-func curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
+// Curves draws saturation curves in two panels sharing the x axis
+// (offered rate, req/s): above, the achieved rate with the ideal
+// achieved = offered dotted; below, the corrected p99 (ms, log scale) with
+// the SLO as a red dashed horizontal line. sloMs <= 0 draws no SLO line.
+// Points are drawn in order of offered rate, whatever order they come in.
+// Loader-bound steps are marked with a cross and a legend entry, the
+// deciding steps' intervals (CurveLine.Seconds) with small marks and
+// entries of their own.
+func Curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 	f, err := newFigure(spec, "Above: answered rate against offered rate; a pool keeps up while its line follows the dotted diagonal. "+
 		"Below: corrected p99; a pool's saturation point is about the highest offered rate whose p99 stays under the red SLO line.")
 	if err != nil {

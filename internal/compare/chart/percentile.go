@@ -23,7 +23,13 @@ var percentileTicks = []struct {
 // inverseTail maps a percentile to wrk2's x: 1/(1-p).
 func inverseTail(pct float64) float64 { return 1 / (1 - pct/100) }
 
-func latencyByPercentile(spec Spec, lines []PercentileLine) (Chart, error) {
+// LatencyByPercentile draws one line per pool on wrk2's axis: x is
+// 1/(1-p) on a log scale, ticks labelled 50%, 90%, 99%, 99.9%, 99.99%,
+// 99.999%; y is latency in ms on a log scale (the tail spans decades).
+// Corrected latency is solid, uncorrected dashed in the same colour.
+// Non-positive latencies (a bucket at 0 ms) are drawn at the axis floor,
+// 0.001 ms, rather than refused.
+func LatencyByPercentile(spec Spec, lines []PercentileLine) (Chart, error) {
 	f, err := newFigure(spec, "Latency at each percentile, one colour per pool: lower is better; "+
 		"the right-hand end is the tail. Solid: corrected for coordinated omission (from the intended send time); "+
 		"dashed: from the actual send.")

@@ -118,7 +118,14 @@ func namesOf[L any](lines []L, name func(L) string) []string {
 	return names
 }
 
-func timeSeries(spec Spec, lines []XYLine, marks []Mark) (Chart, error) {
+// TimeSeries draws one line per pool against time (x: seconds since the
+// start of the step), e.g. corrected p99 per second through an overload
+// and the recovery after it, with marks (the overload window) shaded
+// behind the lines. The y axis is logarithmic when every value is positive
+// and they span a factor of 10 or more, linear from 0 otherwise (so a
+// second reported as 0 ms switches to linear; pass NaN for a second
+// without answers instead). Points are drawn in order of x.
+func TimeSeries(spec Spec, lines []XYLine, marks []Mark) (Chart, error) {
 	f, xmin, xmax, ymin, ymax, err := newXYFigure(spec, "Corrected p99 of each second, one line per pool; the shaded span is the overload. "+
 		"Read how high each pool's p99 climbs under overload and how fast it comes back after it; a gap is a second without answers.", lines)
 	if err != nil {
@@ -169,7 +176,13 @@ func (m *markPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
-func sweep(spec Spec, lines []XYLine) (Chart, error) {
+// Sweep draws one line with point markers per pool against a swept
+// parameter (queue capacity, workers) on x. When every x is positive and
+// they span a factor of 8 or more (32…1024, 2…64) the x axis is
+// logarithmic with a tick at each swept value; otherwise it is linear. The
+// y axis is linear from 0 (from below 0 when a value is negative). Points
+// are drawn in order of x.
+func Sweep(spec Spec, lines []XYLine) (Chart, error) {
 	f, xmin, xmax, ymin, ymax, err := newXYFigure(spec, "One line per pool against the swept parameter; compare the lines at each value, and read where a line bends.", lines)
 	if err != nil {
 		return Chart{}, err
@@ -227,7 +240,11 @@ func logLabel(label string) string {
 	return label + " (log scale)"
 }
 
-func scaling(spec Spec, lines []XYLine) (Chart, error) {
+// Scaling draws one line with point markers per pool against how many
+// CPUs the server had (x, log scale when they span 8× or more), and for
+// each pool its ideal, linear scaling from its point at the fewest CPUs
+// (y × x / x0), dashed in the same colour. The y axis is linear from 0.
+func Scaling(spec Spec, lines []XYLine) (Chart, error) {
 	f, xmin, xmax, ymin, ymax, err := newXYFigure(spec, "One line per pool against the server's CPUs; each pool's dashed line is linear scaling from its figure at the fewest CPUs. "+
 		"A pool scales as far as its solid line follows its dashed one.", lines)
 	if err != nil {

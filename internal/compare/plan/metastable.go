@@ -6,12 +6,10 @@ import (
 	"time"
 )
 
-// This file is the metastable preset's plan: which admission (pool,
-// limit, deadlines) gets back to serving its base load after a spike,
-// when clients time out and retry. A metastable failure (Bronson et al.,
-// HotOS 2021) is a server that stays down after its trigger has gone:
-// the spike fills the queue, answers come too late, clients time out and
-// retry, and the retries keep the queue full at the base rate.
+// The metastable preset asks which admission (pool, limit, deadlines)
+// gets back to its base load after a spike when clients time out and
+// retry. A metastable failure (Bronson et al., HotOS 2021) is a server
+// that stays down after its trigger: the retries keep the queue full.
 
 // The metastable preset's store stand-in: every store operation first
 // sleeps MetaIODelay, at most MetaIOConcurrency at a time, so that the
@@ -65,34 +63,21 @@ type MetaVariant struct {
 	Deadlines bool `json:",omitempty"`
 }
 
-// Every pool of the preset but the default runs MetaIOConcurrency workers (-workers),
-// one per slot of the store stand-in: with kvserver's default, one per
-// CPU, a pool on one CPU would serve one delayed operation at a time
-// (1,000 op/s), and its own slots, not the admission under test, would
-// set its capacity. With as many workers as slots, requests wait in the
-// pool's queue, where its order, limit and deadline drops act, and the
-// store is every variant's bottleneck, as it is direct's.
-
 // Name is how tables and charts label m: the variant's name without the
 // workers every pool of the preset has, with "+deadlines" where its
 // clients send them.
-func (m MetaVariant) Name() string {
-	v := m.Variant
-	v.Workers = 0
-	if m.Deadlines {
-		return v.Name() + "+deadlines"
-	}
-	return v.Name()
-}
+func (m MetaVariant) Name() string { return m.label(Variant.Name) }
 
 // Slug is Name made safe for a folder name.
-func (m MetaVariant) Slug() string {
+func (m MetaVariant) Slug() string { return m.label(Variant.Slug) }
+
+func (m MetaVariant) label(name func(Variant) string) string {
 	v := m.Variant
 	v.Workers = 0
 	if m.Deadlines {
-		return v.Slug() + "+deadlines"
+		return name(v) + "+deadlines"
 	}
-	return v.Slug()
+	return name(v)
 }
 
 // MetaTiming is the shape of every metastable run: Base seconds at the

@@ -1,8 +1,7 @@
-// Package plan says what a comparison runs: its options (flags and step
-// lengths), the variants of kvserver it compares, the presets that make
-// them, and the load every variant's fixed-rate and overload steps get.
-// It is data and pure functions of data: nothing here measures, so that
-// the report can be written from a plan without the runner.
+// Package plan says what a comparison runs: its options and step
+// lengths, the kvserver variants the presets make, and the load of the
+// fixed-rate and overload steps. It is data and pure functions of data,
+// so that a report can be written from a plan without the runner.
 package plan
 
 import (
@@ -13,9 +12,7 @@ import (
 )
 
 // Plan is what a preset runs: the variants (the baseline first), the
-// workloads, and which steps. compare.json keeps it; Steps is filled
-// per workload once direct's saturation is known, before any variant's
-// fixed-rate or overload step runs, and not changed after.
+// workloads, and which steps.
 type Plan struct {
 	Preset    string
 	Workloads []string
@@ -40,18 +37,15 @@ type Plan struct {
 	OverloadFactor float64
 	// Sweep names the swept parameter ("cap", "workers") for its chart.
 	Sweep string
-	// OwnRates: the fixed-rate step, the profile run and the probes around
-	// the overload run at their share of each variant's own median
-	// saturation, not of direct's. For variants whose capacities differ
-	// by orders of magnitude (slow-backend: W workers over a store that
-	// sleeps serve about W/delay), 70 % of direct's would overload a
-	// 2-worker pool 25×, and its latencies would measure nothing but the
-	// queue growing. The overload step still asks every variant for the
-	// same multiple of direct's.
+	// OwnRates: the fixed-rate step, the profile run and the overload's
+	// probes run at their share of each variant's own median saturation,
+	// not direct's: where capacities differ by orders of magnitude
+	// (slow-backend), 70 % of direct's would only measure a growing queue.
+	// The overload step still asks every variant the same.
 	OwnRates bool
-	// Steps is the load of each workload's fixed-rate and overload
-	// steps, the same for every variant (nil where none was planned:
-	// each variant then sized its own).
+	// Steps is the load of each workload's fixed-rate and overload steps,
+	// the same for every variant, planned once direct's saturation is
+	// known (nil where none was: each variant then sized its own).
 	Steps []*Steps `json:",omitempty"`
 	// Metastable is the metastable preset's runs (nil: another preset).
 	Metastable *Metastable `json:",omitempty"`
@@ -97,7 +91,6 @@ func newVariants(o *Options, base Variant) *variants {
 	return &variants{execs: execs, list: []Variant{base}}
 }
 
-// add adds v once per exec mode.
 func (vs *variants) add(v Variant) {
 	for _, e := range vs.execs {
 		v.Exec = e
@@ -261,7 +254,11 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 			}
 			v.IODelay, v.IOConcurrency = MetaIODelay, slots
 			if !v.IsBaseline() && v.Pool != Default {
-				v.Workers = slots // one per store slot (see MetaVariant)
+				// One worker per store slot: with one per CPU a pool's own
+				// slots, not the admission under test, would set its
+				// capacity; with as many as the store's, requests wait in
+				// the pool's queue, and the store is every variant's limit.
+				v.Workers = slots
 			}
 			return v
 		}

@@ -13,22 +13,17 @@ const FixedShare = 0.7
 // overload step: below saturation, so that "normal" is stable.
 const ProbeShare = 0.5
 
-// LittleHeadroom is how many times the connections Little's law asks for
-// a step opens before it starts: with L = rate × W requests in flight on
-// average, connections = L would all be busy at the average and every
-// burst would wait in the loader (its send lag, measured as latency once
-// corrected); twice L leaves the loader idle connections through bursts
-// of twice the mean, and costs only idle sockets.
+// LittleHeadroom is how many times Little's law's L = rate × W a step
+// opens connections: with L every burst would wait in the loader (its
+// send lag, measured as latency once corrected); 2L costs idle sockets.
 const LittleHeadroom = 2
 
 // MinConns is the fewest connections a step starts with: the loader's
 // default, the seeds' 64 connections.
 const MinConns = 64
 
-// LittleConns is how many connections carry rate req/s whose answers
-// take w each, by Little's law (in flight = rate × w), with
-// LittleHeadroom: ceil(LittleHeadroom × rate × w), at least MinConns and
-// at most maxConns. An unknown w (0) gives MinConns.
+// LittleConns is ceil(LittleHeadroom × rate × w), at least MinConns
+// (also for an unknown w, 0) and at most maxConns.
 func LittleConns(rate float64, w time.Duration, maxConns int) int {
 	n := int(math.Ceil(LittleHeadroom * rate * w.Seconds()))
 	return max(MinConns, min(n, maxConns))
@@ -36,10 +31,7 @@ func LittleConns(rate float64, w time.Duration, maxConns int) int {
 
 // Steps is one workload's step plan: the load every variant's fixed-rate
 // step, full-load round and overload step get, sized once from direct's
-// saturation search before the first of them runs, so that every variant
-// of a step is measured with the same clients. A variant that needs more
-// connections than a step starts with opens them, up to the step's
-// MaxConns, and the report says so beside its percentiles.
+// search so that every variant of a step has the same clients.
 type Steps struct {
 	Workload string
 	Fixed    *Load `json:",omitempty"`
@@ -49,11 +41,9 @@ type Steps struct {
 
 // Load is how one step loads kvserver.
 type Load struct {
-	// Closed: each connection sends its next request as soon as the last
-	// is answered (the full-load round); Rate is then the rate its
-	// connections were sized for. Otherwise Rate is what the step asks
-	// (under OwnRates, the fixed-rate step asks each variant its own
-	// share and Rate is direct's: the highest, which sized Conns).
+	// Closed: a closed loop (the full-load round), and Rate the rate its
+	// connections were sized for; otherwise Rate is what the step asks
+	// (under OwnRates direct's, which sized Conns).
 	Closed bool `json:",omitempty"`
 	Rate   float64
 	// Latency is the answer time Little's law sized Conns with: from
@@ -68,8 +58,7 @@ type Load struct {
 // the order the report lists them.
 var ProfileKinds = []string{"cpu", "mutex", "block", "allocs", "heap"}
 
-// ProfileArgs are the profile runs' extra kvserver flags: kvserver
-// samples mutex contention and blocking only there, since sampling costs
+// ProfileArgs are the profile runs' extra kvserver flags: sampling costs
 // time the timing runs must not pay.
 var ProfileArgs = []string{"-mutex-profile-fraction", "100", "-block-profile-rate", "10000"}
 

@@ -1,8 +1,7 @@
-// Package result is what a comparison measured, as data: the
-// Comparison that the runner fills step by step and keeps in
-// compare.json, and that the analysis and the report are computed from.
-// Nothing here measures, judges or formats; Load reads a compare.json of
-// any version as the current one (upgrade.go).
+// Package result is what a comparison measured, as data: the Comparison
+// the runner fills and keeps in compare.json, which the analysis and the
+// report read. Load reads a compare.json of any version as the current
+// one (upgrade.go).
 package result
 
 import (
@@ -13,17 +12,14 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/plan"
 )
 
-// Comparison is everything one `loadtest compare` measured: what the
-// report, the charts and compare.json are written from.
+// Comparison is everything one `loadtest compare` measured.
 type Comparison struct {
 	// Version is the file's schema (Version once loaded).
 	Version int
 	Preset  string
-	// Options are those it ran with, Plan what they made of the preset
-	// (compare.json keeps both, so that the report can be written again).
-	Options plan.Options
-	Plan    *plan.Plan
-	// Criteria are the rules its steps were judged by.
+	// Options are those it ran with, Plan what they made of the preset.
+	Options  plan.Options
+	Plan     *plan.Plan
 	Criteria Criteria
 	Env      Environment
 	// Dir is the folder the run wrote (its runs, profiles and report).
@@ -33,14 +29,12 @@ type Comparison struct {
 	// Notes are what the report must say about how the run went (loaded
 	// machine, a pprof or graphviz that could not run).
 	Notes []string
-	// Interrupted is set when a signal (Ctrl-C, TERM) ended the comparison early.
+	// Interrupted: a signal (Ctrl-C, TERM) ended the comparison early.
 	Interrupted bool
 	// OverloadFailed lists the variants (workload and name) whose
 	// overload step failed the degradation checks.
-	OverloadFailed []string
-	// Loader is one line per step on whether the loader kept up.
-	Loader []LoaderCheck
-	// ProfileWorkload is the workload the profiles were taken under.
+	OverloadFailed  []string
+	Loader          []LoaderCheck
 	ProfileWorkload string
 	Profiles        []*ProfileSet
 	// Published says where a published copy came from (nil: the run's
@@ -50,8 +44,7 @@ type Comparison struct {
 	Metastable *Metastable `json:",omitempty"`
 }
 
-// Criteria are the rules a comparison's steps were judged by, as its
-// saturation searches applied them.
+// Criteria are the rules a comparison's searches judged its steps by.
 type Criteria struct {
 	// MaxErrorRate is the share of failed requests a sustained rate may
 	// have; a fixed-rate step above it is not comparable with an
@@ -62,9 +55,8 @@ type Criteria struct {
 	LoaderBusy float64
 }
 
-// Published is a report copied for others to read (`make
-// compare-publish`): From is the run's folder it came from, where its
-// raw profiles stayed.
+// Published is a report copied for others (`make compare-publish`) from
+// the run's folder From, where its raw profiles stayed.
 type Published struct {
 	From string
 }
@@ -73,30 +65,23 @@ type Published struct {
 type WorkloadResult struct {
 	Workload string
 	Variants []*VariantResult
-	// BaseRate is direct's median saturation (or -rate): the fixed step
-	// runs at 70 % of it, the overload step at the preset's factor.
-	BaseRate float64
-	// BaseLowerBound: BaseRate is only a lower bound of direct's
-	// saturation, a search of it having been loader-bound; a step at a
-	// multiple of it asked at most that multiple.
+	// BaseRate is direct's median saturation (or -rate), which the later
+	// steps take their shares of; BaseLowerBound: a search of it was
+	// loader-bound, so it is only a lower bound.
+	BaseRate       float64
 	BaseLowerBound bool
 }
 
 // VariantResult is one variant under one workload.
 type VariantResult struct {
-	Variant plan.Variant
-	Name    string
-	Sat     []SatRun
-	// Closed is the closed-loop step (direct's cross-check; every
-	// variant's in the scaling preset).
-	Closed *ClosedRun
-	// Paired is the closed-loop rounds against direct, interleaved (nil:
-	// direct itself, or none ran).
+	Variant  plan.Variant
+	Name     string
+	Sat      []SatRun
+	Closed   *ClosedRun
 	Paired   *PairedRun `json:",omitempty"`
 	Fixed    *FixedRun
 	Overload *OverloadRun
-	// Config is kvserver_config_info's labels as the variant's server
-	// reported them.
+	// Config is the labels of kvserver_config_info.
 	Config map[string]string
 }
 
@@ -108,18 +93,15 @@ type SatRun struct {
 	// validation).
 	Rate      float64
 	Validated bool
-	// Bracket is where the search ended: Lo the highest rate that held,
-	// Hi the lowest that failed twice (0: none), both measured rates;
-	// without a validation Lo held only in the short steps. Candidate is
-	// the rate whose validation failed last where none held (else Rate).
-	// A nil Bracket was not recorded.
+	// Bracket is where the search ended (nil: not recorded); without a
+	// validation Lo held only in the short steps. Candidate is the rate
+	// whose validation failed last where none held (else Rate).
 	Bracket   *Bracket `json:",omitempty"`
 	Candidate float64  `json:",omitempty"`
 	HitMax    bool
 	// LoaderBound: the loader, not the server, stopped the search, so Rate
-	// is only a lower bound of the server's saturation (saturate's
-	// Saturation.LoaderBound); LoaderCeiling is the loader-bound step's
-	// rate, LoaderCPUs how many CPUs the loader had, Why the figures.
+	// is only a lower bound; LoaderCeiling is the loader-bound step's
+	// rate, LoaderCPUs the loader's CPUs, Why the figures.
 	LoaderBound   bool    `json:",omitempty"`
 	LoaderCeiling float64 `json:",omitempty"`
 	LoaderCPUs    int     `json:",omitempty"`
@@ -127,18 +109,17 @@ type SatRun struct {
 	// ServerCPUPerRequest is kvserver's CPU per request over the
 	// validating run (0: unknown).
 	ServerCPUPerRequest time.Duration `json:",omitempty"`
-	// Anchor is the throughput of the closed loop run on the search's
-	// server just before it (the median of its rounds), which bounded the
-	// search; AnchorExceeded: a step at it held, so it bounded nothing. 0
-	// where none ran (plan.Timing.AnchorRounds).
+	// Anchor is the median throughput of the closed loop that bounded the
+	// search (0: none ran); AnchorExceeded: a step at it held, so it
+	// bounded nothing.
 	Anchor         float64 `json:",omitempty"`
 	AnchorExceeded bool    `json:",omitempty"`
 	Curve          []CurvePoint
 	Dir            string
 }
 
-// Bracket is a saturation search's answer: Lo held, Hi failed twice
-// (0: not found).
+// Bracket is a saturation search's answer: Lo the highest measured rate
+// that held, Hi the lowest that failed twice (0: not found).
 type Bracket struct {
 	Lo, Hi float64
 }
@@ -163,9 +144,8 @@ type CurvePoint struct {
 	Asked, Achieved float64
 	P50             time.Duration `json:",omitempty"` // corrected (0: not recorded)
 	P99             time.Duration // corrected
-	// P99FromSend is the p99 from the actual send (0: not recorded): the
-	// server's answer time, which sizes the connections of later steps
-	// (plan.LittleConns).
+	// P99FromSend is the p99 from the actual send (0: not recorded), which
+	// sizes later steps' connections.
 	P99FromSend time.Duration `json:",omitempty"`
 	Pass        bool
 	Verdict     string
@@ -177,37 +157,28 @@ type CurvePoint struct {
 	LoaderBound bool    `json:",omitempty"`
 	Retry       bool    `json:",omitempty"`
 	// Seconds is the step's judged intervals, kept only where the step
-	// decided its search's bracket (saturate's Bracket.Decided: at Lo a
-	// run that held, the validating run included; at Hi a run that
-	// failed), so that a reader sees whether a failure was one stall or
-	// the whole step while compare.json stays small. Nil for every other
-	// step, and where they were not recorded.
+	// decided its search's bracket (saturate's Bracket.Decided), so that a
+	// reader sees whether a failure was one stall or the whole step while
+	// compare.json stays small.
 	Seconds []StepSecond `json:",omitempty"`
 }
 
-// Validating tells whether p is a validating run.
 func (p CurvePoint) Validating() bool { return p.Phase == PhaseValidate }
 
 // StepSecond is one judged interval of a search step (a second; shorter
-// in a quick search), as its step's verdict judged it.
+// in a quick search): its start since the step's, the answers that ended
+// in it per second, their corrected p99 (0: none), and whether it met the
+// SLO and the error limit, as the step's verdict judged it.
 type StepSecond struct {
-	// T is its start in seconds since the step's start.
-	T float64 `json:",omitempty"`
-	// Rate is the answers that ended in it, per second.
-	Rate float64 `json:",omitempty"`
-	// P99 is their corrected p99 (0 where nothing was answered); the
-	// last interval's takes in the responses after the schedule, as the
-	// verdict did.
-	P99 time.Duration `json:",omitempty"`
-	// OK: it met the SLO and the error limit.
-	OK bool `json:",omitempty"`
+	T    float64       `json:",omitempty"`
+	Rate float64       `json:",omitempty"`
+	P99  time.Duration `json:",omitempty"`
+	OK   bool          `json:",omitempty"`
 }
 
 // ClosedRun is the closed-loop step: Conns connections each sending its
-// next request as soon as the last is answered, in Rounds of equal
-// length on one server. Its throughput is what the server serves with the
-// loader never waiting on a schedule: the cross-check of the open-loop
-// saturation.
+// next request as soon as the last is answered, in Rounds on one server:
+// the cross-check of the open-loop saturation.
 type ClosedRun struct {
 	Conns  int
 	Rounds []ClosedRound
@@ -216,12 +187,10 @@ type ClosedRun struct {
 
 // ClosedRound is one round of a closed-loop step.
 type ClosedRound struct {
-	Rate float64 // answers per second
-	// ServerCPUPerRequest is kvserver's CPU over the round ÷ requests.
+	Rate                float64 // answers per second
 	ServerCPUPerRequest time.Duration
 	// LoaderShare and ServerShare are each side's CPU as a share of its
-	// CPUs (negative: unknown); LoaderBound: the loader used 90 % or more
-	// of its CPUs (saturate.Bound), so Rate is what it could send.
+	// CPUs (negative: unknown); LoaderBound: saturate.Bound.
 	LoaderShare, ServerShare float64
 	LoaderCPUs, ServerCPUs   int
 	LoaderBound              bool
@@ -229,7 +198,6 @@ type ClosedRound struct {
 	ErrorRate                float64
 }
 
-// Rates are c's rates by round.
 func (c *ClosedRun) Rates() []float64 {
 	var r []float64
 	for _, x := range c.Rounds {
@@ -246,14 +214,11 @@ func (c *ClosedRun) LoaderBound() bool {
 // Served is the round's answers without error per second.
 func (r ClosedRound) Served() float64 { return r.Rate * (1 - r.ErrorRate) }
 
-// PairedRun is a variant's closed-loop rounds paired with direct's on
-// as many CPUs: both kvservers up on fresh copies of one store and on
-// the same CPUs, the rounds alternating between them over the same
-// connections (direct, the variant, direct, the variant, …), so that
-// whatever drifts on the machine between pairs cancels inside each
-// pair's ratio. Base[i] and Variant[i] are pair i.
+// PairedRun is a variant's closed-loop rounds paired with direct's (the
+// Against variant) on the same CPUs and connections, so that whatever
+// drifts between pairs cancels inside each pair's ratio. Base[i] and
+// Variant[i] are pair i.
 type PairedRun struct {
-	// Against is the direct variant's name.
 	Against string
 	Conns   int
 	Base    []ClosedRound
@@ -266,11 +231,9 @@ type PairedRun struct {
 }
 
 // PairOrder is the order in which pair i (from 1) of an Alternating
-// PairedRun ran its rounds: 0 is direct's, 1 the variant's. Alternating
-// the order (ABBA) keeps whatever the position in a pair does to a
-// round, such as what the round just before left running on the
-// server's CPU, out of the pairs' median ratio: half the pairs take it
-// one way, half the other.
+// PairedRun ran its rounds, 0 direct's and 1 the variant's: alternating
+// (ABBA) keeps what the position in a pair does to a round out of the
+// pairs' median ratio.
 func PairOrder(i int) [2]int {
 	if i%2 == 0 {
 		return [2]int{1, 0}
@@ -297,22 +260,16 @@ type FixedRun struct {
 	Corrected, Uncorrected Latencies
 	// Distribution is for the latency-by-percentile chart (nil: not
 	// recorded; compare's Render reads it from the run's interval logs).
-	Distribution *Distribution `json:",omitempty"`
-	// ServerCPUPerRequest is kvserver's CPU time over the step divided by
-	// the requests sent.
+	Distribution        *Distribution `json:",omitempty"`
 	ServerCPUPerRequest time.Duration
 	ErrorRate           float64
 	// ConnsStart are the connections the loader opened before the step
-	// (plan.LittleConns), ConnsPeak the most it had: above ConnsStart, every
-	// connection was busy at times and it opened more (ConnsStart 0: not
-	// recorded).
+	// (0: not recorded), ConnsPeak the most it had.
 	ConnsStart   int `json:",omitempty"`
 	ConnsPeak    int
 	InFlightPeak int
-	// Behind says how the step fell behind its schedule: requests sent
-	// late or never, or a backlog that grew over the step; "" where it
-	// kept to it, or where it was not checked (the analysis still has
-	// Achieved against Asked).
+	// Behind says how the step fell behind its schedule ("" where it kept
+	// to it, or was not checked).
 	Behind string `json:",omitempty"`
 	Dir    string
 }
@@ -333,44 +290,39 @@ type OverloadRun struct {
 	// Goodput is served answers (2xx, 404) per second over the step.
 	Goodput float64
 	// ServedP99 is the corrected p99 of served answers only (shed 503s
-	// are answered at once and would flatter it); ServedP99Uncorrected
-	// from the actual send, which leaves out the loader's own backlog.
+	// are answered at once and would flatter it).
 	ServedP99, ServedP99Uncorrected time.Duration
-	// LoaderKeptUp: the loader sent the asked rate on schedule. When it
-	// did not, corrected latencies include its own backlog.
+	// LoaderKeptUp: the loader sent the asked rate on schedule.
 	LoaderKeptUp bool
 	// ShedPct is 503s as a share of the requests sent.
 	ShedPct float64
-	// ShedWaitP50 and ServedWaitP50: how long shed and served requests
-	// waited for their answer, from the actual send: which were shed.
+	// ShedWaitP50 and ServedWaitP50 are how long, from the send, shed and
+	// served requests waited for their answer.
 	ShedWaitP50, ServedWaitP50 time.Duration
 	Served, Shed, Timeouts     int64
 	Other                      int64
 	ConnsPeak, InFlightPeak    int
 	ConnsStart                 int `json:",omitempty"`
-	// BaselineP99 is the corrected p99 of the probe before the overload;
-	// RecoveryP99 of each one-second probe after it.
+	// BaselineP99 and RecoveryP99 are the corrected p99 of the probes
+	// before and after the overload.
 	BaselineP99 time.Duration
 	RecoveryP99 []time.Duration
 	ProbeRate   float64
 	PerSecond   []SecondPoint
 	RSS         []RSSPoint
-	// RSSGrowthMiBPerS and RSSSteadyMiB describe the overload's second
-	// half: least-squares slope and median.
+	// RSSGrowthMiBPerS and RSSSteadyMiB are the least-squares slope and
+	// the median of the overload's second half.
 	RSSGrowthMiBPerS, RSSSteadyMiB float64
-	// ServerCPUPerRequest over the overload step: ServerCPU ÷ Sent.
+	// ServerCPUPerRequest is ServerCPU ÷ Sent; ServerCPU kvserver's CPU
+	// over the step. ProbeCPUPerRequest is its CPU per request over the
+	// baseline probe, where nothing is shed (0: unknown).
 	ServerCPUPerRequest time.Duration
-	// ServerCPU is kvserver's CPU time over the overload step;
-	// ProbeCPUPerRequest its CPU per request over the baseline probe,
-	// where nothing is shed: what a served request costs (0: unknown).
-	ServerCPU          time.Duration `json:",omitempty"`
-	ProbeCPUPerRequest time.Duration `json:",omitempty"`
+	ServerCPU           time.Duration `json:",omitempty"`
+	ProbeCPUPerRequest  time.Duration `json:",omitempty"`
 	// FullLoadCPUPerRequest is kvserver's CPU per request over a
-	// closed-loop round on the same server just before the overload step,
-	// where the variant served at full load and shed nothing: what a
-	// served request costs there, queueing and hand-offs included, which
-	// CPUPerShed prefers to the half-load probe's (0: not measured, or it
-	// shed).
+	// closed-loop round just before the step, at full load and shedding
+	// nothing: what a served request costs, queueing and hand-offs
+	// included (0: not measured, or it shed).
 	FullLoadCPUPerRequest time.Duration `json:",omitempty"`
 	Alive                 bool
 	ExitCode              int
@@ -396,24 +348,18 @@ type LoaderCheck struct {
 	CPUPerRequest           time.Duration
 	// CPUShare is the loader's CPU time over the step in cores.
 	CPUShare float64
-	// LoaderShare is the loader's CPU as a share of its LoaderCPUs,
-	// ServerShare kvserver's as a share of its ServerCPUs (its set, or
-	// every online CPU where it shared them); negative: unknown. Both
-	// CPU counts 0: neither was recorded, and LoaderBound was not judged.
+	// LoaderShare and ServerShare are each side's CPU as a share of its
+	// CPUs (negative: unknown); both counts 0: neither was recorded, and
+	// LoaderBound was not judged.
 	LoaderShare float64 `json:",omitempty"`
 	LoaderCPUs  int     `json:",omitempty"`
 	ServerShare float64 `json:",omitempty"`
 	ServerCPUs  int     `json:",omitempty"`
 	// KeptUp: the loader sent at least 99 % of the asked rate on
-	// schedule and left nothing unsent, and, in a fixed-rate step, the
-	// backlog did not grow (Backlog). A validation is judged as its
-	// search judged it: nothing unsent and the backlog level, whatever
-	// the mean send rate.
-	KeptUp bool
-	// Backlog, where not empty, says how the backlog grew in a fixed-rate
-	// step or a validation (the searches' rule: requests in flight or the
-	// send lag's p99, the later half of the step against the earlier),
-	// so that the step did not keep up however much the loader sent.
+	// schedule, left nothing unsent, and the backlog of a step meant to be
+	// sustained did not grow (Backlog says how it did). A validation is
+	// judged as its search judged it, whatever the mean send rate.
+	KeptUp  bool
 	Backlog string `json:",omitempty"`
 	// LoaderBound: the step fell short by the loader's doing
 	// (saturate.Bound); Why gives the figures.
@@ -425,17 +371,15 @@ type LoaderCheck struct {
 	Scheduled bool `json:",omitempty"`
 }
 
-// BacklogGrew marks l as not kept up because its backlog grew, as how
-// says; an empty how changes nothing.
+// BacklogGrew marks l as not kept up because its backlog grew as how
+// says ("": it did not).
 func (l *LoaderCheck) BacklogGrew(how string) {
 	if how != "" {
 		l.KeptUp, l.Backlog = false, how
 	}
 }
 
-// SatRates are v's validated saturation rates over the repeats: a
-// search whose validation did not hold has none, and nothing is computed
-// from its figure.
+// SatRates are v's validated saturation rates over the repeats.
 func (v *VariantResult) SatRates() []float64 {
 	var r []float64
 	for _, s := range v.Sat {
@@ -453,9 +397,7 @@ func (v *VariantResult) Brackets() bool {
 }
 
 // LoaderBound tells whether a search of v that held in validation was
-// loader-bound: its saturation, the median of those searches, is then
-// only a lower bound. A loader-bound search that held nothing sets no
-// figure, so bounds none.
+// loader-bound, making its saturation only a lower bound.
 func (v *VariantResult) LoaderBound() bool {
 	return slices.ContainsFunc(v.Sat, func(s SatRun) bool { return s.LoaderBound && s.Rate > 0 })
 }

@@ -49,24 +49,12 @@ var criteria0 = Criteria{MaxErrorRate: 0.001, LoaderBusy: 0.9}
 const quickProbeBaseline0 = time.Second
 
 // upgradeFrom0 fills what a version-0 file left out with what its run
-// did, and restates what it recorded under rules since changed:
-//
-//   - options: its preset's defaults where it kept none; step lengths:
-//     the defaults of its options (a quick run's probe before the
-//     overload: 1 s); plan: the one its options make (no step plan:
-//     each variant sized its own connections); criteria: criteria0;
-//   - CPU placement: -pin, the only pinning then, put kvserver on CPU 0
-//     and the loader on CPU 1;
-//   - a search without a bracket kept its last candidate as Rate,
-//     validated or not: Rate becomes the validated saturation (0 where
-//     the validation failed) and Candidate the rate last tried;
-//   - a search step whose CPU shares are both 0 did not read them:
-//     unknown (negative);
-//   - the loader's checks of the metastable runs and of the fixed-rate
-//     steps and validations (restateMetaLoaderChecks, restateBacklogs).
-//
-// Fields version 0 had and 1 dropped (findings, the chart list: the
-// report derives them) are ignored by the decoder.
+// did (options, step lengths, plan and criteria: its preset's defaults;
+// -pin, the only pinning then: kvserver on CPU 0, the loader on 1), and
+// restates what it recorded under rules since changed: a search without
+// a bracket kept its last candidate as Rate, validated or not; CPU shares
+// both 0 were not read; the loader's checks (restateMetaLoaderChecks,
+// restateBacklogs). Fields 1 dropped are ignored by the decoder.
 func (c *Comparison) upgradeFrom0() error {
 	if c.Options.Preset == "" {
 		c.Options = plan.DefaultOptions()
@@ -165,15 +153,11 @@ func (m *Metastable) nthRun(model, variant string, n int) *MetaRun {
 	return nil
 }
 
-// restateBacklogs judges the fixed-rate steps and validations of a
-// version-0 comparison, which recorded no LoaderCheck.Backlog, as later
-// ones are, from what it recorded: a fixed-rate step whose loader sent
-// on schedule but whose FixedRun says it fell behind did so by its
-// backlog (the fixed step checked the backlog only once the loader had
-// sent on schedule); a validation whose search held it kept up, whatever
-// the mean send rate. A validation that failed stays as recorded: the
-// record does not say whether its backlog grew. Checks that name a
-// backlog are kept.
+// restateBacklogs judges a version-0 comparison's fixed-rate steps and
+// validations, which recorded no LoaderCheck.Backlog, as later ones are:
+// a fixed-rate step the loader sent on schedule but that fell behind did
+// so by its backlog; a validation whose search held it kept up. A failed
+// validation stays as recorded: the record does not say why.
 func (c *Comparison) restateBacklogs() {
 	for i := range c.Loader {
 		l := &c.Loader[i]

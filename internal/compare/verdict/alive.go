@@ -19,12 +19,11 @@ type Alive struct {
 	Log string
 }
 
-// Reasons states each alive rule that failed, as overload.sh did:
+// Reasons states each alive rule that failed:
 //   - "not answering after the overload" unless Answering, and also when
 //     SIGTERM could not be delivered (the process was gone);
-//   - "exit N on SIGTERM" when the exit code is not 0; for a process that
-//     had already ended, "exit N before SIGTERM" (overload.sh judged that
-//     code too, but named it as if SIGTERM had caused it);
+//   - "exit N on SIGTERM" when the exit code is not 0, or "exit N before
+//     SIGTERM" for a process that had already ended;
 //   - "panic in its log" when LogHasPanic.
 func (a Alive) Reasons() []string {
 	var why []string
@@ -45,8 +44,7 @@ func (a Alive) Reasons() []string {
 }
 
 // LogHasPanic reports whether log holds a Go panic or runtime fatal error:
-// a line that starts with "panic" or contains "fatal error" (overload.sh's
-// grep '^panic\|fatal error').
+// a line that starts with "panic" or contains "fatal error".
 func LogHasPanic(log string) bool {
 	for _, line := range strings.Split(log, "\n") {
 		if strings.HasPrefix(line, "panic") || strings.Contains(line, "fatal error") {

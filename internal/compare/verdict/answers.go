@@ -16,10 +16,10 @@ type Answers struct {
 }
 
 // ClassifyAnswers sorts the loader's status codes (summary.json's
-// status_codes, "0" = no answer) and error kinds into Answers with
-// overload.sh's rules: a code starting with "2" is OK; "404" NotFound;
-// "503" Shed; "0" NoAnswer; anything else Other. Timeouts sums the error
-// kinds whose name contains "timeout", case-insensitively.
+// status_codes, "0" = no answer) and error kinds into Answers: a code
+// starting with "2" is OK; "404" NotFound; "503" Shed; "0" NoAnswer;
+// anything else Other. Timeouts sums the error kinds whose name contains
+// "timeout", case-insensitively.
 func ClassifyAnswers(codes, errorKinds map[string]int64) Answers {
 	var a Answers
 	for code, n := range codes {
@@ -48,7 +48,7 @@ func ClassifyAnswers(codes, errorKinds map[string]int64) Answers {
 //   - "answers other than 2xx/404/503" when any request got another status;
 //   - "requests without an answer that did not time out" when the requests
 //     without an answer are not exactly those that timed out at the
-//     loader's -timeout (overload.sh compared the two counts for equality).
+//     loader's -timeout (the two counts must be equal).
 func (a Answers) Reasons() []string {
 	var why []string
 	if a.Other != 0 {

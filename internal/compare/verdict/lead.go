@@ -34,19 +34,12 @@ type Lead struct {
 	Reason string
 }
 
-// FindLead picks the best pool from samples (pool → one value per run)
-// and decides whether its lead over the runner-up exceeds the spread.
-// higherIsBetter is true for rates, false for latencies.
-//
-// The test is deliberately simple and stated in the report: the lead is
-// clear when the best's worst run beats the runner-up's best run (the
-// ranges of runs do not overlap), with at least two runs on each side.
-// With one run there is no spread to compare the difference with, so the
-// finding is a tie: the report does not call a winner its numbers cannot
-// support. Equal medians are a tie too.
-//
-// It is an error to pass fewer than two pools, a pool without runs, or a
-// value that is NaN or infinite.
+// FindLead picks the best pool from samples (pool → one value per run;
+// higherIsBetter for rates, not latencies) and decides whether its lead
+// is clear: the best's worst run beats the runner-up's best, with at
+// least two runs each (one run has no spread to compare with). Equal
+// medians are a tie. Fewer than two pools, a pool without runs, or a
+// value NaN or infinite is an error.
 func FindLead(samples map[string][]float64, higherIsBetter bool) (Lead, error) {
 	if len(samples) < 2 {
 		return Lead{}, fmt.Errorf("finding a lead needs at least two pools, got %d", len(samples))

@@ -30,12 +30,10 @@ type RSSGrowth struct {
 
 const mib = 1 << 20
 
-// Growth applies overload.sh's RSS rules to samples taken during the
-// overload, in time order: the second half is samples[n/2:] (for an odd
-// n the middle sample belongs to it); steady is the median of that half,
-// growth its least-squares slope, peak the maximum over every sample.
-// overload.sh took the peak from VmHWM, which also counts peaks between
-// samples; the maximum sample is what a sampler without VmHWM can state.
+// Growth applies the RSS rules to samples taken during the overload, in
+// time order: the second half is samples[n/2:] (for an odd n the middle
+// sample belongs to it); steady is the median of that half, growth its
+// least-squares slope, peak the maximum over every sample.
 func Growth(samples []RSSSample) RSSGrowth {
 	var g RSSGrowth
 	for _, s := range samples {

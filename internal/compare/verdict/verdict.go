@@ -1,11 +1,7 @@
 // Package verdict holds the judgements the comparison report states, as
-// pure functions of numbers a run measured: whether a server survived an
-// overload step (the rules of the former loadtest/overload.sh, one
-// function per rule), and whether the best pool's lead over the runner-up
-// is larger than the spread of repeated runs.
-//
-// Nothing here measures, reads files or talks to a server; the compare
-// runner collects the numbers and passes them in.
+// pure functions of measured numbers: whether a server survived an
+// overload step (one function per rule), and whether the best pool's
+// lead over the runner-up is larger than the spread of repeated runs.
 package verdict
 
 import (
