@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -35,9 +34,6 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
 		return usageError(err)
 	}
 	given := map[string]bool{}

@@ -21,7 +21,8 @@ import (
 var errUsage = errors.New("usage")
 
 // usageErr is a command-line error: errors.Is(err, errUsage) holds and
-// Unwrap yields what was wrong.
+// Unwrap yields what was wrong, so that -h's flag.ErrHelp, which run
+// checks first, is still seen through it.
 type usageErr struct{ err error }
 
 func (u usageErr) Error() string        { return u.err.Error() }
@@ -224,9 +225,6 @@ func (o *options) parse(fs *flag.FlagSet, args []string) error {
 // of the flags not given (flagenv), with usage errors marked.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
 		if strings.HasPrefix(err.Error(), "flag provided but not defined") {
 			err = fmt.Errorf("%w; %s does not take it (see %s -h)", err, fs.Name(), fs.Name())
 		}
