@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -35,9 +34,6 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
 		return usageError(err)
 	}
 	given := map[string]bool{}
@@ -110,8 +106,8 @@ func (f *compareFlags) define(fs *flag.FlagSet) {
 	fs.DurationVar(&o.SLO, "slo", o.SLO, "a sustained rate keeps its corrected p99 at or below this")
 	fs.BoolVar(&o.Quick, "quick", false, "every step short, 100k ids, one repeat, one workload (queues: direct's saturation alone, the pools compared by the paired rounds): minutes, numbers indicative")
 	// Where each side runs.
-	fs.Var(cpuListFlag{&o.ServerCPUs}, "server-cpus", "CPUs kvserver runs on, a list such as 0-7 or 0,2,4-5 (default: the lower half of this process's CPUs where it has 4 or more, 2 or more for -preset scaling; else shared with the loader); with only this list, the loader gets the rest of the CPUs")
-	fs.Var(cpuListFlag{&o.LoaderCPUs}, "loader-cpus", "CPUs the loader runs on, one event loop each, a list such as 8-15 (default: the upper half, as -server-cpus); with only this list, kvserver gets the rest")
+	fs.Var(parsedFlag[string]{&o.ServerCPUs, cpuList, asIs}, "server-cpus", "CPUs kvserver runs on, a list such as 0-7 or 0,2,4-5 (default: the lower half of this process's CPUs where it has 4 or more, 2 or more for -preset scaling; else shared with the loader); with only this list, the loader gets the rest of the CPUs")
+	fs.Var(parsedFlag[string]{&o.LoaderCPUs, cpuList, asIs}, "loader-cpus", "CPUs the loader runs on, one event loop each, a list such as 8-15 (default: the upper half, as -server-cpus); with only this list, kvserver gets the rest")
 	fs.BoolVar(&o.Pin, "pin", false, "shorthand for -server-cpus 0 -loader-cpus 1 (not with either)")
 	// The load of its steps.
 	fs.IntVar(&o.MaxConns, "max-conns", o.MaxConns, "connections the loader may open in an overload step (needs ulimit -n above it)")
@@ -220,24 +216,14 @@ func printFindings(w io.Writer, rep *render.Report) {
 	fmt.Fprintf(w, "report: %s\n", rep.Path)
 }
 
-// cpuListFlag is a CPU list flag: refused at once unless cpuset reads
-// it (an empty list included), kept as given for compare to resolve.
-type cpuListFlag struct{ s *string }
-
-func (f cpuListFlag) String() string {
-	if f.s == nil {
-		return ""
-	}
-	return *f.s
+// cpuList keeps a CPU list as given, for compare to resolve, once
+// cpuset reads it (an empty list included).
+func cpuList(v string) (string, error) {
+	_, err := cpuset.Parse(v)
+	return v, err
 }
 
-func (f cpuListFlag) Set(v string) error {
-	if _, err := cpuset.Parse(v); err != nil {
-		return err
-	}
-	*f.s = v
-	return nil
-}
+func asIs(s string) string { return s }
 
 // listFlag is a comma- or space-separated list flag; repeating the flag
 // appends. A list given empty stays nil: the preset's default.

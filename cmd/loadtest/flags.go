@@ -21,7 +21,8 @@ import (
 var errUsage = errors.New("usage")
 
 // usageErr is a command-line error: errors.Is(err, errUsage) holds and
-// Unwrap yields what was wrong.
+// Unwrap yields what was wrong, so that -h's flag.ErrHelp, which run
+// checks first, is still seen through it.
 type usageErr struct{ err error }
 
 func (u usageErr) Error() string        { return u.err.Error() }
@@ -108,26 +109,30 @@ func (o *options) addLoader(fs *flag.FlagSet) {
 	c := &o.cfg
 	fs.IntVar(&c.Loops, "loops", c.Loops, "`N` event loops, each on a thread of its own with its share of -conns and of the schedule (wrk's -t); "+
 		"0 = the fewest the rate needs: one up to what one loop sends with headroom, more above; a closed loop (-rate 0) or saturate: one per CPU of -cpus, else of the CPUs this process may run on; never more than those CPUs or -conns; -engine vegeta: 1")
-	fs.Var(cpusFlag{&c.CPUs}, "cpus", "pin the loader to these CPUs, a `LIST` in Linux cpu-list syntax (0-3 or 0,2,4-5): loop i to the i-th, GOMAXPROCS sized to them; "+
+	fs.Var(parsedFlag[cpuset.Set]{&c.CPUs, cpuset.Parse, cpuset.Set.String}, "cpus", "pin the loader to these CPUs, a `LIST` in Linux cpu-list syntax (0-3 or 0,2,4-5): loop i to the i-th, GOMAXPROCS sized to them; "+
 		"where pinning fails the run goes on unpinned and says why (default: unpinned)")
 }
 
-// cpusFlag is -cpus: a cpu list, read into a cpuset.Set.
-type cpusFlag struct{ set *cpuset.Set }
-
-func (f cpusFlag) String() string {
-	if f.set == nil {
-		return ""
-	}
-	return f.set.String()
+// parsedFlag is a flag that parse reads into *p and format prints.
+type parsedFlag[T any] struct {
+	p      *T
+	parse  func(string) (T, error)
+	format func(T) string
 }
 
-func (f cpusFlag) Set(s string) error {
-	set, err := cpuset.Parse(s)
+func (f parsedFlag[T]) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return f.format(*f.p)
+}
+
+func (f parsedFlag[T]) Set(s string) error {
+	v, err := f.parse(s)
 	if err != nil {
 		return err
 	}
-	*f.set = set
+	*f.p = v
 	return nil
 }
 
@@ -220,9 +225,6 @@ func (o *options) parse(fs *flag.FlagSet, args []string) error {
 // of the flags not given (flagenv), with usage errors marked.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
 		if strings.HasPrefix(err.Error(), "flag provided but not defined") {
 			err = fmt.Errorf("%w; %s does not take it (see %s -h)", err, fs.Name(), fs.Name())
 		}

@@ -114,9 +114,6 @@ func parseFloor(args []string, stderr io.Writer) (floorOptions, error) {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, err
-		}
 		return o, usageError(err)
 	}
 	if fs.NArg() > 0 {

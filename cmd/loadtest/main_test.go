@@ -18,6 +18,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/kvpool/kvpool/internal/api"
+	"github.com/kvpool/kvpool/internal/harness"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/fill"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
@@ -374,9 +375,10 @@ func TestMergeCommand(t *testing.T) {
 func TestParseConfigInfo(t *testing.T) {
 	in := "kvserver_http_requests_total{code=\"200\"} 5\n" +
 		`kvserver_config_info{pool="fifo",version="v1.2 \"rc\"",cap="0",note="a\\b"} 1` + "\n"
-	got := parseConfigInfo(strings.NewReader(in))
+	got, _ := harness.ReadConfigInfo(strings.NewReader(in))
 	assert.Equal(t, map[string]string{"pool": "fifo", "version": `v1.2 "rc"`, "cap": "0", "note": `a\b`}, got)
-	assert.Nil(t, parseConfigInfo(strings.NewReader("go_goroutines 5\n")), "no info metric: not a kvserver")
+	got, _ = harness.ReadConfigInfo(strings.NewReader("go_goroutines 5\n"))
+	assert.Nil(t, got, "no info metric: not a kvserver")
 }
 
 // syncBuffer is a bytes.Buffer safe to write from the server goroutine.

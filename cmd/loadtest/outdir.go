@@ -1,17 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kvpool/kvpool/internal/harness"
 )
 
 // resultsRoot is where runs get their folders by default.
@@ -68,10 +68,6 @@ func prepareOutDir(dir string) error {
 	return nil
 }
 
-// configInfoMetric is the kvserver's info metric; its labels are the
-// server's effective settings.
-const configInfoMetric = "kvserver_config_info"
-
 // serverConfig reads the labels of kvserver_config_info from target's
 // /metrics. It returns nil when the target is not a kvserver (no such
 // page or no such metric): the run goes on without them.
@@ -94,58 +90,6 @@ func serverConfig(ctx context.Context, target string) map[string]string {
 	if resp.StatusCode != http.StatusOK {
 		return nil
 	}
-	return parseConfigInfo(resp.Body)
-}
-
-// parseConfigInfo finds `kvserver_config_info{k="v",...} 1` in a
-// Prometheus text exposition and returns its labels.
-func parseConfigInfo(r io.Reader) map[string]string {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), configInfoMetric+"{")
-		if !ok {
-			continue
-		}
-		end := strings.LastIndex(line, "}")
-		if end < 0 {
-			return nil
-		}
-		return parseLabels(line[:end])
-	}
-	return nil
-}
-
-// parseLabels parses `k="v",k2="v2"` with Prometheus' escapes (\\, \", \n).
-func parseLabels(s string) map[string]string {
-	labels := map[string]string{}
-	for s != "" {
-		eq := strings.Index(s, `="`)
-		if eq < 0 {
-			break
-		}
-		name := strings.TrimSpace(strings.TrimPrefix(s[:eq], ","))
-		s = s[eq+2:]
-		var val strings.Builder
-		i := 0
-		for ; i < len(s) && s[i] != '"'; i++ {
-			if s[i] == '\\' && i+1 < len(s) {
-				i++
-				switch s[i] {
-				case 'n':
-					val.WriteByte('\n')
-				default:
-					val.WriteByte(s[i])
-				}
-				continue
-			}
-			val.WriteByte(s[i])
-		}
-		labels[name] = val.String()
-		if i >= len(s) {
-			break
-		}
-		s = s[i+1:]
-	}
+	labels, _ := harness.ReadConfigInfo(resp.Body)
 	return labels
 }

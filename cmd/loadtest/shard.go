@@ -15,48 +15,17 @@ import (
 // together, from an instant they agree on.
 func (o *options) addShard(fs *flag.FlagSet) {
 	c := &o.cfg
-	fs.Var(shardFlag{&c.Shard}, "shard", "send shard `K/N` of one schedule, counted from 1 (1/3, 2/3, 3/3): of the requests one loader at the whole -rate would send, "+
+	fs.Var(parsedFlag[schedule.Shard]{&c.Shard, schedule.ParseShard, schedule.Shard.String}, "shard", "send shard `K/N` of one schedule, counted from 1 (1/3, 2/3, 3/3): of the requests one loader at the whole -rate would send, "+
 		"every N-th from the K-th, each at its time in that schedule; -rate stays the whole rate; needs -start-at; loadtest merge of the N runs is the whole")
-	fs.Var(startAtFlag{&c.StartAt}, "start-at", "start the schedule at the instant `TIME`, after connecting: RFC 3339 (2026-11-24T12:00:00Z, "+
+	fs.Var(parsedFlag[time.Time]{&c.StartAt, parseStartAt, startAtText}, "start-at", "start the schedule at the instant `TIME`, after connecting: RFC 3339 (2026-11-24T12:00:00Z, "+
 		"fractional seconds allowed) or Unix seconds (1795003200, 1795003200.25); the shards of one schedule give the same")
 }
 
-// shardFlag is -shard K/N.
-type shardFlag struct{ sh *schedule.Shard }
-
-func (f shardFlag) String() string {
-	if f.sh == nil {
+func startAtText(t time.Time) string {
+	if t.IsZero() {
 		return ""
 	}
-	return f.sh.String()
-}
-
-func (f shardFlag) Set(s string) error {
-	sh, err := schedule.ParseShard(s)
-	if err != nil {
-		return err
-	}
-	*f.sh = sh
-	return nil
-}
-
-// startAtFlag is -start-at TIME.
-type startAtFlag struct{ t *time.Time }
-
-func (f startAtFlag) String() string {
-	if f.t == nil || f.t.IsZero() {
-		return ""
-	}
-	return f.t.UTC().Format(time.RFC3339Nano)
-}
-
-func (f startAtFlag) Set(s string) error {
-	t, err := parseStartAt(s)
-	if err != nil {
-		return err
-	}
-	*f.t = t
-	return nil
+	return t.UTC().Format(time.RFC3339Nano)
 }
 
 // startAtForm is what -start-at accepts.

@@ -57,6 +57,16 @@ func (s *Server) ConfigInfo(ctx context.Context) (map[string]string, error) {
 	return configInfo(families)
 }
 
+// ReadConfigInfo reads the labels of kvserver_config_info from a
+// /metrics page in the text format.
+func ReadConfigInfo(r io.Reader) (map[string]string, error) {
+	families, err := parseMetrics(r)
+	if err != nil {
+		return nil, err
+	}
+	return configInfo(families)
+}
+
 func configInfo(families map[string]*dto.MetricFamily) (map[string]string, error) {
 	f := families[configInfoMetric]
 	if f == nil || len(f.GetMetric()) == 0 {

@@ -62,24 +62,17 @@ func (s *Server) Profile(ctx context.Context, name string, seconds int, path str
 	if err != nil {
 		return fmt.Errorf("cannot save the %s profile: %w", name, err)
 	}
-	_, werr := tmp.Write(body)
-	cerr := tmp.Close()
-	if err := firstErr(werr, cerr); err != nil {
+	_, err = tmp.Write(body)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("cannot save the %s profile: %w", name, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("cannot save the %s profile: %w", name, err)
-	}
-	return nil
-}
-
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
 	}
 	return nil
 }

@@ -109,23 +109,3 @@ func (iv Interval) String() string {
 	}
 	return fmt.Sprintf("%.2f× (%.2f–%.2f)", iv.Median, iv.Lo, iv.Hi)
 }
-
-// Bracket is the interval of a ratio of two quantities each known only
-// between bounds, such as two saturation searches' brackets [held, failed]:
-// b/a lies within [bLo/aHi, bHi/aLo]. It covers the searches' resolution,
-// not the machine's drift between them; Median is the ratio of the lower
-// bounds (the rates that held). A bound that is not positive gives an
-// unbounded side.
-func Bracket(aLo, aHi, bLo, bHi float64) Interval {
-	iv := Interval{Median: math.NaN(), Lo: math.Inf(-1), Hi: math.Inf(1), N: 1}
-	if aLo > 0 {
-		iv.Median = bLo / aLo
-		if bHi > 0 {
-			iv.Hi = bHi / aLo
-		}
-	}
-	if aHi > 0 && bLo > 0 {
-		iv.Lo = bLo / aHi
-	}
-	return iv
-}

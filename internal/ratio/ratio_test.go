@@ -63,20 +63,6 @@ func TestTooFewPairs(t *testing.T) {
 	assert.Equal(t, "-", Of(nil).String())
 }
 
-func TestBracket(t *testing.T) {
-	// direct held 62,000 and failed 64,000; the pool held 50,000 and
-	// failed 51,250.
-	iv := Bracket(62000, 64000, 50000, 51250)
-	assert.InDelta(t, 50000.0/62000, iv.Median, 1e-12)
-	assert.InDelta(t, 50000.0/64000, iv.Lo, 1e-12)
-	assert.InDelta(t, 51250.0/62000, iv.Hi, 1e-12)
-	assert.True(t, iv.Differs())
-	// Overlapping brackets include 1.
-	assert.False(t, Bracket(62000, 64000, 61000, 63000).Differs())
-	// No failure above the pool (its search hit the ceiling): unbounded above.
-	assert.True(t, math.IsInf(Bracket(62000, 64000, 70000, 0).Hi, 1))
-}
-
 func TestMedian(t *testing.T) {
 	xs := []float64{3, 1, 2, 10}
 	assert.Equal(t, 2.5, Median(xs), "the mean of the middle two")

@@ -21,20 +21,6 @@ const (
 	Error
 )
 
-func (o Outcome) String() string {
-	switch o {
-	case OK:
-		return "ok"
-	case Shed:
-		return "503"
-	case Timeout:
-		return "timeout"
-	case Error:
-		return "error"
-	}
-	return "outcome?"
-}
-
 // Refusal is why Done does not retry. It means nothing when Done
 // retries.
 type Refusal uint8
@@ -49,18 +35,6 @@ const (
 	// OverBudget: the retry budget is spent; the request fails.
 	OverBudget
 )
-
-func (r Refusal) String() string {
-	switch r {
-	case NotRetryable:
-		return "not retryable"
-	case Exhausted:
-		return "exhausted"
-	case OverBudget:
-		return "over budget"
-	}
-	return "refusal?"
-}
 
 // Client is a population of clients behaving as one Model, as one event
 // loop of the load lab sees it: the loop asks it, per attempt, whether to
@@ -88,9 +62,6 @@ func New(m Model, seed uint64) *Client {
 		rng:     rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 	}
 }
-
-// Model returns the model c behaves as.
-func (c *Client) Model() Model { return c.m }
 
 // Send is asked before each attempt (the first try: retry false) is sent
 // at now. False means the client's throttle refused it: it is never sent

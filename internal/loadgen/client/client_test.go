@@ -400,8 +400,3 @@ func TestSendDoneAllocateNothing(t *testing.T) {
 	})
 	assert.Zero(t, allocs)
 }
-
-func TestOutcomeAndRefusalStrings(t *testing.T) {
-	assert.Equal(t, "ok 503 timeout error", OK.String()+" "+Shed.String()+" "+Timeout.String()+" "+Error.String())
-	assert.Equal(t, "not retryable exhausted over budget", NotRetryable.String()+" "+Exhausted.String()+" "+OverBudget.String())
-}

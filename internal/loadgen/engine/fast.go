@@ -94,12 +94,6 @@ type fastEngine struct {
 // growRetryAfter is how long growth waits after a failed dial.
 const growRetryAfter = 10 * time.Millisecond
 
-// newFastEngine is the engine of a run with one loop: every connection
-// and every request of this loader's shard.
-func newFastEngine(cfg *config.Config, t config.Target) *fastEngine {
-	return newLoopEngine(cfg, record.NewCollector(cfg), t, 0, 1)
-}
-
 // newLoopEngine is the engine of loop l of n: the l-th share of the
 // connections and of this loader's requests.
 func newLoopEngine(cfg *config.Config, col *record.Collector, t config.Target, l, n int) *fastEngine {

@@ -46,5 +46,5 @@ func newAllocEngine(t *testing.T, rate float64) *fastEngine {
 	require.NoError(t, cfg.Validate())
 	tg, err := config.ParseTarget(cfg.Target, false)
 	require.NoError(t, err)
-	return newFastEngine(&cfg, tg)
+	return newLoopEngine(&cfg, record.NewCollector(&cfg), tg, 0, 1)
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -114,7 +115,7 @@ func Runs(dirs []string, out string) (*Merged, error) {
 	}
 	m := &Merged{Result: res, Server: runs[0].sum.Server, Shards: shards}
 	for _, r := range runs[1:] {
-		if !sameLabels(r.sum.Server, m.Server) {
+		if !maps.Equal(r.sum.Server, m.Server) {
 			m.Server = nil // different servers: record none rather than one
 		}
 	}
@@ -430,16 +431,4 @@ func copyResults(enc vegeta.Encoder, path, label string) error {
 			return err
 		}
 	}
-}
-
-func sameLabels(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }

@@ -7,7 +7,9 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -219,13 +221,8 @@ func PrintErrors(w io.Writer, errs map[string]int64) {
 
 // CodesText is "200: 5, 404: 1", codes in order; 0 is "no response".
 func CodesText(codes map[int]int64) string {
-	keys := make([]int, 0, len(codes))
-	for k := range codes {
-		keys = append(keys, k)
-	}
-	sort.Ints(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(codes)) {
 		name := fmt.Sprint(k)
 		if k == 0 {
 			name = "no response"

@@ -3,7 +3,6 @@ package saturate
 import (
 	"context"
 	"runtime"
-	"syscall"
 	"time"
 
 	"github.com/kvpool/kvpool/internal/latency"
@@ -127,7 +126,8 @@ type cpuReading struct {
 // middle of the call that fetched it.
 func (sc *Config) readCPU(ctx context.Context) cpuReading {
 	r := cpuReading{}
-	r.loader, r.loaderOK = selfCPU()
+	r.loader = record.ProcessCPU().Total()
+	r.loaderOK = r.loader > 0 // zero: getrusage failed
 	start := time.Now()
 	r.at = start
 	if sc.ServerCPU == nil {
@@ -148,32 +148,14 @@ func (sc *Config) sampleCPU(ctx context.Context, iv time.Duration) (stop func() 
 	quit := make(chan struct{})
 	done := make(chan []cpuReading, 1)
 	go func() {
-		t := time.NewTicker(iv)
-		defer t.Stop()
 		var rs []cpuReading
-		for {
-			select {
-			case <-t.C:
-				rs = append(rs, sc.readCPU(ctx))
-			case <-quit:
-				done <- rs
-				return
-			}
-		}
+		record.Every(quit, iv, func() { rs = append(rs, sc.readCPU(ctx)) })
+		done <- rs
 	}()
 	return func() []cpuReading {
 		close(quit)
 		return <-done
 	}
-}
-
-// selfCPU is this process's user+system CPU time (getrusage).
-func selfCPU() (time.Duration, bool) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, false
-	}
-	return time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime)), true
 }
 
 // setIntervalCPU sets each interval's CPU shares from the readings, in
@@ -272,25 +254,16 @@ type CPUTrace struct{ points []point }
 func TraceSelfCPU(iv time.Duration) (stop func() CPUTrace) {
 	var ps []point
 	read := func() {
-		if cpu, ok := selfCPU(); ok {
+		if cpu := record.ProcessCPU().Total(); cpu > 0 {
 			ps = append(ps, point{time.Now(), cpu})
 		}
 	}
 	read()
 	quit, done := make(chan struct{}), make(chan CPUTrace)
 	go func() {
-		tick := time.NewTicker(iv)
-		defer tick.Stop()
-		for {
-			select {
-			case <-tick.C:
-				read()
-			case <-quit:
-				read()
-				done <- CPUTrace{ps}
-				return
-			}
-		}
+		record.Every(quit, iv, read)
+		read()
+		done <- CPUTrace{ps}
 	}()
 	return func() CPUTrace {
 		close(quit)

@@ -103,12 +103,7 @@ const (
 // DefaultConfig returns the full search's defaults, the ones cmd/loadtest
 // documents: 11 s steps (a 1 s warm-up, ten judged seconds) 1 s apart,
 // brackets refined to 2.5 %, validations of 30 s (29 judged seconds, of
-// which 2 may fail), at most 3. Anchored at half a closed loop's
-// throughput, a search of a steady server takes 6 to 8 steps and 1 to 3
-// re-tests, and one validation: 2 to 2.5 minutes (TestAnchoredSearchCost).
-// A noisy machine fails more steps near the knee, and re-tests and a
-// second validation add to it: 2.5 to 4.5 minutes on a 2-CPU machine,
-// its 20 s closed loop included.
+// which 2 may fail), at most 3. docs/load-lab.md says what a search costs.
 func DefaultConfig() Config {
 	return Config{
 		SLO:            100 * time.Millisecond,
@@ -128,12 +123,7 @@ func DefaultConfig() Config {
 // QuickConfig is DefaultConfig with the quick search's lengths: 5.5 s
 // steps (500 ms intervals: a 500 ms warm-up, ten judged), 0.5 s apart, a
 // bracket to 5 %, validations of 11 s (21 judged intervals, 2 may fail).
-// The same rule over shorter intervals: a 150 ms stall that straddles two
-// may fail both and cost a re-test. About 1 minute a search of a steady
-// server, 10 s of closed loop before it (58 and 109 s measured on a
-// 2-CPU machine). Steps of 2.2 s (200 ms intervals) were tried: on that
-// machine they held at rates that 6 s validations never did (two searches
-// of two ended without a saturation), so a quick step is no shorter.
+// No shorter: docs/load-lab.md says why shorter steps were dropped.
 func QuickConfig() Config {
 	sc := DefaultConfig()
 	sc.Step, sc.Cooldown, sc.ValidateFor, sc.Precision = 5500*time.Millisecond, 500*time.Millisecond, 11*time.Second, 0.05

@@ -89,10 +89,8 @@ func (x *searcher) run() error {
 // retreatFrom sends the search back below failed, the candidate whose
 // validation (the v-th, from 0) failed twice: the short steps held there
 // and the long run did not, so the short steps over-read near it, and the
-// next-highest rate that held (one bisection below, a few per cent) tends
-// to fail its validation too: in one full comparison on a 2-CPU machine,
-// 7 of 18 searches spent all three validations on candidates 3–5 % apart
-// and ended with none. So the search distrusts every rate that held
+// next-highest rate that held tends to fail its validation too
+// (docs/load-lab.md). So the search distrusts every rate that held
 // above Retreat(failed, v), and measures that rate before it validates
 // again.
 // The bracket's upper end stays the lowest rate that failed, so a
@@ -179,8 +177,7 @@ func (x *searcher) next() (float64, string) {
 
 // AboveAnchorFactor is how the ramp climbs once a step at the closed
 // loop's throughput held (at most Factor): that server's limit is seldom
-// far above what a closed loop served, and a ×2 climb past it spent four
-// to six steps, each failing twice, far above it (on a 2-CPU machine).
+// far above what a closed loop served.
 const AboveAnchorFactor = 1.25
 
 // factor is the ramp's factor: Factor, or AboveAnchorFactor past an

@@ -3,9 +3,10 @@ package saturate
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
+
+	"github.com/kvpool/kvpool/internal/ratio"
 )
 
 // Step is one measured run of a search.
@@ -267,16 +268,11 @@ func (sc *Config) BacklogGrew(judged []Second, asked float64) string {
 }
 
 func median(ps []Second, of func(Second) time.Duration) time.Duration {
-	v := make([]time.Duration, len(ps))
+	v := make([]float64, len(ps))
 	for i, p := range ps {
-		v[i] = of(p)
+		v[i] = float64(of(p))
 	}
-	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
+	return time.Duration(ratio.Median(v))
 }
 
 // shortDuration is d to three significant digits: "1.23ms".

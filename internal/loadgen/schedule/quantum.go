@@ -26,13 +26,7 @@ const quantumLagShare = 10
 
 // quantumMinBatch is the fewest requests a quantum must hold for
 // batching them to pay. Below it each request gets a wake-up of its own
-// (a quantum of PreciseQuantum): measured here (kvserver on CPU 0, the
-// loader on CPU 1, 3 rounds of 6 s), waking per request at 5,000 req/s
-// cost 18.3 µs of loader CPU per request against 17.0 for batching two,
-// within the rounds' noise, and gave a corrected p50 of 0.027 ms instead
-// of 0.236 (a send lag p99 of 13–15 µs instead of 230); at 10,000 req/s
-// (2.5 per quantum) it cost 16.3 against 13.5, and at 20,000 and 40,000
-// 17 against 11–12.
+// (a quantum of PreciseQuantum); docs/results.md has the measurements.
 const quantumMinBatch = 2
 
 // PreciseQuantum is the quantum of a loop that sends each request at its
@@ -48,12 +42,6 @@ const PreciseQuantum = time.Microsecond
 // MaxQuantum; and PreciseQuantum, a wake-up per request, where that
 // quantum would hold fewer than quantumMinBatch requests, since there
 // batching saves little CPU and costs the precision of every request.
-//
-// A tenth of a fast server's median answer (20–60 µs here) is less than
-// a wake-up's own lateness, so no quantum keeps the send lag under it;
-// where batching pays (quantumMinBatch and more per quantum) the
-// quantum stays at DefaultQuantum, where the corrected p50 stayed within
-// 0.25 ms at 10,000–40,000 req/s.
 func QuantumFor(rate float64, median time.Duration) time.Duration {
 	q := median / quantumLagShare
 	if rate > 0 {
