@@ -30,9 +30,11 @@ func (p *probe) Run() {
 	}
 }
 
+// Reject stores the reason before it counts the answer: a test that sees
+// the answer (answers) then reads the reason it came with.
 func (p *probe) Reject(r Reason) {
-	p.rejects.Add(1)
 	p.reason.Store(int32(r))
+	p.rejects.Add(1)
 }
 
 // waitIdle waits until every task submitted to p has been answered, or
