@@ -9,11 +9,11 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 )
 
 // readEnvironment fills what can be known before the first step.
@@ -28,15 +28,6 @@ func readEnvironment(pl Placement) result.Environment {
 		e.ServerCPUs, e.LoaderCPUs = pl.Server.String(), pl.Loader.String()
 	}
 	return e
-}
-
-// processCPU is this process's user+system CPU time so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func cpuModel() string {
@@ -86,7 +77,7 @@ func busyCores(ctx context.Context, window time.Duration) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	self0 := processCPU()
+	self0 := record.ProcessCPU().Total()
 	t := time.NewTimer(window)
 	defer t.Stop()
 	select {
@@ -98,7 +89,7 @@ func busyCores(ctx context.Context, window time.Duration) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	self := (processCPU() - self0).Seconds()
+	self := (record.ProcessCPU().Total() - self0).Seconds()
 	if total1 <= total0 {
 		return 0, nil
 	}
