@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,8 +75,61 @@ func TestPprofTopErrors(t *testing.T) {
 	cpu := filepath.Join(pprofTestdata, "cpu_direct.pb.gz")
 	_, err := Top(t.Context(), cpu, filepath.Join(t.TempDir(), "missing.pb.gz"), false)
 	assert.ErrorContains(t, err, "missing.pb.gz")
+	_, err = Top(t.Context(), filepath.Join(t.TempDir(), "missing.pb.gz"), cpu, false)
+	assert.ErrorContains(t, err, "missing.pb.gz", "a missing base")
+	corrupt := filepath.Join(t.TempDir(), "corrupt.pb.gz")
+	require.NoError(t, os.WriteFile(corrupt, []byte("not a profile"), 0o644))
+	_, err = Top(t.Context(), cpu, corrupt, false)
+	assert.ErrorContains(t, err, "cannot read profile "+corrupt)
 	_, err = Top(t.Context(), cpu, filepath.Join(pprofTestdata, "mutex_pool.pb.gz"), false)
 	assert.ErrorContains(t, err, "cannot diff", "a mutex profile against a CPU one")
+}
+
+// TestPprofTopPrintsNothing: pprof's driver talks to a terminal; Top's
+// caller prints the table, or the error, itself.
+func TestPprofTopPrintsNothing(t *testing.T) {
+	stdout, stderr := os.Stdout, os.Stderr
+	t.Cleanup(func() { os.Stdout, os.Stderr = stdout, stderr })
+	out, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	require.NoError(t, err)
+	os.Stdout, os.Stderr = out, out
+	cpu := filepath.Join(pprofTestdata, "cpu_direct.pb.gz")
+	_, err = Top(t.Context(), cpu, filepath.Join(pprofTestdata, "cpu_pool.pb.gz"), true)
+	assert.NoError(t, err)
+	_, err = Top(t.Context(), cpu, filepath.Join(t.TempDir(), "missing.pb.gz"), false)
+	assert.Error(t, err)
+	os.Stdout, os.Stderr = stdout, stderr
+	printed, err := os.ReadFile(out.Name())
+	require.NoError(t, err)
+	assert.Empty(t, string(printed))
+}
+
+// TestPprofTopRunsAreIndependent: the driver keeps its settings between
+// runs, so a -normalize run must not normalize the next; and runs from
+// several goroutines each print their own table.
+func TestPprofTopRunsAreIndependent(t *testing.T) {
+	base, prof := filepath.Join(pprofTestdata, "cpu_direct.pb.gz"), filepath.Join(pprofTestdata, "cpu_pool.pb.gz")
+	want := map[bool]string{}
+	for _, normalize := range []bool{false, true, false} {
+		top, err := Top(t.Context(), base, prof, normalize)
+		require.NoError(t, err)
+		if w, ok := want[normalize]; ok {
+			require.Equal(t, w, top, "normalize %v after a run with the other", normalize)
+		}
+		want[normalize] = top
+	}
+	require.NotEqual(t, want[false], want[true])
+
+	var wg sync.WaitGroup
+	for i := range 8 {
+		normalize := i%2 == 0
+		wg.Go(func() {
+			top, err := Top(t.Context(), base, prof, normalize)
+			assert.NoError(t, err)
+			assert.Equal(t, want[normalize], top, "normalize %v, alongside others", normalize)
+		})
+	}
+	wg.Wait()
 }
 
 // stackSample is one stack of a synthetic CPU profile, root first; a frame
@@ -125,13 +179,22 @@ func cpuProfile(samples ...stackSample) *profile.Profile {
 
 func millis(n int64) int64 { return n * int64(time.Millisecond) }
 
-func TestDiffProfileSubtractsTheBase(t *testing.T) {
+// topOf is Top of two profiles written to files.
+func topOf(t *testing.T, base, prof *profile.Profile, normalize bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	b, p := filepath.Join(dir, "base.pb.gz"), filepath.Join(dir, "prof.pb.gz")
+	writeProfile(t, b, base)
+	writeProfile(t, p, prof)
+	top, err := Top(t.Context(), b, p, normalize)
+	require.NoError(t, err)
+	return top
+}
+
+func TestPprofTopSubtractsTheBase(t *testing.T) {
 	base := cpuProfile(stackSample{"main a", millis(300)}, stackSample{"main b", millis(100)})
 	prof := cpuProfile(stackSample{"main a", millis(600)}, stackSample{"main c", millis(200)})
-	d, err := diffProfile(base, prof, false)
-	require.NoError(t, err)
-	top, err := topTable(d, Nodes)
-	require.NoError(t, err)
+	top := topOf(t, base, prof, false)
 	// Shares are of the base's total; the durations add up.
 	assert.Equal(t, `Type: cpu
 Duration: 2s, Total samples = 400ms (20.00%)
@@ -143,13 +206,10 @@ Showing nodes accounting for 400ms, 100% of 400ms total
          0     0%   100%      400ms   100%  main`, top)
 }
 
-func TestDiffProfileNormalizes(t *testing.T) {
+func TestPprofTopNormalizes(t *testing.T) {
 	base := cpuProfile(stackSample{"main a", millis(300)}, stackSample{"main b", millis(100)})
 	prof := cpuProfile(stackSample{"main a", millis(600)}, stackSample{"main c", millis(200)})
-	d, err := diffProfile(base, prof, true)
-	require.NoError(t, err)
-	top, err := topTable(d, Nodes)
-	require.NoError(t, err)
+	top := topOf(t, base, prof, true)
 	// Scaled to the base's 400ms, the profile spends 300ms in a, as the
 	// base does: a and main are gone, what is left is where the shares
 	// moved.
@@ -160,7 +220,7 @@ func TestDiffProfileNormalizes(t *testing.T) {
 	}, ParseTop(top))
 }
 
-func TestDiffProfileOfAMutexProfileShowsDelay(t *testing.T) {
+func TestPprofTopOfAMutexProfileShowsDelay(t *testing.T) {
 	mutex := func(contentions, delay int64) *profile.Profile {
 		p := cpuProfile(stackSample{"main sync.(*Mutex).Unlock", delay})
 		p.SampleType = []*profile.ValueType{{Type: "contentions", Unit: "count"}, {Type: "delay", Unit: "nanoseconds"}}
@@ -169,10 +229,7 @@ func TestDiffProfileOfAMutexProfileShowsDelay(t *testing.T) {
 		p.Sample[0].Value = []int64{contentions, delay}
 		return p
 	}
-	d, err := diffProfile(mutex(10, millis(2)), mutex(1000, millis(5)), false)
-	require.NoError(t, err)
-	top, err := topTable(d, Nodes)
-	require.NoError(t, err)
+	top := topOf(t, mutex(10, millis(2)), mutex(1000, millis(5)), false)
 	assert.Contains(t, top, "Type: delay\n")
 	rows := ParseTop(top)
 	require.Len(t, rows, 2)
@@ -218,33 +275,6 @@ func writeProfile(t *testing.T, path string, p *profile.Profile) {
 	require.NoError(t, err)
 	require.NoError(t, p.Write(f))
 	require.NoError(t, f.Close())
-}
-
-func TestPprofUnitsAndShares(t *testing.T) {
-	label := func(v int64, from, to, want string) {
-		t.Helper()
-		assert.Equal(t, want, scaledLabel(v, from, to), "%d %s in %s", v, from, to)
-	}
-	label(millis(1)+millis(1)/2, "nanoseconds", "minimum", "1.50ms")
-	label(-millis(20), "nanoseconds", "s", "-0.02s")
-	label(millis(3), "nanoseconds", "ms", "3ms")
-	label(0, "nanoseconds", "ms", "0")
-	label(int64(2*time.Hour), "nanoseconds", "auto", "2hrs")
-	label(5, "count", "count", "5")
-	label(3<<20, "bytes", "minimum", "3MB")
-	label(1536, "bytes", "kB", "1.50kB")
-
-	share := func(v, total int64, want string) {
-		t.Helper()
-		assert.Equal(t, want, percentage(v, total), "%d of %d", v, total)
-	}
-	share(1, 3, "33.33%")
-	share(-1, 3, "33.33%")
-	share(5, 1000, "  0.5%")
-	share(1, 1000, "  0.1%")
-	share(1000, 1000, "  100%")
-	share(3, 2, "150.00%")
-	share(0, 0, "    0%")
 }
 
 func TestParseTopOfADiff(t *testing.T) {
