@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"encoding/xml"
 	"io"
 	"math"
@@ -42,7 +41,7 @@ func comparisonOf(t *testing.T, preset string, sat map[string][]float64, order .
 
 // workloadText is what writeWorkload writes of c's first workload.
 func workloadText(c *result.Comparison) string {
-	var b bytes.Buffer
+	var b page
 	writeWorkload(&b, c, c.Workloads[0], analysis.Analyze(c).Workloads[0])
 	return b.String()
 }
@@ -482,7 +481,7 @@ func TestLoaderTableNamesGrowingBacklogs(t *testing.T) {
 		{Workload: "get", Variant: "fifo", Step: "fixed", Asked: 28000, SendRate: 28000, Backlog: grew},
 		{Workload: "get", Variant: "fifo", Step: "overload", Asked: 80000, SendRate: 40000},
 	}
-	var b bytes.Buffer
+	var b page
 	writeLoader(&b, c)
 	text := b.String()
 	assert.Contains(t, text, "1 of 3 steps kept up.")

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -144,39 +143,37 @@ func anyVariant(c *result.Comparison, is func(*result.VariantResult) bool) bool 
 	return false
 }
 
-func writeEnvironment(b *bytes.Buffer, c *result.Comparison, renderNotes []string) {
+func writeEnvironment(b *page, c *result.Comparison, renderNotes []string) {
 	e := c.Env
-	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	w("%s\n\n| | |\n|---|---|\n", HeadEnvironment)
-	w("| CPU | %s, %d cores |\n", e.CPUModel, e.Cores)
-	w("| Go | %s |\n", e.GoVersion)
-	w("| kvserver | version %s (from `kvserver_config_info`) |\n", orUnknown(e.KvserverVersion))
-	w("| CPUs | %s |\n", cpusRow(e))
-	w("| load average | %s at the start, %s at the end |\n", e.LoadStart, orUnknown(e.LoadEnd))
-	w("| started, finished | %s, %s (%v) |\n", e.Started.Format(time.RFC3339), e.Finished.Format(time.RFC3339), e.Finished.Sub(e.Started).Round(time.Second))
+	b.printf("%s\n\n| | |\n|---|---|\n", HeadEnvironment)
+	b.printf("| CPU | %s, %d cores |\n", e.CPUModel, e.Cores)
+	b.printf("| Go | %s |\n", e.GoVersion)
+	b.printf("| kvserver | version %s (from `kvserver_config_info`) |\n", orUnknown(e.KvserverVersion))
+	b.printf("| CPUs | %s |\n", cpusRow(e))
+	b.printf("| load average | %s at the start, %s at the end |\n", e.LoadStart, orUnknown(e.LoadEnd))
+	b.printf("| started, finished | %s, %s (%v) |\n", e.Started.Format(time.RFC3339), e.Finished.Format(time.RFC3339), e.Finished.Sub(e.Started).Round(time.Second))
 	if c.Options.QuietWait > 0 {
-		w("| quiet check | before each step, up to %v of waiting while other processes kept more than %.1f cores busy (measured from /proc/stat, since the load average still counts this comparison's previous step); notes below |\n", c.Options.QuietWait, plan.BusyCores)
+		b.printf("| quiet check | before each step, up to %v of waiting while other processes kept more than %.1f cores busy (measured from /proc/stat, since the load average still counts this comparison's previous step); notes below |\n", c.Options.QuietWait, plan.BusyCores)
 	} else {
-		w("| quiet check | off (-quiet-wait 0) |\n")
+		b.printf("| quiet check | off (-quiet-wait 0) |\n")
 	}
-	w("| profiling | mutex and block sampling (`%s`) only in the separate profile runs; timing runs without |\n", strings.Join(plan.ProfileArgs, " "))
-	w("\n")
+	b.printf("| profiling | mutex and block sampling (`%s`) only in the separate profile runs; timing runs without |\n", strings.Join(plan.ProfileArgs, " "))
+	b.printf("\n")
 	notes := append(slices.Clone(c.Notes), renderNotes...)
 	for _, n := range notes {
-		w("- %s\n", n)
+		b.printf("- %s\n", n)
 	}
 	if len(notes) > 0 {
-		w("\n")
+		b.printf("\n")
 	}
 	writeLoader(b, c)
 }
 
 // writeLoader is the table of whether the loader kept up in each step.
-func writeLoader(b *bytes.Buffer, c *result.Comparison) {
-	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	w("%s\n\n", HeadLoader)
+func writeLoader(b *page, c *result.Comparison) {
+	b.printf("%s\n\n", HeadLoader)
 	if len(c.Loader) == 0 {
-		w("No step finished.\n\n")
+		b.printf("No step finished.\n\n")
 		return
 	}
 	fell := 0
@@ -185,20 +182,20 @@ func writeLoader(b *bytes.Buffer, c *result.Comparison) {
 			fell++
 		}
 	}
-	w("A step counts as kept up when the loader sent at least 99 %% of the asked rate on schedule and, at the fixed rate, the backlog did not grow. "+
+	b.printf("A step counts as kept up when the loader sent at least 99 %% of the asked rate on schedule and, at the fixed rate, the backlog did not grow. "+
 		"The backlog grew when requests in flight or the send lag's p99 rose by more than a tenth of the SLO from the step's earlier half to its later half (the rule of the searches). "+
 		"A validation counts as its search judged it (nothing left unsent, the backlog level). %d of %d steps kept up.", len(c.Loader)-fell, len(c.Loader))
 	if slices.ContainsFunc(c.Loader, func(l result.LoaderCheck) bool { return l.Scheduled }) {
-		w(" A run with a spike asks its schedule's mean rate; under clients that time out and retry, the schedule is of first tries, and those count (sent, or refused by the client's own throttle), not the clients' retries on top of them.")
+		b.printf(" A run with a spike asks its schedule's mean rate; under clients that time out and retry, the schedule is of first tries, and those count (sent, or refused by the client's own throttle), not the clients' retries on top of them.")
 	}
 	if slices.ContainsFunc(c.Loader, func(l result.LoaderCheck) bool { return l.LoaderCPUs > 0 }) {
-		w(" CPU shares are of each side's own CPUs (kvserver's: all online CPUs where it shared them). "+
+		b.printf(" CPU shares are of each side's own CPUs (kvserver's: all online CPUs where it shared them). "+
 			"A step that fell short is loader-bound, and measured the loader rather than kvserver, only when the loader used %.0f %% or more of its CPUs or its own sends fell behind (requests that found a connection free were still sent late). "+
 			"One that fell behind with every connection busy, or with kvserver's CPU idle, is kvserver's limit, at the -max-conns cap where the connections reached it (the rule of the saturation searches).",
 			100*c.Criteria.LoaderBusy)
 	}
-	w("\n\n")
-	w("| workload | variant | step | asked req/s | sent req/s | send lag p99 | loader CPU/request | loader CPU | kvserver CPU | kept up | loader-bound |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.printf("\n\n")
+	b.printf("| workload | variant | step | asked req/s | sent req/s | send lag p99 | loader CPU/request | loader CPU | kvserver CPU | kept up | loader-bound |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var bound, backlog []result.LoaderCheck
 	for _, l := range c.Loader {
 		kept := "yes"
@@ -221,18 +218,18 @@ func writeLoader(b *bytes.Buffer, c *result.Comparison) {
 		if l.LoaderCPUs > 0 {
 			loader = shareCell(l.LoaderShare, l.LoaderCPUs)
 		}
-		w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.Workload, l.Variant, l.Step, thousands(l.Asked), thousands(l.SendRate),
+		b.printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.Workload, l.Variant, l.Step, thousands(l.Asked), thousands(l.SendRate),
 			duration(l.LagP99), cpuMicros(l.CPUPerRequest), loader, shareCell(l.ServerShare, l.ServerCPUs), kept, lb)
 	}
-	w("\n")
+	b.printf("\n")
 	for _, l := range backlog {
-		w("- %s %s %s: %s\n", l.Workload, l.Variant, l.Step, l.Backlog)
+		b.printf("- %s %s %s: %s\n", l.Workload, l.Variant, l.Step, l.Backlog)
 	}
 	for _, l := range bound {
-		w("- loader-bound: %s %s %s: %s\n", l.Workload, l.Variant, l.Step, l.Why)
+		b.printf("- loader-bound: %s %s %s: %s\n", l.Workload, l.Variant, l.Step, l.Why)
 	}
 	if len(bound)+len(backlog) > 0 {
-		w("\n")
+		b.printf("\n")
 	}
 }
 
