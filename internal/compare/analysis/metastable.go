@@ -19,11 +19,8 @@ type Metastable struct {
 	// of the plan that retry (MetaRecommendModels), or the one population
 	// given by client flags.
 	RecommendModels []string
-	// Recommended are the variants that, under every model of
-	// RecommendModels and in every run, were overloaded by the
-	// spike, got their useful goodput back to plan.MetaTarget of the base
-	// within the plan's Recovery and their useful p99 under plan.MetaP99
-	// as fast (recommended).
+	// Recommended are the variants that met the recommendation's
+	// criteria under every model of RecommendModels (recommended).
 	Recommended []string
 }
 
@@ -86,11 +83,10 @@ type MetaClient struct {
 	// PeakShare is the loader's highest CPU share in an interval, PeakAt
 	// its start (seconds); OwnLate counts the intervals whose own send
 	// lag p99 passed plan.MetaOwnLag; ConnWaits the attempts that waited
-	// for a free connection, Reconnects the connections dialled again.
-	PeakShare            float64
-	PeakAt               float64
-	OwnLate              int
-	ConnWaits, Reconnect int64
+	// for a free connection.
+	PeakShare, PeakAt float64
+	OwnLate           int
+	ConnWaits         int64
 }
 
 // MetaJudged is one run judged against the base rate.
@@ -171,7 +167,6 @@ func metastableOf(c *result.Comparison) *Metastable {
 	return out
 }
 
-// summarise fills v's medians and counts from its judged runs.
 func summarise(v *MetaVariant, runs []*result.MetaRun, model string) {
 	var rec, p99, amp, wasted, unused []float64
 	for _, j := range v.Runs {
@@ -240,16 +235,13 @@ func medianOrNaN(xs []float64) float64 {
 	return Median(xs)
 }
 
-// Judged reports whether j's verdicts stand: its client side kept up.
+// Judged: j's client side kept up, so its verdicts stand.
 func (j MetaJudged) Judged() bool { return j.Client.Known && !j.Client.Saturated }
 
-// clientSide judges the client side of a run from its series (see
-// MetaClient).
 func clientSide(r *result.MetaRun, series []result.MetaPoint) MetaClient {
 	c := MetaClient{Known: r.LoaderCPUs > 0 && len(series) > 0, CPUs: r.LoaderCPUs}
 	for _, p := range series {
 		c.ConnWaits += p.ConnWaits
-		c.Reconnect += p.Reconnects
 		if p.LoaderShare < 0 {
 			c.Known = false
 		}
@@ -268,17 +260,33 @@ func clientSide(r *result.MetaRun, series []result.MetaPoint) MetaClient {
 // JudgeMetaRun judges one run against base, the asked base rate, by t's
 // spike and hold: its client side first (clientSide); the verdicts only
 // where it kept up.
-func JudgeMetaRun(r *result.MetaRun, base float64, t plan.MetaTiming) (j MetaJudged) {
-	j = MetaJudged{WastedShare: math.NaN(), UnusedShare: math.NaN()}
+func JudgeMetaRun(r *result.MetaRun, base float64, t plan.MetaTiming) MetaJudged {
+	j := MetaJudged{WastedShare: math.NaN(), UnusedShare: math.NaN()}
 	end := t.SpikeEnd().Seconds()
 	series := scheduled(r.Series, t)
 	j.Client = clientSide(r, series)
-	defer func() {
-		if !j.Judged() {
-			j.Overloaded, j.Recovered, j.OnTarget, j.Collapsed, j.P99Back = false, false, false, false, false
-			j.RecoveryTime, j.TargetTime, j.P99Time = 0, 0, 0
+	j.PeakAmplification = 1
+	for _, p := range series {
+		// An interval in which the loader sent under half of the first
+		// tries due (it fell behind, or the run ended in it) would
+		// divide by a count the schedule did not set.
+		due := base * p.Length
+		if p.T >= t.Base.Seconds()-1e-9 && p.T < end-1e-9 {
+			due *= t.Factor
 		}
-	}()
+		if p.FirstTries > 0 && float64(p.FirstTries) >= due/2 {
+			j.PeakAmplification = max(j.PeakAmplification, float64(p.FirstTries+p.Retries)/float64(p.FirstTries))
+		}
+	}
+	if s := r.Server; s != nil && s.Ran > 0 {
+		if s.DeadlineRequests > 0 {
+			j.WastedShare = float64(s.Wasted) / float64(s.Ran)
+		}
+		j.UnusedShare = max(0, float64(s.Ran-r.Totals.Useful)) / float64(s.Ran)
+	}
+	if !j.Judged() {
+		return j // its verdicts stay false
+	}
 	rate := func(p result.MetaPoint) float64 {
 		if p.Length <= 0 {
 			return 0
@@ -307,25 +315,6 @@ func JudgeMetaRun(r *result.MetaRun, base float64, t plan.MetaTiming) (j MetaJud
 		}
 	}
 	j.Collapsed = length > 0 && float64(useful)/length < plan.MetaCollapsed*base
-	j.PeakAmplification = 1
-	for _, p := range series {
-		// An interval in which the loader sent under half of the first
-		// tries due (it fell behind, or the run ended in it) would
-		// divide by a count the schedule did not set.
-		due := base * p.Length
-		if p.T >= t.Base.Seconds()-1e-9 && p.T < end-1e-9 {
-			due *= t.Factor
-		}
-		if p.FirstTries > 0 && float64(p.FirstTries) >= due/2 {
-			j.PeakAmplification = max(j.PeakAmplification, float64(p.FirstTries+p.Retries)/float64(p.FirstTries))
-		}
-	}
-	if s := r.Server; s != nil && s.Ran > 0 {
-		if s.DeadlineRequests > 0 {
-			j.WastedShare = float64(s.Wasted) / float64(s.Ran)
-		}
-		j.UnusedShare = max(0, float64(s.Ran-r.Totals.Useful)) / float64(s.Ran)
-	}
 	return j
 }
 

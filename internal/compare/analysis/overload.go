@@ -106,18 +106,12 @@ func overloadFindings(c *result.Comparison, wr *result.WorkloadResult, w *Worklo
 	return out
 }
 
-// spanOf is the interval of xs (at least one).
-func spanOf(xs []float64) *Interval {
-	return &Interval{Lo: slices.Min(xs), Hi: slices.Max(xs), N: len(xs)}
-}
-
 // goodputFinding sets the variants that shed 503s under overload beside
 // those that shed nothing: each group's goodput range, with its ratio to
 // direct's. Each overload step ran once, so no finer order is claimed.
 func goodputFinding(wr *result.WorkloadResult) (Finding, bool) {
 	f := Finding{Kind: OverloadGoodput, Workload: wr.Workload, Verdict: Ranged}
 	good, shed := map[string][]float64{}, map[string][]float64{}
-	var groups []string
 	for _, v := range wr.Variants {
 		o := v.Overload
 		if o == nil || o.Served == 0 {
@@ -130,9 +124,6 @@ func goodputFinding(wr *result.WorkloadResult) (Finding, bool) {
 		f.Variants = append(f.Variants, v.Name)
 		f.Figures = append(f.Figures, Figure{Of: v.Name, Name: Goodput, Value: o.Goodput, Verdict: verdictOf})
 		good[g], shed[g] = append(good[g], o.Goodput), append(shed[g], o.ShedPct)
-		if !slices.Contains(groups, g) {
-			groups = append(groups, g)
-		}
 	}
 	if len(f.Variants) < 2 {
 		return f, false
@@ -216,8 +207,6 @@ func defaultsFinding(wr *result.WorkloadResult) (Finding, bool) {
 	return f, true
 }
 
-// shedCostFinding gives the range of what a 503 cost against a served
-// request (Overload.ShedCostRatio) over the variants that shed.
 func shedCostFinding(wr *result.WorkloadResult, w *Workload) (Finding, bool) {
 	f := Finding{Kind: ShedCost, Workload: wr.Workload, Verdict: Derived}
 	var lo, hi Figure

@@ -54,8 +54,6 @@ func pairedSat(a, b *result.VariantResult) ratios.Interval {
 	return iv
 }
 
-// saturationVerdict is what a paired saturation ratio to direct says:
-// Above or Below where its 95 % interval excludes 1, else Tied.
 func saturationVerdict(iv ratios.Interval) Verdict {
 	if v := pairedVerdict(iv); v != NoDifference {
 		return v
@@ -159,8 +157,6 @@ func saturationFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 	return out
 }
 
-// unvalidatedFindings names the variants none of whose searches held
-// over its validation, each with its bracket.
 func unvalidatedFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 	f := Finding{Kind: SaturationUnvalidated, Workload: wr.Workload, Verdict: NotRanked}
 	for i, v := range wr.Variants {
@@ -221,8 +217,6 @@ func crossCheckFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 	return out
 }
 
-// fixedBehindFindings names the variants whose fixed-rate step did not
-// keep up (keptUp).
 func fixedBehindFindings(wr *result.WorkloadResult) []Finding {
 	f := Finding{Kind: FixedBehind, Workload: wr.Workload, Verdict: NotComparable}
 	for _, v := range wr.Variants {
@@ -282,8 +276,6 @@ func boundByWorkers(v *result.VariantResult, s *Searches, baseSat float64) bool 
 	return bound < 0.9*baseSat && s.Rate.Median >= 0.5*bound
 }
 
-// concurrencyFindings names the pools whose workers, waiting on a slow
-// store, set their saturation (boundByWorkers).
 func concurrencyFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 	base := wr.Baseline()
 	if base == nil || !w.Variant(base.Name).Sat.Measured() {

@@ -56,7 +56,7 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 		}
 		if lines := curveLines(wr, aw.Grid); len(lines) > 0 {
 			title := "Saturation search, " + wr.Workload
-			if aw.Grid != nil && aw.Grid.Largest() > 0 {
+			if aw.Grid != nil {
 				title += fmt.Sprintf(", kvserver on %s", cpusText(aw.Grid.Largest(), "CPU"))
 			}
 			var caption []string
