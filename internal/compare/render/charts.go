@@ -15,8 +15,9 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/result"
 )
 
-// slug makes a workload name safe for a file name.
-func slug(s string) string { return strings.NewReplacer(":", "", "/", "-", " ", "-").Replace(s) }
+// Slug makes a workload name safe for a file or folder name (the charts',
+// and the runner's folder per workload).
+func Slug(s string) string { return strings.NewReplacer(":", "", "/", "-", " ", "-").Replace(s) }
 
 // drawCharts draws every chart the comparison's numbers allow into
 // dir/charts (replaced), listing them in r; a chart that cannot be drawn
@@ -45,7 +46,7 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 	p, t := c.Plan, c.Options.StepTiming()
 	for i, wr := range c.Workloads {
 		aw := a.Workloads[i]
-		wl := slug(wr.Workload)
+		wl := Slug(wr.Workload)
 		if lines := percentileLines(wr); len(lines) > 0 {
 			title := fmt.Sprintf("Latency by percentile at %s req/s (70 %% of direct's saturation), %s", thousands(aw.FixedRate), wr.Workload)
 			if p.OwnRates {

@@ -344,6 +344,6 @@ func metastableCharts(c *result.Comparison, save func(name string, ch chart.Char
 			Caption: fmt.Sprintf("Answers to clients still waiting, per %s, one line per variant; the shaded span is the spike. The base rate is %s/s: a line that comes back to it recovered, one that stays low after the spike is held down by its clients' retries.",
 				secs(t.Interval), thousands(m.BaseRate))}
 		ch, err := chart.TimeSeries(spec, lines, []chart.Mark{{From: t.Base.Seconds(), To: t.SpikeEnd().Seconds(), Label: fmt.Sprintf("spike %g×", t.Factor)}})
-		save(slug(m.Workload)+"-metastable-"+cm+".svg", ch, err, title)
+		save(Slug(m.Workload)+"-metastable-"+cm+".svg", ch, err, title)
 	}
 }
