@@ -9,7 +9,6 @@ import (
 	ratios "github.com/kvpool/kvpool/internal/ratio"
 )
 
-// questions are what each preset asks.
 var questions = map[string]string{
 	"queues":       "Does a queueing pool serve more requests, or spend less CPU on each, than running every request in its handler (`direct`)?",
 	"capacity":     "How does a queue's capacity (`-cap`) move each pool's saturation and its latency at a fixed rate?",
@@ -79,7 +78,6 @@ func writeAnswer(b *page, preset string, a *analysis.Analysis) {
 	}
 }
 
-// ratioVerdict words one ratio to direct for the opening table.
 func ratioVerdict(iv ratios.Interval, loaderBound bool) string {
 	switch {
 	case loaderBound:

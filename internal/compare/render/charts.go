@@ -161,7 +161,6 @@ func curveLines(wr *result.WorkloadResult, g *analysis.Grid) []chart.CurveLine {
 	return lines
 }
 
-// anyStep tells whether a step of lines is one that is.
 func anyStep(lines []chart.CurveLine, is func(result.CurvePoint) bool) bool {
 	return slices.ContainsFunc(lines, func(l chart.CurveLine) bool { return slices.ContainsFunc(l.Search.Curve, is) })
 }

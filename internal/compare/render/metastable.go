@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
 	"github.com/kvpool/kvpool/internal/compare/chart"
@@ -81,18 +80,13 @@ func writeMetastable(b *page, c *result.Comparison, a *analysis.Analysis) {
 		for _, v := range mm.Variants {
 			judged := "not judged | not judged | not judged | not judged"
 			if v.NotJudged < len(v.Runs) {
-				judged = strings.Join([]string{judgedCount(v.Overloaded, v), recoveredCell(v), collapsedCell(v), timesCell(v.P99Back, judgedRuns(v), v.P99)}, " | ")
+				judged = strings.Join([]string{countCell(v.Overloaded, judgedRuns(v)), recoveredCell(v), collapsedCell(v), timesCell(v.P99Back, judgedRuns(v), v.P99)}, " | ")
 			}
-			b.printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", v.Name, clientCell(v.Client), judged, amplificationCell(v.PeakAmplification),
-				shareCellOf(v.WastedShare), shareCellOf(v.UnusedShare), thousands(float64(v.Timeouts)), shedCell(v))
+			b.printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", v.Name, clientCell(v.Client), judged, orDash("%.2f×", v.PeakAmplification),
+				orDash("%.1f %%", 100*v.WastedShare), orDash("%.1f %%", 100*v.UnusedShare), thousands(float64(v.Timeouts)), shedCell(v))
 		}
 		b.printf("\n")
 	}
-}
-
-// secs formats a step length: "10 s", "0.5 s".
-func secs(d time.Duration) string {
-	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.1f", d.Seconds()), "0"), ".") + " s"
 }
 
 // clientCell is a run's client side: "kept up (loader ≤ 41 %, 1,200
@@ -107,8 +101,12 @@ func clientCell(c analysis.MetaClient) string {
 	case !c.Known:
 		return "not recorded: not judged"
 	case c.CPUBound:
+		cpus := "CPU"
+		if c.CPUs != 1 {
+			cpus = fmt.Sprintf("%d CPUs", c.CPUs)
+		}
 		return fmt.Sprintf("**saturated**: the loader at %.0f %% of its %s at %g s (limit %.0f %%): not judged",
-			100*c.PeakShare, cpusWord(c.CPUs), c.PeakAt, 100*plan.MetaClientShare)
+			100*c.PeakShare, cpus, c.PeakAt, 100*plan.MetaClientShare)
 	case c.Saturated:
 		return fmt.Sprintf("**saturated**: attempts on free connections over %v late (p99) in %d intervals: not judged", plan.MetaOwnLag, c.OwnLate)
 	}
@@ -162,20 +160,8 @@ func writeClientSide(b *page, c *result.Comparison, p *plan.Metastable) (sendabl
 	return sendable
 }
 
-func cpusWord(n int) string {
-	if n == 1 {
-		return "CPU"
-	}
-	return fmt.Sprintf("%d CPUs", n)
-}
-
-// judgedRuns is how many of v's runs were judged.
 func judgedRuns(v *analysis.MetaVariant) int { return len(v.Runs) - v.NotJudged }
 
-// judgedCount is countCell over v's judged runs.
-func judgedCount(n int, v *analysis.MetaVariant) string { return countCell(n, judgedRuns(v)) }
-
-// recoveredCell is when v's judged runs recovered (timesCell).
 func recoveredCell(v *analysis.MetaVariant) string {
 	return timesCell(v.Recovered, judgedRuns(v), v.Recovery)
 }
@@ -195,8 +181,6 @@ func timesCell(n, runs int, e analysis.Estimate) string {
 	}
 	return s
 }
-
-func secsOf(x float64) string { return secs(time.Duration(x * float64(time.Second))) }
 
 // countCell is "yes", "no" or "2 of 3 runs".
 func countCell(n, runs int) string {
@@ -234,20 +218,6 @@ func shedCell(v *analysis.MetaVariant) string {
 		s += " (" + strings.Join(parts, ", ") + ")"
 	}
 	return s
-}
-
-func amplificationCell(x float64) string {
-	if math.IsNaN(x) {
-		return "-"
-	}
-	return fmt.Sprintf("%.2f×", x)
-}
-
-func shareCellOf(x float64) string {
-	if math.IsNaN(x) {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f %%", 100*x)
 }
 
 // metastableSentences are the findings of the metastable runs: per

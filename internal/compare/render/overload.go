@@ -9,7 +9,6 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/result"
 )
 
-// overloadSentence words the overload step's findings.
 func overloadSentence(c *result.Comparison, f analysis.Finding) (string, bool) {
 	wl := f.Workload
 	slo := time.Duration(f.Value("", analysis.SLO))

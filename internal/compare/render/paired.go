@@ -50,7 +50,6 @@ func pct(x float64) string {
 	return fmt.Sprintf("%.1f %%", 100*x)
 }
 
-// pairedSentence words a paired finding.
 func pairedSentence(f analysis.Finding) (string, bool) {
 	var what string
 	var name analysis.Measure
@@ -72,13 +71,11 @@ func pairedSentence(f analysis.Finding) (string, bool) {
 	return fmt.Sprintf("`%s`, paired with direct: %s, **no difference measurable here** (the 95 %% interval includes 1): %s.", f.Workload, what, list), true
 }
 
-// ratioOf is f's figure name of v as the ratio it was made from.
 func ratioOf(f analysis.Finding, v string, name analysis.Measure) ratios.Interval {
 	x, _ := f.Figure(v, name)
 	return figureRatio(x)
 }
 
-// figureRatio is a ratio figure as the ratio it was made from.
 func figureRatio(x analysis.Figure) ratios.Interval {
 	if x.Interval == nil {
 		return ratios.Interval{Median: x.Value, Lo: math.Inf(-1), Hi: math.Inf(1)}
@@ -90,16 +87,12 @@ func figureRatio(x analysis.Figure) ratios.Interval {
 // 0.93× (0.90–0.96), lifo ~ 1.01× (0.97–1.04)"; a variant with no pair
 // (no ratio) is followed by none where it is not "".
 func ratioList(f analysis.Finding, name analysis.Measure, none string) string {
-	var parts []string
-	for _, v := range f.Variants {
-		iv := ratioOf(f, v, name)
-		if none != "" && math.IsNaN(iv.Median) {
-			parts = append(parts, v+" "+none)
-			continue
+	return strings.Join(each(f.Variants, func(v string) string {
+		if iv := ratioOf(f, v, name); none == "" || !math.IsNaN(iv.Median) {
+			return fmt.Sprintf("%s %s", v, iv)
 		}
-		parts = append(parts, fmt.Sprintf("%s %s", v, iv))
-	}
-	return strings.Join(parts, ", ")
+		return v + " " + none
+	}), ", ")
 }
 
 // satVsDirectSentence words a SaturationVsDirect finding: each variant's

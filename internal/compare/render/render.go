@@ -45,12 +45,9 @@ const (
 
 // Report is what Write wrote.
 type Report struct {
-	// Path is REPORT.md's.
-	Path string
-	// Findings are the findings as the report words them.
-	Findings []string
-	// Charts are the charts drawn, relative to the report's folder.
-	Charts []Chart
+	Path     string   // REPORT.md's
+	Findings []string // as the report words them
+	Charts   []Chart  // drawn, their paths relative to the report's folder
 	// Notes are what the report says went wrong while writing it (a
 	// chart that could not be drawn), after the run's own notes.
 	Notes []string

@@ -16,11 +16,9 @@ import (
 func runSummary(c *result.Comparison) string {
 	o, p := c.Options, c.Plan
 	t := o.StepTiming()
-	var wls, steps []string
+	var steps []string
 	variants := variantNames(c)
-	for _, wr := range c.Workloads {
-		wls = append(wls, "`"+wr.Workload+"`")
-	}
+	wls := each(c.Workloads, func(wr *result.WorkloadResult) string { return "`" + wr.Workload + "`" })
 	if o.Rate > 0 {
 		steps = append(steps, fmt.Sprintf("direct's saturation taken as %s req/s (-rate)", thousands(o.Rate)))
 	}
@@ -76,7 +74,6 @@ func runSummary(c *result.Comparison) string {
 		strings.Join(variants, ", "), strings.Join(wls, ", "), thousands(float64(o.Keys)), o.ValueSize, mode, warm, strings.Join(steps, ";\n- "))
 }
 
-// whose is "every variant's" where a step ran for all, else "direct's".
 func whose(all bool) string {
 	if all {
 		return "every variant's"
@@ -97,16 +94,10 @@ func connsPlanText(c *result.Comparison) string {
 		}
 		return s
 	}
-	var per []string
-	for _, s := range c.Plan.Steps {
-		var parts []string
-		for _, p := range []string{load("the fixed-rate step", s.Fixed), load("the full-load round", s.FullLoad), load("the overload step", s.Overload)} {
-			if p != "" {
-				parts = append(parts, p)
-			}
-		}
-		per = append(per, fmt.Sprintf("`%s`: %s", s.Workload, strings.Join(parts, ", ")))
-	}
+	per := each(c.Plan.Steps, func(s *plan.Steps) string {
+		parts := []string{load("the fixed-rate step", s.Fixed), load("the full-load round", s.FullLoad), load("the overload step", s.Overload)}
+		return fmt.Sprintf("`%s`: %s", s.Workload, strings.Join(slices.DeleteFunc(parts, func(p string) bool { return p == "" }), ", "))
+	})
 	return fmt.Sprintf("every variant of a step over the same connections, planned once direct's search was done and before the first variant's step. Little's law sized them: %d × the step's rate × direct's answer time at the passing search step nearest that rate (its p99 from the send; for the full-load round, its median at the lowest rate), at least %d. %s",
 		plan.LittleHeadroom, plan.MinConns, strings.Join(per, "; "))
 }
@@ -128,12 +119,10 @@ func sizedConns(c *result.Comparison) bool {
 	})
 }
 
-// closedRan tells whether any variant of c ran a closed-loop step.
 func closedRan(c *result.Comparison) bool {
 	return anyVariant(c, func(v *result.VariantResult) bool { return v.Closed != nil })
 }
 
-// anyVariant tells whether a variant of any of c's workloads is one.
 func anyVariant(c *result.Comparison, is func(*result.VariantResult) bool) bool {
 	for _, wr := range c.Workloads {
 		if slices.ContainsFunc(wr.Variants, is) {
@@ -169,7 +158,6 @@ func writeEnvironment(b *page, c *result.Comparison, renderNotes []string) {
 	writeLoader(b, c)
 }
 
-// writeLoader is the table of whether the loader kept up in each step.
 func writeLoader(b *page, c *result.Comparison) {
 	b.printf("%s\n\n", HeadLoader)
 	if len(c.Loader) == 0 {
@@ -277,11 +265,9 @@ func PlacementText(e result.Environment) string {
 // before them.
 func variantNames(c *result.Comparison) []string {
 	var names []string
-	seen := map[string]bool{}
 	add := func(name string) {
-		if !seen[name] {
-			seen[name] = true
-			names = append(names, "`"+name+"`")
+		if n := "`" + name + "`"; !slices.Contains(names, n) {
+			names = append(names, n)
 		}
 	}
 	if len(c.Workloads) > 0 {

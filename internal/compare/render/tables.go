@@ -38,21 +38,11 @@ func writeWorkload(b *page, c *result.Comparison, wr *result.WorkloadResult, aw 
 	if s := settingsLine(wr); s != "" {
 		b.printf("kvserver's settings as it reported them (`kvserver_config_info`):\n\n- %s\n\n", s)
 	}
-	if hasOverload(c) {
+	if anyVariant(c, func(v *result.VariantResult) bool { return v.Overload != nil }) {
 		writeOverloadTable(b, c, wr, aw)
 	}
 }
 
-// askedText is "2× that", or where that (direct's saturation) is only a
-// lower bound, "2× a lower bound: at most 2× direct's saturation".
-func askedText(factor float64, lowerBound bool) string {
-	if lowerBound {
-		return fmt.Sprintf("%g× a lower bound: at most %g× direct's saturation", factor, factor)
-	}
-	return fmt.Sprintf("%g× that", factor)
-}
-
-// writeClosedTable is the closed-loop steps of wr, if any ran.
 func writeClosedTable(b *page, wr *result.WorkloadResult, aw *analysis.Workload) {
 	rows := variantsWith(aw, func(v *analysis.Variant) bool { return v.Closed != nil })
 	if len(rows) == 0 {
@@ -69,84 +59,6 @@ func writeClosedTable(b *page, wr *result.WorkloadResult, aw *analysis.Workload)
 	b.printf("\n")
 }
 
-// satCell is a variant's saturation, "-" if it ran none. Where the
-// searches recorded their brackets it is the bracket, "62,000–64,000"
-// (the highest rate that held, the lowest that failed twice; the median
-// of each end over the searches), and whether it held over the
-// validating run: a figure no validation held is marked, never shown as
-// a saturation, and no ratio is given for it. Without brackets it is
-// the median ± half the spread of the searches' validated rates. A
-// loader-bound saturation is a lower bound, "≥ 104,000, loader-bound
-// with 1 loader CPU", with no ratio.
-func satCell(s *analysis.Searches, withRatio bool) string {
-	if s == nil {
-		return "-"
-	}
-	var sat string
-	switch {
-	case s.Brackets:
-		sat = bracketCell(s.Bracket)
-		if s.LowerBound && s.Measured() { // a lower bound of a rate that held
-			sat = "≥ " + thousands(s.Bracket.Lo)
-		}
-	case !s.Measured():
-		sat = "none"
-	case s.LowerBound:
-		sat = "≥ " + thousands(s.Rate.Median)
-		if s.Rate.N > 1 {
-			sat += " ± " + thousands(s.Rate.HalfSpread())
-		}
-	default:
-		sat = thousands(s.Rate.Median) + " ± " + thousands(s.Rate.HalfSpread())
-	}
-	switch {
-	case !s.Measured():
-		sat += fmt.Sprintf(", **not validated** (%s failed its validation)", thousands(s.Candidate))
-		if s.Runs > 1 {
-			sat += fmt.Sprintf(" in %d of %d searches", s.Runs, s.Runs)
-		}
-		if s.LowerBound {
-			sat += ", loader-bound"
-		}
-	case s.LowerBound:
-		sat += ", loader-bound"
-		if s.LoaderCPUs > 0 {
-			sat += " with " + cpusText(s.LoaderCPUs, "loader CPU")
-		}
-		if s.LoaderBoundRuns < s.Runs {
-			sat += fmt.Sprintf(" (%d of %d searches)", s.LoaderBoundRuns, s.Runs)
-		}
-	case s.Brackets:
-		sat += ", validated"
-		if withRatio {
-			sat += ratio(s.Ratio)
-		}
-	case withRatio:
-		sat += ratio(s.Ratio)
-	}
-	if s.HitMax {
-		sat += ", at the search's maximum rate"
-	}
-	if s.Measured() && s.Validated < s.Runs {
-		sat += fmt.Sprintf(", %d of %d held in validation", s.Validated, s.Runs)
-	}
-	return sat
-}
-
-// bracketCell is a search's bracket: "62,000–64,000", "≥ 62,000" where
-// nothing failed, "< 4,000" where nothing held.
-func bracketCell(b analysis.Interval) string {
-	switch {
-	case b.Lo > 0 && b.Hi > 0:
-		return thousands(b.Lo) + "–" + thousands(b.Hi)
-	case b.Lo > 0:
-		return "≥ " + thousands(b.Lo)
-	case b.Hi > 0:
-		return "< " + thousands(b.Hi)
-	}
-	return "none"
-}
-
 // connsCell is a step's peak connections and requests in flight:
 // "64 / 50", or where it had to open more than it started with,
 // "64→212 opened / 180".
@@ -157,7 +69,6 @@ func connsCell(start, peak, inFlight int) string {
 	return fmt.Sprintf("%d / %d", peak, inFlight)
 }
 
-// writeResultsTable is the table of saturation and fixed-rate numbers.
 func writeResultsTable(b *page, c *result.Comparison, wr *result.WorkloadResult, aw *analysis.Workload) {
 	own := c.Plan.OwnRates
 	bracketed := slices.ContainsFunc(aw.Variants, func(v *analysis.Variant) bool { return v.Sat != nil && v.Sat.Brackets })
@@ -168,8 +79,12 @@ func writeResultsTable(b *page, c *result.Comparison, wr *result.WorkloadResult,
 		b.printf("Direct's saturation: %s req/s. Each variant's fixed-rate step ran at %.0f %% of its own saturation (the fixed rate column), so the latencies compare the variants each at the same share of what it can serve, not at the same load. Each cell's ratio is to `direct` in this run.\n\n",
 			thousands(wr.BaseRate), 100*plan.FixedShare)
 	default:
+		validated := "" // where brackets are recorded, only a validated saturation sets the steps
+		if bracketed {
+			validated = ", validated"
+		}
 		b.printf("Direct's saturation: %s req/s%s; fixed-rate step at %s req/s. Each cell's ratio is to `direct` in this run.\n\n",
-			thousands(wr.BaseRate), validatedText(bracketed), thousands(aw.FixedRate))
+			thousands(wr.BaseRate), validated, thousands(aw.FixedRate))
 	}
 	head, rule := "| pool | policy | saturation req/s (median, spread over %d) |", "|---|---|---|"
 	if bracketed {
@@ -219,7 +134,6 @@ func writeResultsTable(b *page, c *result.Comparison, wr *result.WorkloadResult,
 // settingKeys are the config_info labels that tell the variants apart.
 var settingKeys = []string{"exec", "workers", "limit", "cap", "overflow", "queue_timeout", "io_delay", "io_delay_dist"}
 
-// settingsLine lists each variant's distinguishing settings.
 func settingsLine(wr *result.WorkloadResult) string {
 	var parts []string
 	for _, v := range wr.Variants {
@@ -237,12 +151,6 @@ func settingsLine(wr *result.WorkloadResult) string {
 	return strings.Join(parts, "\n- ")
 }
 
-// hasOverload tells whether any variant of c ran an overload step.
-func hasOverload(c *result.Comparison) bool {
-	return anyVariant(c, func(v *result.VariantResult) bool { return v.Overload != nil })
-}
-
-// writeOverloadTable is the table of the overload steps.
 func writeOverloadTable(b *page, c *result.Comparison, wr *result.WorkloadResult, aw *analysis.Workload) {
 	b.printf("%s: `%s`\n\n", HeadOverload, wr.Workload)
 	if wr.BaseLowerBound && wr.BaseRate > 0 {
@@ -266,11 +174,11 @@ func writeOverloadTable(b *page, c *result.Comparison, wr *result.WorkloadResult
 		if x.ShedCost {
 			per503, shedRatio = cpuMicros(x.CPUPerShed), two(x.ShedCostRatio)
 		}
-		b.printf("| %s | %s | %s | %s of %s | %s%s | %s / %s | %.1f | %s | %s | %d | %s | %s → %s | %.0f / %s (%+.1f) | %s | %s | %s | %s |\n",
+		b.printf("| %s | %s | %s | %s of %s | %s%s | %s / %s | %.1f | %s | %s | %d | %s | %s → %s | %.0f / %.0f (%+.1f) | %s | %s | %s | %s |\n",
 			v.Variant.PoolLabel(), v.Variant.PolicyLabel(), thousands(o.Asked), thousands(float64(o.Sent)), thousands(float64(o.Planned)),
 			thousands(o.Goodput), ratio(x.Goodput), durRatio(o.ServedP99, x.ServedP99), durRatio(o.ServedP99Uncorrected, x.ServedP99FromSend), o.ShedPct,
 			waitText(o.ShedWaitP50, o.Shed), waitText(o.ServedWaitP50, o.Served), o.Timeouts,
-			connsCell(o.ConnsStart, o.ConnsPeak, o.InFlightPeak), duration(o.BaselineP99), strings.Join(rec, ", "), o.RSSSteadyMiB, mib(x.PeakRSS), o.RSSGrowthMiBPerS,
+			connsCell(o.ConnsStart, o.ConnsPeak, o.InFlightPeak), duration(o.BaselineP99), strings.Join(rec, ", "), o.RSSSteadyMiB, float64(x.PeakRSS)/(1<<20), o.RSSGrowthMiBPerS,
 			served, per503, shedRatio, o.Verdict)
 	}
 	b.printf("\nGoodput counts served answers (2xx, 404) per second; shed are 503s. p99 of served leaves the 503s out; corrected, it runs from the intended send and so includes any wait in the loader (all connections busy), from the send it does not. Probes before and after run at %.0f %% of %s. "+
@@ -279,16 +187,6 @@ func writeOverloadTable(b *page, c *result.Comparison, wr *result.WorkloadResult
 		"Per 503 is derived from it: (kvserver's CPU over the overload step − served × that) ÷ 503s, so it is only as good as that assumption, and a figure at or below 0 says the assumption failed. "+
 		"It is given only where 503s were at least %.0f %% of the answers, since the error in a served request's cost is multiplied by served ÷ 503s in it. \"503 ÷ served\" is the ratio of the two. `make bench-http POOLS=\"direct shed\"` measures a 503's cost directly.\n\n",
 		100*plan.ProbeShare, refName(c.Plan), c.Options.StepTiming().Closed, 100*analysis.MinShedForCost)
-}
-
-// validatedText says, beside direct's saturation, that it was validated
-// (where the comparison records brackets, only a validated one sets the
-// steps).
-func validatedText(bracketed bool) string {
-	if bracketed {
-		return ", validated"
-	}
-	return ""
 }
 
 // writeFixedBehind names the variants whose fixed-rate step did not keep
@@ -323,7 +221,6 @@ func notRunReason(c *result.Comparison) string {
 	return "see the failed steps"
 }
 
-// variantsWith are aw's variants that are, in order.
 func variantsWith(aw *analysis.Workload, is func(*analysis.Variant) bool) []*analysis.Variant {
 	var out []*analysis.Variant
 	for _, v := range aw.Variants {
