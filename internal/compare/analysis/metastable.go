@@ -145,15 +145,17 @@ func metastableOf(c *result.Comparison) *Metastable {
 				continue
 			}
 			mv := &MetaVariant{Name: v.Name()}
+			var runs []*result.MetaRun
 			for _, r := range m.Runs {
 				if r.Model == cm && r.Variant == mv.Name {
+					runs = append(runs, r)
 					mv.Runs = append(mv.Runs, JudgeMetaRun(r, m.BaseRate, p.Timing))
 				}
 			}
-			if len(mv.Runs) == 0 {
+			if len(runs) == 0 {
 				continue
 			}
-			summarise(mv, m.Runs, cm)
+			summarise(mv, runs)
 			mm.Variants = append(mm.Variants, mv)
 		}
 		out.Models = append(out.Models, mm)
@@ -167,7 +169,8 @@ func metastableOf(c *result.Comparison) *Metastable {
 	return out
 }
 
-func summarise(v *MetaVariant, runs []*result.MetaRun, model string) {
+// summarise fills v's medians and counts from v.Runs, its totals from runs.
+func summarise(v *MetaVariant, runs []*result.MetaRun) {
 	var rec, p99, amp, wasted, unused []float64
 	for _, j := range v.Runs {
 		if !j.Judged() {
@@ -202,27 +205,23 @@ func summarise(v *MetaVariant, runs []*result.MetaRun, model string) {
 	}
 	v.Recovery, v.P99 = estimateOf(rec), estimateOf(p99)
 	v.PeakAmplification, v.WastedShare, v.UnusedShare = medianOrNaN(amp), medianOrNaN(wasted), medianOrNaN(unused)
-	n, read := int64(0), int64(0)
+	read := int64(0)
 	for _, r := range runs {
-		if r.Model == model && r.Variant == v.Name {
-			v.Timeouts += r.Totals.Timeouts
-			v.Shed += r.Totals.Shed
-			v.GaveUp += r.Totals.GaveUp
-			n++
-			if r.Server != nil {
-				read++
-				if v.ServerShed == nil {
-					v.ServerShed = map[string]int64{}
-				}
-				for reason, k := range r.Server.Shed {
-					v.ServerShed[reason] += k
-				}
+		v.Timeouts += r.Totals.Timeouts
+		v.Shed += r.Totals.Shed
+		v.GaveUp += r.Totals.GaveUp
+		if r.Server != nil {
+			read++
+			if v.ServerShed == nil {
+				v.ServerShed = map[string]int64{}
+			}
+			for reason, k := range r.Server.Shed {
+				v.ServerShed[reason] += k
 			}
 		}
 	}
-	if n > 0 {
-		v.Timeouts, v.Shed, v.GaveUp = v.Timeouts/n, v.Shed/n, v.GaveUp/n
-	}
+	n := int64(len(runs)) // never 0: metastableOf skips a variant with none
+	v.Timeouts, v.Shed, v.GaveUp = v.Timeouts/n, v.Shed/n, v.GaveUp/n
 	for reason := range v.ServerShed {
 		v.ServerShed[reason] /= read
 	}
