@@ -164,10 +164,8 @@ func Analyze(c *result.Comparison) *Analysis {
 
 // Variant is the workload's variant named name (nil: none).
 func (w *Workload) Variant(name string) *Variant {
-	for _, v := range w.Variants {
-		if v.Name == name {
-			return v
-		}
+	if i := slices.IndexFunc(w.Variants, func(v *Variant) bool { return v.Name == name }); i >= 0 {
+		return w.Variants[i]
 	}
 	return nil
 }

@@ -260,6 +260,12 @@ type Figure struct {
 	Verdict  Verdict   `json:",omitempty"`
 }
 
+// add names v in f, with its figures.
+func (f *Finding) add(v string, figs ...Figure) {
+	f.Variants = append(f.Variants, v)
+	f.Figures = append(f.Figures, figs...)
+}
+
 // Figure is f's figure name of of (the first, at any CPU count).
 func (f Finding) Figure(of string, name Measure) (Figure, bool) {
 	for _, x := range f.Figures {

@@ -117,8 +117,7 @@ func pairedFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 				f = &Finding{Kind: m.kind, Workload: wr.Workload, Verdict: verdict}
 				by[verdict] = f
 			}
-			f.Variants = append(f.Variants, v.Name)
-			f.Figures = append(f.Figures, intervalFigure(v.Name, m.name, iv))
+			f.add(v.Name, intervalFigure(v.Name, m.name, iv))
 		}
 		for _, verdict := range []Verdict{Above, Below, NoDifference, NotRanked} {
 			if f := by[verdict]; f != nil {

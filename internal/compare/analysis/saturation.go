@@ -96,8 +96,7 @@ func saturationFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 		case !s.Measured():
 			continue // unvalidatedFindings names it
 		case s.LowerBound:
-			lower.Variants = append(lower.Variants, v.Name)
-			lower.Figures = append(lower.Figures, satFigure(v.Name, s))
+			lower.add(v.Name, satFigure(v.Name, s))
 			if s.LoaderCPUs > 0 {
 				lower.Figures = append(lower.Figures, Figure{Of: v.Name, Name: LoaderCPUs, Value: float64(s.LoaderCPUs)})
 			}
@@ -146,8 +145,7 @@ func saturationFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 		}
 		iv := pairedSat(base, v)
 		f := vs[saturationVerdict(iv)]
-		f.Variants = append(f.Variants, v.Name)
-		f.Figures = append(f.Figures, satFigure(v.Name, w.Variants[i].Sat), intervalFigure(v.Name, SatRatio, iv))
+		f.add(v.Name, satFigure(v.Name, w.Variants[i].Sat), intervalFigure(v.Name, SatRatio, iv))
 	}
 	for _, verdictOf := range []Verdict{Above, Below, Tied} {
 		if f := vs[verdictOf]; len(f.Variants) > 0 {
@@ -162,8 +160,7 @@ func unvalidatedFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 	for i, v := range wr.Variants {
 		if s := w.Variants[i].Sat; s != nil && !s.Measured() {
 			iv := s.Bracket
-			f.Variants = append(f.Variants, v.Name)
-			f.Figures = append(f.Figures, Figure{Of: v.Name, Name: Bracket, Value: iv.Lo, Interval: &iv})
+			f.add(v.Name, Figure{Of: v.Name, Name: Bracket, Value: iv.Lo, Interval: &iv})
 		}
 	}
 	if len(f.Variants) == 0 {
@@ -225,8 +222,7 @@ func fixedBehindFindings(wr *result.WorkloadResult) []Finding {
 			continue
 		}
 		if ok, why := keptUp(fx); !ok {
-			f.Variants = append(f.Variants, v.Name)
-			f.Figures = append(f.Figures, Figure{Of: v.Name, Name: AchievedShare, Value: 100 * ratio(fx.Achieved, fx.Asked), Text: why})
+			f.add(v.Name, Figure{Of: v.Name, Name: AchievedShare, Value: 100 * ratio(fx.Achieved, fx.Asked), Text: why})
 		}
 	}
 	if len(f.Variants) == 0 {
@@ -243,8 +239,7 @@ func fixedErrorFindings(c *result.Comparison, wr *result.WorkloadResult) []Findi
 	f := Finding{Kind: FixedErrors, Workload: wr.Workload, Verdict: NotComparable}
 	for _, v := range wr.Variants {
 		if fx := v.Fixed; fx != nil && fx.ErrorRate > c.Criteria.MaxErrorRate {
-			f.Variants = append(f.Variants, v.Name)
-			f.Figures = append(f.Figures, Figure{Of: v.Name, Name: ErrorRate, Value: fx.ErrorRate})
+			f.add(v.Name, Figure{Of: v.Name, Name: ErrorRate, Value: fx.ErrorRate})
 		}
 	}
 	if len(f.Variants) == 0 {

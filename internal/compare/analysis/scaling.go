@@ -92,8 +92,7 @@ func scalingFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 			}
 			if v.a.Sat.LowerBound || base.a.Sat.LowerBound {
 				if v.a.Sat.LowerBound {
-					lower.Variants = append(lower.Variants, row)
-					lower.Figures = append(lower.Figures, Figure{Of: row, Name: LowerBoundRate, CPUs: n, Value: v.a.Sat.Rate.Median})
+					lower.add(row, Figure{Of: row, Name: LowerBoundRate, CPUs: n, Value: v.a.Sat.Rate.Median})
 				}
 				continue
 			}
@@ -108,8 +107,7 @@ func scalingFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 		switch {
 		case len(at) > 0:
 			vs.Verdict = Below
-			vs.Variants = append(vs.Variants, row)
-			vs.Figures = append(vs.Figures, Figure{Of: row, Name: VsDirect, Verdict: Below})
+			vs.add(row, Figure{Of: row, Name: VsDirect, Verdict: Below})
 			vs.Figures = append(vs.Figures, at...)
 			if v, base := g.At(row, largest), g.At(plan.Baseline, largest); v != nil && base != nil && v.Sat.Measured() && base.Sat.Measured() &&
 				!v.Sat.LowerBound && !base.Sat.LowerBound && base.Sat.Rate.Median > 0 {
@@ -117,8 +115,7 @@ func scalingFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 					Figure{Of: plan.Baseline, Name: DirectAtLargest, CPUs: largest, Value: base.Sat.Rate.Median})
 			}
 		case compared:
-			vs.Variants = append(vs.Variants, row)
-			vs.Figures = append(vs.Figures, Figure{Of: row, Name: VsDirect, Verdict: Tied})
+			vs.add(row, Figure{Of: row, Name: VsDirect, Verdict: Tied})
 		}
 	}
 	var out []Finding
@@ -148,8 +145,7 @@ func efficiencyFinding(wl string, g *Grid) (Finding, bool) {
 		if a == nil || z == nil || !a.Sat.Measured() || !z.Sat.Measured() || a.Sat.LowerBound || z.Sat.LowerBound || a.Sat.Rate.Median <= 0 {
 			continue
 		}
-		f.Variants = append(f.Variants, row)
-		f.Figures = append(f.Figures, Figure{Of: row, Name: Efficiency, Value: z.Sat.Rate.Median / (a.Sat.Rate.Median * float64(hi) / float64(lo))})
+		f.add(row, Figure{Of: row, Name: Efficiency, Value: z.Sat.Rate.Median / (a.Sat.Rate.Median * float64(hi) / float64(lo))})
 	}
 	return f, len(f.Variants) > 0
 }
