@@ -267,10 +267,7 @@ func barSeries(v plan.Variant) string {
 func nanGrid(rows, cols int) [][]float64 {
 	g := make([][]float64, rows)
 	for i := range g {
-		g[i] = make([]float64, cols)
-		for j := range g[i] {
-			g[i][j] = math.NaN()
-		}
+		g[i] = slices.Repeat([]float64{math.NaN()}, cols)
 	}
 	return g
 }
