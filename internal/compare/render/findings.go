@@ -6,15 +6,14 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
-	"github.com/kvpool/kvpool/internal/compare/result"
 	ratios "github.com/kvpool/kvpool/internal/ratio"
 )
 
 // sentences words a's findings, in order, as the report's list does.
-func sentences(c *result.Comparison, a *analysis.Analysis) []string {
+func sentences(a *analysis.Analysis) []string {
 	var out []string
 	for _, f := range a.Findings {
-		if s := sentence(c, f); s != "" {
+		if s := sentence(f); s != "" {
 			out = append(out, s)
 		}
 	}
@@ -22,8 +21,8 @@ func sentences(c *result.Comparison, a *analysis.Analysis) []string {
 }
 
 // sentence words one finding ("" for a kind it does not know).
-func sentence(c *result.Comparison, f analysis.Finding) string {
-	if s, ok := overloadSentence(c, f); ok {
+func sentence(f analysis.Finding) string {
+	if s, ok := overloadSentence(f); ok {
 		return s
 	}
 	if s, ok := scalingSentence(f); ok {

@@ -75,7 +75,7 @@ func Write(c *result.Comparison, a *analysis.Analysis, dir string) (*Report, err
 	}
 	writeAnswer(&b, c.Preset, a)
 	b.printf("%s\n\n", HeadFindings)
-	r.Findings = append(sentences(c, a), metastableSentences(c, a.Metastable)...)
+	r.Findings = append(sentences(a), metastableSentences(c, a.Metastable)...)
 	if len(r.Findings) == 0 {
 		b.printf("None: the numbers of this run support no finding (see the failures and notes below).\n")
 	}
