@@ -12,9 +12,8 @@ import (
 // make: each measure's ratio to direct with its 95 % interval, the
 // median of the pairs' ratios (ratios.Paired).
 type Paired struct {
-	Against string
-	Conns   int
-	Pairs   int // how many ran
+	Conns int
+	Pairs int // how many ran
 	// BaseRate and Rate are the medians of direct's and the variant's
 	// rounds (answers without error per second); CPUPerRequest the
 	// variant's kvserver CPU per request, the median of its rounds.
@@ -32,7 +31,7 @@ type Paired struct {
 
 // PairedOf is Paired of pr's pairs.
 func PairedOf(pr *result.PairedRun) *Paired {
-	p := &Paired{Against: pr.Against, Conns: pr.Conns, Pairs: min(len(pr.Base), len(pr.Variant))}
+	p := &Paired{Conns: pr.Conns, Pairs: min(len(pr.Base), len(pr.Variant))}
 	var bRate, vRate, bCPU, vCPU []float64
 	for i := range p.Pairs {
 		b, v := pr.Base[i], pr.Variant[i]
