@@ -68,9 +68,8 @@ type Searches struct {
 	// either is a lower bound or direct has none.
 	Ratio float64
 	// LowerBound: a search was loader-bound, so Rate is only a lower
-	// bound of the server's; LoaderCPUs is how many CPUs the loader had
-	// there (the fewest; 0 unknown), LoaderBoundRuns how many searches
-	// were.
+	// bound; LoaderCPUs is the fewest the loader had (0 unknown),
+	// LoaderBoundRuns how many searches were.
 	LowerBound      bool
 	LoaderCPUs      int
 	LoaderBoundRuns int
@@ -105,9 +104,8 @@ type Closed struct {
 }
 
 // Fixed is a fixed-rate step against direct's: each percentile's and the
-// CPU per request's ratio (NaN where direct has none, or where direct's
-// step did not keep up: its latencies are then a growing queue's, and
-// nothing is compared with them).
+// CPU per request's ratio (NaN where direct has none, or did not keep
+// up: its latencies are then a growing queue's).
 type Fixed struct {
 	P50, P90, P99, P999, Max float64
 	CPU                      float64
@@ -142,9 +140,8 @@ type Overload struct {
 	// ServedCPU is what a served request is taken to cost kvserver
 	// (servedCPU).
 	ServedCPU time.Duration
-	// CPUPerShed is what a 503 cost kvserver, derived (cpuPerShed), and
-	// ShedCostRatio that against ServedCPU; ShedCost: they could be
-	// derived.
+	// CPUPerShed is what a 503 cost (cpuPerShed), ShedCostRatio that
+	// against ServedCPU; ShedCost: they could be derived.
 	CPUPerShed    time.Duration
 	ShedCostRatio float64
 	ShedCost      bool

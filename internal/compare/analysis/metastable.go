@@ -38,17 +38,15 @@ type MetaModel struct {
 
 // MetaVariant is one variant's runs under one model, judged.
 type MetaVariant struct {
-	Name string
-	Runs []MetaJudged
-	// Overloaded counts its runs the spike overloaded (MetaJudged).
-	Overloaded int
+	Name       string
+	Runs       []MetaJudged
+	Overloaded int // its runs the spike overloaded
 	// Recovered and Collapsed count its runs that did; Recovery is the
 	// median and range of the recovered runs' recovery times (seconds).
 	Recovered, Collapsed int
 	Recovery             Estimate
 	// P99Back counts its runs whose useful p99 got back under
-	// plan.MetaP99; P99 is the median and range of when (seconds from the
-	// spike's end).
+	// plan.MetaP99; P99 is when (seconds from the spike's end).
 	P99Back int
 	P99     Estimate
 	// PeakAmplification, WastedShare and UnusedShare are the median over
@@ -66,10 +64,9 @@ type MetaVariant struct {
 	Client    MetaClient
 }
 
-// MetaClient is a run's client side, judged from its series: whether the
-// loader kept its CPU and its own send lag within plan.MetaClientShare and
-// plan.MetaOwnLag, so that the storm the server saw is the one the client
-// model asked for.
+// MetaClient is a run's client side, judged from its series: only where
+// the loader kept up is the storm the server saw the one the client model
+// asked for.
 type MetaClient struct {
 	// Known: the series carries the loader's CPU and own lag (runs
 	// recorded before they were kept carry neither).
@@ -95,20 +92,18 @@ type MetaJudged struct {
 	// or is unknown is not judged: Overloaded, Recovered, OnTarget,
 	// Collapsed and P99Back stay false.
 	Client MetaClient
-	// Overloaded: the spike asked more than the variant served: over the
-	// spike, useful goodput averaged under plan.MetaRecovered of the
-	// spike's rate, or the useful answers' p99 passed plan.MetaP99 in one
-	// of its intervals. A run the spike did not overload has nothing to
-	// recover from: its "recovered" proves nothing.
+	// Overloaded: over the spike, useful goodput averaged under
+	// plan.MetaRecovered of the spike's rate, or the useful answers' p99
+	// passed plan.MetaP99 in one of its intervals. A run the spike did
+	// not overload has nothing to recover from.
 	Overloaded bool
 	// Recovered: useful goodput came back to plan.MetaRecovered of the
 	// base rate and stayed there for the timing's Hold; RecoveryTime is
 	// from the spike's end to the start of that hold.
 	Recovered    bool
 	RecoveryTime time.Duration
-	// OnTarget: useful goodput came back to plan.MetaTarget of the base
-	// rate and stayed there for Hold, TargetTime after the spike's end
-	// (what a recommended configuration is held to).
+	// OnTarget: the same at plan.MetaTarget of the base rate (what a
+	// recommended configuration is held to), TargetTime after the end.
 	OnTarget   bool
 	TargetTime time.Duration
 	// Collapsed: over the run's last Hold, useful goodput averaged under
@@ -123,11 +118,9 @@ type MetaJudged struct {
 	// stayed there for Hold, P99Time after the spike's end.
 	P99Back bool
 	P99Time time.Duration
-	// WastedShare is kvserver's wasted operations (run past their
-	// deadline) ÷ the operations it ran (NaN: the clients sent no
-	// deadline, so kvserver cannot tell waste). UnusedShare is the
-	// answers kvserver gave that no waiting client used ((ran − useful) ÷
-	// ran; NaN: unknown): waste as the clients see it, for every variant.
+	// WastedShare is kvserver's operations run past their deadline ÷
+	// those it ran (NaN: the clients sent no deadline). UnusedShare is
+	// (ran − useful) ÷ ran (NaN: unknown): waste as the clients see it.
 	WastedShare, UnusedShare float64
 }
 

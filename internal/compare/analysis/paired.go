@@ -23,9 +23,8 @@ type Paired struct {
 	// kvserver CPU per request over direct's (N: the pairs with both
 	// figures known).
 	Throughput, CPU ratios.Interval
-	// LoaderBound: a round of either side was loader-bound, so its rate
-	// is what the loader could send: the throughput ratio then compares
-	// nothing of kvserver's and is not ranked.
+	// LoaderBound: a round of either side was, so the throughput ratio
+	// compares nothing of kvserver's and is not ranked.
 	LoaderBound bool
 }
 

@@ -140,15 +140,12 @@ func askedText(factor float64, lowerBound bool) string {
 	return fmt.Sprintf("%g× that", factor)
 }
 
-// satCell is a variant's saturation, "-" if it ran none. Where the
-// searches recorded their brackets it is the bracket, "62,000–64,000"
-// (the highest rate that held, the lowest that failed twice; the median
-// of each end over the searches), and whether it held over the
-// validating run: a figure no validation held is marked, never shown as
-// a saturation, and no ratio is given for it. Without brackets it is
-// the median ± half the spread of the searches' validated rates. A
-// loader-bound saturation is a lower bound, "≥ 104,000, loader-bound
-// with 1 loader CPU", with no ratio.
+// satCell is a variant's saturation, "-" if it ran none: its bracket
+// where the searches recorded them ("62,000–64,000, validated"), else
+// the median ± half the spread of the validated rates. A figure no
+// validation held is marked, never shown as a saturation; a loader-bound
+// one is a lower bound ("≥ 104,000, loader-bound with 1 loader CPU");
+// neither has a ratio.
 func satCell(s *analysis.Searches, withRatio bool) string {
 	if s == nil {
 		return "-"

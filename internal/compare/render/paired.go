@@ -14,9 +14,8 @@ import (
 const HeadPaired = "### Paired with direct"
 
 // writePairedTable is wr's variants' closed-loop ratios to direct from
-// paired rounds, if any ran; where the preset compares the variants and
-// none did (-closed-pairs 0, or a comparison that did not record them),
-// a line says so.
+// paired rounds; where the preset compares the variants and none ran, a
+// line says so.
 func writePairedTable(b *page, c *result.Comparison, wr *result.WorkloadResult, aw *analysis.Workload) {
 	rows := variantsWith(aw, func(v *analysis.Variant) bool { return v.Paired != nil })
 	if len(rows) == 0 {
