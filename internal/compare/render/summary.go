@@ -31,7 +31,7 @@ func runSummary(c *result.Comparison) string {
 		steps = append(steps, fmt.Sprintf("a search for %s saturation, %d× (steps of %v; sustained: corrected p99 ≤ %v, < 0.1 %% errors, every request sent, ≥ 99 %% of the asked rate)%s",
 			whose(p.SaturateAll), o.Repeat, t.SatStep, o.SLO, anchor))
 	}
-	if closedRan(c) {
+	if anyVariant(c, func(v *result.VariantResult) bool { return v.Closed != nil }) {
 		steps = append(steps, fmt.Sprintf("%s closed loop (each connection sends its next request when the last is answered; %d × %v on the server of its last search, once idle), the cross-check of the saturation", whose(p.ClosedAll), t.ClosedRounds, t.Closed))
 	}
 	if p.Fixed {
@@ -117,10 +117,6 @@ func sizedConns(c *result.Comparison) bool {
 	return anyVariant(c, func(v *result.VariantResult) bool {
 		return v.Fixed != nil && v.Fixed.ConnsStart > 0 || v.Overload != nil && v.Overload.ConnsStart > 0 || v.Closed != nil
 	})
-}
-
-func closedRan(c *result.Comparison) bool {
-	return anyVariant(c, func(v *result.VariantResult) bool { return v.Closed != nil })
 }
 
 func anyVariant(c *result.Comparison, is func(*result.VariantResult) bool) bool {
