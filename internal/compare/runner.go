@@ -6,10 +6,10 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/compare/render"
 	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/harness"
@@ -58,13 +58,10 @@ func (r *runner) quiet(ctx context.Context, what string) {
 	}
 }
 
-// slug makes a workload name safe for a folder.
-func slug(s string) string { return strings.NewReplacer(":", "", "/", "-", " ", "-").Replace(s) }
-
 // runDir is the folder of one step's run, and its path relative to the
 // report.
 func (r *runner) runDir(wl string, v *result.VariantResult, step string) (abs, rel string) {
-	rel = filepath.Join("runs", slug(wl), v.Variant.Slug(), step)
+	rel = filepath.Join("runs", render.Slug(wl), v.Variant.Slug(), step)
 	return filepath.Join(r.c.Dir, rel), rel
 }
 

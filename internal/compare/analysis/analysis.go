@@ -17,20 +17,15 @@ import (
 
 // Analysis is what Analyze derives from one comparison.
 type Analysis struct {
-	// Workloads are the comparison's workloads, in its order.
-	Workloads []*Workload
-	// Findings are what the numbers support, in the report's order.
-	Findings []Finding
-	// Metastable is the metastable preset's judgement (nil: another
-	// preset).
-	Metastable *Metastable
+	Workloads  []*Workload // in the comparison's order
+	Findings   []Finding   // in the report's order
+	Metastable *Metastable // nil but for the metastable preset
 }
 
 // Workload is one workload's derived numbers.
 type Workload struct {
-	Name string
-	// Variants are the workload's variants, in the comparison's order.
-	Variants []*Variant
+	Name     string
+	Variants []*Variant // in the comparison's order
 	// OnlyBaseRate: no variant ran a fixed-rate step and none but direct
 	// a saturation search (the policies and overload presets).
 	OnlyBaseRate bool
@@ -73,9 +68,8 @@ type Searches struct {
 	// either is a lower bound or direct has none.
 	Ratio float64
 	// LowerBound: a search was loader-bound, so Rate is only a lower
-	// bound of the server's; LoaderCPUs is how many CPUs the loader had
-	// there (the fewest; 0 unknown), LoaderBoundRuns how many searches
-	// were.
+	// bound; LoaderCPUs is the fewest the loader had (0 unknown),
+	// LoaderBoundRuns how many searches were.
 	LowerBound      bool
 	LoaderCPUs      int
 	LoaderBoundRuns int
@@ -110,9 +104,8 @@ type Closed struct {
 }
 
 // Fixed is a fixed-rate step against direct's: each percentile's and the
-// CPU per request's ratio (NaN where direct has none, or where direct's
-// step did not keep up: its latencies are then a growing queue's, and
-// nothing is compared with them).
+// CPU per request's ratio (NaN where direct has none, or did not keep
+// up: its latencies are then a growing queue's).
 type Fixed struct {
 	P50, P90, P99, P999, Max float64
 	CPU                      float64
@@ -128,9 +121,8 @@ type Fixed struct {
 // achieve to count as kept up.
 const MinAchieved = 0.98
 
-// keptUp tells whether f served what it asked: it achieved MinAchieved
-// of the asked rate and did not fall behind its schedule (Behind). Where
-// it did not, it says how.
+// keptUp tells whether f achieved MinAchieved of its asked rate without
+// falling behind its schedule, and where not, how.
 func keptUp(f *result.FixedRun) (bool, string) {
 	switch {
 	case f.Asked > 0 && f.Achieved < MinAchieved*f.Asked:
@@ -145,18 +137,15 @@ func keptUp(f *result.FixedRun) (bool, string) {
 type Overload struct {
 	// Goodput, ServedP99 and ServedP99FromSend to direct's (NaN: none).
 	Goodput, ServedP99, ServedP99FromSend float64
-	// ServedCPU is what a served request is taken to cost kvserver,
-	// ServedCPUFrom where that figure comes from (servedCPU).
-	ServedCPU     time.Duration
-	ServedCPUFrom string
-	// CPUPerShed is what a 503 cost kvserver, derived (cpuPerShed), and
-	// ShedCostRatio that against ServedCPU; ShedCost: they could be
-	// derived.
+	// ServedCPU is what a served request is taken to cost kvserver
+	// (servedCPU).
+	ServedCPU time.Duration
+	// CPUPerShed is what a 503 cost (cpuPerShed), ShedCostRatio that
+	// against ServedCPU; ShedCost: they could be derived.
 	CPUPerShed    time.Duration
 	ShedCostRatio float64
 	ShedCost      bool
-	// PeakRSS is the largest RSS sample, in bytes.
-	PeakRSS int64
+	PeakRSS       int64 // the largest RSS sample, in bytes
 }
 
 // Analyze derives c's numbers and findings.
@@ -172,10 +161,8 @@ func Analyze(c *result.Comparison) *Analysis {
 
 // Variant is the workload's variant named name (nil: none).
 func (w *Workload) Variant(name string) *Variant {
-	for _, v := range w.Variants {
-		if v.Name == name {
-			return v
-		}
+	if i := slices.IndexFunc(w.Variants, func(v *Variant) bool { return v.Name == name }); i >= 0 {
+		return w.Variants[i]
 	}
 	return nil
 }
@@ -208,7 +195,6 @@ func workloadOf(wr *result.WorkloadResult) *Workload {
 	return w
 }
 
-// ratiosTo sets x's saturation and CPU ratios to base's figures.
 func (x *Variant) ratiosTo(base *Variant) {
 	if s := x.Sat; s != nil {
 		if !s.LowerBound && s.Measured() {
@@ -240,48 +226,35 @@ func saturationOf(v *result.VariantResult) *Searches {
 	if len(v.Sat) == 0 {
 		return nil
 	}
-	var cpu []time.Duration
-	for _, r := range v.Sat {
-		cpu = append(cpu, r.ServerCPUPerRequest)
-	}
 	s := &Searches{Rate: estimateOf(v.SatRates()), LoaderCPUs: v.LoaderCPUs(), Runs: len(v.Sat),
-		CPUPerRequest: medianCost(cpu), Ratio: math.NaN(), CPURatio: math.NaN()}
+		Brackets: v.Brackets(), Ratio: math.NaN(), CPURatio: math.NaN()}
 	// The figures come from the searches that held in validation where
 	// any did; one that held nothing only says where it failed.
 	held := func(r result.SatRun) bool { return !s.Measured() || r.Rate > 0 }
+	var cpu, failed, los, his, shares []float64
 	for _, r := range v.Sat {
+		cpu = append(cpu, float64(r.ServerCPUPerRequest))
 		if r.LoaderBound && held(r) {
 			s.LoaderBoundRuns++
 		}
 		if r.Validated {
 			s.Validated++
-		}
-		s.HitMax = s.HitMax || r.HitMax
-	}
-	s.LowerBound = s.LoaderBoundRuns > 0
-	var failed []float64
-	for _, r := range v.Sat {
-		if !r.Validated {
+		} else {
 			failed = append(failed, r.Candidate)
 		}
-	}
-	s.Candidate = Median(failed)
-	if s.Brackets = v.Brackets(); s.Brackets {
-		var los, his []float64
-		for _, r := range v.Sat {
-			if held(r) {
-				los, his = append(los, r.Bracket.Lo), append(his, r.Bracket.Hi)
-			}
+		s.HitMax = s.HitMax || r.HitMax
+		if s.Brackets && held(r) {
+			los, his = append(los, r.Bracket.Lo), append(his, r.Bracket.Hi)
 		}
-		s.Bracket = Interval{Lo: Median(los), Hi: Median(his), N: len(los)}
-	}
-	var shares []float64
-	for _, r := range v.Sat {
 		if x := r.ValidatedServerShare(); x > 0 {
 			shares = append(shares, x)
 		}
 	}
-	s.ServerShare = Median(shares)
+	s.LowerBound = s.LoaderBoundRuns > 0
+	s.CPUPerRequest, s.Candidate, s.ServerShare = medianCost(cpu), Median(failed), Median(shares)
+	if s.Brackets {
+		s.Bracket = Interval{Lo: Median(los), Hi: Median(his), N: len(los)}
+	}
 	return s
 }
 
@@ -289,16 +262,10 @@ func saturationOf(v *result.VariantResult) *Searches {
 // a saturation to compare, rank or take a share of.
 func (s *Searches) Measured() bool { return s != nil && s.Rate.N > 0 }
 
-// medianCost is the median of the known (positive) costs in ds, 0 where
+// medianCost is the median of the known (positive) costs in ns, 0 where
 // none is known.
-func medianCost(ds []time.Duration) time.Duration {
-	var xs []float64
-	for _, d := range ds {
-		if d > 0 {
-			xs = append(xs, float64(d))
-		}
-	}
-	return time.Duration(Median(xs))
+func medianCost(ns []float64) time.Duration {
+	return time.Duration(Median(slices.DeleteFunc(slices.Clone(ns), func(x float64) bool { return x <= 0 })))
 }
 
 func closedOf(v *result.VariantResult) *Closed {
@@ -307,10 +274,9 @@ func closedOf(v *result.VariantResult) *Closed {
 		return nil
 	}
 	c := &Closed{Conns: cr.Conns, Rate: estimateOf(cr.Rates()), CPURatio: math.NaN()}
-	var lshare, sshare []float64
-	var cpu []time.Duration
+	var lshare, sshare, cpu []float64
 	for _, rd := range cr.Rounds {
-		cpu = append(cpu, rd.ServerCPUPerRequest)
+		cpu = append(cpu, float64(rd.ServerCPUPerRequest))
 		lshare, sshare = append(lshare, rd.LoaderShare), append(sshare, rd.ServerShare)
 		c.LoaderCPUs, c.ServerCPUs = rd.LoaderCPUs, rd.ServerCPUs
 		if rd.LoaderBound && !c.LoaderBound {
@@ -352,7 +318,7 @@ func overloadOf(v, base *result.VariantResult) *Overload {
 	}
 	a := &Overload{Goodput: ratio(o.Goodput, bo.Goodput), ServedP99: ratio(float64(o.ServedP99), float64(bo.ServedP99)),
 		ServedP99FromSend: ratio(float64(o.ServedP99Uncorrected), float64(bo.ServedP99Uncorrected))}
-	a.ServedCPU, a.ServedCPUFrom = servedCPU(o)
+	a.ServedCPU = servedCPU(o)
 	a.CPUPerShed, a.ShedCost = cpuPerShed(o)
 	if a.ShedCost {
 		a.ShedCostRatio = float64(a.CPUPerShed) / float64(a.ServedCPU)
@@ -364,14 +330,14 @@ func overloadOf(v, base *result.VariantResult) *Overload {
 }
 
 // servedCPU is what a served request is taken to cost kvserver in the
-// overload step, and where that figure comes from: the full-load round
-// before it, else the baseline probe (half the load, so a served request
-// costs more there). 0 where neither was measured.
-func servedCPU(o *result.OverloadRun) (time.Duration, string) {
+// overload step: as in the full-load round before it, else in the
+// baseline probe (half the load, so a served request costs more there).
+// 0 where neither was measured.
+func servedCPU(o *result.OverloadRun) time.Duration {
 	if o.FullLoadCPUPerRequest > 0 {
-		return o.FullLoadCPUPerRequest, "its closed loop"
+		return o.FullLoadCPUPerRequest
 	}
-	return o.ProbeCPUPerRequest, "the baseline probe"
+	return o.ProbeCPUPerRequest
 }
 
 // MinShedForCost is the share of a step's answers that must be 503s
@@ -385,7 +351,7 @@ const MinShedForCost = 0.10
 // good as servedCPU; negative where it was wrong). false where fewer than
 // MinShedForCost of the answers were 503s, or a figure is missing.
 func cpuPerShed(o *result.OverloadRun) (time.Duration, bool) {
-	served, _ := servedCPU(o)
+	served := servedCPU(o)
 	if o.Shed == 0 || float64(o.Shed) < MinShedForCost*float64(o.Shed+o.Served) || o.ServerCPU <= 0 || served <= 0 {
 		return 0, false
 	}

@@ -15,65 +15,48 @@ const (
 	// Verdict NotRanked.
 	SaturationLowerBound Kind = "saturation-lower-bound"
 	// SaturationUnvalidated: Variants none of whose searches held over
-	// its validation, each with its Bracket figure (Interval Lo–Hi, the
-	// median of its searches' brackets, Value Lo). Nothing is ranked or
-	// computed from them. Verdict NotRanked.
+	// its validation, each with its Bracket (the median of its searches'
+	// brackets; Value Lo). Verdict NotRanked.
 	SaturationUnvalidated Kind = "saturation-unvalidated"
-	// SaturationLead: which variant saturates highest. Variants are the
-	// best and the runner-up (by median), each with its Saturation
-	// (median and the range of its searches), and the runner-up's
-	// SatRatio to the best, paired by repeat (Interval: its 95 %
-	// interval); Note says that ratio in words. Verdict Clear where the
-	// interval lies below 1, else Tie (it includes 1, or too few
-	// repeats bound it).
+	// SaturationLead: Variants the best and the runner-up by median, each
+	// with its Saturation, and the runner-up's SatRatio to the best,
+	// paired by repeat (Note: in words). Verdict Clear where its 95 %
+	// interval lies below 1, else Tie.
 	SaturationLead Kind = "saturation-lead"
-	// SaturationVsDirect: Variants whose saturation is Above, Below or
-	// Tied with direct's (the Verdict), each with its Saturation and its
-	// SatRatio to direct's, paired by repeat (Interval: its 95 %
-	// interval): Above or Below where the interval excludes 1, Tied
-	// where it includes it or too few repeats bound it.
+	// SaturationVsDirect: Variants each with its Saturation and its
+	// SatRatio to direct's, paired by repeat. Verdict Above or Below
+	// where their 95 % intervals exclude 1, else Tied.
 	SaturationVsDirect Kind = "saturation-vs-direct"
 	// CrossCheck: direct's (Variants[0]) open-loop Saturation against
-	// its ClosedRate (median and range of the rounds) over Conns; for
-	// Below and Above, Difference (%). Verdict SatLowerBound,
-	// ClosedLowerBound (Note: why), Within, Below or Above. Where known,
-	// what accounts for the ratio (throughput = CPUs busy ÷ CPU per
-	// request, on the same server): CPUPerRequest and ServerBusy (% of
-	// its CPUs) over the validating runs, ClosedCPUPerRequest and
-	// ClosedServerBusy over the closed loop's rounds (medians), and the
-	// factors they make of the ratio: UtilisationRatio (busy, open over
-	// closed) and CostRatio (CPU per request, closed over open).
+	// its ClosedRate over Conns; for Below and Above, Difference (%).
+	// Verdict SatLowerBound, ClosedLowerBound (Note: why), Within, Below
+	// or Above. Where both sides' CPU is known, what accounts for the
+	// ratio (throughput = CPUs busy ÷ CPU per request): CPUPerRequest,
+	// ServerBusy, ClosedCPUPerRequest, ClosedServerBusy, and the factors
+	// UtilisationRatio (open over closed) and CostRatio (closed over open).
 	CrossCheck Kind = "cross-check"
-	// PairedThroughput and PairedCPU: the variants' closed-loop served
-	// rate and kvserver CPU per request against direct's, from rounds
-	// paired with direct's (ThroughputRatio, CPURatio: the median of the
-	// pairs' ratios, Interval its 95 % interval). Verdict Above or Below
-	// where the interval excludes 1, NoDifference where it includes it
-	// (or too few pairs bound it); NotRanked for a throughput measured
-	// in a loader-bound round.
+	// PairedThroughput and PairedCPU: the variants' ThroughputRatio or
+	// CPURatio to direct from paired closed-loop rounds. Verdict Above
+	// or Below where the 95 % interval excludes 1, else NoDifference;
+	// NotRanked for a throughput measured in a loader-bound round.
 	PairedThroughput Kind = "paired-throughput"
 	PairedCPU        Kind = "paired-cpu"
 	// FixedErrors: Variants whose fixed-rate step failed more than the
 	// searches allow, each with its ErrorRate. Verdict NotComparable.
 	FixedErrors Kind = "fixed-errors"
-	// FixedBehind: Variants whose fixed-rate step did not keep up with
-	// its asked rate (analysis.MinAchieved of it, no growing backlog),
-	// each with its AchievedShare (%) and the way it fell behind (Text).
-	// Nothing is ranked from those steps; where direct is among them,
-	// no variant's latencies are compared with direct's. Verdict
-	// NotComparable.
+	// FixedBehind: Variants whose fixed-rate step did not keep up
+	// (keptUp), each with its AchievedShare (%; Text: how it fell
+	// behind). Verdict NotComparable.
 	FixedBehind Kind = "fixed-behind"
 	// ConcurrencyBound: a variant (Variants[0]) held back by its workers
-	// waiting on a slow store: its Saturation, ConcurrencyBound, Workers,
-	// IODelay (ns), ShareOfBound and BelowDirect (%), and direct's
-	// Saturation. Verdict Bound.
+	// waiting on a slow store: its Saturation, ConcurrencyLimit, Workers,
+	// IODelay, ShareOfBound, BelowDirect, and direct's Saturation.
+	// Verdict Bound.
 	ConcurrencyBound Kind = "concurrency-bound"
 	// ProfileGrowth: a variant (Variants[0]) saturating below direct
-	// (its saturation's ratio to direct's, paired by repeat, has its
-	// 95 % interval below 1), with Loss (% below direct: 1 − that
-	// ratio's median) and the function its CPU diff grows most:
-	// TopFunction (Text; Value its flat share, %) and TopFlat (Text).
-	// Verdict Below.
+	// (paired by repeat), with Loss and the function its CPU diff grows
+	// most: TopFunction (Text; Value its flat share, %) and TopFlat
+	// (Text). Verdict Below.
 	ProfileGrowth Kind = "profile-growth"
 )
 
@@ -89,27 +72,24 @@ const (
 	// OverloadSLO: each variant's corrected ServedP99, Within or Over the
 	// SLO figure. Verdict SomeWithin or NoneWithin.
 	OverloadSLO Kind = "overload-slo"
-	// OverloadGoodput: each variant's Goodput, Shed or Kept (the figure's
-	// verdict); per group (Of GroupShed, GroupKept) the range of Goodput,
-	// of GoodputVsDirect where direct served, and of ShedPct. Verdict
-	// Ranged.
+	// OverloadGoodput: each variant's Goodput, Shed or Kept; per group
+	// (Of GroupShed, GroupKept) the range of Goodput, of GoodputVsDirect
+	// where direct served, and of ShedPct. Verdict Ranged.
 	OverloadGoodput Kind = "overload-goodput"
-	// DefaultsTargets: the pools at kvserver's defaults against the
-	// targets for them (docs/load-lab.md). Per variant GoodputVsSat
-	// (Met or Missed the floor), GoodputVsDirect where direct served,
-	// ServedP99FromSend (Met where it is among the best); the workload's
-	// DirectSaturation (LowerBound verdict where it is one),
-	// DirectServedP99FromSend, the Floor and Best targets with their
-	// verdicts (Met, Missed), BestP99 (ns), and Lowest and Highest naming
-	// the variants at either end (Of). Verdict Met where both are.
+	// DefaultsTargets: the pools at kvserver's defaults against their
+	// targets (docs/load-lab.md). Per variant GoodputVsSat (Met or Missed
+	// the floor), GoodputVsDirect where direct served, ServedP99FromSend
+	// (Met where among the best); the workload's DirectSaturation
+	// (LowerBound where it is one), DirectServedP99FromSend, Floor and
+	// Best (Met, Missed), BestP99, and Lowest and Highest. Verdict Met
+	// where Floor and Best are.
 	DefaultsTargets Kind = "defaults-targets"
 	// ShedCost: what a 503 cost against a served request (ShedCostRatio
 	// per variant that shed; its range Of ""), Variants the lowest and
 	// highest. Verdict Derived, or NotDerivable where the lowest is ≤ 0.
 	ShedCost Kind = "shed-cost"
-	// ShedWait: how long the shed requests had waited (ShedWait) and the
-	// served ones (ServedWait), each a range Of a policy or a variant
-	// (By). Verdict Ranged.
+	// ShedWait: the ranges of ShedWaitP50 and ServedWaitP50, each Of a
+	// policy or a variant (By). Verdict Ranged.
 	ShedWait Kind = "shed-wait"
 	// OverloadFailed and OverloadException: Variants whose overload step
 	// failed the degradation checks, or were the unbounded exception
@@ -123,17 +103,14 @@ const (
 
 // The scaling preset's kinds; each figure's CPUs says at which count.
 const (
-	// ScalingVsDirect: per row (Of), VsDirect Below or Tied with direct
-	// on as many CPUs: Below where, at some count, its saturation's ratio
-	// to direct's paired by repeat has its 95 % interval below 1. For
-	// Below, a BelowAt figure (Value: the count) and that count's
-	// SatRatio (Interval: its 95 % interval) per such count and, at the
-	// largest count, RatioAtLargest (of the medians) and DirectAtLargest.
-	// CPUCount figures list the counts. Verdict Below (some row is) or
-	// Tied.
+	// ScalingVsDirect: per row, VsDirect Below where at some count its
+	// SatRatio to direct's, paired by repeat, lies below 1 (then per such
+	// count BelowAt and that SatRatio, and RatioAtLargest of the medians
+	// with DirectAtLargest), else Tied. CPUCount figures list the counts.
+	// Verdict Below where some row is, else Tied.
 	ScalingVsDirect Kind = "scaling-vs-direct"
-	// ScalingLowerBound: per row and count a loader-bound LowerBound
-	// (median). Verdict NotRanked.
+	// ScalingLowerBound: per row and count a loader-bound
+	// LowerBoundRate. Verdict NotRanked.
 	ScalingLowerBound Kind = "scaling-lower-bound"
 	// ScalingEfficiency: per row Efficiency, its saturation at the most
 	// CPUs as a share of linear scaling from the fewest (FromCPUs,
@@ -260,10 +237,8 @@ type Finding struct {
 	Kind     Kind
 	Workload string
 	Verdict  Verdict
-	// Variants are those the finding names, in its order.
-	Variants []string
-	// Figures are the numbers it rests on.
-	Figures []Figure
+	Variants []string // those it names, in its order
+	Figures  []Figure // the numbers it rests on
 	// By says what the figures' Of names where it is not a variant
 	// ("policy").
 	By string `json:",omitempty"`
@@ -276,16 +251,19 @@ type Finding struct {
 type Figure struct {
 	// Of is the variant (or group, policy) the figure is of; "" the
 	// workload's.
-	Of   string `json:",omitempty"`
-	Name Measure
-	// CPUs is the CPU count it was measured at (the scaling preset).
-	CPUs  int `json:",omitempty"`
-	Value float64
-	// Interval is the spread it came with (nil: one value).
-	Interval *Interval `json:",omitempty"`
-	// Text is a figure that is a word (a function's name, reasons).
-	Text    string  `json:",omitempty"`
-	Verdict Verdict `json:",omitempty"`
+	Of       string `json:",omitempty"`
+	Name     Measure
+	CPUs     int `json:",omitempty"` // the count it was measured at (the scaling preset)
+	Value    float64
+	Interval *Interval `json:",omitempty"` // the spread it came with (nil: one value)
+	Text     string    `json:",omitempty"` // a figure that is a word (a function's name, reasons)
+	Verdict  Verdict   `json:",omitempty"`
+}
+
+// add names v in f, with its figures.
+func (f *Finding) add(v string, figs ...Figure) {
+	f.Variants = append(f.Variants, v)
+	f.Figures = append(f.Figures, figs...)
 }
 
 // Figure is f's figure name of of (the first, at any CPU count).

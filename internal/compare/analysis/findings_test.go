@@ -358,8 +358,7 @@ func TestCPUPerShed(t *testing.T) {
 		Served: 400_000, Shed: 200_000}
 	d, _ = cpuPerShed(o)
 	assert.Equal(t, 18*time.Microsecond, d)
-	_, from := servedCPU(o)
-	assert.Equal(t, "its closed loop", from)
+	assert.Equal(t, 16*time.Microsecond, servedCPU(o), "taken from its closed loop")
 }
 
 // TestDefaultsTargets: the pools at kvserver's defaults against direct's

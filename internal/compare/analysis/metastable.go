@@ -19,11 +19,8 @@ type Metastable struct {
 	// of the plan that retry (MetaRecommendModels), or the one population
 	// given by client flags.
 	RecommendModels []string
-	// Recommended are the variants that, under every model of
-	// RecommendModels and in every run, were overloaded by the
-	// spike, got their useful goodput back to plan.MetaTarget of the base
-	// within the plan's Recovery and their useful p99 under plan.MetaP99
-	// as fast (recommended).
+	// Recommended are the variants that met the recommendation's
+	// criteria under every model of RecommendModels (recommended).
 	Recommended []string
 }
 
@@ -41,17 +38,15 @@ type MetaModel struct {
 
 // MetaVariant is one variant's runs under one model, judged.
 type MetaVariant struct {
-	Name string
-	Runs []MetaJudged
-	// Overloaded counts its runs the spike overloaded (MetaJudged).
-	Overloaded int
+	Name       string
+	Runs       []MetaJudged
+	Overloaded int // its runs the spike overloaded
 	// Recovered and Collapsed count its runs that did; Recovery is the
 	// median and range of the recovered runs' recovery times (seconds).
 	Recovered, Collapsed int
 	Recovery             Estimate
 	// P99Back counts its runs whose useful p99 got back under
-	// plan.MetaP99; P99 is the median and range of when (seconds from the
-	// spike's end).
+	// plan.MetaP99; P99 is when (seconds from the spike's end).
 	P99Back int
 	P99     Estimate
 	// PeakAmplification, WastedShare and UnusedShare are the median over
@@ -69,10 +64,9 @@ type MetaVariant struct {
 	Client    MetaClient
 }
 
-// MetaClient is a run's client side, judged from its series: whether the
-// loader kept its CPU and its own send lag within plan.MetaClientShare and
-// plan.MetaOwnLag, so that the storm the server saw is the one the client
-// model asked for.
+// MetaClient is a run's client side, judged from its series: only where
+// the loader kept up is the storm the server saw the one the client model
+// asked for.
 type MetaClient struct {
 	// Known: the series carries the loader's CPU and own lag (runs
 	// recorded before they were kept carry neither).
@@ -86,11 +80,10 @@ type MetaClient struct {
 	// PeakShare is the loader's highest CPU share in an interval, PeakAt
 	// its start (seconds); OwnLate counts the intervals whose own send
 	// lag p99 passed plan.MetaOwnLag; ConnWaits the attempts that waited
-	// for a free connection, Reconnects the connections dialled again.
-	PeakShare            float64
-	PeakAt               float64
-	OwnLate              int
-	ConnWaits, Reconnect int64
+	// for a free connection.
+	PeakShare, PeakAt float64
+	OwnLate           int
+	ConnWaits         int64
 }
 
 // MetaJudged is one run judged against the base rate.
@@ -99,20 +92,18 @@ type MetaJudged struct {
 	// or is unknown is not judged: Overloaded, Recovered, OnTarget,
 	// Collapsed and P99Back stay false.
 	Client MetaClient
-	// Overloaded: the spike asked more than the variant served: over the
-	// spike, useful goodput averaged under plan.MetaRecovered of the
-	// spike's rate, or the useful answers' p99 passed plan.MetaP99 in one
-	// of its intervals. A run the spike did not overload has nothing to
-	// recover from: its "recovered" proves nothing.
+	// Overloaded: over the spike, useful goodput averaged under
+	// plan.MetaRecovered of the spike's rate, or the useful answers' p99
+	// passed plan.MetaP99 in one of its intervals. A run the spike did
+	// not overload has nothing to recover from.
 	Overloaded bool
 	// Recovered: useful goodput came back to plan.MetaRecovered of the
 	// base rate and stayed there for the timing's Hold; RecoveryTime is
 	// from the spike's end to the start of that hold.
 	Recovered    bool
 	RecoveryTime time.Duration
-	// OnTarget: useful goodput came back to plan.MetaTarget of the base
-	// rate and stayed there for Hold, TargetTime after the spike's end
-	// (what a recommended configuration is held to).
+	// OnTarget: the same at plan.MetaTarget of the base rate (what a
+	// recommended configuration is held to), TargetTime after the end.
 	OnTarget   bool
 	TargetTime time.Duration
 	// Collapsed: over the run's last Hold, useful goodput averaged under
@@ -127,11 +118,9 @@ type MetaJudged struct {
 	// stayed there for Hold, P99Time after the spike's end.
 	P99Back bool
 	P99Time time.Duration
-	// WastedShare is kvserver's wasted operations (run past their
-	// deadline) ÷ the operations it ran (NaN: the clients sent no
-	// deadline, so kvserver cannot tell waste). UnusedShare is the
-	// answers kvserver gave that no waiting client used ((ran − useful) ÷
-	// ran; NaN: unknown): waste as the clients see it, for every variant.
+	// WastedShare is kvserver's operations run past their deadline ÷
+	// those it ran (NaN: the clients sent no deadline). UnusedShare is
+	// (ran − useful) ÷ ran (NaN: unknown): waste as the clients see it.
 	WastedShare, UnusedShare float64
 }
 
@@ -149,15 +138,17 @@ func metastableOf(c *result.Comparison) *Metastable {
 				continue
 			}
 			mv := &MetaVariant{Name: v.Name()}
+			var runs []*result.MetaRun
 			for _, r := range m.Runs {
 				if r.Model == cm && r.Variant == mv.Name {
+					runs = append(runs, r)
 					mv.Runs = append(mv.Runs, JudgeMetaRun(r, m.BaseRate, p.Timing))
 				}
 			}
-			if len(mv.Runs) == 0 {
+			if len(runs) == 0 {
 				continue
 			}
-			summarise(mv, m.Runs, cm)
+			summarise(mv, runs)
 			mm.Variants = append(mm.Variants, mv)
 		}
 		out.Models = append(out.Models, mm)
@@ -171,8 +162,8 @@ func metastableOf(c *result.Comparison) *Metastable {
 	return out
 }
 
-// summarise fills v's medians and counts from its judged runs.
-func summarise(v *MetaVariant, runs []*result.MetaRun, model string) {
+// summarise fills v's medians and counts from v.Runs, its totals from runs.
+func summarise(v *MetaVariant, runs []*result.MetaRun) {
 	var rec, p99, amp, wasted, unused []float64
 	for _, j := range v.Runs {
 		if !j.Judged() {
@@ -207,27 +198,23 @@ func summarise(v *MetaVariant, runs []*result.MetaRun, model string) {
 	}
 	v.Recovery, v.P99 = estimateOf(rec), estimateOf(p99)
 	v.PeakAmplification, v.WastedShare, v.UnusedShare = medianOrNaN(amp), medianOrNaN(wasted), medianOrNaN(unused)
-	n, read := int64(0), int64(0)
+	read := int64(0)
 	for _, r := range runs {
-		if r.Model == model && r.Variant == v.Name {
-			v.Timeouts += r.Totals.Timeouts
-			v.Shed += r.Totals.Shed
-			v.GaveUp += r.Totals.GaveUp
-			n++
-			if r.Server != nil {
-				read++
-				if v.ServerShed == nil {
-					v.ServerShed = map[string]int64{}
-				}
-				for reason, k := range r.Server.Shed {
-					v.ServerShed[reason] += k
-				}
+		v.Timeouts += r.Totals.Timeouts
+		v.Shed += r.Totals.Shed
+		v.GaveUp += r.Totals.GaveUp
+		if r.Server != nil {
+			read++
+			if v.ServerShed == nil {
+				v.ServerShed = map[string]int64{}
+			}
+			for reason, k := range r.Server.Shed {
+				v.ServerShed[reason] += k
 			}
 		}
 	}
-	if n > 0 {
-		v.Timeouts, v.Shed, v.GaveUp = v.Timeouts/n, v.Shed/n, v.GaveUp/n
-	}
+	n := int64(len(runs)) // never 0: metastableOf skips a variant with none
+	v.Timeouts, v.Shed, v.GaveUp = v.Timeouts/n, v.Shed/n, v.GaveUp/n
 	for reason := range v.ServerShed {
 		v.ServerShed[reason] /= read
 	}
@@ -240,16 +227,13 @@ func medianOrNaN(xs []float64) float64 {
 	return Median(xs)
 }
 
-// Judged reports whether j's verdicts stand: its client side kept up.
+// Judged: j's client side kept up, so its verdicts stand.
 func (j MetaJudged) Judged() bool { return j.Client.Known && !j.Client.Saturated }
 
-// clientSide judges the client side of a run from its series (see
-// MetaClient).
 func clientSide(r *result.MetaRun, series []result.MetaPoint) MetaClient {
 	c := MetaClient{Known: r.LoaderCPUs > 0 && len(series) > 0, CPUs: r.LoaderCPUs}
 	for _, p := range series {
 		c.ConnWaits += p.ConnWaits
-		c.Reconnect += p.Reconnects
 		if p.LoaderShare < 0 {
 			c.Known = false
 		}
@@ -268,17 +252,33 @@ func clientSide(r *result.MetaRun, series []result.MetaPoint) MetaClient {
 // JudgeMetaRun judges one run against base, the asked base rate, by t's
 // spike and hold: its client side first (clientSide); the verdicts only
 // where it kept up.
-func JudgeMetaRun(r *result.MetaRun, base float64, t plan.MetaTiming) (j MetaJudged) {
-	j = MetaJudged{WastedShare: math.NaN(), UnusedShare: math.NaN()}
+func JudgeMetaRun(r *result.MetaRun, base float64, t plan.MetaTiming) MetaJudged {
+	j := MetaJudged{WastedShare: math.NaN(), UnusedShare: math.NaN()}
 	end := t.SpikeEnd().Seconds()
 	series := scheduled(r.Series, t)
 	j.Client = clientSide(r, series)
-	defer func() {
-		if !j.Judged() {
-			j.Overloaded, j.Recovered, j.OnTarget, j.Collapsed, j.P99Back = false, false, false, false, false
-			j.RecoveryTime, j.TargetTime, j.P99Time = 0, 0, 0
+	j.PeakAmplification = 1
+	for _, p := range series {
+		// An interval in which the loader sent under half of the first
+		// tries due (it fell behind, or the run ended in it) would
+		// divide by a count the schedule did not set.
+		due := base * p.Length
+		if p.T >= t.Base.Seconds()-1e-9 && p.T < end-1e-9 {
+			due *= t.Factor
 		}
-	}()
+		if p.FirstTries > 0 && float64(p.FirstTries) >= due/2 {
+			j.PeakAmplification = max(j.PeakAmplification, float64(p.FirstTries+p.Retries)/float64(p.FirstTries))
+		}
+	}
+	if s := r.Server; s != nil && s.Ran > 0 {
+		if s.DeadlineRequests > 0 {
+			j.WastedShare = float64(s.Wasted) / float64(s.Ran)
+		}
+		j.UnusedShare = max(0, float64(s.Ran-r.Totals.Useful)) / float64(s.Ran)
+	}
+	if !j.Judged() {
+		return j // its verdicts stay false
+	}
 	rate := func(p result.MetaPoint) float64 {
 		if p.Length <= 0 {
 			return 0
@@ -307,25 +307,6 @@ func JudgeMetaRun(r *result.MetaRun, base float64, t plan.MetaTiming) (j MetaJud
 		}
 	}
 	j.Collapsed = length > 0 && float64(useful)/length < plan.MetaCollapsed*base
-	j.PeakAmplification = 1
-	for _, p := range series {
-		// An interval in which the loader sent under half of the first
-		// tries due (it fell behind, or the run ended in it) would
-		// divide by a count the schedule did not set.
-		due := base * p.Length
-		if p.T >= t.Base.Seconds()-1e-9 && p.T < end-1e-9 {
-			due *= t.Factor
-		}
-		if p.FirstTries > 0 && float64(p.FirstTries) >= due/2 {
-			j.PeakAmplification = max(j.PeakAmplification, float64(p.FirstTries+p.Retries)/float64(p.FirstTries))
-		}
-	}
-	if s := r.Server; s != nil && s.Ran > 0 {
-		if s.DeadlineRequests > 0 {
-			j.WastedShare = float64(s.Wasted) / float64(s.Ran)
-		}
-		j.UnusedShare = max(0, float64(s.Ran-r.Totals.Useful)) / float64(s.Ran)
-	}
 	return j
 }
 

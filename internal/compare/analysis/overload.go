@@ -50,22 +50,19 @@ func overloadFindings(c *result.Comparison, wr *result.WorkloadResult, w *Worklo
 		}
 		ran++
 		p99 := Figure{Of: v.Name, Name: ServedP99, Value: float64(o.ServedP99), Verdict: within(o.ServedP99)}
-		sloF.Variants, sloF.Figures = append(sloF.Variants, v.Name), append(sloF.Figures, p99)
+		sloF.add(v.Name, p99)
 		if p99.Verdict == Within {
 			sloF.Verdict = SomeWithin
 		}
 		behind.Figures = append(behind.Figures, Figure{Of: v.Name, Name: ServedP99FromSend, Value: float64(o.ServedP99Uncorrected), Verdict: within(o.ServedP99Uncorrected)})
 		if !o.LoaderKeptUp && o.Asked > 0 && o.Planned > 0 {
-			behind.Variants = append(behind.Variants, v.Name)
-			behind.Figures = append(behind.Figures, Figure{Of: v.Name, Name: SentShare, Value: 100 * float64(o.Sent) / float64(o.Planned)})
+			behind.add(v.Name, Figure{Of: v.Name, Name: SentShare, Value: 100 * float64(o.Sent) / float64(o.Planned)})
 		}
 		switch {
 		case strings.HasPrefix(o.Verdict, failPrefix):
-			failed.Variants = append(failed.Variants, v.Name)
-			failed.Figures = append(failed.Figures, Figure{Of: v.Name, Name: Reasons, Text: strings.TrimPrefix(o.Verdict, failPrefix)})
+			failed.add(v.Name, Figure{Of: v.Name, Name: Reasons, Text: strings.TrimPrefix(o.Verdict, failPrefix)})
 		case strings.HasPrefix(o.Verdict, exceptionPrefix):
-			excepted.Variants = append(excepted.Variants, v.Name)
-			excepted.Figures = append(excepted.Figures, Figure{Of: v.Name, Name: Reasons, Text: strings.TrimPrefix(o.Verdict, exceptionPrefix)})
+			excepted.add(v.Name, Figure{Of: v.Name, Name: Reasons, Text: strings.TrimPrefix(o.Verdict, exceptionPrefix)})
 		}
 	}
 	if ran == 0 {
@@ -106,18 +103,12 @@ func overloadFindings(c *result.Comparison, wr *result.WorkloadResult, w *Worklo
 	return out
 }
 
-// spanOf is the interval of xs (at least one).
-func spanOf(xs []float64) *Interval {
-	return &Interval{Lo: slices.Min(xs), Hi: slices.Max(xs), N: len(xs)}
-}
-
 // goodputFinding sets the variants that shed 503s under overload beside
 // those that shed nothing: each group's goodput range, with its ratio to
 // direct's. Each overload step ran once, so no finer order is claimed.
 func goodputFinding(wr *result.WorkloadResult) (Finding, bool) {
 	f := Finding{Kind: OverloadGoodput, Workload: wr.Workload, Verdict: Ranged}
 	good, shed := map[string][]float64{}, map[string][]float64{}
-	var groups []string
 	for _, v := range wr.Variants {
 		o := v.Overload
 		if o == nil || o.Served == 0 {
@@ -127,12 +118,8 @@ func goodputFinding(wr *result.WorkloadResult) (Finding, bool) {
 		if o.Shed > 0 {
 			g, verdictOf = GroupShed, Shed
 		}
-		f.Variants = append(f.Variants, v.Name)
-		f.Figures = append(f.Figures, Figure{Of: v.Name, Name: Goodput, Value: o.Goodput, Verdict: verdictOf})
+		f.add(v.Name, Figure{Of: v.Name, Name: Goodput, Value: o.Goodput, Verdict: verdictOf})
 		good[g], shed[g] = append(good[g], o.Goodput), append(shed[g], o.ShedPct)
-		if !slices.Contains(groups, g) {
-			groups = append(groups, g)
-		}
 	}
 	if len(f.Variants) < 2 {
 		return f, false
@@ -216,8 +203,6 @@ func defaultsFinding(wr *result.WorkloadResult) (Finding, bool) {
 	return f, true
 }
 
-// shedCostFinding gives the range of what a 503 cost against a served
-// request (Overload.ShedCostRatio) over the variants that shed.
 func shedCostFinding(wr *result.WorkloadResult, w *Workload) (Finding, bool) {
 	f := Finding{Kind: ShedCost, Workload: wr.Workload, Verdict: Derived}
 	var lo, hi Figure

@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"math"
-	"slices"
 	"time"
 
 	"github.com/kvpool/kvpool/internal/compare/result"
@@ -13,10 +12,8 @@ import (
 // make: each measure's ratio to direct with its 95 % interval, the
 // median of the pairs' ratios (ratios.Paired).
 type Paired struct {
-	Against string
-	Conns   int
-	// Pairs is how many pairs ran.
-	Pairs int
+	Conns int
+	Pairs int // how many ran
 	// BaseRate and Rate are the medians of direct's and the variant's
 	// rounds (answers without error per second); CPUPerRequest the
 	// variant's kvserver CPU per request, the median of its rounds.
@@ -26,15 +23,14 @@ type Paired struct {
 	// kvserver CPU per request over direct's (N: the pairs with both
 	// figures known).
 	Throughput, CPU ratios.Interval
-	// LoaderBound: a round of either side was loader-bound, so its rate
-	// is what the loader could send: the throughput ratio then compares
-	// nothing of kvserver's and is not ranked.
+	// LoaderBound: a round of either side was, so the throughput ratio
+	// compares nothing of kvserver's and is not ranked.
 	LoaderBound bool
 }
 
-// PairedOf is what pr's pairs make.
+// PairedOf is Paired of pr's pairs.
 func PairedOf(pr *result.PairedRun) *Paired {
-	p := &Paired{Against: pr.Against, Conns: pr.Conns, Pairs: min(len(pr.Base), len(pr.Variant))}
+	p := &Paired{Conns: pr.Conns, Pairs: min(len(pr.Base), len(pr.Variant))}
 	var bRate, vRate, bCPU, vCPU []float64
 	for i := range p.Pairs {
 		b, v := pr.Base[i], pr.Variant[i]
@@ -43,19 +39,11 @@ func PairedOf(pr *result.PairedRun) *Paired {
 		p.LoaderBound = p.LoaderBound || b.LoaderBound || v.LoaderBound
 	}
 	p.BaseRate, p.Rate = Median(bRate), Median(vRate)
-	p.CPUPerRequest = medianCost(durations(vCPU))
+	p.CPUPerRequest = medianCost(vCPU)
 	// The slices are of one length: Paired cannot fail here.
 	p.Throughput, _ = ratios.Paired(bRate, vRate)
 	p.CPU, _ = ratios.Paired(bCPU, vCPU)
 	return p
-}
-
-func durations(xs []float64) []time.Duration {
-	out := make([]time.Duration, len(xs))
-	for i, x := range xs {
-		out[i] = time.Duration(x)
-	}
-	return out
 }
 
 // PairedByOrder is PairedOf over the pairs that ran direct's round first
@@ -95,7 +83,6 @@ func pairedVerdict(iv ratios.Interval) Verdict {
 	return Below
 }
 
-// intervalFigure is iv as a finding's figure of of.
 func intervalFigure(of string, name Measure, iv ratios.Interval) Figure {
 	lo, hi := iv.Lo, iv.Hi
 	return Figure{Of: of, Name: name, Value: iv.Median, Interval: &Interval{Lo: lo, Hi: hi, N: iv.N, Level: ratios.Confidence}, Verdict: pairedVerdict(iv)}
@@ -113,7 +100,6 @@ func pairedFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 	}{{PairedThroughput, ThroughputRatio, func(p *Paired) ratios.Interval { return p.Throughput }},
 		{PairedCPU, CPURatio, func(p *Paired) ratios.Interval { return p.CPU }}} {
 		by := map[Verdict]*Finding{}
-		var order []Verdict
 		for i, v := range wr.Variants {
 			p := w.Variants[i].Paired
 			if p == nil {
@@ -124,18 +110,16 @@ func pairedFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 			if m.kind == PairedThroughput && p.LoaderBound {
 				verdict = NotRanked
 			}
-			f, ok := by[verdict]
-			if !ok {
+			f := by[verdict]
+			if f == nil {
 				f = &Finding{Kind: m.kind, Workload: wr.Workload, Verdict: verdict}
 				by[verdict] = f
-				order = append(order, verdict)
 			}
-			f.Variants = append(f.Variants, v.Name)
-			f.Figures = append(f.Figures, intervalFigure(v.Name, m.name, iv))
+			f.add(v.Name, intervalFigure(v.Name, m.name, iv))
 		}
 		for _, verdict := range []Verdict{Above, Below, NoDifference, NotRanked} {
-			if slices.Contains(order, verdict) {
-				out = append(out, *by[verdict])
+			if f := by[verdict]; f != nil {
+				out = append(out, *f)
 			}
 		}
 	}

@@ -54,8 +54,6 @@ func pairedSat(a, b *result.VariantResult) ratios.Interval {
 	return iv
 }
 
-// saturationVerdict is what a paired saturation ratio to direct says:
-// Above or Below where its 95 % interval excludes 1, else Tied.
 func saturationVerdict(iv ratios.Interval) Verdict {
 	if v := pairedVerdict(iv); v != NoDifference {
 		return v
@@ -98,8 +96,7 @@ func saturationFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 		case !s.Measured():
 			continue // unvalidatedFindings names it
 		case s.LowerBound:
-			lower.Variants = append(lower.Variants, v.Name)
-			lower.Figures = append(lower.Figures, satFigure(v.Name, s))
+			lower.add(v.Name, satFigure(v.Name, s))
 			if s.LoaderCPUs > 0 {
 				lower.Figures = append(lower.Figures, Figure{Of: v.Name, Name: LoaderCPUs, Value: float64(s.LoaderCPUs)})
 			}
@@ -148,8 +145,7 @@ func saturationFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 		}
 		iv := pairedSat(base, v)
 		f := vs[saturationVerdict(iv)]
-		f.Variants = append(f.Variants, v.Name)
-		f.Figures = append(f.Figures, satFigure(v.Name, w.Variants[i].Sat), intervalFigure(v.Name, SatRatio, iv))
+		f.add(v.Name, satFigure(v.Name, w.Variants[i].Sat), intervalFigure(v.Name, SatRatio, iv))
 	}
 	for _, verdictOf := range []Verdict{Above, Below, Tied} {
 		if f := vs[verdictOf]; len(f.Variants) > 0 {
@@ -159,15 +155,12 @@ func saturationFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 	return out
 }
 
-// unvalidatedFindings names the variants none of whose searches held
-// over its validation, each with its bracket.
 func unvalidatedFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 	f := Finding{Kind: SaturationUnvalidated, Workload: wr.Workload, Verdict: NotRanked}
 	for i, v := range wr.Variants {
 		if s := w.Variants[i].Sat; s != nil && !s.Measured() {
 			iv := s.Bracket
-			f.Variants = append(f.Variants, v.Name)
-			f.Figures = append(f.Figures, Figure{Of: v.Name, Name: Bracket, Value: iv.Lo, Interval: &iv})
+			f.add(v.Name, Figure{Of: v.Name, Name: Bracket, Value: iv.Lo, Interval: &iv})
 		}
 	}
 	if len(f.Variants) == 0 {
@@ -221,8 +214,6 @@ func crossCheckFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 	return out
 }
 
-// fixedBehindFindings names the variants whose fixed-rate step did not
-// keep up (keptUp).
 func fixedBehindFindings(wr *result.WorkloadResult) []Finding {
 	f := Finding{Kind: FixedBehind, Workload: wr.Workload, Verdict: NotComparable}
 	for _, v := range wr.Variants {
@@ -231,8 +222,7 @@ func fixedBehindFindings(wr *result.WorkloadResult) []Finding {
 			continue
 		}
 		if ok, why := keptUp(fx); !ok {
-			f.Variants = append(f.Variants, v.Name)
-			f.Figures = append(f.Figures, Figure{Of: v.Name, Name: AchievedShare, Value: 100 * ratio(fx.Achieved, fx.Asked), Text: why})
+			f.add(v.Name, Figure{Of: v.Name, Name: AchievedShare, Value: 100 * ratio(fx.Achieved, fx.Asked), Text: why})
 		}
 	}
 	if len(f.Variants) == 0 {
@@ -249,8 +239,7 @@ func fixedErrorFindings(c *result.Comparison, wr *result.WorkloadResult) []Findi
 	f := Finding{Kind: FixedErrors, Workload: wr.Workload, Verdict: NotComparable}
 	for _, v := range wr.Variants {
 		if fx := v.Fixed; fx != nil && fx.ErrorRate > c.Criteria.MaxErrorRate {
-			f.Variants = append(f.Variants, v.Name)
-			f.Figures = append(f.Figures, Figure{Of: v.Name, Name: ErrorRate, Value: fx.ErrorRate})
+			f.add(v.Name, Figure{Of: v.Name, Name: ErrorRate, Value: fx.ErrorRate})
 		}
 	}
 	if len(f.Variants) == 0 {
@@ -282,8 +271,6 @@ func boundByWorkers(v *result.VariantResult, s *Searches, baseSat float64) bool 
 	return bound < 0.9*baseSat && s.Rate.Median >= 0.5*bound
 }
 
-// concurrencyFindings names the pools whose workers, waiting on a slow
-// store, set their saturation (boundByWorkers).
 func concurrencyFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 	base := wr.Baseline()
 	if base == nil || !w.Variant(base.Name).Sat.Measured() {

@@ -9,14 +9,14 @@ import (
 
 // Grid is a scaling workload's variants by row (the variant on its whole
 // set, in order of first appearance) and kvserver's CPU count
-// (ascending).
+// (ascending). A grid is made only of a workload with a CPU count, so
+// Counts is never empty.
 type Grid struct {
 	Rows   []string
 	Counts []int
 	at     map[string]map[int]cell
 }
 
-// cell is one variant of a grid, measured and derived.
 type cell struct {
 	r *result.VariantResult
 	a *Variant
@@ -45,13 +45,8 @@ func gridOf(wr *result.WorkloadResult, w *Workload) *Grid {
 // At is row's variant on n CPUs (nil: not measured there).
 func (g *Grid) At(row string, n int) *Variant { return g.at[row][n].a }
 
-// Largest is the most CPUs kvserver ran on (0: no count).
-func (g *Grid) Largest() int {
-	if len(g.Counts) == 0 {
-		return 0
-	}
-	return g.Counts[len(g.Counts)-1]
-}
+// Largest is the most CPUs kvserver ran on.
+func (g *Grid) Largest() int { return g.Counts[len(g.Counts)-1] }
 
 // runsInHandler tells whether v's jobs run in their handlers (-exec
 // handler): as its server reported, else as its flags say.
@@ -67,7 +62,6 @@ func runsInHandler(v *result.VariantResult) bool {
 // a report").
 const HandlerTolerance = 0.05
 
-// countFigures are the grid's CPU counts as figures.
 func countFigures(g *Grid) []Figure {
 	var out []Figure
 	for _, n := range g.Counts {
@@ -77,15 +71,11 @@ func countFigures(g *Grid) []Figure {
 }
 
 // scalingFindings: which variants saturate below direct on as many CPUs
-// at some count (their ratio paired by repeat, its 95 % interval below
-// 1) and by how much at the largest; how far each
-// scales from its fewest CPUs; and the closed loop's CPU per request
-// against direct's at each count, with the target for -exec handler.
+// at some count, and by how much at the largest; how far each scales
+// from its fewest CPUs; and the closed loop's CPU per request against
+// direct's at each count, with the target for -exec handler.
 func scalingFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 	g := w.Grid
-	if len(g.Counts) == 0 {
-		return nil
-	}
 	wl, largest := wr.Workload, g.Largest()
 	vs := Finding{Kind: ScalingVsDirect, Workload: wl, Verdict: Tied, Figures: countFigures(g)}
 	lower := Finding{Kind: ScalingLowerBound, Workload: wl, Verdict: NotRanked}
@@ -102,8 +92,7 @@ func scalingFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 			}
 			if v.a.Sat.LowerBound || base.a.Sat.LowerBound {
 				if v.a.Sat.LowerBound {
-					lower.Variants = append(lower.Variants, row)
-					lower.Figures = append(lower.Figures, Figure{Of: row, Name: LowerBoundRate, CPUs: n, Value: v.a.Sat.Rate.Median})
+					lower.add(row, Figure{Of: row, Name: LowerBoundRate, CPUs: n, Value: v.a.Sat.Rate.Median})
 				}
 				continue
 			}
@@ -118,8 +107,7 @@ func scalingFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 		switch {
 		case len(at) > 0:
 			vs.Verdict = Below
-			vs.Variants = append(vs.Variants, row)
-			vs.Figures = append(vs.Figures, Figure{Of: row, Name: VsDirect, Verdict: Below})
+			vs.add(row, Figure{Of: row, Name: VsDirect, Verdict: Below})
 			vs.Figures = append(vs.Figures, at...)
 			if v, base := g.At(row, largest), g.At(plan.Baseline, largest); v != nil && base != nil && v.Sat.Measured() && base.Sat.Measured() &&
 				!v.Sat.LowerBound && !base.Sat.LowerBound && base.Sat.Rate.Median > 0 {
@@ -127,8 +115,7 @@ func scalingFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 					Figure{Of: plan.Baseline, Name: DirectAtLargest, CPUs: largest, Value: base.Sat.Rate.Median})
 			}
 		case compared:
-			vs.Variants = append(vs.Variants, row)
-			vs.Figures = append(vs.Figures, Figure{Of: row, Name: VsDirect, Verdict: Tied})
+			vs.add(row, Figure{Of: row, Name: VsDirect, Verdict: Tied})
 		}
 	}
 	var out []Finding
@@ -158,8 +145,7 @@ func efficiencyFinding(wl string, g *Grid) (Finding, bool) {
 		if a == nil || z == nil || !a.Sat.Measured() || !z.Sat.Measured() || a.Sat.LowerBound || z.Sat.LowerBound || a.Sat.Rate.Median <= 0 {
 			continue
 		}
-		f.Variants = append(f.Variants, row)
-		f.Figures = append(f.Figures, Figure{Of: row, Name: Efficiency, Value: z.Sat.Rate.Median / (a.Sat.Rate.Median * float64(hi) / float64(lo))})
+		f.add(row, Figure{Of: row, Name: Efficiency, Value: z.Sat.Rate.Median / (a.Sat.Rate.Median * float64(hi) / float64(lo))})
 	}
 	return f, len(f.Variants) > 0
 }

@@ -10,11 +10,9 @@ import (
 // Interval bounds a figure measured more than once.
 type Interval struct {
 	Lo, Hi float64
-	// N is how many values it rests on.
-	N int
+	N      int // how many values it rests on
 	// Level is the interval's confidence (0.95), or 0 for the range of
-	// the runs (their minimum and maximum), which is what the comparison
-	// reports today.
+	// the runs (their minimum and maximum).
 	Level float64 `json:",omitempty"`
 }
 
@@ -33,7 +31,12 @@ func estimateOf(xs []float64) Estimate {
 	if len(xs) == 0 {
 		return Estimate{}
 	}
-	return Estimate{Median: Median(xs), Interval: Interval{Lo: slices.Min(xs), Hi: slices.Max(xs), N: len(xs)}}
+	return Estimate{Median: Median(xs), Interval: *spanOf(xs)}
+}
+
+// spanOf is the interval of xs (at least one).
+func spanOf(xs []float64) *Interval {
+	return &Interval{Lo: slices.Min(xs), Hi: slices.Max(xs), N: len(xs)}
 }
 
 // Median of xs (0 for none).

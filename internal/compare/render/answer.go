@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	ratios "github.com/kvpool/kvpool/internal/ratio"
 )
 
-// questions are what each preset asks.
 var questions = map[string]string{
 	"queues":       "Does a queueing pool serve more requests, or spend less CPU on each, than running every request in its handler (`direct`)?",
 	"capacity":     "How does a queue's capacity (`-cap`) move each pool's saturation and its latency at a fixed rate?",
@@ -37,11 +35,10 @@ var ratioMeasures = []struct {
 // writeAnswer is the report's opening: the question, a table of every
 // ratio to direct with its 95 % interval and verdict, and the variants
 // those intervals could not tell from direct.
-func writeAnswer(b *bytes.Buffer, preset string, a *analysis.Analysis) {
-	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	w("%s\n\n", HeadAnswer)
+func writeAnswer(b *page, preset string, a *analysis.Analysis) {
+	b.printf("%s\n\n", HeadAnswer)
 	if q, ok := questions[preset]; ok {
-		w("**The question.** %s\n\n", q)
+		b.printf("**The question.** %s\n\n", q)
 	}
 	var rows, apart []string
 	for _, f := range a.Findings {
@@ -71,17 +68,16 @@ func writeAnswer(b *bytes.Buffer, preset string, a *analysis.Analysis) {
 		}
 	}
 	if len(rows) == 0 {
-		w("This preset measures no ratio to direct with an interval: its findings, below, are the answer.\n\n")
+		b.printf("This preset measures no ratio to direct with an interval: its findings, below, are the answer.\n\n")
 	} else {
-		w("Each variant against `direct` in this run: the median ratio with its 95 %% interval (\"~\": the interval includes 1).\n\n")
-		w("| workload | measure | variant | ÷ direct (95 %% interval) | verdict |\n|---|---|---|---|---|\n%s\n\n", strings.Join(rows, "\n"))
+		b.printf("Each variant against `direct` in this run: the median ratio with its 95 %% interval (\"~\": the interval includes 1).\n\n")
+		b.printf("| workload | measure | variant | ÷ direct (95 %% interval) | verdict |\n|---|---|---|---|---|\n%s\n\n", strings.Join(rows, "\n"))
 	}
 	if len(apart) > 0 {
-		w("Not told apart from direct (or from each other) by this run:\n\n- %s\n\n", strings.Join(apart, "\n- "))
+		b.printf("Not told apart from direct (or from each other) by this run:\n\n- %s\n\n", strings.Join(apart, "\n- "))
 	}
 }
 
-// ratioVerdict words one ratio to direct for the opening table.
 func ratioVerdict(iv ratios.Interval, loaderBound bool) string {
 	switch {
 	case loaderBound:

@@ -15,8 +15,9 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/result"
 )
 
-// slug makes a workload name safe for a file name.
-func slug(s string) string { return strings.NewReplacer(":", "", "/", "-", " ", "-").Replace(s) }
+// Slug makes a workload name safe for a file or folder name (the charts',
+// and the runner's folder per workload).
+func Slug(s string) string { return strings.NewReplacer(":", "", "/", "-", " ", "-").Replace(s) }
 
 // drawCharts draws every chart the comparison's numbers allow into
 // dir/charts (replaced), listing them in r; a chart that cannot be drawn
@@ -45,7 +46,7 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 	p, t := c.Plan, c.Options.StepTiming()
 	for i, wr := range c.Workloads {
 		aw := a.Workloads[i]
-		wl := slug(wr.Workload)
+		wl := Slug(wr.Workload)
 		if lines := percentileLines(wr); len(lines) > 0 {
 			title := fmt.Sprintf("Latency by percentile at %s req/s (70 %% of direct's saturation), %s", thousands(aw.FixedRate), wr.Workload)
 			if p.OwnRates {
@@ -56,7 +57,7 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 		}
 		if lines := curveLines(wr, aw.Grid); len(lines) > 0 {
 			title := "Saturation search, " + wr.Workload
-			if aw.Grid != nil && aw.Grid.Largest() > 0 {
+			if aw.Grid != nil {
 				title += fmt.Sprintf(", kvserver on %s", cpusText(aw.Grid.Largest(), "CPU"))
 			}
 			var caption []string
@@ -160,7 +161,6 @@ func curveLines(wr *result.WorkloadResult, g *analysis.Grid) []chart.CurveLine {
 	return lines
 }
 
-// anyStep tells whether a step of lines is one that is.
 func anyStep(lines []chart.CurveLine, is func(result.CurvePoint) bool) bool {
 	return slices.ContainsFunc(lines, func(l chart.CurveLine) bool { return slices.ContainsFunc(l.Search.Curve, is) })
 }
@@ -267,10 +267,7 @@ func barSeries(v plan.Variant) string {
 func nanGrid(rows, cols int) [][]float64 {
 	g := make([][]float64, rows)
 	for i := range g {
-		g[i] = make([]float64, cols)
-		for j := range g[i] {
-			g[i][j] = math.NaN()
-		}
+		g[i] = slices.Repeat([]float64{math.NaN()}, cols)
 	}
 	return g
 }

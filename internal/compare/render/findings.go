@@ -6,15 +6,14 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
-	"github.com/kvpool/kvpool/internal/compare/result"
 	ratios "github.com/kvpool/kvpool/internal/ratio"
 )
 
 // sentences words a's findings, in order, as the report's list does.
-func sentences(c *result.Comparison, a *analysis.Analysis) []string {
+func sentences(a *analysis.Analysis) []string {
 	var out []string
 	for _, f := range a.Findings {
-		if s := sentence(c, f); s != "" {
+		if s := sentence(f); s != "" {
 			out = append(out, s)
 		}
 	}
@@ -22,8 +21,8 @@ func sentences(c *result.Comparison, a *analysis.Analysis) []string {
 }
 
 // sentence words one finding ("" for a kind it does not know).
-func sentence(c *result.Comparison, f analysis.Finding) string {
-	if s, ok := overloadSentence(c, f); ok {
+func sentence(f analysis.Finding) string {
+	if s, ok := overloadSentence(f); ok {
 		return s
 	}
 	if s, ok := scalingSentence(f); ok {
@@ -59,15 +58,12 @@ func sentence(c *result.Comparison, f analysis.Finding) string {
 	case analysis.CrossCheck:
 		return crossCheckSentence(f)
 	case analysis.SaturationUnvalidated:
-		var parts []string
-		for _, v := range f.Variants {
-			b, _ := f.Figure(v, analysis.Bracket)
-			if b.Interval.N == 0 {
-				parts = append(parts, v+" (its bracket not recorded)")
-				continue
+		parts := each(f.Variants, func(v string) string {
+			if b, _ := f.Figure(v, analysis.Bracket); b.Interval.N > 0 {
+				return fmt.Sprintf("%s (%s req/s)", v, bracketCell(*b.Interval))
 			}
-			parts = append(parts, fmt.Sprintf("%s (%s req/s)", v, bracketCell(*b.Interval)))
-		}
+			return v + " (its bracket not recorded)"
+		})
 		return fmt.Sprintf("`%s`: **not validated, so not ranked**: %s: no rate held over the validating run, so a search's bracket is where its short steps held and failed, not a saturation.", wl, strings.Join(parts, ", "))
 	case analysis.FixedBehind:
 		parts := each(f.Variants, func(v string) string {
@@ -150,7 +146,6 @@ func crossCheckAccount(f analysis.Finding, v string, ratio float64) (text string
 	return text, busy.Value <= cost, true
 }
 
-// scalingSentence words the scaling preset's findings.
 func scalingSentence(f analysis.Finding) (string, bool) {
 	wl := f.Workload
 	var counts []int

@@ -10,10 +10,12 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/kvpool/kvpool/internal/compare/analysis"
 	"github.com/kvpool/kvpool/internal/latency"
 )
 
-// Every number the report prints is formatted here.
+// The number formats that more than one part of the report shares; a
+// cell that only one file's tables print stays beside them.
 
 // thousands formats x rounded with thousands separators: 41,200.
 func thousands(x float64) string {
@@ -28,13 +30,11 @@ func ratio(x float64) string {
 	return fmt.Sprintf(" (%.2f×)", x)
 }
 
-// two formats x to two decimals.
 func two(x float64) string { return fmt.Sprintf("%.2f", x) }
 
 // duration formats a latency as the loader's tables do: "2.46ms".
 func duration(d time.Duration) string { return latency.FormatDuration(d) }
 
-// nanos formats a figure that holds nanoseconds as a latency.
 func nanos(x float64) string { return duration(time.Duration(x)) }
 
 // cpuMicros formats a CPU time per request to a tenth of a µs: such
@@ -46,11 +46,7 @@ func cpuMicros(d time.Duration) string {
 // durRatio is a latency with its ratio: "2.46ms (1.20×)".
 func durRatio(d time.Duration, x float64) string { return duration(d) + ratio(x) }
 
-// ms is d in milliseconds, as the charts draw it.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// mib formats bytes as whole MiB.
-func mib(b int64) string { return fmt.Sprintf("%.0f", float64(b)/(1<<20)) }
 
 // errorShare is a fixed step's share of failed requests (503s, time-outs,
 // transport errors), "0" when none failed.
@@ -106,6 +102,105 @@ func searchesText(n int) string {
 	return fmt.Sprintf("%d searches", n)
 }
 
+// orDash formats x, "-" where it is NaN (unknown).
+func orDash(format string, x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return fmt.Sprintf(format, x)
+}
+
+// secs formats a step length: "10 s", "0.5 s".
+func secs(d time.Duration) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.1f", d.Seconds()), "0"), ".") + " s"
+}
+
+func secsOf(x float64) string { return secs(time.Duration(x * float64(time.Second))) }
+
+// bracketCell is a search's bracket: "62,000–64,000", "≥ 62,000" where
+// nothing failed, "< 4,000" where nothing held.
+func bracketCell(b analysis.Interval) string {
+	switch {
+	case b.Lo > 0 && b.Hi > 0:
+		return thousands(b.Lo) + "–" + thousands(b.Hi)
+	case b.Lo > 0:
+		return "≥ " + thousands(b.Lo)
+	case b.Hi > 0:
+		return "< " + thousands(b.Hi)
+	}
+	return "none"
+}
+
+// askedText is "2× that", or where that (direct's saturation) is only a
+// lower bound, "2× a lower bound: at most 2× direct's saturation".
+func askedText(factor float64, lowerBound bool) string {
+	if lowerBound {
+		return fmt.Sprintf("%g× a lower bound: at most %g× direct's saturation", factor, factor)
+	}
+	return fmt.Sprintf("%g× that", factor)
+}
+
+// satCell is a variant's saturation, "-" if it ran none: its bracket
+// where the searches recorded them ("62,000–64,000, validated"), else
+// the median ± half the spread of the validated rates. A figure no
+// validation held is marked, never shown as a saturation; a loader-bound
+// one is a lower bound ("≥ 104,000, loader-bound with 1 loader CPU");
+// neither has a ratio.
+func satCell(s *analysis.Searches, withRatio bool) string {
+	if s == nil {
+		return "-"
+	}
+	var sat string
+	switch {
+	case s.Brackets:
+		sat = bracketCell(s.Bracket)
+		if s.LowerBound && s.Measured() { // a lower bound of a rate that held
+			sat = "≥ " + thousands(s.Bracket.Lo)
+		}
+	case !s.Measured():
+		sat = "none"
+	case s.LowerBound:
+		sat = "≥ " + thousands(s.Rate.Median)
+		if s.Rate.N > 1 {
+			sat += " ± " + thousands(s.Rate.HalfSpread())
+		}
+	default:
+		sat = thousands(s.Rate.Median) + " ± " + thousands(s.Rate.HalfSpread())
+	}
+	switch {
+	case !s.Measured():
+		sat += fmt.Sprintf(", **not validated** (%s failed its validation)", thousands(s.Candidate))
+		if s.Runs > 1 {
+			sat += fmt.Sprintf(" in %d of %d searches", s.Runs, s.Runs)
+		}
+		if s.LowerBound {
+			sat += ", loader-bound"
+		}
+	case s.LowerBound:
+		sat += ", loader-bound"
+		if s.LoaderCPUs > 0 {
+			sat += " with " + cpusText(s.LoaderCPUs, "loader CPU")
+		}
+		if s.LoaderBoundRuns < s.Runs {
+			sat += fmt.Sprintf(" (%d of %d searches)", s.LoaderBoundRuns, s.Runs)
+		}
+	case s.Brackets:
+		sat += ", validated"
+		if withRatio {
+			sat += ratio(s.Ratio)
+		}
+	case withRatio:
+		sat += ratio(s.Ratio)
+	}
+	if s.HitMax {
+		sat += ", at the search's maximum rate"
+	}
+	if s.Measured() && s.Validated < s.Runs {
+		sat += fmt.Sprintf(", %d of %d held in validation", s.Validated, s.Runs)
+	}
+	return sat
+}
+
 // span is "lo–hi", or one value where they print the same.
 func span(lo, hi float64, format func(float64) string) string {
 	if format(lo) == format(hi) {
@@ -114,7 +209,6 @@ func span(lo, hi float64, format func(float64) string) string {
 	return format(lo) + "–" + format(hi)
 }
 
-// each is word of every x of xs, in order.
 func each[T any](xs []T, word func(T) string) []string {
 	out := make([]string, 0, len(xs))
 	for _, x := range xs {
@@ -126,7 +220,6 @@ func each[T any](xs []T, word func(T) string) []string {
 // nested is parts as a list nested in a finding's item, one a line.
 func nested(parts []string) string { return "\n  - " + strings.Join(parts, "\n  - ") }
 
-// yesNo is yes where b holds, else "no".
 func yesNo(b bool, yes string) string {
 	if b {
 		return yes

@@ -1,13 +1,11 @@
 package render
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
 	"github.com/kvpool/kvpool/internal/compare/chart"
@@ -30,71 +28,65 @@ var modelText = map[string]string{
 
 // writeMetastable writes the metastable section: what ran, a table per
 // client model, and where the charts are.
-func writeMetastable(b *bytes.Buffer, c *result.Comparison, a *analysis.Analysis) {
+func writeMetastable(b *page, c *result.Comparison, a *analysis.Analysis) {
 	am, p := a.Metastable, c.Plan.Metastable
 	if am == nil || p == nil {
 		return
 	}
-	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	t := p.Timing
-	w("%s\n\n", HeadMetastable)
+	b.printf("%s\n\n", HeadMetastable)
 	if p.FastStore {
-		w("Each run starts a fresh kvserver on plain Pebble (no store stand-in: kvserver's CPU is its limit, every pool at its own defaults), ")
+		b.printf("Each run starts a fresh kvserver on plain Pebble (no store stand-in: kvserver's CPU is its limit, every pool at its own defaults), ")
 	} else {
-		w("Every pool but `default` (kvserver given no pool flag) runs `-workers %d`, one per store slot, so that requests wait in the pool's queue and the store bounds every variant. "+
+		b.printf("Every pool but `default` (kvserver given no pool flag) runs `-workers %d`, one per store slot, so that requests wait in the pool's queue and the store bounds every variant. "+
 			"Each run starts a fresh kvserver whose store stand-in sleeps %v per operation, %d at a time (`-io-delay %v -io-concurrency %d`: about %s op/s), ",
 			p.Slots(), plan.MetaIODelay, p.Slots(), plan.MetaIODelay, p.Slots(), thousands(float64(p.Slots())/plan.MetaIODelay.Seconds()))
 	}
-	w("and asks it %s GET/s (%.0f %% of direct's validated saturation) for %s, %s/s (%g×) from %s to %s, then the base rate again for %s. ",
+	b.printf("and asks it %s GET/s (%.0f %% of direct's validated saturation) for %s, %s/s (%g×) from %s to %s, then the base rate again for %s. ",
 		thousands(am.BaseRate), 100*p.Share, secs(t.Base), thousands(c.Metastable.SpikeRate), t.Factor, secs(t.Base), secs(t.SpikeEnd()), secs(t.After))
-	w("The spike **overloaded** a variant when, over the spike, its useful goodput averaged under %.0f %% of the spike's rate or its useful answers' p99 passed %v: "+
+	b.printf("The spike **overloaded** a variant when, over the spike, its useful goodput averaged under %.0f %% of the spike's rate or its useful answers' p99 passed %v: "+
 		"one it did not overload had nothing to recover from. ", 100*plan.MetaRecovered, plan.MetaP99)
-	w("A variant **recovered** once its useful goodput (answers to clients still waiting) stayed at %.0f %% of the base rate or more for %s; "+
+	b.printf("A variant **recovered** once its useful goodput (answers to clients still waiting) stayed at %.0f %% of the base rate or more for %s; "+
 		"it **collapsed** if, over the run's last %s, it averaged under %.0f %% of it. Recovery times are from the spike's end, as is when the useful answers' p99 got back under %v for as long. "+
 		"Peak amplification is the most attempts sent per first try in any %s. "+
 		"\"Wasted\" is kvserver's operations that finished past the deadline their clients sent, of those it ran (known only where they send one: +deadlines). "+
 		"\"Unused\" is the answers kvserver gave that no waiting client used, of those it gave. Timeouts and 503s are the loader's counts per run, with kvserver's 503s by reason in brackets.\n\n",
 		100*plan.MetaRecovered, secs(t.Hold), secs(t.Hold), 100*plan.MetaCollapsed, plan.MetaP99, secs(t.Interval))
-	w("Client models:\n\n")
+	b.printf("Client models:\n\n")
 	for _, m := range p.Models {
 		text := modelText[m]
 		if m == plan.CustomModel {
 			text = "the population the client flags `" + strings.Join(p.ClientArgs, " ") + "` describe"
 		}
-		w("- `%s`: %s\n", m, orUnknown(text))
+		b.printf("- `%s`: %s\n", m, orUnknown(text))
 	}
-	w("\n")
-	sendable := writeClientSide(w, c, p)
+	b.printf("\n")
+	sendable := writeClientSide(b, c, p)
 	if len(c.Metastable.Runs) == 0 {
 		if !sendable {
-			w("No run was made: the loader cannot send the spike's first tries on its CPUs (the table above).\n\n")
+			b.printf("No run was made: the loader cannot send the spike's first tries on its CPUs (the table above).\n\n")
 			return
 		}
-		w("No run finished (see the failed steps).\n\n")
+		b.printf("No run finished (see the failed steps).\n\n")
 		return
 	}
 	for _, mm := range am.Models {
 		if len(mm.Variants) == 0 {
 			continue
 		}
-		w("### Client `%s`\n\n", mm.Name)
-		w("| variant | client side | overloaded? | recovered in | collapsed? | p99 < %v in | peak amplification | wasted | unused | timeouts | 503s |\n", plan.MetaP99)
-		w("|---|---|---|---|---|---|---|---|---|---|---|\n")
+		b.printf("### Client `%s`\n\n", mm.Name)
+		b.printf("| variant | client side | overloaded? | recovered in | collapsed? | p99 < %v in | peak amplification | wasted | unused | timeouts | 503s |\n", plan.MetaP99)
+		b.printf("|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, v := range mm.Variants {
 			judged := "not judged | not judged | not judged | not judged"
 			if v.NotJudged < len(v.Runs) {
-				judged = strings.Join([]string{judgedCount(v.Overloaded, v), recoveredCell(v), collapsedCell(v), timesCell(v.P99Back, judgedRuns(v), v.P99)}, " | ")
+				judged = strings.Join([]string{countCell(v.Overloaded, judgedRuns(v)), recoveredCell(v), collapsedCell(v), timesCell(v.P99Back, judgedRuns(v), v.P99)}, " | ")
 			}
-			w("| %s | %s | %s | %s | %s | %s | %s | %s |\n", v.Name, clientCell(v.Client), judged, amplificationCell(v.PeakAmplification),
-				shareCellOf(v.WastedShare), shareCellOf(v.UnusedShare), thousands(float64(v.Timeouts)), shedCell(v))
+			b.printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", v.Name, clientCell(v.Client), judged, orDash("%.2f×", v.PeakAmplification),
+				orDash("%.1f %%", 100*v.WastedShare), orDash("%.1f %%", 100*v.UnusedShare), thousands(float64(v.Timeouts)), shedCell(v))
 		}
-		w("\n")
+		b.printf("\n")
 	}
-}
-
-// secs formats a step length: "10 s", "0.5 s".
-func secs(d time.Duration) string {
-	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.1f", d.Seconds()), "0"), ".") + " s"
 }
 
 // clientCell is a run's client side: "kept up (loader ≤ 41 %, 1,200
@@ -109,8 +101,12 @@ func clientCell(c analysis.MetaClient) string {
 	case !c.Known:
 		return "not recorded: not judged"
 	case c.CPUBound:
+		cpus := "CPU"
+		if c.CPUs != 1 {
+			cpus = fmt.Sprintf("%d CPUs", c.CPUs)
+		}
 		return fmt.Sprintf("**saturated**: the loader at %.0f %% of its %s at %g s (limit %.0f %%): not judged",
-			100*c.PeakShare, cpusWord(c.CPUs), c.PeakAt, 100*plan.MetaClientShare)
+			100*c.PeakShare, cpus, c.PeakAt, 100*plan.MetaClientShare)
 	case c.Saturated:
 		return fmt.Sprintf("**saturated**: attempts on free connections over %v late (p99) in %d intervals: not judged", plan.MetaOwnLag, c.OwnLate)
 	}
@@ -140,7 +136,7 @@ func fitAdvice(f analysis.ClientFit) string {
 // writeClientSide is the table of what the loader was measured to hold
 // before the storms, one row per client model; it tells whether the
 // loader could send some model's spike (true where nothing was measured).
-func writeClientSide(w func(string, ...any), c *result.Comparison, p *plan.Metastable) (sendable bool) {
+func writeClientSide(b *page, c *result.Comparison, p *plan.Metastable) (sendable bool) {
 	cs := c.Metastable.ClientSide
 	fits := analysis.ClientFits(cs, p.Models, c.Metastable.SpikeRate, p.Slots())
 	if len(fits) == 0 {
@@ -150,34 +146,22 @@ func writeClientSide(w func(string, ...any), c *result.Comparison, p *plan.Metas
 	if cs.ServerAnswered > 0 && cs.ServerTimedOut > 0 {
 		server = fmt.Sprintf("; kvserver's side of them: %s and %s", cpuMicros(cs.ServerAnswered), cpuMicros(cs.ServerTimedOut))
 	}
-	w("Before the runs, at %s attempts/s, one attempt cost the loader %s of CPU where kvserver answered at once, and %s where it never answered "+
+	b.printf("Before the runs, at %s attempts/s, one attempt cost the loader %s of CPU where kvserver answered at once, and %s where it never answered "+
 		"(the attempt timed out, closed its connection and the retry opened another)%s. "+
 		"A model's worst second is the spike's rate times the most attempts it makes per first try, each at the dearer cost; "+
 		"a model whose worst second takes over %.0f %% of the loader's %d CPUs may still be judged, run by run, where its storm stayed smaller.\n\n",
 		thousands(cs.Rate), cpuMicros(cs.Answered), cpuMicros(cs.TimedOut), server, 100*plan.MetaClientShare, cs.LoaderCPUs)
-	w("| client | worst second (attempts/s) | loader CPUs it takes | fits? |\n|---|---|---|---|\n")
+	b.printf("| client | worst second (attempts/s) | loader CPUs it takes | fits? |\n|---|---|---|---|\n")
 	for _, f := range fits {
-		w("| %s | %s | %.2f (%.0f %%) | %s |\n", f.Model, thousands(f.Attempts), f.CPUs, 100*f.Share, FitText(f))
+		b.printf("| %s | %s | %.2f (%.0f %%) | %s |\n", f.Model, thousands(f.Attempts), f.CPUs, 100*f.Share, FitText(f))
 		sendable = sendable || f.Sendable
 	}
-	w("\n")
+	b.printf("\n")
 	return sendable
 }
 
-func cpusWord(n int) string {
-	if n == 1 {
-		return "CPU"
-	}
-	return fmt.Sprintf("%d CPUs", n)
-}
-
-// judgedRuns is how many of v's runs were judged.
 func judgedRuns(v *analysis.MetaVariant) int { return len(v.Runs) - v.NotJudged }
 
-// judgedCount is countCell over v's judged runs.
-func judgedCount(n int, v *analysis.MetaVariant) string { return countCell(n, judgedRuns(v)) }
-
-// recoveredCell is when v's judged runs recovered (timesCell).
 func recoveredCell(v *analysis.MetaVariant) string {
 	return timesCell(v.Recovered, judgedRuns(v), v.Recovery)
 }
@@ -197,8 +181,6 @@ func timesCell(n, runs int, e analysis.Estimate) string {
 	}
 	return s
 }
-
-func secsOf(x float64) string { return secs(time.Duration(x * float64(time.Second))) }
 
 // countCell is "yes", "no" or "2 of 3 runs".
 func countCell(n, runs int) string {
@@ -236,20 +218,6 @@ func shedCell(v *analysis.MetaVariant) string {
 		s += " (" + strings.Join(parts, ", ") + ")"
 	}
 	return s
-}
-
-func amplificationCell(x float64) string {
-	if math.IsNaN(x) {
-		return "-"
-	}
-	return fmt.Sprintf("%.2f×", x)
-}
-
-func shareCellOf(x float64) string {
-	if math.IsNaN(x) {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f %%", 100*x)
 }
 
 // metastableSentences are the findings of the metastable runs: per
@@ -346,6 +314,6 @@ func metastableCharts(c *result.Comparison, save func(name string, ch chart.Char
 			Caption: fmt.Sprintf("Answers to clients still waiting, per %s, one line per variant; the shaded span is the spike. The base rate is %s/s: a line that comes back to it recovered, one that stays low after the spike is held down by its clients' retries.",
 				secs(t.Interval), thousands(m.BaseRate))}
 		ch, err := chart.TimeSeries(spec, lines, []chart.Mark{{From: t.Base.Seconds(), To: t.SpikeEnd().Seconds(), Label: fmt.Sprintf("spike %g×", t.Factor)}})
-		save(slug(m.Workload)+"-metastable-"+cm+".svg", ch, err, title)
+		save(Slug(m.Workload)+"-metastable-"+cm+".svg", ch, err, title)
 	}
 }

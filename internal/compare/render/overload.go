@@ -6,11 +6,9 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
-	"github.com/kvpool/kvpool/internal/compare/result"
 )
 
-// overloadSentence words the overload step's findings.
-func overloadSentence(c *result.Comparison, f analysis.Finding) (string, bool) {
+func overloadSentence(f analysis.Finding) (string, bool) {
 	wl := f.Workload
 	slo := time.Duration(f.Value("", analysis.SLO))
 	switch f.Kind {

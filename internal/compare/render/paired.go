@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"strings"
@@ -15,33 +14,31 @@ import (
 const HeadPaired = "### Paired with direct"
 
 // writePairedTable is wr's variants' closed-loop ratios to direct from
-// paired rounds, if any ran; where the preset compares the variants and
-// none did (-closed-pairs 0, or a comparison that did not record them),
-// a line says so.
-func writePairedTable(b *bytes.Buffer, c *result.Comparison, wr *result.WorkloadResult, aw *analysis.Workload) {
-	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+// paired rounds; where the preset compares the variants and none ran, a
+// line says so.
+func writePairedTable(b *page, c *result.Comparison, wr *result.WorkloadResult, aw *analysis.Workload) {
 	rows := variantsWith(aw, func(v *analysis.Variant) bool { return v.Paired != nil })
 	if len(rows) == 0 {
 		if c.Plan.Paired && len(wr.Variants) > 1 {
-			w("No closed-loop rounds paired with direct's ran (`-closed-pairs 0`, or none recorded): the ratios to direct above are of single measurements, with no interval.\n\n")
+			b.printf("No closed-loop rounds paired with direct's ran (`-closed-pairs 0`, or none recorded): the ratios to direct above are of single measurements, with no interval.\n\n")
 		}
 		return
 	}
-	w("%s: `%s`\n\n", HeadPaired, wr.Workload)
-	w("Each variant's kvserver and direct's ran side by side, each on a fresh copy of the store and on the same CPUs, and closed-loop rounds of %v alternated between them (direct, the variant, direct, the variant, …), over the same connections, the server not under load idle meanwhile. Each pair of rounds, taken one right after the other, gives one ratio, and whatever drifts on the machine between pairs cancels inside it. A ratio is the median of the pairs' ratios with its 95 %% interval (order statistics, as benchstat's: nothing assumed of their distribution; %d pairs are the fewest that bound one). \"~\" marks an interval that includes 1: **no difference measurable here**, whatever the median. Throughput counts answers without error.\n\n",
+	b.printf("%s: `%s`\n\n", HeadPaired, wr.Workload)
+	b.printf("Each variant's kvserver and direct's ran side by side, each on a fresh copy of the store and on the same CPUs, and closed-loop rounds of %v alternated between them (direct, the variant, direct, the variant, …), over the same connections, the server not under load idle meanwhile. Each pair of rounds, taken one right after the other, gives one ratio, and whatever drifts on the machine between pairs cancels inside it. A ratio is the median of the pairs' ratios with its 95 %% interval (order statistics, as benchstat's: nothing assumed of their distribution; %d pairs are the fewest that bound one). \"~\" marks an interval that includes 1: **no difference measurable here**, whatever the median. Throughput counts answers without error.\n\n",
 		c.Options.StepTiming().PairRoundLength(), ratios.MinPairs)
-	w("| variant | pairs | connections | direct req/s | variant req/s | throughput ÷ direct | server CPU/request | ÷ direct | loader-bound |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.printf("| variant | pairs | connections | direct req/s | variant req/s | throughput ÷ direct | server CPU/request | ÷ direct | loader-bound |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, v := range rows {
 		p := v.Paired
-		w("| %s | %d | %d | %s | %s | %s | %s | %s | %s |\n", v.Name, p.Pairs, p.Conns, thousands(p.BaseRate), thousands(p.Rate),
+		b.printf("| %s | %d | %d | %s | %s | %s | %s | %s | %s |\n", v.Name, p.Pairs, p.Conns, thousands(p.BaseRate), thousands(p.Rate),
 			p.Throughput, cpuMicros(p.CPUPerRequest), p.CPU, yesNo(p.LoaderBound, "**yes**: throughput not ranked"))
 	}
 	if lo, hi, ok := aw.PairedWidths(); ok {
-		w("\nThe intervals came out ±%s to ±%s of their medians (half their width, the larger side): a difference smaller than that is not measurable with these pairs on this machine; more pairs (`-closed-pairs`) narrow them, short ones (`-pair-round`) at no more load.\n", pct(lo), pct(hi))
+		b.printf("\nThe intervals came out ±%s to ±%s of their medians (half their width, the larger side): a difference smaller than that is not measurable with these pairs on this machine; more pairs (`-closed-pairs`) narrow them, short ones (`-pair-round`) at no more load.\n", pct(lo), pct(hi))
 	} else {
-		w("\nNo interval is bounded: fewer than %d pairs ran (`-closed-pairs`), so no difference is measurable.\n", ratios.MinPairs)
+		b.printf("\nNo interval is bounded: fewer than %d pairs ran (`-closed-pairs`), so no difference is measurable.\n", ratios.MinPairs)
 	}
-	w("\n")
+	b.printf("\n")
 }
 
 // pct is a share as a percentage to two significant digits: "3.4 %".
@@ -52,7 +49,6 @@ func pct(x float64) string {
 	return fmt.Sprintf("%.1f %%", 100*x)
 }
 
-// pairedSentence words a paired finding.
 func pairedSentence(f analysis.Finding) (string, bool) {
 	var what string
 	var name analysis.Measure
@@ -74,13 +70,11 @@ func pairedSentence(f analysis.Finding) (string, bool) {
 	return fmt.Sprintf("`%s`, paired with direct: %s, **no difference measurable here** (the 95 %% interval includes 1): %s.", f.Workload, what, list), true
 }
 
-// ratioOf is f's figure name of v as the ratio it was made from.
 func ratioOf(f analysis.Finding, v string, name analysis.Measure) ratios.Interval {
 	x, _ := f.Figure(v, name)
 	return figureRatio(x)
 }
 
-// figureRatio is a ratio figure as the ratio it was made from.
 func figureRatio(x analysis.Figure) ratios.Interval {
 	if x.Interval == nil {
 		return ratios.Interval{Median: x.Value, Lo: math.Inf(-1), Hi: math.Inf(1)}
@@ -92,16 +86,12 @@ func figureRatio(x analysis.Figure) ratios.Interval {
 // 0.93× (0.90–0.96), lifo ~ 1.01× (0.97–1.04)"; a variant with no pair
 // (no ratio) is followed by none where it is not "".
 func ratioList(f analysis.Finding, name analysis.Measure, none string) string {
-	var parts []string
-	for _, v := range f.Variants {
-		iv := ratioOf(f, v, name)
-		if none != "" && math.IsNaN(iv.Median) {
-			parts = append(parts, v+" "+none)
-			continue
+	return strings.Join(each(f.Variants, func(v string) string {
+		if iv := ratioOf(f, v, name); none == "" || !math.IsNaN(iv.Median) {
+			return fmt.Sprintf("%s %s", v, iv)
 		}
-		parts = append(parts, fmt.Sprintf("%s %s", v, iv))
-	}
-	return strings.Join(parts, ", ")
+		return v + " " + none
+	}), ", ")
 }
 
 // satVsDirectSentence words a SaturationVsDirect finding: each variant's

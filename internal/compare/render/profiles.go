@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -10,14 +9,14 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/result"
 )
 
-func writeCharts(b *bytes.Buffer, charts []Chart) {
-	fmt.Fprintf(b, "%s\n\n", HeadCharts)
+func writeCharts(b *page, charts []Chart) {
+	b.printf("%s\n\n", HeadCharts)
 	if len(charts) == 0 {
-		fmt.Fprintf(b, "No chart: no step produced the numbers one needs.\n\n")
+		b.printf("No chart: no step produced the numbers one needs.\n\n")
 		return
 	}
 	for _, ch := range charts {
-		fmt.Fprintf(b, "### %s\n\n![%s](%s)\n\n%s\n\n", ch.Title, ch.Title, ch.Path, ch.Caption)
+		b.printf("### %s\n\n![%s](%s)\n\n%s\n\n", ch.Title, ch.Title, ch.Path, ch.Caption)
 	}
 }
 
@@ -25,11 +24,10 @@ func writeCharts(b *bytes.Buffer, charts []Chart) {
 // diffs against direct's. dir is where the report is written: the
 // profiles are there, but for a published copy, whose raw profiles
 // stayed in the run's folder (named, not linked).
-func writeProfiles(b *bytes.Buffer, c *result.Comparison, dir string) {
-	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	w("%s\n\n", HeadProfiles)
+func writeProfiles(b *page, c *result.Comparison, dir string) {
+	b.printf("%s\n\n", HeadProfiles)
 	if len(c.Profiles) == 0 {
-		w("No profiles in this preset or run.\n\n")
+		b.printf("No profiles in this preset or run.\n\n")
 		return
 	}
 	run := dir
@@ -40,12 +38,12 @@ func writeProfiles(b *bytes.Buffer, c *result.Comparison, dir string) {
 	if c.Plan.OwnRates {
 		diffs = "Each pool's CPU and mutex profiles are diffed against direct's, scaled first to direct's total (`-normalize`, as each ran at its own rate): positive rows are where the pool spends a larger share of its time than direct does. "
 	}
-	w("Taken during a fixed-rate step at %.0f %% of %s (workload `%s`) of a separate profile run per pool, kvserver started with `%s`. "+
+	b.printf("Taken during a fixed-rate step at %.0f %% of %s (workload `%s`) of a separate profile run per pool, kvserver started with `%s`. "+
 		diffs+
 		"Dig further with `go tool pprof -http=: -diff_base=<direct's> <pool's>` or `make pprof-diff RUN=%s A=direct B=<pool> PROFILE=cpu`.\n\n",
 		100*plan.FixedShare, refName(c.Plan), c.ProfileWorkload, strings.Join(plan.ProfileArgs, " "), run)
 	for _, ps := range c.Profiles {
-		w("### %s\n\n", ps.Variant)
+		b.printf("### %s\n\n", ps.Variant)
 		var files []string
 		for _, kind := range plan.ProfileKinds {
 			switch f, ok := ps.Files[kind]; {
@@ -59,17 +57,17 @@ func writeProfiles(b *bytes.Buffer, c *result.Comparison, dir string) {
 				}
 			}
 		}
-		w("Profiles: %s.\n\n", strings.Join(files, ", "))
+		b.printf("Profiles: %s.\n\n", strings.Join(files, ", "))
 		if ps.SVG != "" {
-			w("CPU call graph: [%s](%s)\n\n", filepath.Base(ps.SVG), ps.SVG)
+			b.printf("CPU call graph: [%s](%s)\n\n", filepath.Base(ps.SVG), ps.SVG)
 		} else if ps.SVGNote != "" {
-			w("CPU call graph: %s.\n\n", ps.SVGNote)
+			b.printf("CPU call graph: %s.\n\n", ps.SVGNote)
 		}
 		for _, kind := range []string{"cpu", "mutex"} {
 			if d, ok := ps.Diffs[kind]; ok {
-				w("`go tool pprof -top -diff_base=direct` (%s):\n\n```\n%s\n```\n\n", kind, d)
+				b.printf("`go tool pprof -top -diff_base=direct` (%s):\n\n```\n%s\n```\n\n", kind, d)
 			} else if e, ok := ps.DiffErrs[kind]; ok {
-				w("%s diff against direct: %s\n\n", kind, e)
+				b.printf("%s diff against direct: %s\n\n", kind, e)
 			}
 		}
 	}

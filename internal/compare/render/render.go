@@ -45,16 +45,18 @@ const (
 
 // Report is what Write wrote.
 type Report struct {
-	// Path is REPORT.md's.
-	Path string
-	// Findings are the findings as the report words them.
-	Findings []string
-	// Charts are the charts drawn, relative to the report's folder.
-	Charts []Chart
+	Path     string   // REPORT.md's
+	Findings []string // as the report words them
+	Charts   []Chart  // drawn, their paths relative to the report's folder
 	// Notes are what the report says went wrong while writing it (a
 	// chart that could not be drawn), after the run's own notes.
 	Notes []string
 }
+
+// page is REPORT.md's text as Write builds it.
+type page struct{ bytes.Buffer }
+
+func (p *page) printf(format string, args ...any) { fmt.Fprintf(&p.Buffer, format, args...) }
 
 // Chart is one chart of a report.
 type Chart struct {
@@ -66,38 +68,37 @@ type Chart struct {
 func Write(c *result.Comparison, a *analysis.Analysis, dir string) (*Report, error) {
 	r := &Report{Path: filepath.Join(dir, ReportFile)}
 	drawCharts(c, a, dir, r)
-	var b bytes.Buffer
-	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	w("# Compare: preset `%s`\n\n", c.Preset)
+	var b page
+	b.printf("# Compare: preset `%s`\n\n", c.Preset)
 	if c.Interrupted {
-		w("**Interrupted (Ctrl-C or a TERM signal) before the end: this report holds the steps that finished.**\n\n")
+		b.printf("**Interrupted (Ctrl-C or a TERM signal) before the end: this report holds the steps that finished.**\n\n")
 	}
 	writeAnswer(&b, c.Preset, a)
-	w("%s\n\n", HeadFindings)
-	r.Findings = append(sentences(c, a), metastableSentences(c, a.Metastable)...)
+	b.printf("%s\n\n", HeadFindings)
+	r.Findings = append(sentences(a), metastableSentences(c, a.Metastable)...)
 	if len(r.Findings) == 0 {
-		w("None: the numbers of this run support no finding (see the failures and notes below).\n")
+		b.printf("None: the numbers of this run support no finding (see the failures and notes below).\n")
 	}
 	for _, f := range r.Findings {
-		w("- %s\n", f)
+		b.printf("- %s\n", f)
 	}
-	w("\n%s\n\n", HeadMethod)
+	b.printf("\n%s\n\n", HeadMethod)
 	if p := c.Published; p != nil {
-		w("*Published from `%s` by `make compare-publish`: the charts and CPU call graphs are here; the raw profiles (`.pb.gz`, for `make pprof-diff` and `go tool pprof -http`) stayed in that run's folder.*\n\n",
+		b.printf("*Published from `%s` by `make compare-publish`: the charts and CPU call graphs are here; the raw profiles (`.pb.gz`, for `make pprof-diff` and `go tool pprof -http`) stayed in that run's folder.*\n\n",
 			filepath.Base(p.From))
 	}
-	w("%s\n\n", runSummary(c))
-	w("%s\n\n%s\n\n", HeadPools, poolsInGo)
+	b.printf("%s\n\n", runSummary(c))
+	b.printf("%s\n\n%s\n\n", HeadPools, poolsInGo)
 	writeEnvironment(&b, c, r.Notes)
 	if len(c.Failures) > 0 {
-		w("%s\n\n", HeadFailures)
+		b.printf("%s\n\n", HeadFailures)
 		for _, f := range c.Failures {
-			w("- **%s** %s %s: %s\n", f.Workload, f.Variant, f.Step, f.Reason)
+			b.printf("- **%s** %s %s: %s\n", f.Workload, f.Variant, f.Step, f.Reason)
 			if f.LogTail != "" {
-				w("\n  ```\n%s\n  ```\n", indent(strings.TrimRight(f.LogTail, "\n"), "  "))
+				b.printf("\n  ```\n%s\n  ```\n", indent(strings.TrimRight(f.LogTail, "\n"), "  "))
 			}
 		}
-		w("\n")
+		b.printf("\n")
 	}
 	for i, wr := range c.Workloads {
 		if aw := a.Workloads[i]; aw.Grid != nil {

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"encoding/xml"
 	"io"
 	"math"
@@ -42,7 +41,7 @@ func comparisonOf(t *testing.T, preset string, sat map[string][]float64, order .
 
 // workloadText is what writeWorkload writes of c's first workload.
 func workloadText(c *result.Comparison) string {
-	var b bytes.Buffer
+	var b page
 	writeWorkload(&b, c, c.Workloads[0], analysis.Analyze(c).Workloads[0])
 	return b.String()
 }
@@ -388,7 +387,7 @@ func TestPairedTable(t *testing.T) {
 	assert.NotContains(t, text, "No closed-loop rounds paired")
 
 	a := analysis.Analyze(c)
-	s := strings.Join(sentences(c, a), "\n")
+	s := strings.Join(sentences(a), "\n")
 	assert.Contains(t, s, "**closed-loop throughput lower than direct's** beyond the 95 % interval: fifo 0.90× (0.88–0.92)")
 	assert.Contains(t, s, "closed-loop throughput, **no difference measurable here** (the 95 % interval includes 1): lifo ~ 0.99× (0.97–1.03)")
 }
@@ -414,7 +413,7 @@ func TestSaturationSentences(t *testing.T) {
 	say := func(sat map[string][]float64, order ...string) string {
 		t.Helper()
 		c := comparisonOf(t, "queues", sat, order...)
-		return strings.Join(sentences(c, analysis.Analyze(c)), "\n")
+		return strings.Join(sentences(analysis.Analyze(c)), "\n")
 	}
 	// Three repeats apart by their ranges: nothing measurable.
 	s := say(map[string][]float64{"direct": {40000, 41000, 40500}, "fifo": {30000, 31000, 30500}}, "direct", "fifo")
@@ -464,7 +463,7 @@ func TestScalingSaturationSentence(t *testing.T) {
 		}
 		c := &result.Comparison{Preset: "scaling", Options: o, Plan: p, Workloads: []*result.WorkloadResult{wr},
 			Criteria: result.Criteria{MaxErrorRate: 0.001, LoaderBusy: 0.9}}
-		return strings.Join(sentences(c, analysis.Analyze(c)), "\n")
+		return strings.Join(sentences(analysis.Analyze(c)), "\n")
 	}
 	assert.Contains(t, say(6), "`get` scaling, saturation paired with direct's by repeat on as many CPUs: **lower than direct's** beyond the 95 % interval: fifo (at 1 CPU 0.75× (0.75–0.75); medians at 1 CPU 0.75× direct's 40,200 req/s); no difference measurable at any count (the 95 % interval includes 1, or fewer than 6 paired repeats give none): none.")
 	assert.Contains(t, say(3), "`get` scaling, saturation paired with direct's by repeat on as many CPUs: **no difference measurable here** at any count of 1 CPU (the 95 % interval includes 1, or fewer than 6 paired repeats give none; -repeat 6 gives one): fifo.")
@@ -482,7 +481,7 @@ func TestLoaderTableNamesGrowingBacklogs(t *testing.T) {
 		{Workload: "get", Variant: "fifo", Step: "fixed", Asked: 28000, SendRate: 28000, Backlog: grew},
 		{Workload: "get", Variant: "fifo", Step: "overload", Asked: 80000, SendRate: 40000},
 	}
-	var b bytes.Buffer
+	var b page
 	writeLoader(&b, c)
 	text := b.String()
 	assert.Contains(t, text, "1 of 3 steps kept up.")

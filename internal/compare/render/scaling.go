@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 
@@ -12,11 +11,10 @@ import (
 
 // writeScaling writes wr's scaling tables: saturation and CPU per
 // request by variant and CPU count, then the closed loop's.
-func writeScaling(b *bytes.Buffer, c *result.Comparison, wr *result.WorkloadResult, aw *analysis.Workload) {
-	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+func writeScaling(b *page, c *result.Comparison, wr *result.WorkloadResult, aw *analysis.Workload) {
 	g := aw.Grid
-	w("%s: `%s`\n\n", HeadScaling, wr.Workload)
-	w("kvserver ran on the first n CPUs of its set for each count n (its GOMAXPROCS, and so its default -workers, n), the loader on CPUs of its own throughout (%s). "+
+	b.printf("%s: `%s`\n\n", HeadScaling, wr.Workload)
+	b.printf("kvserver ran on the first n CPUs of its set for each count n (its GOMAXPROCS, and so its default -workers, n), the loader on CPUs of its own throughout (%s). "+
 		"Saturation: median ± half the spread over %s, with its ratio to direct's on as many CPUs; server CPU/request: kvserver's CPU over the validating run ÷ its requests (median over the searches). "+
 		"\"≥ X, loader-bound\" is a lower bound: the loader ran out before kvserver did.\n\n", PlacementText(c.Env), searchesText(c.Options.Repeat))
 	writeCountsTable(b, g, "saturation req/s", func(v *analysis.Variant) (string, string, bool) {
@@ -29,8 +27,8 @@ func writeScaling(b *bytes.Buffer, c *result.Comparison, wr *result.WorkloadResu
 	if !slices.ContainsFunc(aw.Variants, func(v *analysis.Variant) bool { return v.Closed != nil }) {
 		return
 	}
-	w("%s: `%s`\n\n", HeadClosed, wr.Workload)
-	w("Each connection sends its next request as soon as the last is answered (%d rounds; connections by Little's law at the variant's saturation, at least %d). Req/s is the median ± half the spread over the rounds. "+
+	b.printf("%s: `%s`\n\n", HeadClosed, wr.Workload)
+	b.printf("Each connection sends its next request as soon as the last is answered (%d rounds; connections by Little's law at the variant's saturation, at least %d). Req/s is the median ± half the spread over the rounds. "+
 		"kvserver's CPU per request is the median over the rounds, with its ratio to direct's on as many CPUs (the target for -exec handler is to stay within %.0f %% of direct).\n\n",
 		c.Options.StepTiming().ClosedRounds, plan.MinConns, 100*analysis.HandlerTolerance)
 	writeCountsTable(b, g, "req/s", func(v *analysis.Variant) (string, string, bool) {
@@ -50,13 +48,13 @@ func writeScaling(b *bytes.Buffer, c *result.Comparison, wr *result.WorkloadResu
 // per count: what, and kvserver's CPU per request. cell gives a variant's
 // two cells at a count; a variant not measured there (absent, or cell's
 // false) gets dashes.
-func writeCountsTable(b *bytes.Buffer, g *analysis.Grid, what string, cell func(v *analysis.Variant) (val, cpu string, ok bool)) {
+func writeCountsTable(b *page, g *analysis.Grid, what string, cell func(v *analysis.Variant) (val, cpu string, ok bool)) {
 	head, rule := "| variant |", "|---|"
 	for _, n := range g.Counts {
 		head += fmt.Sprintf(" %s: %s | %s: server CPU/request |", cpusText(n, "CPU"), what, cpusText(n, "CPU"))
 		rule += "---|---|"
 	}
-	fmt.Fprintf(b, "%s\n%s\n", head, rule)
+	b.printf("%s\n%s\n", head, rule)
 	for _, row := range g.Rows {
 		line := "| " + row + " |"
 		for _, n := range g.Counts {
@@ -68,7 +66,7 @@ func writeCountsTable(b *bytes.Buffer, g *analysis.Grid, what string, cell func(
 			}
 			line += " - | - |"
 		}
-		fmt.Fprintf(b, "%s\n", line)
+		b.printf("%s\n", line)
 	}
 	b.WriteString("\n")
 }

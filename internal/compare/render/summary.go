@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,11 +16,9 @@ import (
 func runSummary(c *result.Comparison) string {
 	o, p := c.Options, c.Plan
 	t := o.StepTiming()
-	var wls, steps []string
+	var steps []string
 	variants := variantNames(c)
-	for _, wr := range c.Workloads {
-		wls = append(wls, "`"+wr.Workload+"`")
-	}
+	wls := each(c.Workloads, func(wr *result.WorkloadResult) string { return "`" + wr.Workload + "`" })
 	if o.Rate > 0 {
 		steps = append(steps, fmt.Sprintf("direct's saturation taken as %s req/s (-rate)", thousands(o.Rate)))
 	}
@@ -34,7 +31,7 @@ func runSummary(c *result.Comparison) string {
 		steps = append(steps, fmt.Sprintf("a search for %s saturation, %d× (steps of %v; sustained: corrected p99 ≤ %v, < 0.1 %% errors, every request sent, ≥ 99 %% of the asked rate)%s",
 			whose(p.SaturateAll), o.Repeat, t.SatStep, o.SLO, anchor))
 	}
-	if closedRan(c) {
+	if anyVariant(c, func(v *result.VariantResult) bool { return v.Closed != nil }) {
 		steps = append(steps, fmt.Sprintf("%s closed loop (each connection sends its next request when the last is answered; %d × %v on the server of its last search, once idle), the cross-check of the saturation", whose(p.ClosedAll), t.ClosedRounds, t.Closed))
 	}
 	if p.Fixed {
@@ -77,7 +74,6 @@ func runSummary(c *result.Comparison) string {
 		strings.Join(variants, ", "), strings.Join(wls, ", "), thousands(float64(o.Keys)), o.ValueSize, mode, warm, strings.Join(steps, ";\n- "))
 }
 
-// whose is "every variant's" where a step ran for all, else "direct's".
 func whose(all bool) string {
 	if all {
 		return "every variant's"
@@ -98,16 +94,10 @@ func connsPlanText(c *result.Comparison) string {
 		}
 		return s
 	}
-	var per []string
-	for _, s := range c.Plan.Steps {
-		var parts []string
-		for _, p := range []string{load("the fixed-rate step", s.Fixed), load("the full-load round", s.FullLoad), load("the overload step", s.Overload)} {
-			if p != "" {
-				parts = append(parts, p)
-			}
-		}
-		per = append(per, fmt.Sprintf("`%s`: %s", s.Workload, strings.Join(parts, ", ")))
-	}
+	per := each(c.Plan.Steps, func(s *plan.Steps) string {
+		parts := []string{load("the fixed-rate step", s.Fixed), load("the full-load round", s.FullLoad), load("the overload step", s.Overload)}
+		return fmt.Sprintf("`%s`: %s", s.Workload, strings.Join(slices.DeleteFunc(parts, func(p string) bool { return p == "" }), ", "))
+	})
 	return fmt.Sprintf("every variant of a step over the same connections, planned once direct's search was done and before the first variant's step. Little's law sized them: %d × the step's rate × direct's answer time at the passing search step nearest that rate (its p99 from the send; for the full-load round, its median at the lowest rate), at least %d. %s",
 		plan.LittleHeadroom, plan.MinConns, strings.Join(per, "; "))
 }
@@ -129,12 +119,6 @@ func sizedConns(c *result.Comparison) bool {
 	})
 }
 
-// closedRan tells whether any variant of c ran a closed-loop step.
-func closedRan(c *result.Comparison) bool {
-	return anyVariant(c, func(v *result.VariantResult) bool { return v.Closed != nil })
-}
-
-// anyVariant tells whether a variant of any of c's workloads is one.
 func anyVariant(c *result.Comparison, is func(*result.VariantResult) bool) bool {
 	for _, wr := range c.Workloads {
 		if slices.ContainsFunc(wr.Variants, is) {
@@ -144,39 +128,36 @@ func anyVariant(c *result.Comparison, is func(*result.VariantResult) bool) bool 
 	return false
 }
 
-func writeEnvironment(b *bytes.Buffer, c *result.Comparison, renderNotes []string) {
+func writeEnvironment(b *page, c *result.Comparison, renderNotes []string) {
 	e := c.Env
-	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	w("%s\n\n| | |\n|---|---|\n", HeadEnvironment)
-	w("| CPU | %s, %d cores |\n", e.CPUModel, e.Cores)
-	w("| Go | %s |\n", e.GoVersion)
-	w("| kvserver | version %s (from `kvserver_config_info`) |\n", orUnknown(e.KvserverVersion))
-	w("| CPUs | %s |\n", cpusRow(e))
-	w("| load average | %s at the start, %s at the end |\n", e.LoadStart, orUnknown(e.LoadEnd))
-	w("| started, finished | %s, %s (%v) |\n", e.Started.Format(time.RFC3339), e.Finished.Format(time.RFC3339), e.Finished.Sub(e.Started).Round(time.Second))
+	b.printf("%s\n\n| | |\n|---|---|\n", HeadEnvironment)
+	b.printf("| CPU | %s, %d cores |\n", e.CPUModel, e.Cores)
+	b.printf("| Go | %s |\n", e.GoVersion)
+	b.printf("| kvserver | version %s (from `kvserver_config_info`) |\n", orUnknown(e.KvserverVersion))
+	b.printf("| CPUs | %s |\n", cpusRow(e))
+	b.printf("| load average | %s at the start, %s at the end |\n", e.LoadStart, orUnknown(e.LoadEnd))
+	b.printf("| started, finished | %s, %s (%v) |\n", e.Started.Format(time.RFC3339), e.Finished.Format(time.RFC3339), e.Finished.Sub(e.Started).Round(time.Second))
 	if c.Options.QuietWait > 0 {
-		w("| quiet check | before each step, up to %v of waiting while other processes kept more than %.1f cores busy (measured from /proc/stat, since the load average still counts this comparison's previous step); notes below |\n", c.Options.QuietWait, plan.BusyCores)
+		b.printf("| quiet check | before each step, up to %v of waiting while other processes kept more than %.1f cores busy (measured from /proc/stat, since the load average still counts this comparison's previous step); notes below |\n", c.Options.QuietWait, plan.BusyCores)
 	} else {
-		w("| quiet check | off (-quiet-wait 0) |\n")
+		b.printf("| quiet check | off (-quiet-wait 0) |\n")
 	}
-	w("| profiling | mutex and block sampling (`%s`) only in the separate profile runs; timing runs without |\n", strings.Join(plan.ProfileArgs, " "))
-	w("\n")
+	b.printf("| profiling | mutex and block sampling (`%s`) only in the separate profile runs; timing runs without |\n", strings.Join(plan.ProfileArgs, " "))
+	b.printf("\n")
 	notes := append(slices.Clone(c.Notes), renderNotes...)
 	for _, n := range notes {
-		w("- %s\n", n)
+		b.printf("- %s\n", n)
 	}
 	if len(notes) > 0 {
-		w("\n")
+		b.printf("\n")
 	}
 	writeLoader(b, c)
 }
 
-// writeLoader is the table of whether the loader kept up in each step.
-func writeLoader(b *bytes.Buffer, c *result.Comparison) {
-	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	w("%s\n\n", HeadLoader)
+func writeLoader(b *page, c *result.Comparison) {
+	b.printf("%s\n\n", HeadLoader)
 	if len(c.Loader) == 0 {
-		w("No step finished.\n\n")
+		b.printf("No step finished.\n\n")
 		return
 	}
 	fell := 0
@@ -185,20 +166,20 @@ func writeLoader(b *bytes.Buffer, c *result.Comparison) {
 			fell++
 		}
 	}
-	w("A step counts as kept up when the loader sent at least 99 %% of the asked rate on schedule and, at the fixed rate, the backlog did not grow. "+
+	b.printf("A step counts as kept up when the loader sent at least 99 %% of the asked rate on schedule and, at the fixed rate, the backlog did not grow. "+
 		"The backlog grew when requests in flight or the send lag's p99 rose by more than a tenth of the SLO from the step's earlier half to its later half (the rule of the searches). "+
 		"A validation counts as its search judged it (nothing left unsent, the backlog level). %d of %d steps kept up.", len(c.Loader)-fell, len(c.Loader))
 	if slices.ContainsFunc(c.Loader, func(l result.LoaderCheck) bool { return l.Scheduled }) {
-		w(" A run with a spike asks its schedule's mean rate; under clients that time out and retry, the schedule is of first tries, and those count (sent, or refused by the client's own throttle), not the clients' retries on top of them.")
+		b.printf(" A run with a spike asks its schedule's mean rate; under clients that time out and retry, the schedule is of first tries, and those count (sent, or refused by the client's own throttle), not the clients' retries on top of them.")
 	}
 	if slices.ContainsFunc(c.Loader, func(l result.LoaderCheck) bool { return l.LoaderCPUs > 0 }) {
-		w(" CPU shares are of each side's own CPUs (kvserver's: all online CPUs where it shared them). "+
+		b.printf(" CPU shares are of each side's own CPUs (kvserver's: all online CPUs where it shared them). "+
 			"A step that fell short is loader-bound, and measured the loader rather than kvserver, only when the loader used %.0f %% or more of its CPUs or its own sends fell behind (requests that found a connection free were still sent late). "+
 			"One that fell behind with every connection busy, or with kvserver's CPU idle, is kvserver's limit, at the -max-conns cap where the connections reached it (the rule of the saturation searches).",
 			100*c.Criteria.LoaderBusy)
 	}
-	w("\n\n")
-	w("| workload | variant | step | asked req/s | sent req/s | send lag p99 | loader CPU/request | loader CPU | kvserver CPU | kept up | loader-bound |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.printf("\n\n")
+	b.printf("| workload | variant | step | asked req/s | sent req/s | send lag p99 | loader CPU/request | loader CPU | kvserver CPU | kept up | loader-bound |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var bound, backlog []result.LoaderCheck
 	for _, l := range c.Loader {
 		kept := "yes"
@@ -221,18 +202,18 @@ func writeLoader(b *bytes.Buffer, c *result.Comparison) {
 		if l.LoaderCPUs > 0 {
 			loader = shareCell(l.LoaderShare, l.LoaderCPUs)
 		}
-		w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.Workload, l.Variant, l.Step, thousands(l.Asked), thousands(l.SendRate),
+		b.printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.Workload, l.Variant, l.Step, thousands(l.Asked), thousands(l.SendRate),
 			duration(l.LagP99), cpuMicros(l.CPUPerRequest), loader, shareCell(l.ServerShare, l.ServerCPUs), kept, lb)
 	}
-	w("\n")
+	b.printf("\n")
 	for _, l := range backlog {
-		w("- %s %s %s: %s\n", l.Workload, l.Variant, l.Step, l.Backlog)
+		b.printf("- %s %s %s: %s\n", l.Workload, l.Variant, l.Step, l.Backlog)
 	}
 	for _, l := range bound {
-		w("- loader-bound: %s %s %s: %s\n", l.Workload, l.Variant, l.Step, l.Why)
+		b.printf("- loader-bound: %s %s %s: %s\n", l.Workload, l.Variant, l.Step, l.Why)
 	}
 	if len(bound)+len(backlog) > 0 {
-		w("\n")
+		b.printf("\n")
 	}
 }
 
@@ -280,11 +261,9 @@ func PlacementText(e result.Environment) string {
 // before them.
 func variantNames(c *result.Comparison) []string {
 	var names []string
-	seen := map[string]bool{}
 	add := func(name string) {
-		if !seen[name] {
-			seen[name] = true
-			names = append(names, "`"+name+"`")
+		if n := "`" + name + "`"; !slices.Contains(names, n) {
+			names = append(names, n)
 		}
 	}
 	if len(c.Workloads) > 0 {

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,10 +10,9 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/result"
 )
 
-func writeWorkload(b *bytes.Buffer, c *result.Comparison, wr *result.WorkloadResult, aw *analysis.Workload) {
-	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+func writeWorkload(b *page, c *result.Comparison, wr *result.WorkloadResult, aw *analysis.Workload) {
 	base := wr.Baseline()
-	w("%s: `%s`\n\n", HeadResults, wr.Workload)
+	b.printf("%s: `%s`\n\n", HeadResults, wr.Workload)
 	if aw.OnlyBaseRate {
 		// Nothing but direct's saturation was measured outside the
 		// overload step (the policies and overload presets): a table of
@@ -27,127 +25,38 @@ func writeWorkload(b *bytes.Buffer, c *result.Comparison, wr *result.WorkloadRes
 		if bs != nil && bs.Brackets {
 			how = "the bracket: the highest rate that held, the lowest that failed twice"
 		}
-		w("Direct's saturation in req/s (%s): %s. This preset measures the variants only under overload (below)", how, satCell(bs, false))
+		b.printf("Direct's saturation in req/s (%s): %s. This preset measures the variants only under overload (below)", how, satCell(bs, false))
 		if aw.OverloadMultiple > 0 {
-			w(", asking %s", askedText(aw.OverloadMultiple, wr.BaseLowerBound))
+			b.printf(", asking %s", askedText(aw.OverloadMultiple, wr.BaseLowerBound))
 		}
-		w(".\n\n")
+		b.printf(".\n\n")
 	} else {
 		writeResultsTable(b, c, wr, aw)
 	}
 	writeClosedTable(b, wr, aw)
 	writePairedTable(b, c, wr, aw)
 	if s := settingsLine(wr); s != "" {
-		w("kvserver's settings as it reported them (`kvserver_config_info`):\n\n- %s\n\n", s)
+		b.printf("kvserver's settings as it reported them (`kvserver_config_info`):\n\n- %s\n\n", s)
 	}
-	if hasOverload(c) {
+	if anyVariant(c, func(v *result.VariantResult) bool { return v.Overload != nil }) {
 		writeOverloadTable(b, c, wr, aw)
 	}
 }
 
-// askedText is "2× that", or where that (direct's saturation) is only a
-// lower bound, "2× a lower bound: at most 2× direct's saturation".
-func askedText(factor float64, lowerBound bool) string {
-	if lowerBound {
-		return fmt.Sprintf("%g× a lower bound: at most %g× direct's saturation", factor, factor)
-	}
-	return fmt.Sprintf("%g× that", factor)
-}
-
-// writeClosedTable is the closed-loop steps of wr, if any ran.
-func writeClosedTable(b *bytes.Buffer, wr *result.WorkloadResult, aw *analysis.Workload) {
+func writeClosedTable(b *page, wr *result.WorkloadResult, aw *analysis.Workload) {
 	rows := variantsWith(aw, func(v *analysis.Variant) bool { return v.Closed != nil })
 	if len(rows) == 0 {
 		return
 	}
-	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	w("%s: `%s`\n\n", HeadClosed, wr.Workload)
-	w("Each connection sends its next request as soon as the last is answered, over as many connections as Little's law asks for at the variant's saturation (at least %d). This is the server's throughput with no schedule to keep, the cross-check of the open-loop saturation (the findings compare the two).\n\n", plan.MinConns)
-	w("| variant | connections | rounds | req/s (median ± half the spread) | saturation req/s | server CPU/request | loader CPU | kvserver CPU | loader-bound |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.printf("%s: `%s`\n\n", HeadClosed, wr.Workload)
+	b.printf("Each connection sends its next request as soon as the last is answered, over as many connections as Little's law asks for at the variant's saturation (at least %d). This is the server's throughput with no schedule to keep, the cross-check of the open-loop saturation (the findings compare the two).\n\n", plan.MinConns)
+	b.printf("| variant | connections | rounds | req/s (median ± half the spread) | saturation req/s | server CPU/request | loader CPU | kvserver CPU | loader-bound |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, v := range rows {
 		cr := v.Closed
-		w("| %s | %d | %d | %s ± %s | %s | %s | %s | %s | %s |\n", v.Name, cr.Conns, cr.Rate.N, thousands(cr.Rate.Median), thousands(cr.Rate.HalfSpread()),
+		b.printf("| %s | %d | %d | %s ± %s | %s | %s | %s | %s | %s |\n", v.Name, cr.Conns, cr.Rate.N, thousands(cr.Rate.Median), thousands(cr.Rate.HalfSpread()),
 			satCell(v.Sat, false), cpuMicros(cr.CPUPerRequest), shareCell(cr.LoaderShare, cr.LoaderCPUs), shareCell(cr.ServerShare, cr.ServerCPUs), yesNo(cr.LoaderBound, "**yes**"))
 	}
-	w("\n")
-}
-
-// satCell is a variant's saturation, "-" if it ran none. Where the
-// searches recorded their brackets it is the bracket, "62,000–64,000"
-// (the highest rate that held, the lowest that failed twice; the median
-// of each end over the searches), and whether it held over the
-// validating run: a figure no validation held is marked, never shown as
-// a saturation, and no ratio is given for it. Without brackets it is
-// the median ± half the spread of the searches' validated rates. A
-// loader-bound saturation is a lower bound, "≥ 104,000, loader-bound
-// with 1 loader CPU", with no ratio.
-func satCell(s *analysis.Searches, withRatio bool) string {
-	if s == nil {
-		return "-"
-	}
-	var sat string
-	switch {
-	case s.Brackets:
-		sat = bracketCell(s.Bracket)
-		if s.LowerBound && s.Measured() { // a lower bound of a rate that held
-			sat = "≥ " + thousands(s.Bracket.Lo)
-		}
-	case !s.Measured():
-		sat = "none"
-	case s.LowerBound:
-		sat = "≥ " + thousands(s.Rate.Median)
-		if s.Rate.N > 1 {
-			sat += " ± " + thousands(s.Rate.HalfSpread())
-		}
-	default:
-		sat = thousands(s.Rate.Median) + " ± " + thousands(s.Rate.HalfSpread())
-	}
-	switch {
-	case !s.Measured():
-		sat += fmt.Sprintf(", **not validated** (%s failed its validation)", thousands(s.Candidate))
-		if s.Runs > 1 {
-			sat += fmt.Sprintf(" in %d of %d searches", s.Runs, s.Runs)
-		}
-		if s.LowerBound {
-			sat += ", loader-bound"
-		}
-	case s.LowerBound:
-		sat += ", loader-bound"
-		if s.LoaderCPUs > 0 {
-			sat += " with " + cpusText(s.LoaderCPUs, "loader CPU")
-		}
-		if s.LoaderBoundRuns < s.Runs {
-			sat += fmt.Sprintf(" (%d of %d searches)", s.LoaderBoundRuns, s.Runs)
-		}
-	case s.Brackets:
-		sat += ", validated"
-		if withRatio {
-			sat += ratio(s.Ratio)
-		}
-	case withRatio:
-		sat += ratio(s.Ratio)
-	}
-	if s.HitMax {
-		sat += ", at the search's maximum rate"
-	}
-	if s.Measured() && s.Validated < s.Runs {
-		sat += fmt.Sprintf(", %d of %d held in validation", s.Validated, s.Runs)
-	}
-	return sat
-}
-
-// bracketCell is a search's bracket: "62,000–64,000", "≥ 62,000" where
-// nothing failed, "< 4,000" where nothing held.
-func bracketCell(b analysis.Interval) string {
-	switch {
-	case b.Lo > 0 && b.Hi > 0:
-		return thousands(b.Lo) + "–" + thousands(b.Hi)
-	case b.Lo > 0:
-		return "≥ " + thousands(b.Lo)
-	case b.Hi > 0:
-		return "< " + thousands(b.Hi)
-	}
-	return "none"
+	b.printf("\n")
 }
 
 // connsCell is a step's peak connections and requests in flight:
@@ -160,20 +69,22 @@ func connsCell(start, peak, inFlight int) string {
 	return fmt.Sprintf("%d / %d", peak, inFlight)
 }
 
-// writeResultsTable is the table of saturation and fixed-rate numbers.
-func writeResultsTable(b *bytes.Buffer, c *result.Comparison, wr *result.WorkloadResult, aw *analysis.Workload) {
-	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+func writeResultsTable(b *page, c *result.Comparison, wr *result.WorkloadResult, aw *analysis.Workload) {
 	own := c.Plan.OwnRates
 	bracketed := slices.ContainsFunc(aw.Variants, func(v *analysis.Variant) bool { return v.Sat != nil && v.Sat.Brackets })
 	switch {
 	case wr.BaseRate <= 0:
-		w("Direct's saturation: **no search of direct held over its validation**, so there is no rate to set the fixed-rate step by: it did not run (see the failures).\n\n")
+		b.printf("Direct's saturation: **no search of direct held over its validation**, so there is no rate to set the fixed-rate step by: it did not run (see the failures).\n\n")
 	case own:
-		w("Direct's saturation: %s req/s. Each variant's fixed-rate step ran at %.0f %% of its own saturation (the fixed rate column), so the latencies compare the variants each at the same share of what it can serve, not at the same load. Each cell's ratio is to `direct` in this run.\n\n",
+		b.printf("Direct's saturation: %s req/s. Each variant's fixed-rate step ran at %.0f %% of its own saturation (the fixed rate column), so the latencies compare the variants each at the same share of what it can serve, not at the same load. Each cell's ratio is to `direct` in this run.\n\n",
 			thousands(wr.BaseRate), 100*plan.FixedShare)
 	default:
-		w("Direct's saturation: %s req/s%s; fixed-rate step at %s req/s. Each cell's ratio is to `direct` in this run.\n\n",
-			thousands(wr.BaseRate), validatedText(bracketed), thousands(aw.FixedRate))
+		validated := "" // where brackets are recorded, only a validated saturation sets the steps
+		if bracketed {
+			validated = ", validated"
+		}
+		b.printf("Direct's saturation: %s req/s%s; fixed-rate step at %s req/s. Each cell's ratio is to `direct` in this run.\n\n",
+			thousands(wr.BaseRate), validated, thousands(aw.FixedRate))
 	}
 	head, rule := "| pool | policy | saturation req/s (median, spread over %d) |", "|---|---|---|"
 	if bracketed {
@@ -182,8 +93,8 @@ func writeResultsTable(b *bytes.Buffer, c *result.Comparison, wr *result.Workloa
 	if own {
 		head, rule = head+" fixed rate req/s |", rule+"---|"
 	}
-	w(head+" p50 | p90 | p99 | p99.9 | max | errors | server CPU/request | peak conns / in flight |\n", c.Options.Repeat)
-	w("%s---|---|---|---|---|---|---|---|\n", rule)
+	b.printf(head+" p50 | p90 | p99 | p99.9 | max | errors | server CPU/request | peak conns / in flight |\n", c.Options.Repeat)
+	b.printf("%s---|---|---|---|---|---|---|---|\n", rule)
 	opened := false
 	for i, v := range wr.Variants {
 		av := aw.Variants[i]
@@ -206,24 +117,23 @@ func writeResultsTable(b *bytes.Buffer, c *result.Comparison, wr *result.Workloa
 			}
 			sat += " | " + rate
 		}
-		w("| %s | %s | %s | %s | %s |\n", v.Variant.PoolLabel(), v.Variant.PolicyLabel(), sat, strings.Join(lat, " | "), peak)
+		b.printf("| %s | %s | %s | %s | %s |\n", v.Variant.PoolLabel(), v.Variant.PolicyLabel(), sat, strings.Join(lat, " | "), peak)
 	}
 	if bracketed {
-		w("\nA saturation is a bracket: the highest rate that held (its short step, then the longer validating run at that rate) and the lowest that failed twice; \"validated\" says the validating run held, and only a validated rate sets the later steps or is compared. A search whose validation never held is marked **not validated** and nothing is ranked from it.\n")
+		b.printf("\nA saturation is a bracket: the highest rate that held (its short step, then the longer validating run at that rate) and the lowest that failed twice; \"validated\" says the validating run held, and only a validated rate sets the later steps or is compared. A search whose validation never held is marked **not validated** and nothing is ranked from it.\n")
 	} else if slices.ContainsFunc(aw.Variants, func(v *analysis.Variant) bool { return v.Sat != nil }) {
-		w("\nThis comparison did not record its searches' brackets: each saturation is the rate the search validated, without the rate that failed above it.\n")
+		b.printf("\nThis comparison did not record its searches' brackets: each saturation is the rate the search validated, without the rate that failed above it.\n")
 	}
 	writeFixedBehind(b, wr, aw)
-	w("\nLatencies are corrected for coordinated omission (from each request's intended send time) at the fixed rate, over every answer as wrk2's are, errors included: a pool that answered some requests 503 at once (a small -cap) shows a lower tail for it, so read the errors column beside them. Spread is ± half the range. A saturation is the highest rate whose short step kept the SLO. \"k of n held in validation\" says how many of the searches also kept it over the longer validating run at that rate. \"≥ X, loader-bound\" is a lower bound: the loader, not kvserver, ran out first (see the loader's table above), and no ratio is given for it.\n\n")
+	b.printf("\nLatencies are corrected for coordinated omission (from each request's intended send time) at the fixed rate, over every answer as wrk2's are, errors included: a pool that answered some requests 503 at once (a small -cap) shows a lower tail for it, so read the errors column beside them. Spread is ± half the range. A saturation is the highest rate whose short step kept the SLO. \"k of n held in validation\" says how many of the searches also kept it over the longer validating run at that rate. \"≥ X, loader-bound\" is a lower bound: the loader, not kvserver, ran out first (see the loader's table above), and no ratio is given for it.\n\n")
 	if opened {
-		w("\"a→b opened\": the step started with a connections (Little's law at the fixed rate) and every one was busy at times, so the loader opened more, up to b; requests that waited for a connection were sent late, and their corrected latencies include that wait in the loader.\n\n")
+		b.printf("\"a→b opened\": the step started with a connections (Little's law at the fixed rate) and every one was busy at times, so the loader opened more, up to b; requests that waited for a connection were sent late, and their corrected latencies include that wait in the loader.\n\n")
 	}
 }
 
 // settingKeys are the config_info labels that tell the variants apart.
 var settingKeys = []string{"exec", "workers", "limit", "cap", "overflow", "queue_timeout", "io_delay", "io_delay_dist"}
 
-// settingsLine lists each variant's distinguishing settings.
 func settingsLine(wr *result.WorkloadResult) string {
 	var parts []string
 	for _, v := range wr.Variants {
@@ -241,26 +151,19 @@ func settingsLine(wr *result.WorkloadResult) string {
 	return strings.Join(parts, "\n- ")
 }
 
-// hasOverload tells whether any variant of c ran an overload step.
-func hasOverload(c *result.Comparison) bool {
-	return anyVariant(c, func(v *result.VariantResult) bool { return v.Overload != nil })
-}
-
-// writeOverloadTable is the table of the overload steps.
-func writeOverloadTable(b *bytes.Buffer, c *result.Comparison, wr *result.WorkloadResult, aw *analysis.Workload) {
-	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	w("%s: `%s`\n\n", HeadOverload, wr.Workload)
+func writeOverloadTable(b *page, c *result.Comparison, wr *result.WorkloadResult, aw *analysis.Workload) {
+	b.printf("%s: `%s`\n\n", HeadOverload, wr.Workload)
 	if wr.BaseLowerBound && wr.BaseRate > 0 {
-		w("**Direct's saturation, which set the asked rate, is only a lower bound** (its search was loader-bound): each step asked %s, and may have overloaded kvserver less than that, or not at all.\n\n",
+		b.printf("**Direct's saturation, which set the asked rate, is only a lower bound** (its search was loader-bound): each step asked %s, and may have overloaded kvserver less than that, or not at all.\n\n",
 			askedText(c.Plan.OverloadFactor, true))
 	}
-	w("The loader could open connections as requests fell due, up to %d, so that an excess over what the server serves waits in, and is shed by, the server's queue rather than the loader's; the peak columns say how many it needed.\n\n", c.Options.MaxConns)
-	w("| pool | policy | asked req/s | sent | goodput req/s | p99 of served: corrected / from the send | shed %% | shed after (p50 wait) | served after (p50 wait) | timeouts | peak conns / in flight | p99 before → after | RSS steady / peak MiB (growth MiB/s) | server CPU per served request | per 503 (derived) | 503 ÷ served | verdict |\n")
-	w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.printf("The loader could open connections as requests fell due, up to %d, so that an excess over what the server serves waits in, and is shed by, the server's queue rather than the loader's; the peak columns say how many it needed.\n\n", c.Options.MaxConns)
+	b.printf("| pool | policy | asked req/s | sent | goodput req/s | p99 of served: corrected / from the send | shed %% | shed after (p50 wait) | served after (p50 wait) | timeouts | peak conns / in flight | p99 before → after | RSS steady / peak MiB (growth MiB/s) | server CPU per served request | per 503 (derived) | 503 ÷ served | verdict |\n")
+	b.printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for i, v := range wr.Variants {
 		o, x := v.Overload, aw.Variants[i].Overload
 		if o == nil {
-			w("| %s | %s | not run (%s) ||||||||||||||\n", v.Variant.PoolLabel(), v.Variant.PolicyLabel(), notRunReason(c))
+			b.printf("| %s | %s | not run (%s) ||||||||||||||\n", v.Variant.PoolLabel(), v.Variant.PolicyLabel(), notRunReason(c))
 			continue
 		}
 		rec := each(o.RecoveryP99, duration)
@@ -271,14 +174,14 @@ func writeOverloadTable(b *bytes.Buffer, c *result.Comparison, wr *result.Worklo
 		if x.ShedCost {
 			per503, shedRatio = cpuMicros(x.CPUPerShed), two(x.ShedCostRatio)
 		}
-		w("| %s | %s | %s | %s of %s | %s%s | %s / %s | %.1f | %s | %s | %d | %s | %s → %s | %.0f / %s (%+.1f) | %s | %s | %s | %s |\n",
+		b.printf("| %s | %s | %s | %s of %s | %s%s | %s / %s | %.1f | %s | %s | %d | %s | %s → %s | %.0f / %.0f (%+.1f) | %s | %s | %s | %s |\n",
 			v.Variant.PoolLabel(), v.Variant.PolicyLabel(), thousands(o.Asked), thousands(float64(o.Sent)), thousands(float64(o.Planned)),
 			thousands(o.Goodput), ratio(x.Goodput), durRatio(o.ServedP99, x.ServedP99), durRatio(o.ServedP99Uncorrected, x.ServedP99FromSend), o.ShedPct,
 			waitText(o.ShedWaitP50, o.Shed), waitText(o.ServedWaitP50, o.Served), o.Timeouts,
-			connsCell(o.ConnsStart, o.ConnsPeak, o.InFlightPeak), duration(o.BaselineP99), strings.Join(rec, ", "), o.RSSSteadyMiB, mib(x.PeakRSS), o.RSSGrowthMiBPerS,
+			connsCell(o.ConnsStart, o.ConnsPeak, o.InFlightPeak), duration(o.BaselineP99), strings.Join(rec, ", "), o.RSSSteadyMiB, float64(x.PeakRSS)/(1<<20), o.RSSGrowthMiBPerS,
 			served, per503, shedRatio, o.Verdict)
 	}
-	w("\nGoodput counts served answers (2xx, 404) per second; shed are 503s. p99 of served leaves the 503s out; corrected, it runs from the intended send and so includes any wait in the loader (all connections busy), from the send it does not. Probes before and after run at %.0f %% of %s. "+
+	b.printf("\nGoodput counts served answers (2xx, 404) per second; shed are 503s. p99 of served leaves the 503s out; corrected, it runs from the intended send and so includes any wait in the loader (all connections busy), from the send it does not. Probes before and after run at %.0f %% of %s. "+
 		"Server CPU per served request is the variant's over a closed-loop round on the same server just before the overload step (%v, as many connections as direct's saturation needs). "+
 		"That round served at full load, queueing and hand-offs included, and shed nothing; where it shed or failed, the cost is taken over its baseline probe, where nothing was shed but the load was half (a served request costs more there). "+
 		"Per 503 is derived from it: (kvserver's CPU over the overload step − served × that) ÷ 503s, so it is only as good as that assumption, and a figure at or below 0 says the assumption failed. "+
@@ -286,19 +189,9 @@ func writeOverloadTable(b *bytes.Buffer, c *result.Comparison, wr *result.Worklo
 		100*plan.ProbeShare, refName(c.Plan), c.Options.StepTiming().Closed, 100*analysis.MinShedForCost)
 }
 
-// validatedText says, beside direct's saturation, that it was validated
-// (where the comparison records brackets, only a validated one sets the
-// steps).
-func validatedText(bracketed bool) string {
-	if bracketed {
-		return ", validated"
-	}
-	return ""
-}
-
 // writeFixedBehind names the variants whose fixed-rate step did not keep
 // up with its asked rate, and says what that means for the ratios.
-func writeFixedBehind(b *bytes.Buffer, wr *result.WorkloadResult, aw *analysis.Workload) {
+func writeFixedBehind(b *page, wr *result.WorkloadResult, aw *analysis.Workload) {
 	var parts []string
 	baseBehind := false
 	for i, v := range wr.Variants {
@@ -312,11 +205,11 @@ func writeFixedBehind(b *bytes.Buffer, wr *result.WorkloadResult, aw *analysis.W
 	if len(parts) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\n**The fixed-rate step did not keep up** (at least %.0f %% of the asked rate served, on schedule, without a growing backlog) for:\n\n- %s\n\nIts latencies there are those of a queue that grew for as long as the step ran, and nothing is ranked from them.", 100*analysis.MinAchieved, strings.Join(parts, "\n- "))
+	b.printf("\n**The fixed-rate step did not keep up** (at least %.0f %% of the asked rate served, on schedule, without a growing backlog) for:\n\n- %s\n\nIts latencies there are those of a queue that grew for as long as the step ran, and nothing is ranked from them.", 100*analysis.MinAchieved, strings.Join(parts, "\n- "))
 	if baseBehind {
-		fmt.Fprintf(b, " Since direct's is among them, no latency or CPU ratio to direct is given.")
+		b.printf(" Since direct's is among them, no latency or CPU ratio to direct is given.")
 	}
-	fmt.Fprintf(b, "\n")
+	b.printf("\n")
 }
 
 // notRunReason says why a step has no result: the run ended before it, or
@@ -328,7 +221,6 @@ func notRunReason(c *result.Comparison) string {
 	return "see the failed steps"
 }
 
-// variantsWith are aw's variants that are, in order.
 func variantsWith(aw *analysis.Workload, is func(*analysis.Variant) bool) []*analysis.Variant {
 	var out []*analysis.Variant
 	for _, v := range aw.Variants {
