@@ -105,6 +105,8 @@ func defineFlags(fs *flag.FlagSet, c *server.Config) {
 	durationVar(fs, &p.CoDelInterval, "codel-interval", "adaptive: CoDel `interval`, > 0 and <= 1m")
 	boolVar(fs, &c.Sync, "sync", "fsync the WAL before acknowledging each write")
 	intVar(fs, &c.CacheMiB, "cache-mb", "Pebble block cache, `MiB` >= 1")
+	intVar(fs, &c.RowCacheMiB, "row-cache-mb",
+		"row cache of recently read values in front of Pebble, `MiB` >= 0 (0: off; a write drops its key before it is acknowledged)")
 	fs.Var(choice(&c.Compression, store.ParseCompression, compressionString), "compression",
 		"Pebble block `compression`: none|snappy|minlz|zstd (random values do not compress; none skips the attempt)")
 	intVar(fs, &c.MemTableMiB, "memtable-mb", "Pebble memtable size, `MiB` in 1..4095 (up to twice this in memory while one flushes)")

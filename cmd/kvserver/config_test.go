@@ -52,6 +52,7 @@ func TestFlagsThenEnv(t *testing.T) {
 			"KVPOOL_MEMTABLE_MB":          "128",
 			"KVPOOL_VALUE_SEPARATION_MIN": "256",
 			"KVPOOL_DROP_CLOSED_AFTER":    "50ms",
+			"KVPOOL_ROW_CACHE_MB":         "0",
 		}))
 	require.NoError(t, err)
 	assert.Equal(t, "fifo", c.Pool)
@@ -73,6 +74,7 @@ func TestFlagsThenEnv(t *testing.T) {
 	assert.Equal(t, store.CompressionNone, c.Compression)
 	assert.Equal(t, 128, c.MemTableMiB)
 	assert.Equal(t, 256, c.ValueSeparationMinBytes)
+	assert.Equal(t, 0, c.RowCacheMiB, "an env 0 turns the row cache off")
 }
 
 // TestBadSettingsNameTheFlag: every refused value, unparsable or out of
@@ -127,6 +129,7 @@ func TestBadSettingsNameTheFlag(t *testing.T) {
 	f(flagArg("codel-target", "200ms"), nil, "codel-target", "less than -codel-interval 100ms")
 	f(flagArg("codel-interval", "-5ms"), nil, "codel-interval", "more than 0s")
 	f(flagArg("cache-mb", "-1"), nil, "cache-mb", "between 1 and")
+	f(flagArg("row-cache-mb", "-1"), nil, "row-cache-mb", "0 (off)")
 	f(flagArg("memtable-mb", "0"), nil, "memtable-mb", "between 1 and 4095")
 	f(flagArg("memtable-mb", "4096"), nil, "memtable-mb", "between 1 and 4095")
 	f(flagArg("l0-compaction-threshold", "0"), nil, "l0-compaction-threshold", "between 1 and 1000")

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -145,6 +146,34 @@ kvserver_io_deadline_total 3
 # TYPE kvserver_io_waiting gauge
 kvserver_io_waiting 0
 `), "kvserver_io_waiting"))
+}
+
+// TestRowCacheCollectorReadsStatsAtScrape: the row cache's counters are
+// read at each scrape, under the names the docs give.
+func TestRowCacheCollectorReadsStatsAtScrape(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	s := store.RowCacheStats{Hits: 90, Misses: 10, Evictions: 3, Dropped: 2, Entries: 7, Bytes: 4500, Capacity: 1 << 20}
+	NewRowCache(reg, func() store.RowCacheStats { return s })
+	want := func(hits int) string {
+		return fmt.Sprintf(`
+# HELP kvserver_row_cache_hits_total GETs answered from the row cache.
+# TYPE kvserver_row_cache_hits_total counter
+kvserver_row_cache_hits_total %d
+# HELP kvserver_row_cache_evictions_total Entries dropped, least recently used first, to keep the row cache within -row-cache-mb (not those a write removed).
+# TYPE kvserver_row_cache_evictions_total counter
+kvserver_row_cache_evictions_total 3
+# HELP kvserver_row_cache_bytes Bytes charged for the row cache's entries: keys, values and an estimate of each entry's overhead.
+# TYPE kvserver_row_cache_bytes gauge
+kvserver_row_cache_bytes 4500
+`, hits)
+	}
+	names := []string{"kvserver_row_cache_hits_total", "kvserver_row_cache_evictions_total", "kvserver_row_cache_bytes"}
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want(90)), names...))
+	s.Hits = 91
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want(91)), names...))
+	n, err := testutil.GatherAndCount(reg)
+	require.NoError(t, err)
+	assert.Equal(t, 7, n, "hits, misses, evictions, dropped fills, entries, bytes, capacity")
 }
 
 func TestVersionOf(t *testing.T) {

@@ -60,6 +60,8 @@ func TestConfigResolveNamesTheFlag(t *testing.T) {
 	f(func(c *Config) { c.Pcfg.CoDelInterval = 0 }, "codel-interval", "0s")
 	f(func(c *Config) { c.Pcfg.CoDelInterval = time.Hour }, "codel-interval", "1h0m0s")
 	f(func(c *Config) { c.CacheMiB = 0 }, "cache-mb", "0")
+	f(func(c *Config) { c.RowCacheMiB = -1 }, "row-cache-mb", "-1")
+	f(func(c *Config) { c.RowCacheMiB = 1<<20 + 1 }, "row-cache-mb", "1048577")
 	f(func(c *Config) { c.Compression = "lz4" }, "compression", "lz4")
 	f(func(c *Config) { c.MemTableMiB = 0 }, "memtable-mb", "0")
 	f(func(c *Config) { c.L0CompactionThreshold = 0 }, "l0-compaction-threshold", "0")

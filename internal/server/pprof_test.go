@@ -68,7 +68,7 @@ func TestConfigInfo(t *testing.T) {
 	f(func(c *Config) {
 		c.Pool, c.Pcfg.Workers, c.Pcfg.Capacity, c.Pcfg.QueueTimeout = "lifo", 3, 64, 5e6
 		c.Sync, c.CacheMiB = true, 16
-	}, `kvserver_config_info{cache_mb="16",cap="64",`, `,overflow="reject",pool="lifo",queue_timeout="5ms",sync="true",`, `,workers="3"} 1`)
+	}, `kvserver_config_info{cache_mb="16",cap="64",`, `,overflow="reject",pool="lifo",queue_timeout="5ms",row_cache_mb="128",sync="true",`, `,workers="3"} 1`)
 	f(func(c *Config) { c.Pcfg.Workers = 0 },
 		`workers="`+strconv.Itoa(runtime.GOMAXPROCS(0))+`"} 1`, `queue_timeout="1s"`, `sync="false"`,
 		`cap="10000"`, `exec="handler"`, `limit="fixed"`)

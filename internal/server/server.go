@@ -71,10 +71,10 @@ type Options struct {
 	PebbleMetrics func() *pebble.Metrics
 }
 
-// New starts the pool over st, behind the stand-in for a remote store
-// that cfg asks for (-io-delay, -io-concurrency); Serve then answers
-// requests. st stays the caller's: close it after Shutdown has returned.
-// On error nothing is left running.
+// New starts the pool over st, behind the row cache (-row-cache-mb) and
+// the stand-in for a remote store that cfg asks for (-io-delay,
+// -io-concurrency); Serve then answers requests. st stays the caller's:
+// close it after Shutdown has returned. On error nothing is left running.
 func New(cfg Resolved, st store.Store, o Options) (*Server, error) {
 	log := o.Log
 	if log == nil {
@@ -84,6 +84,14 @@ func New(cfg Resolved, st store.Store, o Options) (*Server, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if o.PebbleMetrics != nil {
 		metrics.NewPebble(reg, o.PebbleMetrics)
+	}
+	if cfg.RowCacheMiB > 0 {
+		// Next to Pebble, inside the stand-in for a remote store: the
+		// cache is part of the store, and -io-delay and -io-concurrency
+		// still stand for the network call to it, hit or miss.
+		rc := store.NewRowCache(st, int64(cfg.RowCacheMiB)<<20, store.RowCacheOptions{})
+		metrics.NewRowCache(reg, rc.Stats)
+		st = rc
 	}
 	st = store.WithDelay(st, cfg.IODelay, cfg.IODelayDist)
 	if cfg.IOConcurrency > 0 {
@@ -174,6 +182,7 @@ func configLabels(cfg Resolved) prometheus.Labels {
 		"max_wait":          maxWaitText(p.MaxWait),
 		"sync":              strconv.FormatBool(cfg.Sync),
 		"cache_mb":          strconv.Itoa(cfg.CacheMiB),
+		"row_cache_mb":      strconv.Itoa(cfg.RowCacheMiB),
 		"version":           metrics.Version(),
 		"io_delay":          cfg.IODelay.String(),
 		"io_delay_dist":     string(cfg.IODelayDist),

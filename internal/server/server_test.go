@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -337,7 +338,7 @@ func TestMetricsAndPprof(t *testing.T) {
 		`kvserver_pebble_block_cache_bytes`,
 		`kvserver_pebble_wal_bytes_written_total`,
 		`kvserver_http_connection_errors_total{kind="other"} 0`,
-		`kvserver_config_info{cache_mb="8",cap="10000",drop_closed_after="10ms",exec="handler",io_concurrency="0",io_delay="0s",io_delay_dist="fixed",limit="fixed",max_wait="0s",overflow="reject",pool="fifo",queue_timeout="1s",sync="false",version="`,
+		`kvserver_config_info{cache_mb="8",cap="10000",drop_closed_after="10ms",exec="handler",io_concurrency="0",io_delay="0s",io_delay_dist="fixed",limit="fixed",max_wait="0s",overflow="reject",pool="fifo",queue_timeout="1s",row_cache_mb="128",sync="false",version="`,
 		`kvserver_pool_rejected_total{pool="fifo",reason="deadline"} 0`,
 		`kvserver_deadline_requests_total 0`,
 		`kvserver_deadline_wasted_total 0`,
@@ -358,6 +359,50 @@ func TestMetricsAndPprof(t *testing.T) {
 	}
 	code, _, _ = ts.do("GET", "/debug/pprof/profile?seconds=1", nil)
 	assert.Equal(t, 200, code)
+}
+
+// TestRowCacheServes: with -row-cache-mb, a second GET is a hit, a write
+// is seen by the next GET, and /metrics counts both; with 0 there is no
+// cache and no row cache metrics.
+func TestRowCacheServes(t *testing.T) {
+	ts := start(t, testConfig(t, "direct"))
+	require.Equal(t, DefaultRowCacheMiB, ts.cfg.RowCacheMiB)
+	get := func(want int, wantBody string) {
+		t.Helper()
+		code, body, _ := ts.do("GET", entity("k"), nil)
+		assert.Equal(t, want, code)
+		if want == 200 {
+			assert.Equal(t, wantBody, string(body))
+		}
+	}
+	ts.do("PUT", entity("k"), []byte("v1"))
+	get(200, "v1") // miss: fills
+	get(200, "v1") // hit
+	ts.do("PUT", entity("k"), []byte("v2"))
+	get(200, "v2") // miss: the PUT dropped it
+	ts.do("DELETE", entity("k"), nil)
+	get(404, "") // miss: the DELETE dropped it
+	_, body, _ := ts.do("GET", "/metrics", nil)
+	for _, want := range []string{
+		"kvserver_row_cache_hits_total 1\n",
+		"kvserver_row_cache_misses_total 3\n",
+		"kvserver_row_cache_entries 0\n",
+		"kvserver_row_cache_capacity_bytes " + strconv.FormatFloat(DefaultRowCacheMiB<<20, 'g', -1, 64) + "\n",
+		`row_cache_mb="128"`,
+	} {
+		assert.Truef(t, strings.Contains(string(body), want), "/metrics lacks %q", want)
+	}
+
+	cfg := testConfig(t, "direct")
+	cfg.RowCacheMiB = 0
+	off := start(t, cfg)
+	off.do("PUT", entity("k"), []byte("v"))
+	code, body, _ := off.do("GET", entity("k"), nil)
+	assert.Equal(t, 200, code)
+	assert.Equal(t, "v", string(body))
+	_, body, _ = off.do("GET", "/metrics", nil)
+	assert.False(t, strings.Contains(string(body), "kvserver_row_cache_"), "row cache metrics without a row cache")
+	assert.True(t, strings.Contains(string(body), `row_cache_mb="0"`), "/metrics lacks row_cache_mb=\"0\"")
 }
 
 // TestShutdownDrains: a request in flight when Shutdown starts completes,
