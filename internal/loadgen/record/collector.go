@@ -162,23 +162,17 @@ const (
 // recorder of the run comes from it (NewRecorder).
 func NewCollector(cfg *config.Config) *Collector {
 	iv := cfg.SeriesInterval()
-	return &Collector{
+	c := &Collector{
 		interval: int64(iv), out: cfg.Out, results: cfg.Out != "" && cfg.KeepResults, inMemory: cfg.KeepRecords,
 		full: make(chan *chunk, chunksInFlight), free: make(chan *chunk, chunksInFlight),
 		stop: make(chan struct{}), done: make(chan struct{}),
 		uncorrected: latency.New(), corrected: latency.New(), sendLag: latency.New(),
-		sends:   sendSeries{interval: int64(iv), grace: lagGrace(cfg.Timeout, iv)},
-		clients: clientStatsFor(cfg, int64(iv)),
+		sends: sendSeries{interval: int64(iv), grace: lagGrace(cfg.Timeout, iv)},
 	}
-}
-
-// clientStatsFor is the client counts of a run with a client model, nil
-// for one without.
-func clientStatsFor(cfg *config.Config, interval int64) *clientStats {
-	if cfg.Client.IsZero() {
-		return nil
+	if !cfg.Client.IsZero() {
+		c.clients = &clientStats{interval: int64(iv)}
 	}
-	return &clientStats{interval: interval}
+	return c
 }
 
 func (c *Collector) newChunk() *chunk {
