@@ -39,9 +39,9 @@ type conn struct {
 	// to end before it looks at what happened.
 	wmu sync.Mutex
 
-	// kick hands a request to the conn's goroutine instead of writing it
-	// (a dead conn, which must dial first, off the sender's path; and the
-	// hostclient transport, which only does whole round trips).
+	// kick hands a request to the conn's goroutine instead of writing it:
+	// a dead conn dials first, off the sender's path, and the hostclient
+	// transport only does whole round trips.
 	kick chan struct{}
 
 	served  int   // responses on the current TCP connection; goroutine-owned
@@ -94,9 +94,8 @@ func (c *conn) record() {
 const abortedMark = -1
 
 // finish ends c's request in flight at end (ns since the start) with err,
-// on c's goroutine, whichever engine sent it: a request the watchdog
-// aborted fails as a timeout, whatever the aborted read said, and a failed
-// request has no status code. It returns the error it recorded.
+// on c's goroutine: a request the watchdog aborted fails as a timeout,
+// whatever the aborted read said. It returns the error it recorded.
 func (c *conn) finish(end int64, err error) error {
 	c.o.End = end
 	if c.started.Swap(0) == abortedMark && err != nil {
@@ -110,9 +109,9 @@ func (c *conn) finish(end int64, err error) error {
 }
 
 // idleList is a FIFO of idle connections: the one idle longest is used
-// first, so every connection carries an equal share (round-robin), and
-// a conn can leave the list from the middle (its server closed it).
-// Guarded by the engine's mu.
+// first, so every connection carries an equal share, and a conn can
+// leave the list from the middle (its server closed it). Guarded by the
+// engine's mu, or owned by the event loop.
 type idleList struct {
 	head, tail *conn
 	n          int

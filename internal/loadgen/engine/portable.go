@@ -9,10 +9,12 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
-// The portable open-model engine: a goroutine per connection reads its
-// responses, and whichever goroutine is awake sends what is due (see
-// fastEngine). It runs where the event loop does not (other platforms,
-// the hostclient transport).
+// The portable open-model engine, where the event loop does not run
+// (other platforms, the hostclient transport): each conn has a goroutine
+// that reads its responses, and whichever goroutine is awake sends what
+// is due: the pacer when it wakes (at most once a quantum), and a conn's
+// goroutine when it has recorded a response and put its conn back on the
+// idle list.
 
 // dispatchBatch bounds the conns one sender takes off the idle list per
 // hold of mu, so that others waiting for mu are not kept long.
@@ -29,9 +31,8 @@ func (e *fastEngine) pace(ctx context.Context) {
 	sl := schedule.NewSleeper()
 	defer sl.Close()
 	drainBy := int64(e.cfg.Duration + e.cfg.Timeout)
-	// The portable engine keeps one quantum: -quantum, or for 0 the one
-	// its rate takes before any answer (only the event loop sizes it
-	// again as the run goes).
+	// The portable engine keeps its first quantum: only the event loop
+	// sizes it again as the run goes.
 	p := schedule.Pacer{Sched: e.sched, Planned: e.planned, Quantum: e.quantum(), Now: e.now, Sleep: sl.Sleep}
 	p.Run(func(now int64) bool {
 		return ctx.Err() != nil || now > drainBy
@@ -160,8 +161,7 @@ func (e *fastEngine) grow(id int) {
 	e.dispatch(nil, e.now())
 }
 
-// serve is the goroutine of a raw conn in the open model: it waits for
-// each response on c, records it, and sends what has fallen due.
+// serve is the goroutine of a raw conn in the open model.
 func (e *fastEngine) serve(c *conn) {
 	defer e.wg.Done()
 	for {
@@ -177,9 +177,8 @@ func (e *fastEngine) serve(c *conn) {
 		}
 		err := c.rt.awaitResponse()
 		if c.started.Load() == 0 {
-			// Nothing was in flight when the wait ended: the run is over,
-			// or the server closed the idle connection (or sent what was
-			// not asked for).
+			// Nothing was in flight: the run is over, or the server closed
+			// the idle connection (or sent what was not asked for).
 			if e.closing.Load() {
 				return
 			}
@@ -203,8 +202,7 @@ func (e *fastEngine) serve(c *conn) {
 	}
 }
 
-// reclaimIdle takes c off the idle list if it is still there, so that its
-// goroutine may replace the connection.
+// reclaimIdle takes c off the idle list if it is still there.
 func (e *fastEngine) reclaimIdle(c *conn) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -274,9 +272,9 @@ func (e *fastEngine) reconnect(c *conn) {
 }
 
 // redialAndSend sends the request handed to dead conn c: it dials, and if
-// that works writes the request and returns true (the response is awaited
-// as usual); otherwise it records the request as failed with the dial's
-// error, puts c back on the idle list (still dead) and returns false.
+// that works writes the request and returns true; otherwise it records
+// the request as failed with the dial's error, puts c back on the idle
+// list (still dead) and returns false.
 func (e *fastEngine) redialAndSend(c *conn) bool {
 	o := &c.o
 	c.wmu.Lock()
@@ -300,8 +298,7 @@ func (e *fastEngine) redialAndSend(c *conn) bool {
 	return false
 }
 
-// serveHandedOff is the goroutine of a hostclient conn in the open model:
-// it runs each request handed to it as one HostClient round trip.
+// serveHandedOff is the goroutine of a hostclient conn in the open model.
 func (e *fastEngine) serveHandedOff(c *conn) {
 	defer e.wg.Done()
 	o := &c.o
