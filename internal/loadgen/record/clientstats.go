@@ -98,8 +98,8 @@ func (s *clientStats) fill(series []Interval) []Interval {
 // for a run without a client model.
 type ClientTotals struct {
 	// FirstTries and Retries are the attempts sent; Throttled the ones
-	// the client's throttle refused, never sent; UnsentRetries the
-	// retries still waiting for their backoff when the run ended.
+	// the client's throttle refused; UnsentRetries the retries still
+	// waiting for their backoff when the run ended.
 	FirstTries    int64 `json:"first_tries"`
 	Retries       int64 `json:"retries"`
 	Throttled     int64 `json:"throttled"`
@@ -110,14 +110,15 @@ type ClientTotals struct {
 	Expired int64 `json:"expired,omitempty"`
 	// Useful are the answers (2xx, 404 on GET) to a client still
 	// waiting; Timeouts the attempts their client gave up waiting for;
-	// Shed the 503s; GaveUp the requests whose client gave up for good.
+	// Shed the 503s; GaveUp the requests whose client gave up for good
+	// (its last attempt failed, or the budget or throttle refused a retry).
 	Useful   int64 `json:"useful"`
 	Timeouts int64 `json:"timeouts"`
 	Shed     int64 `json:"shed"`
 	GaveUp   int64 `json:"gave_up"`
 }
 
-// Add adds o's counts to t (the shards of one run).
+// Add adds o's counts to t.
 func (t *ClientTotals) Add(o ClientTotals) {
 	t.FirstTries += o.FirstTries
 	t.Retries += o.Retries

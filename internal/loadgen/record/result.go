@@ -44,17 +44,14 @@ type Result struct {
 	ErrorCount int64
 	// Late counts sends that started more than 1 ms after schedule.
 	Late int64
-	// ConnWaits counts the attempts that waited for a connection (every
-	// connection busy waiting on the server, or theirs being dialled
-	// again), sent or expired unsent; OwnLate the sends that did not and
-	// still started more than 1 ms after schedule: the loader's own lag.
-	// Only the fast engine's event loop tells the two apart (OwnLagKnown);
-	// elsewhere both are 0.
+	// ConnWaits counts the attempts that waited for a connection
+	// (FlagConnWait), sent or expired unsent; OwnLate the sends that did
+	// not and still started more than 1 ms after schedule: the loader's
+	// own lag. Only the fast engine's event loop tells the two apart
+	// (OwnLagKnown); elsewhere both are 0, as are Interval's ConnWaits
+	// and OwnLagP99Us.
 	ConnWaits, OwnLate int64
-	// OwnLagKnown: the engine told the sends that waited for a connection
-	// from those it was late with itself (ConnWaits, OwnLate and each
-	// Interval's ConnWaits, OwnLagP99Us).
-	OwnLagKnown bool
+	OwnLagKnown        bool
 
 	BytesIn, BytesOut int64
 	// ConnsStart and ConnsPeak are the connections (vegeta: workers) at the
@@ -85,9 +82,8 @@ type Result struct {
 	Loops    int
 	LoopsWhy string
 	// LoaderCPUs is how many CPUs the loader ran on, LoaderCPUSet which:
-	// Config.CPUs where it pinned itself to them, else the CPUs its
-	// affinity allowed. The loader's share of them is
-	// CPU.Total() / (Elapsed × LoaderCPUs).
+	// Config.CPUs where it pinned itself to them, else its affinity. Its
+	// share of them is CPU.Total() / (Elapsed × LoaderCPUs).
 	LoaderCPUs   int
 	LoaderCPUSet cpuset.Set
 	// Pinned tells whether the process ran bound to Config.CPUs (and each
@@ -200,9 +196,9 @@ func (r *Result) Warnings() []string {
 	return w
 }
 
-// Merge folds what the recorders of finished workers recorded into r:
-// their collector's histograms, counters and interval series; it closes
-// the run's files. Call it once every worker's goroutine has exited.
+// Merge folds what the recorders recorded into r, through their
+// collector, and closes the run's files. Call it once every recorder's
+// goroutine has exited.
 func (r *Result) Merge(recs []*Recorder) {
 	if len(recs) == 0 {
 		r.Uncorrected, r.Corrected, r.SendLag = latency.New(), latency.New(), latency.New()
