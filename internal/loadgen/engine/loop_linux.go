@@ -211,8 +211,7 @@ func (l *evloop) rewatch(c *conn, writable bool) {
 
 // run sends the schedule until every request is sent, ctx is cancelled
 // or requests are still unsent Timeout after the schedule ended; then it
-// waits for the requests in flight (the watchdog bounds them) and for
-// dials under way.
+// waits for the requests in flight (the watchdog bounds them) and dials.
 func (l *evloop) run(ctx context.Context) {
 	e := l.e
 	defer l.preciseTimers()()
@@ -635,10 +634,8 @@ func (l *evloop) broken(c *conn, err error) {
 			l.idle.remove(c)
 		}
 	case got == 0 && c.served > 0 && !c.retried:
-		// Nothing came back on a connection that had served before: the
-		// server closed it while idle as the request went out. Send it
-		// again on a fresh connection (GET, PUT and DELETE are
-		// idempotent), as HTTP clients do.
+		// The server closed it while idle as the request went out: send
+		// it again on a fresh connection (see fastEngine.complete).
 		c.retried = true
 		c.ev.waiting = true
 		c.o.Flags |= record.FlagConnWait
@@ -680,8 +677,7 @@ func (l *evloop) drop(c *conn) {
 }
 
 // dial connects c, unless a dial is under way: a conn that had a
-// connection by the loop's own connect (startConnect), a new one in
-// another goroutine.
+// connection by the loop's own connect, a new one in a goroutine.
 func (l *evloop) dial(c *conn) {
 	if c.ev.dialing {
 		return
@@ -702,9 +698,8 @@ func (l *evloop) dial(c *conn) {
 }
 
 // growIfLate dials another connection if the oldest unsent due request
-// (of the schedule, whose requests oldest..due-1 wait, or a retry) has
-// waited GrowAfter, the cap allows, and fewer dials for new connections
-// are under way than requests wait.
+// (the schedule's oldest..due-1, or a retry) has waited GrowAfter, the
+// cap allows, and fewer growth dials are under way than requests wait.
 func (l *evloop) growIfLate(now int64, oldest, due uint64) {
 	e := l.e
 	waiting, oldestAt := due-min(oldest, due), e.sched.At(oldest)
@@ -825,11 +820,10 @@ func (l *evloop) close() {
 }
 
 // dialRaw opens a TCP connection to host (net.Dial: the Go netpoller
-// waits for it, no thread blocks) and returns a descriptor of its own for
-// the socket, outside the netpoller: a duplicate, taken before the
-// net.Conn is closed (which takes the original off the netpoller). The
-// socket stays non-blocking, with Nagle's algorithm off, as net.Dial
-// left it. Errors are net.Dial's (*net.OpError with Op "dial").
+// waits for it, no thread blocks) and returns a duplicate of its
+// descriptor, taken before the net.Conn is closed (which takes the
+// original off the netpoller). The socket stays non-blocking, with
+// Nagle's algorithm off. Errors are net.Dial's (*net.OpError, Op "dial").
 func dialRaw(host string, timeout time.Duration) (int, error) {
 	conn, err := net.DialTimeout("tcp", host, timeout)
 	if err != nil {

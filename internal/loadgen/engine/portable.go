@@ -117,11 +117,9 @@ func (e *fastEngine) send(c *conn, k uint64) {
 		return
 	}
 	c.o.BytesOut = c.rt.prepare(op, key)
-	c.o.Sent = e.now()
-	c.started.Store(c.o.Sent + 1)
 	// A failed write closes the connection; c's goroutine then finds
 	// nothing to read and deals with it.
-	_ = c.rt.write()
+	_ = e.writeNow(c)
 	c.wmu.Unlock()
 }
 
@@ -247,14 +245,10 @@ func (e *fastEngine) complete(c *conn, awaitErr error) {
 func (e *fastEngine) resend(c *conn) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	c.served = 0
-	if err := c.rt.dial(); err != nil {
+	if err := e.redial(c); err != nil {
 		return err
 	}
-	e.reconnected()
-	c.o.Sent = e.now()
-	c.started.Store(c.o.Sent + 1)
-	_ = c.rt.write() // a failure shows in the next awaitResponse
+	_ = e.writeNow(c) // a failure shows in the next awaitResponse
 	return nil
 }
 
@@ -263,12 +257,27 @@ func (e *fastEngine) resend(c *conn) error {
 func (e *fastEngine) reconnect(c *conn) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	c.served = 0
-	if err := c.rt.dial(); err != nil {
+	if e.redial(c) != nil {
 		c.dead = true
-		return
 	}
-	e.reconnected()
+}
+
+// redial replaces c's raw connection and counts the reconnect. The caller
+// owns c's writing side (wmu, or c's goroutine in the closed loop).
+func (e *fastEngine) redial(c *conn) error {
+	c.served = 0
+	err := c.rt.dial()
+	if err == nil {
+		e.reconnected()
+	}
+	return err
+}
+
+// writeNow writes c's prepared request, sent now.
+func (e *fastEngine) writeNow(c *conn) error {
+	c.o.Sent = e.now()
+	c.started.Store(c.o.Sent + 1)
+	return c.rt.write()
 }
 
 // redialAndSend sends the request handed to dead conn c: it dials, and if
@@ -278,14 +287,11 @@ func (e *fastEngine) reconnect(c *conn) {
 func (e *fastEngine) redialAndSend(c *conn) bool {
 	o := &c.o
 	c.wmu.Lock()
-	err := c.rt.dial()
+	err := e.redial(c)
 	if err == nil {
-		c.dead, c.served = false, 0
-		e.reconnected()
+		c.dead = false
 		o.BytesOut = c.rt.prepare(o.Op, o.Key)
-		o.Sent = e.now()
-		c.started.Store(o.Sent + 1)
-		_ = c.rt.write()
+		_ = e.writeNow(c)
 		c.wmu.Unlock()
 		return true
 	}
