@@ -66,19 +66,17 @@ type conn struct {
 // loopConn is what the event loop keeps per connection; only the loop's
 // goroutine touches it.
 type loopConn struct {
-	slot      int    // index in fastEngine.conns; -1 until first connected
-	fd        int    // the socket; -1 when not connected
-	rbuf      []byte // response bytes read so far: rbuf[:rn]
-	rn        int
-	unwritten []byte // the rest of a request the socket could not take yet
-	busy      bool   // a request is in flight (or waits for the dial)
-	waiting   bool   // the request in flight waits for the dial to be sent
-	// retryAfter is the Retry-After (seconds) of the response just read,
-	// for the client model's decision (see evloop.decide).
-	retryAfter int
+	slot       int    // index in fastEngine.conns; -1 until first connected
+	fd         int    // the socket; -1 when not connected
+	rbuf       []byte // response bytes read so far: rbuf[:rn]
+	rn         int
+	unwritten  []byte // the rest of a request the socket could not take yet
+	busy       bool   // a request is in flight (or waits for the dial)
+	waiting    bool   // the request in flight waits for the dial to be sent
+	retryAfter int    // of the response just read, for evloop.decide
 	dialing    bool
 	// connecting: the loop's own connect of cfd is under way, since
-	// connSince (ns); fd is -1 until it is done (see startConnect).
+	// connSince (ns); fd is -1 until it is done.
 	connecting bool
 	cfd        int
 	connSince  int64

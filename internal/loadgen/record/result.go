@@ -58,8 +58,7 @@ type Result struct {
 	// start and at most; ConnsPeak > ConnsStart means the engine had to open
 	// more because every connection was busy.
 	ConnsStart, ConnsPeak int
-	// ConnsUsed is how many connections carried at least one request.
-	ConnsUsed int
+	ConnsUsed             int // connections that carried at least one request
 	// Reconnects counts connections re-dialled because the server closed
 	// them (idle, Connection: close) or a request on them failed; a
 	// request the server's close caught before any answer was sent again.
@@ -68,8 +67,7 @@ type Result struct {
 	// loops, the sum of the loops' peaks, an upper bound (the peaks need
 	// not coincide).
 	InFlightPeak int
-	// CPU is the loader process's CPU time during the run.
-	CPU CPUTime
+	CPU          CPUTime // the loader process's CPU time during the run
 
 	// Quantum is the fast engine's quantum at the end of an open-model
 	// run (Config.Quantum, or what the loops sized it to; the longest of
@@ -77,8 +75,7 @@ type Result struct {
 	Quantum time.Duration
 
 	// Loops is how many event loops sent the run (Config.Loops resolved),
-	// LoopsWhy why that many ("1 loop: 5,000 req/s is within one loop's
-	// ~50,000 req/s").
+	// LoopsWhy why ("1 loop: 5,000 req/s is within one loop's ~50,000 req/s").
 	Loops    int
 	LoopsWhy string
 	// LoaderCPUs is how many CPUs the loader ran on, LoaderCPUSet which:
@@ -92,13 +89,9 @@ type Result struct {
 	Pinned   bool
 	Unpinned string
 
-	// Clients is what the run's clients did (first tries, retries,
-	// useful answers…); zero without a client model (Config.Client).
-	Clients ClientTotals
+	Clients ClientTotals // zero without a client model (Config.Client)
 
-	// Intervals is the run cut into Config.Interval slices: rate, errors
-	// and corrected latency over time.
-	Intervals []Interval
+	Intervals []Interval // the run cut into Config.Interval slices
 	// OutputErr is the first error writing the files the run streams into
 	// Config.Out (nil: they are complete).
 	OutputErr error
