@@ -236,10 +236,9 @@ func (m Model) String() string {
 }
 
 // The lab's named client populations (-clients), from the classic client
-// to one with every defence: none and untuned have none (untuned retries
-// hardest); from retry on each adds one thing to the one before
-// (throttle adds its throttle to backoff, not to budget, so that budget
-// and throttle compare as the two ways of bounding retries).
+// to one with every defence: from retry on each adds one thing to the one
+// before (throttle adds its throttle to backoff, not to budget, so that
+// budget and throttle compare as the two ways of bounding retries).
 var named = []struct {
 	name string
 	m    Model
@@ -252,10 +251,8 @@ var named = []struct {
 	{"throttle", with(backoffModel, func(m *Model) { m.Throttle = 2 })},
 }
 
-// untunedModel is the retry loop of a typical hand-written client: it
-// gives up after half a second and tries up to five times more at once
-// on a 503 or a timeout, with no jitter, no Retry-After, no budget and no
-// throttle: under overload it sends up to six attempts per request.
+// untunedModel is the retry loop of a typical hand-written client: under
+// overload it sends up to six attempts per request.
 var untunedModel = Model{
 	Timeout: 500 * time.Millisecond,
 	Retries: 5,
@@ -263,10 +260,8 @@ var untunedModel = Model{
 	Backoff: BackoffNone,
 }
 
-// retryModel is a typical naive client: it gives up after a second and
-// tries twice more at once on a 503 or a timeout. Like the clients behind
-// Envoy or a gRPC stack, it marks its retries (so do the populations
-// built on it; untuned and none do not).
+// retryModel is a typical naive client. Like the clients behind Envoy or
+// a gRPC stack, it marks its retries (so do the populations built on it).
 var retryModel = Model{
 	Timeout:     time.Second,
 	Retries:     2,
@@ -275,8 +270,7 @@ var retryModel = Model{
 	MarkRetries: true,
 }
 
-// backoffModel is retryModel made polite: exponential backoff with full
-// jitter from 10ms up to 1s, and the server's Retry-After honoured.
+// backoffModel is retryModel made polite.
 var backoffModel = with(retryModel, func(m *Model) {
 	m.Backoff, m.BackoffBase, m.BackoffCap = BackoffExp, 10*time.Millisecond, time.Second
 	m.RetryAfter = true

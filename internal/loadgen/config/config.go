@@ -20,13 +20,11 @@ const (
 	EngineVegeta = "vegeta"
 )
 
-// Transports of the fast engine (-transport).
+// Transports of the fast engine (-transport): raw connections with a
+// prebuilt request each, or fasthttp.HostClient, which manages the
+// connections itself (kept to compare against).
 const (
-	// TransportRaw: one goroutine per TCP connection writing a prebuilt
-	// request and parsing the response with fasthttp.Response. Cheapest.
-	TransportRaw = "raw"
-	// TransportHostClient: the same workers calling fasthttp.HostClient.Do,
-	// which manages the connections itself. Kept to compare against.
+	TransportRaw        = "raw"
 	TransportHostClient = "hostclient"
 )
 
@@ -43,8 +41,7 @@ type Config struct {
 
 	Workload workload.Workload
 
-	// Conns is the number of connections opened before the start.
-	Conns int
+	Conns int // connections opened before the start
 	// MaxConns caps the connections the fast engine opens when every
 	// connection is busy and requests fall behind schedule (open model).
 	// MaxConns == Conns disables growth.
@@ -55,11 +52,11 @@ type Config struct {
 	// previous one is answered, as wrk does.
 	Rate float64
 	// Duration bounds the run: with Rate > 0 exactly Rate×Duration requests
-	// are scheduled (with a Spike, the spike's stretch at its own rate); with Rate == 0 sending stops at Duration. 0 = no bound
-	// (then Requests must be set).
+	// are scheduled (with a Spike, the spike's stretch at its own rate);
+	// with Rate == 0 sending stops at Duration. 0 = no bound (then
+	// Requests must be set).
 	Duration time.Duration
-	// Requests bounds a closed-loop run by count (0 = no bound).
-	Requests uint64
+	Requests uint64 // bounds a closed-loop run by count (0 = no bound)
 	// Timeout is the most a request may take before it counts as an error
 	// and its connection is replaced. It also bounds how long a run waits
 	// past Duration for late requests to be sent.
@@ -75,18 +72,13 @@ type Config struct {
 	// deadline header. The zero Model sends each request once and waits
 	// up to Timeout for it.
 	Client client.Model
-	// Spike, if set, raises the open model's rate for a while (see
-	// Spike); the zero Spike keeps Rate throughout.
-	Spike schedule.Spike
+	Spike  schedule.Spike // the zero Spike keeps Rate throughout
 
-	// Progress is the interval of progress lines (0 = none).
-	Progress time.Duration
-	// Seed makes key choices reproducible.
-	Seed uint64
+	Progress time.Duration // the interval of progress lines (0 = none)
+	Seed     uint64        // makes key choices reproducible
 	// Out is the directory the run streams its files into as it goes: the
 	// interval logs and, with KeepResults, results.bin. "" = none.
-	Out string
-	// KeepResults writes every request's result to Out/results.bin.
+	Out         string
 	KeepResults bool
 	// VegetaLatency is what results.bin's timestamps and latencies mean:
 	// LatencyUncorrected (vegeta's own: the actual send, latency from it)
@@ -95,35 +87,26 @@ type Config struct {
 	// Interval is the length of each histogram of the interval logs and of
 	// each point of Result.Intervals.
 	Interval time.Duration
-	// Name labels the run in results.bin (vegeta's "attack" field).
-	Name string
+	Name     string // labels the run in results.bin (vegeta's "attack" field)
 
 	// Quantum is how often at most the fast engine's pacer wakes up: one
 	// wake-up sends every request that fell due within a quantum, so a
 	// send is up to a quantum late (the send lag shows it) and never
 	// early. Longer batches more sends per wake-up, at less loader CPU.
 	// 0 (the default): each event loop sizes it to its rate and to the
-	// server's answers as the run goes (see schedule.QuantumFor): a wake-up per
-	// request at low rates, DefaultQuantum or more above.
+	// server's answers as the run goes (see schedule.QuantumFor).
 	Quantum time.Duration
 	// GrowAfter is how late the oldest due request must be, with every
 	// connection busy, before the fast engine opens another connection;
 	// 0 opens one as each request falls due with none idle.
 	GrowAfter time.Duration
 
-	// Loops is how many event loops send the run, as wrk's threads: each
-	// on an OS thread of its own, with its share of the connections
-	// (Conns and MaxConns split as evenly as possible, the first loops
-	// taking one more) and of the schedule (loop l of L sends the run's
-	// requests l, l+L, l+2L, …, each at its time in the whole schedule).
-	// 0 = the fewest the run needs (see loopsFor): one up to what one
-	// loop sends with headroom, more for higher rates; for a closed loop
-	// or a saturation search (Search) one per CPU the loader may run on
-	// (CPUs if set, else this process's affinity, as taskset leaves it).
-	// Never more than those CPUs, nor than Conns. The vegeta engine is
-	// always one. With the portable
-	// engine and the closed loop a loop is its share of the connections
-	// and of the requests, with a counter of its own.
+	// Loops is how many event loops send the run, as wrk's threads, each
+	// with its share of the connections and of the schedule (see
+	// loopGroup). 0 = the fewest the run needs (see loopsFor); for a
+	// closed loop or a saturation search (Search) one per CPU the loader
+	// may run on (CPUs, else this process's affinity). Never more than
+	// those CPUs, nor than Conns. The vegeta engine is always one.
 	Loops int
 	// CPUs, if not empty, is where the loader runs: the process is pinned
 	// to the set for the run, loop l's thread to its l-th CPU (wrapping),
@@ -131,9 +114,7 @@ type Config struct {
 	// unpinned and its Result says why.
 	CPUs cpuset.Set
 	// Search marks a step of a saturation search: -loops 0 then takes
-	// every CPU of the set, as for a closed loop, since the search asks
-	// for more than the server answers and the loader must not be what
-	// stops it.
+	// every CPU of the set, so that the loader is not what stops it.
 	Search bool
 	// Shard makes this loader one of Shard.N sending one schedule
 	// together (see Shard); the zero Shard sends all of it. Rate stays
@@ -186,7 +167,6 @@ func Default() Config {
 		KeepResults:   true,
 		VegetaLatency: LatencyUncorrected,
 		Interval:      time.Second,
-		Quantum:       0,
 		GrowAfter:     10 * time.Millisecond,
 	}
 }
@@ -287,7 +267,7 @@ func (c *Config) AttemptTimeout() time.Duration {
 // past would send its backlog all at once.
 const startAtSlack = time.Second
 
-// interval is the length of the run's series' intervals: Config.Interval,
+// SeriesInterval is the length of the run's series' intervals: Interval,
 // or a second where that is not set.
 func (c *Config) SeriesInterval() time.Duration {
 	if c.Interval <= 0 {
@@ -296,8 +276,7 @@ func (c *Config) SeriesInterval() time.Duration {
 	return c.Interval
 }
 
-// validateLoader checks the loops, CPUs, shard and start instant, at
-// now.
+// validateLoader checks the loops, CPUs, shard and start instant at now.
 func (c *Config) validateLoader(now time.Time) error {
 	switch {
 	case c.Loops < 0:

@@ -85,12 +85,8 @@ func (e *fastEngine) exchange(c *conn) {
 		if err != nil && c.served > 0 && c.started.Load() != abortedMark {
 			// The server closed the connection before this request (see
 			// complete): send it again on a fresh one.
-			c.served = 0
-			if err = c.rt.dial(); err == nil {
-				e.reconnected()
-				o.Sent = e.now()
-				c.started.Store(o.Sent + 1)
-				if err = c.rt.write(); err == nil {
+			if err = e.redial(c); err == nil {
+				if err = e.writeNow(c); err == nil {
 					err = c.rt.awaitResponse()
 				}
 			}
@@ -105,10 +101,7 @@ func (e *fastEngine) exchange(c *conn) {
 	case err != nil && isDialError(err):
 		// Leave it closed: the next request dials again.
 	case err != nil || closeAfter:
-		c.served = 0
-		if c.rt.dial() == nil {
-			e.reconnected()
-		}
+		_ = e.redial(c)
 	default:
 		c.served++
 	}

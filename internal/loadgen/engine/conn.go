@@ -39,9 +39,9 @@ type conn struct {
 	// to end before it looks at what happened.
 	wmu sync.Mutex
 
-	// kick hands a request to the conn's goroutine instead of writing it
-	// (a dead conn, which must dial first, off the sender's path; and the
-	// hostclient transport, which only does whole round trips).
+	// kick hands a request to the conn's goroutine instead of writing it:
+	// a dead conn dials first, off the sender's path, and the hostclient
+	// transport only does whole round trips.
 	kick chan struct{}
 
 	served  int   // responses on the current TCP connection; goroutine-owned
@@ -66,19 +66,17 @@ type conn struct {
 // loopConn is what the event loop keeps per connection; only the loop's
 // goroutine touches it.
 type loopConn struct {
-	slot      int    // index in fastEngine.conns; -1 until first connected
-	fd        int    // the socket; -1 when not connected
-	rbuf      []byte // response bytes read so far: rbuf[:rn]
-	rn        int
-	unwritten []byte // the rest of a request the socket could not take yet
-	busy      bool   // a request is in flight (or waits for the dial)
-	waiting   bool   // the request in flight waits for the dial to be sent
-	// retryAfter is the Retry-After (seconds) of the response just read,
-	// for the client model's decision (see evloop.decide).
-	retryAfter int
+	slot       int    // index in fastEngine.conns; -1 until first connected
+	fd         int    // the socket; -1 when not connected
+	rbuf       []byte // response bytes read so far: rbuf[:rn]
+	rn         int
+	unwritten  []byte // the rest of a request the socket could not take yet
+	busy       bool   // a request is in flight (or waits for the dial)
+	waiting    bool   // the request in flight waits for the dial to be sent
+	retryAfter int    // of the response just read, for evloop.decide
 	dialing    bool
 	// connecting: the loop's own connect of cfd is under way, since
-	// connSince (ns); fd is -1 until it is done (see startConnect).
+	// connSince (ns); fd is -1 until it is done.
 	connecting bool
 	cfd        int
 	connSince  int64
@@ -94,9 +92,8 @@ func (c *conn) record() {
 const abortedMark = -1
 
 // finish ends c's request in flight at end (ns since the start) with err,
-// on c's goroutine, whichever engine sent it: a request the watchdog
-// aborted fails as a timeout, whatever the aborted read said, and a failed
-// request has no status code. It returns the error it recorded.
+// on c's goroutine: a request the watchdog aborted fails as a timeout,
+// whatever the aborted read said. It returns the error it recorded.
 func (c *conn) finish(end int64, err error) error {
 	c.o.End = end
 	if c.started.Swap(0) == abortedMark && err != nil {
@@ -110,9 +107,9 @@ func (c *conn) finish(end int64, err error) error {
 }
 
 // idleList is a FIFO of idle connections: the one idle longest is used
-// first, so every connection carries an equal share (round-robin), and
-// a conn can leave the list from the middle (its server closed it).
-// Guarded by the engine's mu.
+// first, so every connection carries an equal share, and a conn can
+// leave the list from the middle (its server closed it). Guarded by the
+// engine's mu, or owned by the event loop.
 type idleList struct {
 	head, tail *conn
 	n          int

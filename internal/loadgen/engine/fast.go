@@ -20,21 +20,16 @@ import (
 // the connections (see loopGroup, which runs one per loop).
 //
 // Open model (Rate > 0): request k of its share is due at sched.At(k),
-// and is sent no sooner. On Linux the event loop (evloop) runs the share
-// from one goroutine. Elsewhere, and with the hostclient transport, the
-// portable engine below does: each conn has a goroutine that reads its
-// responses, and whichever goroutine is awake sends what is due: the
-// pacer when it wakes (at most once a quantum, see pacer), and a conn's
-// goroutine when it has recorded a response and put its conn back on the
-// idle list. Either way a sender takes idle conns off the list, oldest
-// idle first (every conn carries an equal share), and writes each its
-// request itself: no hand-off per request. Requests are never dropped for
-// lack of a connection: they wait, and the wait shows in the corrected
-// latencies and in SendLag. If a request is due, no conn is idle and the
-// oldest due request has waited GrowAfter, a goroutine dials one more conn
-// (up to the engine's share of MaxConns), off the sender's path. A
-// connection the server closes is re-dialled before it carries another
-// request.
+// and is sent no sooner. On Linux the event loop (evloop) runs the share;
+// elsewhere, and with the hostclient transport, the portable engine
+// (portable.go) does. Either way a sender takes idle conns off the list,
+// oldest idle first (every conn carries an equal share), and writes each
+// its request itself. Requests are never dropped for lack of a
+// connection: they wait, and the wait shows in the corrected latencies
+// and in SendLag. If a request is due, no conn is idle and the oldest due
+// request has waited GrowAfter, one more conn is dialled (up to the
+// engine's share of MaxConns), off the sender's path. A connection the
+// server closes is re-dialled before it carries another request.
 //
 // Closed loop (Rate == 0): each conn's goroutine sends its next request as
 // soon as it has read the response to the previous one.
@@ -47,19 +42,15 @@ type fastEngine struct {
 	t     config.Target
 	paced bool
 	// part is this engine's share of the run's requests (see loopGroup):
-	// its own requests k = 0, 1, … are the run's seq part.seq(k). next,
-	// planned, and the open model's sched speak of its own requests.
-	part     schedule.Share
-	sched    schedule.Schedule
-	planned  uint64 // requests to send; MaxUint64 if unbounded
-	deadline int64  // closed loop: no send at or after this (ns); 0 = none
-	// conns0 and maxConns are its share of Config.Conns and MaxConns.
-	conns0, maxConns int
+	// its own requests k = 0, 1, … are the run's seq part.Seq(k); next,
+	// planned and sched speak of its own requests.
+	part             schedule.Share
+	sched            schedule.Schedule
+	planned          uint64 // requests to send; MaxUint64 if unbounded
+	deadline         int64  // closed loop: no send at or after this (ns); 0 = none
+	conns0, maxConns int    // its share of Config.Conns and MaxConns
 	hc               *fasthttp.HostClient
-	// loop, if not nil, runs the open model (see evloop); otherwise a
-	// goroutine per connection does (the portable engine, and the one
-	// for hostclient).
-	loop *evloop
+	loop             *evloop // runs the open model; nil: a goroutine per connection does
 
 	// start is the run's start, common to every engine of the run; set
 	// before the engine starts sending and not changed after.
@@ -76,9 +67,8 @@ type fastEngine struct {
 	done       chan struct{} // closed when the run is over
 	wg         sync.WaitGroup
 
-	// reconnectsBy counts the reconnects by interval (Config.Interval)
-	// of the run, guarded by rmu: a reconnect costs a dial, the lock is
-	// nothing beside it.
+	// reconnectsBy counts the reconnects by interval of the run, guarded
+	// by rmu: a reconnect costs a dial, the lock is nothing beside it.
 	rmu          sync.Mutex
 	reconnectsBy []int64
 
@@ -131,10 +121,10 @@ func (e *fastEngine) quantum() time.Duration {
 	return schedule.QuantumFor(e.rate(), 0)
 }
 
-// rate is the engine's share of the schedule, req/s (0: closed loop):
-// of its highest rate, where a spike raises it for a while, so that the
-// quantum sized to it (schedule.QuantumFor) holds no more than it should at the
-// peak, at the cost of fewer requests per wake-up before and after it.
+// rate is the engine's share of the schedule's highest rate, req/s (0:
+// closed loop), so that the quantum sized to it holds no more than it
+// should at a spike's peak, at the cost of fewer requests per wake-up
+// before and after it.
 func (e *fastEngine) rate() float64 {
 	if !e.paced {
 		return 0
@@ -162,8 +152,7 @@ func evenShare(total, l, n int) int {
 
 func (e *fastEngine) now() int64 { return int64(time.Since(e.start)) }
 
-// reconnected counts a connection dialled again now, in all and in the
-// run's interval that holds now.
+// reconnected counts a connection dialled again now.
 func (e *fastEngine) reconnected() {
 	e.reconnects.Add(1)
 	i := max(e.now(), 0) / int64(e.cfg.SeriesInterval())
@@ -279,7 +268,7 @@ func (e *fastEngine) launch(c *conn) {
 
 // finish waits for every conn's goroutine to be done: in the open model,
 // for the requests in flight (the watchdog bounds their wait), then it
-// ends the goroutines waiting on idle connections.
+// ends the goroutines of idle connections.
 func (e *fastEngine) finish() {
 	if !e.paced {
 		e.wg.Wait()
@@ -307,7 +296,7 @@ func (e *fastEngine) finish() {
 // watchdog enforces Config.Timeout on raw connections by closing the
 // connection under a request that has run too long (no per-request timer).
 func (e *fastEngine) watchdog(done <-chan struct{}) {
-	record.Every(done, min(e.cfg.Timeout/4, 100*time.Millisecond), func() {
+	record.Every(done, watchdogEvery(e.cfg.Timeout), func() {
 		now := e.now()
 		for _, c := range e.snapshotConns() {
 			s := c.started.Load()
@@ -318,8 +307,7 @@ func (e *fastEngine) watchdog(done <-chan struct{}) {
 	})
 }
 
-// addProgress adds the engine's progress so far to p, read from the
-// conns' live counters while they run.
+// addProgress adds the engine's progress so far to p, while it runs.
 func (e *fastEngine) addProgress(p *record.Progress) {
 	cs := e.snapshotConns()
 	p.Conns += len(cs)
@@ -333,6 +321,12 @@ func (e *fastEngine) snapshotConns() []*conn {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.conns
+}
+
+// watchdogEvery is how often the watchdog looks for requests that have
+// run longer than timeout.
+func watchdogEvery(timeout time.Duration) time.Duration {
+	return min(timeout/4, 100*time.Millisecond)
 }
 
 // closeAll drops every connection once the goroutines have exited.

@@ -28,13 +28,12 @@ import (
 // share and seen its requests answered.
 //
 // Every connection's recorder, in whichever loop, feeds the run's one
-// collector (col), so the histograms, interval logs and
-// results.bin are the whole run's by construction; the counts each loop
-// keeps (connections, reconnects, peaks, resume point) are combined in
-// result.
+// collector (col), so the histograms, interval logs and results.bin are
+// the whole run's by construction; the counts each loop keeps
+// (connections, reconnects, peaks, resume point) are combined in result.
 type loopGroup struct {
 	cfg     *config.Config
-	col     *record.Collector // the run's, fed by every loop's recorders
+	col     *record.Collector
 	t       config.Target
 	place   placement
 	engines []*fastEngine
@@ -80,8 +79,7 @@ func (g *loopGroup) run(ctx context.Context, progress func(record.Progress)) (*r
 				runtime.UnlockOSThread()
 			}
 			// A pinned loop's goroutine ends locked, which ends its
-			// thread: no goroutine runs later on a thread bound to one
-			// CPU.
+			// thread: no goroutine runs later on a thread bound to a CPU.
 		})
 	}
 	ready.Wait()
@@ -114,9 +112,9 @@ func (g *loopGroup) run(ctx context.Context, progress func(record.Progress)) (*r
 	return g.result(cpu), nil
 }
 
-// enter readies the calling goroutine to run loop l: locked to its OS
-// thread where the loops lock theirs, the thread bound to the loop's CPU
-// where the run is pinned. It reports whether it bound the thread.
+// enter locks the calling goroutine to its thread where the loops lock
+// theirs, and binds the thread to loop l's CPU where the run is pinned,
+// reporting whether it did.
 func (g *loopGroup) enter(l int) bool {
 	pinned := false
 	if g.place.lockLoops {
@@ -167,8 +165,7 @@ func (g *loopGroup) snapshot() record.Progress {
 	return p
 }
 
-// planned is this loader's requests: the sum of the loops' shares;
-// MaxUint64 if unbounded.
+// planned is the sum of the loops' shares; MaxUint64 if unbounded.
 func (g *loopGroup) planned() uint64 {
 	var n uint64
 	for _, e := range g.engines {
@@ -188,9 +185,7 @@ func (g *loopGroup) close() {
 }
 
 // result folds the loops into the run's Result: what every recorder fed
-// the collector, and the loops' counts combined. InFlightPeak is the sum
-// of the loops' peaks: with several loops an upper bound of the most
-// requests in flight at once, as the loops' peaks need not coincide.
+// the collector, and the loops' counts combined.
 func (g *loopGroup) result(cpu record.CPUTime) *record.Result {
 	res := &record.Result{Config: *g.cfg, Start: g.start, CPU: cpu, ConnsStart: g.cfg.Conns, Resume: math.MaxUint64}
 	if p := g.planned(); p != math.MaxUint64 {
@@ -213,7 +208,7 @@ func (g *loopGroup) result(cpu record.CPUTime) *record.Result {
 		res.ConnsPeak += len(e.conns)
 		res.Reconnects += e.reconnects.Load()
 		if e.paced {
-			res.InFlightPeak += int(e.peak.Load())
+			res.InFlightPeak += int(e.peak.Load()) // an upper bound: the peaks need not coincide
 		} else {
 			res.InFlightPeak += len(e.conns) // one request per connection, all busy
 		}
@@ -231,8 +226,7 @@ func (g *loopGroup) result(cpu record.CPUTime) *record.Result {
 }
 
 // addReconnects adds the reconnects counted by interval to series,
-// adding intervals where the last reconnects came after the last
-// response.
+// adding intervals where the last came after the last response.
 func addReconnects(series []record.Interval, by []int64, interval time.Duration) []record.Interval {
 	for i, n := range by {
 		if i >= len(series) {

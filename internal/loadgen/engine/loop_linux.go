@@ -21,32 +21,28 @@ import (
 
 // evloop runs one loop's share of an open-model run (see loopGroup) over
 // raw connections from one goroutine, as wrk does per thread: one epoll
-// set holds every connection of the loop, and each
-// wait returns whatever responses have arrived or ends at the pacer's next
-// wake-up, with nanosecond precision (epoll_pwait2). Whatever the wake-up,
-// the loop reads the responses that arrived, records them, and writes the
-// requests that fell due onto idle connections (oldest idle first). A
-// request costs one write and one read system call and a share of one
-// wait; nothing is handed between goroutines and nothing goes through the
-// Go scheduler's netpoller.
+// set holds every connection of the loop, and each wait returns whatever
+// responses have arrived or ends at the pacer's next wake-up, with
+// nanosecond precision (epoll_pwait2). Whatever the wake-up, the loop
+// reads and records the responses that arrived and writes the requests
+// that fell due onto idle connections (oldest idle first). A request
+// costs one write, one read and a share of one wait; nothing is handed
+// between goroutines or goes through the Go netpoller.
 //
 // A response's end time is the kernel's receive time of its last bytes
-// (SO_TIMESTAMPNS), not the time the loop got round to reading it. That
-// lets the loop leave responses unread until its next wake-up when the
-// idle connections are enough for what falls due by then (see
-// deferReads): below saturation it then wakes once per quantum instead of
-// once per response as well, and on a VM a wake-up of an idle thread costs
-// more than the request's system calls.
+// (SO_TIMESTAMPNS), not when the loop read it. So the loop may leave
+// responses unread until its next wake-up (see deferReads): below
+// saturation it then wakes once per quantum instead of once per response
+// as well, and on a VM a wake-up costs more than the request's system
+// calls.
 //
 // A reconnect (the server closed a connection, or a client gave up on an
-// answer and closed it) is a non-blocking connect the loop makes itself:
-// the new socket joins the epoll set, watched for writability, and the
-// loop takes it up when the kernel says it is connected (see
-// startConnect), so that a storm of reconnects costs a few system calls
-// each on the loop's thread and wakes no other. Growth (a connection
-// more, up to MaxConns) dials in a goroutine that hands the new socket
-// back through a channel and wakes the loop with an eventfd; no dial
-// delays a send.
+// answer and closed it) is a non-blocking connect the loop makes itself
+// (see startConnect), so that a storm of reconnects costs a few system
+// calls each on the loop's thread and wakes no other. Growth (a
+// connection more, up to MaxConns) dials in a goroutine that hands the
+// socket back through a channel and wakes the loop with an eventfd; no
+// dial delays a send.
 //
 // Every field is the loop goroutine's, except dials (a channel) and what
 // fastEngine guards itself (conns under mu, its atomic counters).
@@ -67,46 +63,36 @@ type evloop struct {
 	inFlight int            // requests sent, or waiting for their conn's dial, not yet recorded
 	stopped  bool
 	idle     idleList
-	// connShortAt is the last time (ns, monotone) the loop had attempts
-	// due and no connection idle to send them on, every one busy waiting
-	// on the server: an attempt due at or before it waited for a
-	// connection (record.FlagConnWait), one due after it did not, and its lag is
-	// the loader's own.
+	// connShortAt is the last time (ns) the loop had attempts due and no
+	// connection idle: an attempt due at or before it waited for a
+	// connection (record.FlagConnWait); one due after it did not, and its
+	// lag is the loader's own.
 	connShortAt int64
 	checked     int64 // when the watchdog last looked (ns)
 	yielded     int64 // when the loop last let other goroutines run (ns)
 	soleP       bool  // GOMAXPROCS is 1
-	// stamping: the last response read came with its receive time, so
-	// reads may be deferred (see deferReads).
-	stamping bool
-	// deferred counts the sleeps that left responses unread.
-	deferred int
-	// autoQuantum: Config.Quantum is 0, and the loop sizes p.quantum to
-	// its rate (loopRate, req/s) and to the median of the answers
-	// (answers), see schedule.QuantumFor.
+	stamping    bool  // the last response read came with its receive time (see deferReads)
+	deferred    int   // sleeps that left responses unread
+	// autoQuantum: Config.Quantum is 0, and the loop sizes p.Quantum to
+	// loopRate (req/s) and the answers' median (schedule.QuantumFor).
 	autoQuantum bool
 	loopRate    float64
 	answers     schedule.MedianTracker
 
-	// With a client model (Config.Client): client decides, per attempt,
-	// whether it is sent (its throttle) and whether and when a failed
-	// one is tried again; retries wait in retries for their time;
-	// attemptTimeout is how long a client waits for an answer (its own
-	// timeout, else Config.Timeout) and timeoutErr what giving up on one
-	// records; unsent records the attempts never sent (throttled, or
-	// retries the run's end caught). client is nil without a model.
+	// With a client model (Config.Client; client is nil without one):
+	// client decides per attempt whether it is sent and whether and when
+	// a failed one is retried; retries wait in retries for their time.
 	client         *client.Client
 	retrying       bool
 	clientWaits    bool // the client's own timeout runs from each attempt's intended send
 	retries        retryQueue
-	attemptTimeout time.Duration
-	timeoutErr     error
-	unsent         *record.Recorder
+	attemptTimeout time.Duration    // the client's own timeout, else Config.Timeout
+	timeoutErr     error            // what giving up on an attempt records
+	unsent         *record.Recorder // attempts never sent (throttled, or retries the run's end caught)
 
-	// sa is the target's address for the loop's own connects (family
-	// its address family, addr the same as a net.Addr): the one the
-	// loop's first connection reached (see learnTarget); nil until then,
-	// and every dial goes through net.Dial.
+	// sa is the address the loop's first connection reached (learnTarget),
+	// for its own connects; nil until then, and every dial goes through
+	// net.Dial. family is its address family, addr the same as a net.Addr.
 	sa     unix.Sockaddr
 	family int
 	addr   net.Addr
@@ -178,7 +164,8 @@ func (l *evloop) connect(c *conn) error {
 }
 
 // attach makes fd c's connection and watches it for responses (watched:
-// the epoll set holds fd already); a new conn gets a slot.
+// the epoll set holds fd already); a new conn gets a slot. It closes fd
+// if it fails.
 func (l *evloop) attach(c *conn, fd int, watched bool) error {
 	e := l.e
 	if l.sa == nil {
@@ -190,15 +177,14 @@ func (l *evloop) attach(c *conn, fd int, watched bool) error {
 		e.conns = append(e.conns, c)
 		e.mu.Unlock()
 	}
+	op := unix.EPOLL_CTL_ADD
 	if watched {
-		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(c.ev.slot)}
-		if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, fd, &ev); err != nil {
-			unix.Close(fd)
-			return os.NewSyscallError("epoll_ctl", err)
-		}
-	} else if err := l.watch(fd, c.ev.slot, false); err != nil {
+		op = unix.EPOLL_CTL_MOD
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(c.ev.slot)}
+	if err := unix.EpollCtl(l.epfd, op, fd, &ev); err != nil {
 		unix.Close(fd)
-		return err
+		return os.NewSyscallError("epoll_ctl", err)
 	}
 	// A response that comes without its receive time (this failed, or
 	// the kernel has not started stamping: it does so only while some
@@ -210,19 +196,6 @@ func (l *evloop) attach(c *conn, fd int, watched bool) error {
 		c.ev.rbuf = make([]byte, 4096)
 	}
 	c.ev.rn = 0
-	return nil
-}
-
-func (l *evloop) watch(fd, slot int, writable bool) error {
-	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(slot)}
-	op := unix.EPOLL_CTL_ADD
-	if writable {
-		ev.Events |= unix.EPOLLOUT
-		op = unix.EPOLL_CTL_MOD
-	}
-	if err := unix.EpollCtl(l.epfd, op, fd, &ev); err != nil {
-		return os.NewSyscallError("epoll_ctl", err)
-	}
 	return nil
 }
 
@@ -238,8 +211,7 @@ func (l *evloop) rewatch(c *conn, writable bool) {
 
 // run sends the schedule until every request is sent, ctx is cancelled
 // or requests are still unsent Timeout after the schedule ended; then it
-// waits for the requests in flight (the watchdog bounds them) and for
-// dials under way.
+// waits for the requests in flight (the watchdog bounds them) and dials.
 func (l *evloop) run(ctx context.Context) {
 	e := l.e
 	defer l.preciseTimers()()
@@ -298,13 +270,12 @@ func (l *evloop) run(ctx context.Context) {
 }
 
 // preciseTimers takes the kernel's timer slack (by default up to 50 µs
-// added to every timed wait, to merge wake-ups) off the loop's thread, so
-// that a wake-up is as late as the scheduler makes it and no later, and
-// returns the undo. With more than one P it locks the loop to the thread
-// (it never yields, so that costs nothing); with one it does not, as each
-// yield of a locked goroutine would hand the P to another thread: the
-// goroutine then mostly stays on its thread anyway, and where it moves,
-// its waits are up to the slack late again.
+// added to every timed wait, to merge wake-ups) off the loop's thread,
+// and returns the undo. With more than one P it locks the loop to the
+// thread (it never yields, so that costs nothing); with one it does not,
+// as each yield of a locked goroutine would hand the P to another
+// thread: the goroutine mostly stays on its thread anyway, and where it
+// moves, its waits are up to the slack late again.
 func (l *evloop) preciseTimers() func() {
 	if !l.soleP {
 		runtime.LockOSThread()
@@ -324,14 +295,13 @@ func (l *evloop) preciseTimers() func() {
 	}
 }
 
-// deferReads says whether the loop may sleep for wait (until its next
-// wake-up, at now+wait) without reading the responses that arrive
-// meanwhile: the wait is short (a quantum or so, not a gap between sparse
-// requests), the last response read came with its receive time (so the
-// next ones will end when they arrived, not when read), and more
-// connections are idle than requests fall due by one quantum after the
-// wake-up, so that no request will wait for a connection whose response
-// sits unread.
+// deferReads says whether the loop may sleep until its next wake-up, at
+// now+wait, without reading the responses that arrive meanwhile: the wait
+// is short (not a gap between sparse requests), the last response read
+// came with its receive time (so the next ones end when they arrived, not
+// when read), and more connections are idle than requests fall due by one
+// quantum after the wake-up, so that no request waits for a connection
+// whose response sits unread.
 func (l *evloop) deferReads(wait time.Duration, now int64) bool {
 	if wait <= 0 || wait > rawWaitMax || !l.stamping || l.retries.len() > 0 {
 		return false
@@ -344,11 +314,10 @@ func (l *evloop) deferReads(wait time.Duration, now int64) bool {
 
 // collect reads the responses of the requests sent before before (ns),
 // and writes on what the socket could not take before, by trying each:
-// cheaper than asking epoll, which costs a system call per wake-up even
-// when it has nothing to say, whereas below saturation nearly every
-// request sent before this wake-up has its response waiting. (An idle
-// connection the server closed is not looked at; its next request finds
-// out, and is sent again on a new connection, see broken.)
+// cheaper than asking epoll, which costs a system call even when it has
+// nothing to say, whereas below saturation nearly every request sent
+// before this wake-up has its response waiting. (An idle connection the
+// server closed is left for its next request to find, see broken.)
 func (l *evloop) collect(before int64) {
 	now := l.e.now()
 	for _, c := range l.e.conns {
@@ -376,19 +345,12 @@ func (l *evloop) handle(n int) int {
 	return n
 }
 
-// watchdogEvery is how often the watchdog looks for requests that have
-// run longer than timeout.
-func watchdogEvery(timeout time.Duration) time.Duration {
-	return min(timeout/4, 100*time.Millisecond)
-}
-
 // rawWaitMax is the longest wait the loop makes without telling the Go
 // scheduler. A wait it is told of lets the runtime's monitor take the P
-// away, and getting one back on return wakes the monitor (futex,
-// nanosleep): more system calls than the request itself costs. A wait it
-// is not told of keeps the P, so with GOMAXPROCS 1 the process's other
-// goroutines wait for it (the loop yields every rawWaitMax, see run), and
-// signals (GC, preemption) end it early (EINTR) as they must.
+// away, and getting one back wakes the monitor: more system calls than
+// the request costs. A wait it is not told of keeps the P, so with
+// GOMAXPROCS 1 the other goroutines wait for it (the loop yields every
+// rawWaitMax, see run); signals (GC, preemption) end it early (EINTR).
 const rawWaitMax = time.Millisecond
 
 // wait blocks until an event or for d, and returns how many events it got.
@@ -435,7 +397,7 @@ func (l *evloop) waitOn(epfd int, d time.Duration) int {
 // idle first: the schedule's requests and the retries whose time has
 // come, in the order they fell due; and opens more connections if they
 // wait too long. An attempt the client's throttle refuses is recorded
-// unsent and takes no connection.
+// unsent.
 func (l *evloop) dispatch(now int64) {
 	e := l.e
 	due := min(e.sched.DueBy(now), e.planned)
@@ -447,9 +409,8 @@ func (l *evloop) dispatch(now int64) {
 			return
 		}
 		if l.idle.n == 0 {
-			// Responses may have come in since the last wait (this
-			// thread was busy, or descheduled): read them before taking
-			// every connection for busy.
+			// Responses may have come in since the last wait: read them
+			// before taking every connection for busy.
 			if !polled {
 				polled = true
 				if l.handle(l.wait(0)) > 0 {
@@ -481,7 +442,7 @@ func (l *evloop) dispatch(now int64) {
 
 // send writes attempt a on idle conn c (or, if c is not connected, dials
 // and sends it when connected). A first try's key and operation are
-// picked here, by c's picker.
+// picked here.
 func (l *evloop) send(c *conn, a attempt) {
 	e := l.e
 	if a.n == 0 {
@@ -494,9 +455,7 @@ func (l *evloop) send(c *conn, a attempt) {
 		e.peak.Store(int64(l.inFlight))
 	}
 	if c.ev.fd < 0 {
-		// It waits for its connection's dial: the server closed the
-		// connection, or a client gave up on it.
-		c.o.Flags |= record.FlagConnWait
+		c.o.Flags |= record.FlagConnWait // it waits for its connection's dial
 		c.ev.waiting = true
 		l.dial(c)
 		return
@@ -516,7 +475,7 @@ func (l *evloop) connWait(at int64) uint8 {
 }
 
 // write writes b (what is left of c's request) and, if the socket does not
-// take all of it, waits for it to become writable.
+// take all of it, watches it for writability.
 func (l *evloop) write(c *conn, b []byte) {
 	for len(b) > 0 {
 		n, err := unix.Write(c.ev.fd, b)
@@ -541,8 +500,7 @@ func (l *evloop) write(c *conn, b []byte) {
 	}
 }
 
-// onEvent handles what epoll reported for c: room to write, response
-// bytes, or the connection's end.
+// onEvent handles what epoll reported for c.
 func (l *evloop) onEvent(c *conn, events uint32, now int64) {
 	if c.ev.connecting {
 		l.finishConnect(c, now)
@@ -652,9 +610,8 @@ func rxTimestamp(oob []byte) int64 {
 // run's start) ended, whose last bytes the kernel received at rx (wall
 // clock, ns; 0: unknown): rx on the run's clock where that lies between
 // sent and now (a wall clock stepped during the run does not), else now.
-// The wall and monotonic clocks are read together at the start and run
-// at the same rate (NTP slews both), so the difference is the same on
-// both.
+// The start's wall and monotonic readings are taken together and both
+// clocks run at the same rate (NTP slews both).
 func (l *evloop) endTime(rx, sent int64) int64 {
 	now := l.e.now()
 	if rx == 0 {
@@ -666,8 +623,7 @@ func (l *evloop) endTime(rx, sent int64) int64 {
 	return now
 }
 
-// broken handles the end of c's connection (the server closed it, or a
-// read or write failed).
+// broken handles the end of c's connection.
 func (l *evloop) broken(c *conn, err error) {
 	got := c.ev.rn
 	l.drop(c)
@@ -678,10 +634,8 @@ func (l *evloop) broken(c *conn, err error) {
 			l.idle.remove(c)
 		}
 	case got == 0 && c.served > 0 && !c.retried:
-		// Nothing came back on a connection that had served before: the
-		// server closed it while idle as the request went out. Send it
-		// again on a fresh connection (GET, PUT and DELETE are
-		// idempotent), as HTTP clients do.
+		// The server closed it while idle as the request went out: send
+		// it again on a fresh connection (see fastEngine.complete).
 		c.retried = true
 		c.ev.waiting = true
 		c.o.Flags |= record.FlagConnWait
@@ -713,7 +667,7 @@ func (l *evloop) done(c *conn) {
 	l.inFlight--
 }
 
-// drop closes c's connection (which also takes it off the epoll set).
+// drop closes c's connection, which takes it off the epoll set.
 func (l *evloop) drop(c *conn) {
 	if c.ev.fd >= 0 {
 		unix.Close(c.ev.fd)
@@ -723,8 +677,7 @@ func (l *evloop) drop(c *conn) {
 }
 
 // dial connects c, unless a dial is under way: a conn that had a
-// connection by the loop's own connect (startConnect), a new one in
-// another goroutine.
+// connection by the loop's own connect, a new one in a goroutine.
 func (l *evloop) dial(c *conn) {
 	if c.ev.dialing {
 		return
@@ -745,9 +698,8 @@ func (l *evloop) dial(c *conn) {
 }
 
 // growIfLate dials another connection if the oldest unsent due request
-// (of the schedule, whose requests oldest..due-1 wait, or a retry) has
-// waited GrowAfter, the cap allows, and fewer dials for new connections
-// are under way than requests wait.
+// (the schedule's oldest..due-1, or a retry) has waited GrowAfter, the
+// cap allows, and fewer growth dials are under way than requests wait.
 func (l *evloop) growIfLate(now int64, oldest, due uint64) {
 	e := l.e
 	waiting, oldestAt := due-min(oldest, due), e.sched.At(oldest)
@@ -793,7 +745,7 @@ func (l *evloop) dialed(r dialResult, now int64) {
 		return
 	}
 	if r.err == nil {
-		r.err = l.attach(c, r.fd, r.watched) // closes r.fd if it fails
+		r.err = l.attach(c, r.fd, r.watched)
 	}
 	if r.err != nil {
 		if grown {
@@ -868,11 +820,10 @@ func (l *evloop) close() {
 }
 
 // dialRaw opens a TCP connection to host (net.Dial: the Go netpoller
-// waits for it, no thread blocks) and returns a descriptor of its own for
-// the socket, outside the netpoller: a duplicate, taken before the
-// net.Conn is closed (which takes the original off the netpoller). The
-// socket stays non-blocking, with Nagle's algorithm off, as net.Dial
-// left it. Errors are net.Dial's (*net.OpError with Op "dial").
+// waits for it, no thread blocks) and returns a duplicate of its
+// descriptor, taken before the net.Conn is closed (which takes the
+// original off the netpoller). The socket stays non-blocking, with
+// Nagle's algorithm off. Errors are net.Dial's (*net.OpError, Op "dial").
 func dialRaw(host string, timeout time.Duration) (int, error) {
 	conn, err := net.DialTimeout("tcp", host, timeout)
 	if err != nil {
@@ -894,15 +845,13 @@ func dialRaw(host string, timeout time.Duration) (int, error) {
 }
 
 // startConnect begins the loop's own connect of c (a conn with a slot,
-// whose connection is gone): a non-blocking socket, Nagle's algorithm
-// off as net.Dial leaves it, connect (EINPROGRESS), and the socket in the
-// epoll set watched for writability, which comes once the handshake ends
-// or fails (finishConnect); the watchdog gives up on it after
-// Config.Timeout, as net.Dial's timeout would. A connect that fails at
-// once is handed back through the dial channel, as a dial goroutine's
-// would be, so that its failure is recorded from the loop's round and
-// not inside whatever called dial (a send, which holds c off the idle
-// list).
+// whose connection is gone): a non-blocking socket, Nagle's algorithm off
+// as net.Dial leaves it, and the socket in the epoll set watched for
+// writability, which comes once the handshake ends or fails
+// (finishConnect); the watchdog gives up on it after Config.Timeout. A
+// connect that fails at once is handed back through the dial channel, so
+// that its failure is recorded from the loop's round, not inside whatever
+// called dial (a send, which holds c off the idle list).
 func (l *evloop) startConnect(c *conn) {
 	fd, err := unix.Socket(l.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -933,8 +882,7 @@ func (l *evloop) handBack(c *conn, err error) {
 	_, _ = unix.Write(l.wakeFd, one[:])
 }
 
-// finishConnect takes up c's connect once epoll has reported its socket:
-// connected, or failed (SO_ERROR says which).
+// finishConnect takes up c's connect once epoll has reported its socket.
 func (l *evloop) finishConnect(c *conn, now int64) {
 	fd := c.ev.cfd
 	soErr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)

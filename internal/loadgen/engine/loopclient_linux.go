@@ -11,9 +11,7 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
-// The event loop's side of a client model (Config.Client): what the
-// client decides after each attempt, the retries it keeps, and when the
-// loop may stop.
+// The event loop's side of a client model (Config.Client).
 
 // decide asks the client what becomes of o's request now that the attempt
 // o has ended (retryAfter: the 503's Retry-After): another attempt, queued
@@ -29,8 +27,7 @@ func (l *evloop) decide(o *record.Outcome, retryAfter time.Duration) {
 	case o.Code == 503:
 		out = client.Shed
 	}
-	// Every outcome goes to the client: an answer is an accept its
-	// throttle counts.
+	// Every outcome goes to the client: its throttle counts the accepts.
 	at, again, _ := l.client.Done(o.End, int(o.Attempt), out, retryAfter)
 	if out == client.OK {
 		return
@@ -39,13 +36,12 @@ func (l *evloop) decide(o *record.Outcome, retryAfter time.Duration) {
 		o.Flags |= record.FlagGaveUp
 		return
 	}
-	if l.stopped {
-		// The run is over: the retry would never be sent.
-		l.recordUnsent(attempt{at: max(at, o.End), seq: o.Seq, key: o.Key, op: o.Op, n: o.Attempt + 1},
-			record.FlagNotSent|record.FlagRunEnded|record.FlagGaveUp, o.End)
+	retry := attempt{at: max(at, o.End), seq: o.Seq, key: o.Key, op: o.Op, n: o.Attempt + 1}
+	if l.stopped { // the run is over: the retry would never be sent
+		l.recordUnsent(retry, record.FlagNotSent|record.FlagRunEnded|record.FlagGaveUp, o.End)
 		return
 	}
-	l.retries.push(attempt{at: max(at, o.End), seq: o.Seq, key: o.Key, op: o.Op, n: o.Attempt + 1})
+	l.retries.push(retry)
 }
 
 // waitingSince is when o's client began to wait for it: with a client

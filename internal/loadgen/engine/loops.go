@@ -24,9 +24,8 @@ const OneLoopRate = 100_000
 // nothing.
 const loopHeadroom = 0.5
 
-// loopsWhy is how many event loops a run uses, and the reason in words
-// for the report ("1 loop: 5,000 req/s is within one loop's ~50,000
-// req/s").
+// loopsWhy is how many event loops a run uses, and why in words
+// (Result.LoopsWhy).
 type loopsWhy struct {
 	n   int
 	why string
@@ -71,18 +70,15 @@ func loopsFor(rate float64, conns, cpus int, search bool) loopsWhy {
 	return loopsWhy{n, why}
 }
 
-func loopsText(n int) string {
-	if n == 1 {
-		return "1 loop"
-	}
-	return fmt.Sprintf("%d loops", n)
-}
+func loopsText(n int) string { return plural(n, "loop") }
+func cpusText(n int) string  { return plural(n, "CPU") }
 
-func cpusText(n int) string {
+// plural is "1 loop", "2 loops".
+func plural(n int, unit string) string {
 	if n == 1 {
-		return "1 CPU"
+		return "1 " + unit
 	}
-	return fmt.Sprintf("%d CPUs", n)
+	return fmt.Sprintf("%d %ss", n, unit)
 }
 
 // thousands formats a rate as a whole number with thousands separators:

@@ -14,12 +14,9 @@ import (
 // placement is where a run's loader runs: how many loops, on which CPUs,
 // and whether it is pinned to them.
 type placement struct {
-	loops int
-	// loopsWhy says why that many: -loops, or what loopsFor chose.
-	loopsWhy string
-	// cpus is the set the loader runs on: Config.CPUs where it pinned
-	// itself to them, else its affinity.
-	cpus     cpuset.Set
+	loops    int
+	loopsWhy string     // -loops, or what loopsFor chose
+	cpus     cpuset.Set // Config.CPUs where it pinned itself to them, else its affinity
 	pinned   bool
 	unpinned string // why not pinned: "no -cpus", or what pinning said
 	// lockLoops: each loop locks its goroutine to an OS thread (event

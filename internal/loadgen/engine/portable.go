@@ -9,10 +9,12 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
-// The portable open-model engine: a goroutine per connection reads its
-// responses, and whichever goroutine is awake sends what is due (see
-// fastEngine). It runs where the event loop does not (other platforms,
-// the hostclient transport).
+// The portable open-model engine, where the event loop does not run
+// (other platforms, the hostclient transport): each conn has a goroutine
+// that reads its responses, and whichever goroutine is awake sends what
+// is due: the pacer when it wakes (at most once a quantum), and a conn's
+// goroutine when it has recorded a response and put its conn back on the
+// idle list.
 
 // dispatchBatch bounds the conns one sender takes off the idle list per
 // hold of mu, so that others waiting for mu are not kept long.
@@ -29,9 +31,8 @@ func (e *fastEngine) pace(ctx context.Context) {
 	sl := schedule.NewSleeper()
 	defer sl.Close()
 	drainBy := int64(e.cfg.Duration + e.cfg.Timeout)
-	// The portable engine keeps one quantum: -quantum, or for 0 the one
-	// its rate takes before any answer (only the event loop sizes it
-	// again as the run goes).
+	// The portable engine keeps its first quantum: only the event loop
+	// sizes it again as the run goes.
 	p := schedule.Pacer{Sched: e.sched, Planned: e.planned, Quantum: e.quantum(), Now: e.now, Sleep: sl.Sleep}
 	p.Run(func(now int64) bool {
 		return ctx.Err() != nil || now > drainBy
@@ -116,11 +117,9 @@ func (e *fastEngine) send(c *conn, k uint64) {
 		return
 	}
 	c.o.BytesOut = c.rt.prepare(op, key)
-	c.o.Sent = e.now()
-	c.started.Store(c.o.Sent + 1)
 	// A failed write closes the connection; c's goroutine then finds
 	// nothing to read and deals with it.
-	_ = c.rt.write()
+	_ = e.writeNow(c)
 	c.wmu.Unlock()
 }
 
@@ -160,8 +159,7 @@ func (e *fastEngine) grow(id int) {
 	e.dispatch(nil, e.now())
 }
 
-// serve is the goroutine of a raw conn in the open model: it waits for
-// each response on c, records it, and sends what has fallen due.
+// serve is the goroutine of a raw conn in the open model.
 func (e *fastEngine) serve(c *conn) {
 	defer e.wg.Done()
 	for {
@@ -177,9 +175,8 @@ func (e *fastEngine) serve(c *conn) {
 		}
 		err := c.rt.awaitResponse()
 		if c.started.Load() == 0 {
-			// Nothing was in flight when the wait ended: the run is over,
-			// or the server closed the idle connection (or sent what was
-			// not asked for).
+			// Nothing was in flight: the run is over, or the server closed
+			// the idle connection (or sent what was not asked for).
 			if e.closing.Load() {
 				return
 			}
@@ -203,8 +200,7 @@ func (e *fastEngine) serve(c *conn) {
 	}
 }
 
-// reclaimIdle takes c off the idle list if it is still there, so that its
-// goroutine may replace the connection.
+// reclaimIdle takes c off the idle list if it is still there.
 func (e *fastEngine) reclaimIdle(c *conn) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -249,14 +245,10 @@ func (e *fastEngine) complete(c *conn, awaitErr error) {
 func (e *fastEngine) resend(c *conn) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	c.served = 0
-	if err := c.rt.dial(); err != nil {
+	if err := e.redial(c); err != nil {
 		return err
 	}
-	e.reconnected()
-	c.o.Sent = e.now()
-	c.started.Store(c.o.Sent + 1)
-	_ = c.rt.write() // a failure shows in the next awaitResponse
+	_ = e.writeNow(c) // a failure shows in the next awaitResponse
 	return nil
 }
 
@@ -265,29 +257,41 @@ func (e *fastEngine) resend(c *conn) error {
 func (e *fastEngine) reconnect(c *conn) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	c.served = 0
-	if err := c.rt.dial(); err != nil {
+	if e.redial(c) != nil {
 		c.dead = true
-		return
 	}
-	e.reconnected()
+}
+
+// redial replaces c's raw connection and counts the reconnect. The caller
+// owns c's writing side (wmu, or c's goroutine in the closed loop).
+func (e *fastEngine) redial(c *conn) error {
+	c.served = 0
+	err := c.rt.dial()
+	if err == nil {
+		e.reconnected()
+	}
+	return err
+}
+
+// writeNow writes c's prepared request, sent now.
+func (e *fastEngine) writeNow(c *conn) error {
+	c.o.Sent = e.now()
+	c.started.Store(c.o.Sent + 1)
+	return c.rt.write()
 }
 
 // redialAndSend sends the request handed to dead conn c: it dials, and if
-// that works writes the request and returns true (the response is awaited
-// as usual); otherwise it records the request as failed with the dial's
-// error, puts c back on the idle list (still dead) and returns false.
+// that works writes the request and returns true; otherwise it records
+// the request as failed with the dial's error, puts c back on the idle
+// list (still dead) and returns false.
 func (e *fastEngine) redialAndSend(c *conn) bool {
 	o := &c.o
 	c.wmu.Lock()
-	err := c.rt.dial()
+	err := e.redial(c)
 	if err == nil {
-		c.dead, c.served = false, 0
-		e.reconnected()
+		c.dead = false
 		o.BytesOut = c.rt.prepare(o.Op, o.Key)
-		o.Sent = e.now()
-		c.started.Store(o.Sent + 1)
-		_ = c.rt.write()
+		_ = e.writeNow(c)
 		c.wmu.Unlock()
 		return true
 	}
@@ -300,8 +304,7 @@ func (e *fastEngine) redialAndSend(c *conn) bool {
 	return false
 }
 
-// serveHandedOff is the goroutine of a hostclient conn in the open model:
-// it runs each request handed to it as one HostClient round trip.
+// serveHandedOff is the goroutine of a hostclient conn in the open model.
 func (e *fastEngine) serveHandedOff(c *conn) {
 	defer e.wg.Done()
 	o := &c.o

@@ -14,9 +14,7 @@ type responseFrame struct {
 	headerLen  int // bytes up to and including the blank line
 	bodyLen    int
 	closeAfter bool
-	// retryAfter is the Retry-After header's delay in seconds (0: none,
-	// or an HTTP date, which the lab's clients do not honour).
-	retryAfter int
+	retryAfter int // Retry-After in seconds (0: none, or an HTTP date, which the lab's clients do not honour)
 }
 
 // errChunked: the event loop frames responses by Content-Length only.

@@ -24,8 +24,7 @@ import (
 // readResponse) may run on different goroutines; the engine's conn says
 // who may call what when. Only abort may be called at any time.
 type rawConn struct {
-	host      string
-	path      string
+	t         config.Target
 	valueSize int
 	timeout   time.Duration
 	// deadlineMs, if > 0, is sent with every request as
@@ -44,17 +43,16 @@ type rawConn struct {
 }
 
 func newRawConn(t config.Target, valueSize int, timeout time.Duration) *rawConn {
-	return &rawConn{host: t.Host, path: t.Path, valueSize: valueSize, timeout: timeout,
+	return &rawConn{t: t, valueSize: valueSize, timeout: timeout,
 		req: make([]byte, 0, 256+valueSize)}
 }
 
-// connected reports whether a connection is open.
 func (c *rawConn) connected() bool { return c.conn != nil }
 
 // dial replaces the connection (if any) with a new one.
 func (c *rawConn) dial() error {
 	c.close()
-	conn, err := net.DialTimeout("tcp", c.host, c.timeout)
+	conn, err := net.DialTimeout("tcp", c.t.Host, c.timeout)
 	if err != nil {
 		return err
 	}
@@ -72,11 +70,11 @@ func (c *rawConn) dial() error {
 func (c *rawConn) prepare(op api.Method, key uint64) int {
 	b := append(c.req[:0], op.String()...)
 	b = append(b, ' ')
-	b = append(b, c.path...)
+	b = append(b, c.t.Path...)
 	b = append(b, "?id="...)
 	b = strconv.AppendUint(b, key, 10)
 	b = append(b, " HTTP/1.1\r\nHost: "...)
-	b = append(b, c.host...)
+	b = append(b, c.t.Host...)
 	if c.deadlineMs > 0 {
 		b = append(b, "\r\n"+api.HeaderRequestTimeout+": "...)
 		b = strconv.AppendInt(b, c.deadlineMs, 10)

@@ -21,8 +21,7 @@ import (
 type hostClientConn struct {
 	hc        *fasthttp.HostClient
 	uri       []byte
-	host      string
-	path      string
+	t         config.Target
 	valueSize int
 	timeout   time.Duration
 	req       fasthttp.Request
@@ -44,15 +43,15 @@ func newHostClient(t config.Target, maxConns int, timeout time.Duration) *fastht
 }
 
 func newHostClientConn(hc *fasthttp.HostClient, t config.Target, valueSize int, timeout time.Duration) *hostClientConn {
-	return &hostClientConn{hc: hc, host: t.Host, path: t.Path, valueSize: valueSize, timeout: timeout}
+	return &hostClientConn{hc: hc, t: t, valueSize: valueSize, timeout: timeout}
 }
 
 func (c *hostClientConn) prepare(op api.Method, key uint64) int {
-	c.uri = append(append(c.uri[:0], c.path...), "?id="...)
+	c.uri = append(append(c.uri[:0], c.t.Path...), "?id="...)
 	c.uri = strconv.AppendUint(c.uri, key, 10)
 	// Reset: a GET after a PUT must not keep the PUT's Content-Length.
 	c.req.Reset()
-	c.req.Header.SetHost(c.host)
+	c.req.Header.SetHost(c.t.Host)
 	c.req.SetRequestURIBytes(c.uri)
 	c.req.Header.SetMethod(op.String())
 	if op == api.Put {

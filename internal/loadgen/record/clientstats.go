@@ -5,21 +5,19 @@ import (
 )
 
 // clientStats counts what a run's clients did (Config.Client), per
-// interval and in all: the attempts by when they were sent (first tries,
-// retries) or refused (throttled), and by when they ended (useful
-// answers, timeouts, 503s, requests given up). The collector's goroutine
-// owns it; it is kept only for runs with a client model, so that a
-// classic run's series stay as they were.
+// interval: the attempts by when they were sent (first tries, retries) or
+// refused (throttled), and by when they ended (useful answers, timeouts,
+// 503s, requests given up). The run's totals are the intervals' sums. The
+// collector's goroutine owns it; it is kept only for runs with a client
+// model, so that a classic run's series stay as they were.
 type clientStats struct {
 	interval int64 // ns
 	ivs      []clientCounts
-	total    clientCounts
 }
 
-// clientCounts is one interval's (or the run's) counts.
+// clientCounts is one interval's counts.
 type clientCounts struct {
-	firstTries, retries, throttled, unsentRetries, expired int64
-	useful, timeouts, shed, gaveUp                         int64
+	ClientTotals
 	// usefulLat holds the useful answers' latency from their send (ns);
 	// made with the interval's first one.
 	usefulLat *hdrhistogram.Histogram
@@ -40,50 +38,40 @@ func (s *clientStats) record(rc *Record) {
 		iv := s.at(rc.Intended)
 		switch {
 		case rc.Flags&FlagRunEnded != 0:
-			iv.unsentRetries++
-			s.total.unsentRetries++
+			iv.UnsentRetries++
 		case rc.Flags&FlagTimeout != 0:
 			iv = s.at(rc.End())
-			iv.timeouts++
-			s.total.timeouts++
-			s.total.expired++
+			iv.Timeouts++
+			iv.Expired++
 		default:
-			iv.throttled++
-			s.total.throttled++
+			iv.Throttled++
 		}
 		if rc.Flags&FlagGaveUp != 0 {
-			iv.gaveUp++
-			s.total.gaveUp++
+			iv.GaveUp++
 		}
 		return
 	}
 	sent := s.at(rc.Sent)
 	if rc.Attempt == 0 {
-		sent.firstTries++
-		s.total.firstTries++
+		sent.FirstTries++
 	} else {
-		sent.retries++
-		s.total.retries++
+		sent.Retries++
 	}
 	end := s.at(rc.End())
 	switch {
 	case rc.errIdx == 0:
-		end.useful++
-		s.total.useful++
+		end.Useful++
 		if end.usefulLat == nil {
 			end.usefulLat = NewIntervalHistogram()
 		}
 		_ = end.usefulLat.RecordValue(clampNs(rc.Latency))
 	case rc.Flags&FlagTimeout != 0:
-		end.timeouts++
-		s.total.timeouts++
+		end.Timeouts++
 	case rc.Code == 503:
-		end.shed++
-		s.total.shed++
+		end.Shed++
 	}
 	if rc.Flags&FlagGaveUp != 0 {
-		end.gaveUp++
-		s.total.gaveUp++
+		end.GaveUp++
 	}
 }
 
@@ -97,8 +85,8 @@ func (s *clientStats) fill(series []Interval) []Interval {
 			series = append(series, Interval{StartS: float64(i) * secs, LengthS: secs})
 		}
 		iv, c := &series[i], &s.ivs[i]
-		iv.FirstTries, iv.Retries, iv.Throttled = c.firstTries, c.retries, c.throttled
-		iv.Useful, iv.Timeouts, iv.Shed, iv.GaveUp = c.useful, c.timeouts, c.shed, c.gaveUp
+		iv.FirstTries, iv.Retries, iv.Throttled = c.FirstTries, c.Retries, c.Throttled
+		iv.Useful, iv.Timeouts, iv.Shed, iv.GaveUp = c.Useful, c.Timeouts, c.Shed, c.GaveUp
 		if c.usefulLat != nil {
 			iv.UsefulP99Us = float64(c.usefulLat.ValueAtQuantile(99)) / 1e3
 		}
@@ -110,8 +98,8 @@ func (s *clientStats) fill(series []Interval) []Interval {
 // for a run without a client model.
 type ClientTotals struct {
 	// FirstTries and Retries are the attempts sent; Throttled the ones
-	// the client's throttle refused, never sent; UnsentRetries the
-	// retries still waiting for their backoff when the run ended.
+	// the client's throttle refused; UnsentRetries the retries still
+	// waiting for their backoff when the run ended.
 	FirstTries    int64 `json:"first_tries"`
 	Retries       int64 `json:"retries"`
 	Throttled     int64 `json:"throttled"`
@@ -122,14 +110,15 @@ type ClientTotals struct {
 	Expired int64 `json:"expired,omitempty"`
 	// Useful are the answers (2xx, 404 on GET) to a client still
 	// waiting; Timeouts the attempts their client gave up waiting for;
-	// Shed the 503s; GaveUp the requests whose client gave up for good.
+	// Shed the 503s; GaveUp the requests whose client gave up for good
+	// (its last attempt failed, or the budget or throttle refused a retry).
 	Useful   int64 `json:"useful"`
 	Timeouts int64 `json:"timeouts"`
 	Shed     int64 `json:"shed"`
 	GaveUp   int64 `json:"gave_up"`
 }
 
-// Add adds o's counts to t (the shards of one run).
+// Add adds o's counts to t.
 func (t *ClientTotals) Add(o ClientTotals) {
 	t.FirstTries += o.FirstTries
 	t.Retries += o.Retries
@@ -151,7 +140,9 @@ func (t ClientTotals) Amplification() float64 {
 }
 
 func (s *clientStats) totals() ClientTotals {
-	t := s.total
-	return ClientTotals{FirstTries: t.firstTries, Retries: t.retries, Throttled: t.throttled, UnsentRetries: t.unsentRetries, Expired: t.expired,
-		Useful: t.useful, Timeouts: t.timeouts, Shed: t.shed, GaveUp: t.gaveUp}
+	var t ClientTotals
+	for i := range s.ivs {
+		t.Add(s.ivs[i].ClientTotals)
+	}
+	return t
 }

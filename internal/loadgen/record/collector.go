@@ -86,11 +86,10 @@ type interval struct {
 
 // Interval is one -interval of a run: what summary.json's series and the
 // report's latency-over-time chart show, and what a saturation search
-// judges second by second. Responses, Errors and the latencies are of the
-// responses that ended in the interval (corrected latencies); Sent and
-// SendLagP99Us are of the requests sent in it; InFlight and Conns are the
-// state at its end. A merged run (loadtest merge) has only the first
-// group and ConnWaits and Reconnects: the others are 0 there.
+// judges second by second. Responses, Errors and the (corrected)
+// latencies are of the responses that ended in the interval. A merged
+// run (loadtest merge) has only the first group and ConnWaits and
+// Reconnects: the others are 0 there.
 type Interval struct {
 	StartS    float64 `json:"t_s"` // seconds since the run's start
 	LengthS   float64 `json:"length_s"`
@@ -107,37 +106,29 @@ type Interval struct {
 	// SendLagP99Us is the p99 of how late those requests were sent
 	// (actual send − intended send), µs, to 2 significant digits.
 	SendLagP99Us float64 `json:"send_lag_p99_us"`
-	// InFlight is how many requests had been sent before the interval's
-	// end and were not answered by it: with SendLagP99Us, the backlog a
-	// server that falls behind builds up (in flight while the loader has
-	// connections to spare, then send lag).
+	// InFlight is how many requests were sent and not answered by the
+	// interval's end: with SendLagP99Us, the backlog a server that falls
+	// behind builds up (in flight while the loader has connections to
+	// spare, then send lag).
 	InFlight int64 `json:"in_flight"`
-	// Conns is how many connections the run had opened by the interval's
-	// end (the engine opens more when every one is busy).
-	Conns int `json:"conns"`
+	Conns    int   `json:"conns"` // connections opened by the interval's end
 
 	// The loader's own evidence (the fast engine's event loop; 0
 	// elsewhere, see Result.OwnLagKnown): ConnWaits counts the attempts
 	// sent or expired unsent in the interval that had waited for a
-	// connection (every connection busy waiting on the server, as a
-	// client's exhausted pool, or the attempt's connection being dialled
-	// again): their lag is the server's doing. OwnLagP99Us is the p99 send
-	// lag (µs, 2 significant digits) of the attempts sent in it that did
-	// not wait for one: how late the loader itself was. Reconnects counts
-	// the connections dialled again in it (the server closed one, or a
-	// client gave up on an answer and closed it).
+	// connection (FlagConnWait): their lag is the server's doing.
+	// OwnLagP99Us is the p99 send lag (µs, 2 significant digits) of the
+	// attempts sent in it that did not: how late the loader itself was.
+	// Reconnects counts the connections dialled again in it (the server
+	// closed one, or a client gave up on an answer and closed it).
 	ConnWaits   int64   `json:"conn_waits,omitempty"`
 	OwnLagP99Us float64 `json:"own_lag_p99_us,omitempty"`
 	Reconnects  int64   `json:"reconnects,omitempty"`
 
-	// What the clients did (Config.Client), of the attempts sent or
-	// refused in the interval: FirstTries and Retries were sent (Sent =
-	// FirstTries + Retries), Throttled were refused by the client's own
-	// throttle and never sent. Of those that ended in it: Useful are
-	// answers (2xx, 404 on GET) to a client still waiting, Timeouts the
-	// attempts its client gave up on, Shed the 503s, GaveUp the requests
-	// whose client gave up for good (its last attempt failed, or a retry
-	// was refused by the budget or the throttle).
+	// What the clients did (Config.Client, see ClientTotals), of the
+	// attempts sent or refused in the interval (Sent = FirstTries +
+	// Retries), and of those that ended in it (Useful, Timeouts, Shed,
+	// GaveUp).
 	FirstTries int64 `json:"first_tries,omitempty"`
 	Retries    int64 `json:"retries,omitempty"`
 	Throttled  int64 `json:"throttled,omitempty"`
@@ -162,23 +153,17 @@ const (
 // recorder of the run comes from it (NewRecorder).
 func NewCollector(cfg *config.Config) *Collector {
 	iv := cfg.SeriesInterval()
-	return &Collector{
+	c := &Collector{
 		interval: int64(iv), out: cfg.Out, results: cfg.Out != "" && cfg.KeepResults, inMemory: cfg.KeepRecords,
 		full: make(chan *chunk, chunksInFlight), free: make(chan *chunk, chunksInFlight),
 		stop: make(chan struct{}), done: make(chan struct{}),
 		uncorrected: latency.New(), corrected: latency.New(), sendLag: latency.New(),
-		sends:   sendSeries{interval: int64(iv), grace: lagGrace(cfg.Timeout, iv)},
-		clients: clientStatsFor(cfg, int64(iv)),
+		sends: sendSeries{interval: int64(iv), grace: lagGrace(cfg.Timeout, iv)},
 	}
-}
-
-// clientStatsFor is the client counts of a run with a client model, nil
-// for one without.
-func clientStatsFor(cfg *config.Config, interval int64) *clientStats {
-	if cfg.Client.IsZero() {
-		return nil
+	if !cfg.Client.IsZero() {
+		c.clients = &clientStats{interval: int64(iv)}
 	}
-	return &clientStats{interval: interval}
+	return c
 }
 
 func (c *Collector) newChunk() *chunk {
@@ -426,9 +411,9 @@ func (c *Collector) emit(iv *interval, startNs, lengthNs int64) {
 	}
 }
 
-// finish stops the goroutine once every recorder's goroutine has exited,
-// takes what is left, closes the last intervals and the files, and writes
-// results.bin. It fills the measured part of res.
+// finish, once every recorder's goroutine has exited, stops the
+// goroutine, takes what is left, closes the last intervals and the files,
+// writes results.bin, and fills the measured part of res.
 func (c *Collector) finish(res *Result) {
 	if c.began {
 		close(c.stop)

@@ -68,16 +68,7 @@ func (l *IntervalLog) Write(h *hdrhistogram.Histogram, start time.Time, startNs,
 }
 
 // Close flushes and closes the file.
-func (l *IntervalLog) Close() error {
-	err := l.w.Flush()
-	if cerr := l.f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", l.path, err)
-	}
-	return nil
-}
+func (l *IntervalLog) Close() error { return closeFile(l.path, l.f, l.w, nil) }
 
 // NewIntervalHistogram returns an empty histogram of an interval log's
 // unit and range (nanoseconds, 1 µs to 60 s, 3 significant digits).

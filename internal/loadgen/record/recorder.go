@@ -83,24 +83,20 @@ type Record struct {
 // when it was read.
 func (rc *Record) End() int64 { return rc.Sent + rc.Latency }
 
-// Recorder takes the outcomes of one connection (one goroutine calls add)
-// and hands them to the run's collector in chunks. add costs an uncontended
-// lock and a copy into a preallocated chunk: the histograms, counters,
-// interval logs and results.bin are all kept by the collector's goroutine,
-// off the connection's path, and a recorder holds no histogram of its own,
-// so connections are cheap in memory too.
+// Recorder takes the outcomes of one connection (one goroutine calls Add)
+// and hands them to the run's collector in chunks. Add costs an
+// uncontended lock and a copy into a preallocated chunk: everything else
+// is the collector goroutine's, off the connection's path, and a recorder
+// holds no histogram of its own, so connections are cheap in memory too.
 //
-// Only live and errCount are read by others while the run goes on (the
+// Only live and ErrCount are read by others while the run goes on (the
 // progress line).
 type Recorder struct {
 	col *Collector
 
-	live     latency.Live // corrected, microseconds; read concurrently
-	ErrCount atomic.Int64 // read concurrently
-
-	// sent counts the outcomes added; read by others only after the
-	// recorder's goroutine has exited.
-	sent int64
+	live     latency.Live // corrected, microseconds
+	ErrCount atomic.Int64
+	sent     int64 // outcomes added
 
 	mu    sync.Mutex // guards chunk against the collector's swap
 	chunk *chunk
@@ -149,7 +145,7 @@ func (r *Recorder) AddTo(p *Progress) {
 }
 
 // swap takes the records added so far, leaving an empty chunk; nil if
-// there are none. Called by the collector.
+// there are none.
 func (r *Recorder) swap() *chunk {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -195,7 +191,6 @@ func (t *errorTable) indexOf(msg string) uint16 {
 	return i
 }
 
-// message returns the message of index i.
 func (t *errorTable) message(i uint16) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()

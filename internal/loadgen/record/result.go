@@ -44,25 +44,21 @@ type Result struct {
 	ErrorCount int64
 	// Late counts sends that started more than 1 ms after schedule.
 	Late int64
-	// ConnWaits counts the attempts that waited for a connection (every
-	// connection busy waiting on the server, or theirs being dialled
-	// again), sent or expired unsent; OwnLate the sends that did not and
-	// still started more than 1 ms after schedule: the loader's own lag.
-	// Only the fast engine's event loop tells the two apart (OwnLagKnown);
-	// elsewhere both are 0.
+	// ConnWaits counts the attempts that waited for a connection
+	// (FlagConnWait), sent or expired unsent; OwnLate the sends that did
+	// not and still started more than 1 ms after schedule: the loader's
+	// own lag. Only the fast engine's event loop tells the two apart
+	// (OwnLagKnown); elsewhere both are 0, as are Interval's ConnWaits
+	// and OwnLagP99Us.
 	ConnWaits, OwnLate int64
-	// OwnLagKnown: the engine told the sends that waited for a connection
-	// from those it was late with itself (ConnWaits, OwnLate and each
-	// Interval's ConnWaits, OwnLagP99Us).
-	OwnLagKnown bool
+	OwnLagKnown        bool
 
 	BytesIn, BytesOut int64
 	// ConnsStart and ConnsPeak are the connections (vegeta: workers) at the
 	// start and at most; ConnsPeak > ConnsStart means the engine had to open
 	// more because every connection was busy.
 	ConnsStart, ConnsPeak int
-	// ConnsUsed is how many connections carried at least one request.
-	ConnsUsed int
+	ConnsUsed             int // connections that carried at least one request
 	// Reconnects counts connections re-dialled because the server closed
 	// them (idle, Connection: close) or a request on them failed; a
 	// request the server's close caught before any answer was sent again.
@@ -71,8 +67,7 @@ type Result struct {
 	// loops, the sum of the loops' peaks, an upper bound (the peaks need
 	// not coincide).
 	InFlightPeak int
-	// CPU is the loader process's CPU time during the run.
-	CPU CPUTime
+	CPU          CPUTime // the loader process's CPU time during the run
 
 	// Quantum is the fast engine's quantum at the end of an open-model
 	// run (Config.Quantum, or what the loops sized it to; the longest of
@@ -80,14 +75,12 @@ type Result struct {
 	Quantum time.Duration
 
 	// Loops is how many event loops sent the run (Config.Loops resolved),
-	// LoopsWhy why that many ("1 loop: 5,000 req/s is within one loop's
-	// ~50,000 req/s").
+	// LoopsWhy why ("1 loop: 5,000 req/s is within one loop's ~50,000 req/s").
 	Loops    int
 	LoopsWhy string
 	// LoaderCPUs is how many CPUs the loader ran on, LoaderCPUSet which:
-	// Config.CPUs where it pinned itself to them, else the CPUs its
-	// affinity allowed. The loader's share of them is
-	// CPU.Total() / (Elapsed × LoaderCPUs).
+	// Config.CPUs where it pinned itself to them, else its affinity. Its
+	// share of them is CPU.Total() / (Elapsed × LoaderCPUs).
 	LoaderCPUs   int
 	LoaderCPUSet cpuset.Set
 	// Pinned tells whether the process ran bound to Config.CPUs (and each
@@ -96,13 +89,9 @@ type Result struct {
 	Pinned   bool
 	Unpinned string
 
-	// Clients is what the run's clients did (first tries, retries,
-	// useful answers…); zero without a client model (Config.Client).
-	Clients ClientTotals
+	Clients ClientTotals // zero without a client model (Config.Client)
 
-	// Intervals is the run cut into Config.Interval slices: rate, errors
-	// and corrected latency over time.
-	Intervals []Interval
+	Intervals []Interval // the run cut into Config.Interval slices
 	// OutputErr is the first error writing the files the run streams into
 	// Config.Out (nil: they are complete).
 	OutputErr error
@@ -200,9 +189,9 @@ func (r *Result) Warnings() []string {
 	return w
 }
 
-// Merge folds what the recorders of finished workers recorded into r:
-// their collector's histograms, counters and interval series; it closes
-// the run's files. Call it once every worker's goroutine has exited.
+// Merge folds what the recorders recorded into r, through their
+// collector, and closes the run's files. Call it once every recorder's
+// goroutine has exited.
 func (r *Result) Merge(recs []*Recorder) {
 	if len(recs) == 0 {
 		r.Uncorrected, r.Corrected, r.SendLag = latency.New(), latency.New(), latency.New()

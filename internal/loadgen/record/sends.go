@@ -13,11 +13,9 @@ import (
 // interval's end. The collector's goroutine owns it.
 //
 // It also tells the loader's own lag from the server's: of each
-// interval's sends, those that waited for a connection (every one busy
-// waiting on the server, or the connection being dialled: see
-// FlagConnWait) count in connWaits, with the attempts that expired
-// waiting for one; the others' lag goes into a second histogram, whose
-// p99 (OwnLagP99Us) is how late the loader itself was to send.
+// interval's sends, those that waited for a connection (FlagConnWait)
+// count in connWaits, with the attempts that expired waiting for one; the
+// others' lag goes into a second histogram (OwnLagP99Us).
 //
 // The counts cost 24 bytes an interval and are kept for the whole run.
 // The lag histograms are kept only while most responses of their
@@ -42,7 +40,7 @@ type sendSeries struct {
 }
 
 // lagHists is one send interval's lag histograms: of every send, and of
-// the sends that found a connection free (the loader's own lag).
+// the loader's own lag.
 type lagHists struct{ all, own *hdrhistogram.Histogram }
 
 // lagGrace is how many intervals past its own a send interval's lag
@@ -55,8 +53,7 @@ func lagGrace(timeout, interval time.Duration) int64 {
 	return int64((timeout+interval-1)/interval) + 1
 }
 
-// lagWindow bounds how long a send interval's lag histogram waits for its
-// responses.
+// lagWindow bounds how long a send interval's lag histogram stays open.
 const lagWindow = 2 * time.Second
 
 // Send lag histograms: µs from 1 µs to 60 s at 2 significant digits

@@ -60,16 +60,7 @@ func (s *spoolWriter) write(rc *Record) error {
 	return nil
 }
 
-func (s *spoolWriter) close() error {
-	err := s.w.Flush()
-	if cerr := s.f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", s.path, err)
-	}
-	return nil
-}
+func (s *spoolWriter) close() error { return closeFile(s.path, s.f, s.w, nil) }
 
 // discard gives up on the spool after a write error.
 func (s *spoolWriter) discard() {
@@ -297,7 +288,12 @@ func WriteFile(path string, fill func(*bufio.Writer) error) error {
 		return fmt.Errorf("cannot create %s: %w", path, err)
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	err = fill(w)
+	return closeFile(path, f, w, fill(w))
+}
+
+// closeFile flushes w (unless err, what went wrong before, is set) and
+// closes f; the error names path.
+func closeFile(path string, f *os.File, w *bufio.Writer, err error) error {
 	if err == nil {
 		err = w.Flush()
 	}

@@ -11,26 +11,17 @@ import (
 // Busy is the share of its CPUs at which a process counts as out of CPU.
 const Busy = 0.90
 
-// Evidence is what one step tells about who limited it.
+// Evidence is what one step tells about who limited it; its fields mean
+// what Step's of the same names do.
 type Evidence struct {
-	Pass bool
-	// FellBehind: the step failed by falling behind alone (sent < 99 %
-	// of the asked rate, or some requests never sent), its p99 and
-	// errors within the limits.
-	FellBehind bool
-	// LoaderCPUShare is the loader's CPU time over the step divided by
-	// elapsed × LoaderCPUs; negative: unknown.
-	LoaderCPUShare float64
-	LoaderCPUs     int
-	// ServerCPUShare is the server's CPU time over the step divided by
-	// elapsed × ServerCPUs; negative: unknown. It decides nothing (a
-	// server that waits on its store reaches its limit with idle CPU);
-	// why gives it.
+	Pass, FellBehind bool
+	LoaderCPUShare   float64
+	LoaderCPUs       int
+	// ServerCPUShare decides nothing (a server that waits on its store
+	// reaches its limit with idle CPU); why gives it.
 	ServerCPUShare float64
 	ServerCPUs     int
-	// Shared: the loader and the server run on the same CPUs (neither
-	// pinned apart), so each share is of the one set; why says so.
-	Shared bool
+	Shared         bool // each share is of the one set; why says so
 
 	// The loader's own evidence, from its per-interval series
 	// (LoaderEvidence). OwnLagKnown: its engine told the sends that
@@ -44,10 +35,9 @@ type Evidence struct {
 	OwnLate      int
 	OwnLagP99    time.Duration
 	LagTolerance time.Duration
-	// ConnWaits counts the attempts that waited for a connection (every
-	// connection busy waiting on the server, or theirs being dialled
-	// again); ConnsPeak is the most connections the loader had open,
-	// MaxConns the cap (-max-conns; 0: unknown).
+	// ConnWaits counts the attempts that waited for a connection
+	// (record.FlagConnWait); ConnsPeak is the most connections the loader
+	// had open, MaxConns the cap (-max-conns; 0: unknown).
 	ConnWaits int64
 	ConnsPeak int
 	MaxConns  int

@@ -3,6 +3,7 @@ package saturate
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/kvpool/kvpool/internal/latency"
@@ -58,12 +59,8 @@ func PrintBracket(w io.Writer, sc *Config, sat *Saturation) {
 	case b.Hi > 0:
 		ends = append(ends, fmt.Sprintf("%.0f failed twice", b.Hi))
 	}
-	for i, e := range ends {
-		sep := "; "
-		if i == 0 {
-			sep = ": "
-		}
-		fmt.Fprint(w, sep+e)
+	if len(ends) > 0 {
+		fmt.Fprint(w, ": "+strings.Join(ends, "; "))
 	}
 	fmt.Fprintln(w)
 	if n := len(sat.Retests); n > 0 {

@@ -65,9 +65,9 @@ func Run(ctx context.Context, load config.Config, sc Config, onStep func(Step), 
 	return out, err
 }
 
-// stepFrom reduces a run's Result to a Step, not yet judged. The
-// server's share is left unknown (setServer fills it in), and so is each
-// interval's CPU (setIntervalCPU).
+// stepFrom reduces a run's Result to a Step, not yet judged, the server's
+// figures and each interval's CPU unknown (setServer and setIntervalCPU
+// fill them in).
 func stepFrom(res *record.Result, shared bool) Step {
 	s := Step{
 		Asked: res.Config.Rate, Length: res.Config.Duration, Sent: res.SendRate(), Achieved: res.AchievedRate(),
@@ -100,9 +100,8 @@ func SecondsOf(res *record.Result) []Second {
 	return out
 }
 
-// loaderCPUs is how many CPUs the loader ran on: res.LoaderCPUs, or
-// where an engine left it 0, GOMAXPROCS (the runtime sizes it to the
-// process's CPU affinity).
+// loaderCPUs is res.LoaderCPUs, or where an engine left it 0, GOMAXPROCS
+// (the runtime sizes it to the process's CPU affinity).
 func loaderCPUs(res *record.Result) int {
 	if res.LoaderCPUs > 0 {
 		return res.LoaderCPUs
@@ -122,14 +121,11 @@ type cpuReading struct {
 	serverOK   bool
 }
 
-// readCPU reads both sides' CPU; the server's reading is stamped with the
-// middle of the call that fetched it.
+// readCPU reads both sides' CPU, the server's stamped with the middle of
+// the call that fetched it.
 func (sc *Config) readCPU(ctx context.Context) cpuReading {
-	r := cpuReading{}
-	r.loader = record.ProcessCPU().Total()
-	r.loaderOK = r.loader > 0 // zero: getrusage failed
-	start := time.Now()
-	r.at = start
+	loader, start := record.ProcessCPU().Total(), time.Now()
+	r := cpuReading{at: start, loader: loader, loaderOK: loader > 0} // zero: getrusage failed
 	if sc.ServerCPU == nil {
 		return r
 	}

@@ -59,11 +59,9 @@ type Config struct {
 	Factor       float64       // the ramp multiplies the rate by this
 	// Step is the length of each ramp and bisection step, its warm-up
 	// interval included: 11 s is a 1 s warm-up and ten judged seconds.
-	Step time.Duration
-	// Precision: the bracket is refined until (hi−lo)/lo ≤ Precision.
-	Precision float64
-	// ValidateFor is the length of each validating run, warm-up included.
-	ValidateFor time.Duration
+	Step        time.Duration
+	Precision   float64       // the bracket is refined until (hi−lo)/lo ≤ Precision
+	ValidateFor time.Duration // the length of each validating run, warm-up included
 	// MaxValidations bounds the validating runs (each with its re-test):
 	// after that many failed, the search ends without a saturation.
 	MaxValidations int
@@ -75,16 +73,14 @@ type Config struct {
 	// an anchor, and Saturation.Why says the anchor did not bound it).
 	Anchor      float64
 	AnchorShare float64
-	// Out is where the validating run streams its files ("" = none).
-	Out string `json:"-"`
+	Out         string `json:"-"` // where the validating run streams its files ("" = none)
 	// ServerCPU, if not nil, reads the server's cumulative CPU time and
 	// how many CPUs it may use; Run calls it just before and just after
 	// each step, and once an interval during it (never two at once). Nil,
 	// or an error, leaves the server's share unknown. The share is shown
 	// beside each step and decides nothing (Bound).
 	ServerCPU func(ctx context.Context) (cpu time.Duration, cpus int, err error) `json:"-"`
-	// Shared: the loader and the server run on the same CPUs; Bound's why
-	// says so.
+	// Shared: the loader and the server run on the same CPUs.
 	Shared bool `json:"-"`
 }
 
@@ -101,9 +97,8 @@ const (
 )
 
 // DefaultConfig returns the full search's defaults, the ones cmd/loadtest
-// documents: 11 s steps (a 1 s warm-up, ten judged seconds) 1 s apart,
-// brackets refined to 2.5 %, validations of 30 s (29 judged seconds, of
-// which 2 may fail), at most 3. docs/load-lab.md says what a search costs.
+// documents (a validation judges 29 seconds, of which 2 may fail);
+// docs/load-lab.md says what a search costs.
 func DefaultConfig() Config {
 	return Config{
 		SLO:            100 * time.Millisecond,
@@ -120,10 +115,9 @@ func DefaultConfig() Config {
 	}
 }
 
-// QuickConfig is DefaultConfig with the quick search's lengths: 5.5 s
-// steps (500 ms intervals: a 500 ms warm-up, ten judged), 0.5 s apart, a
-// bracket to 5 %, validations of 11 s (21 judged intervals, 2 may fail).
-// No shorter: docs/load-lab.md says why shorter steps were dropped.
+// QuickConfig is DefaultConfig with the quick search's lengths (500 ms
+// intervals; a validation judges 21, of which 2 may fail). No shorter:
+// docs/load-lab.md says why shorter steps were dropped.
 func QuickConfig() Config {
 	sc := DefaultConfig()
 	sc.Step, sc.Cooldown, sc.ValidateFor, sc.Precision = 5500*time.Millisecond, 500*time.Millisecond, 11*time.Second, 0.05
@@ -182,9 +176,8 @@ type Saturation struct {
 	// Rate is the saturation: the highest rate that held, over its search
 	// step and over a validating run (0: no rate held over its
 	// validation, or none held at all).
-	Rate float64 `json:"rate"`
-	// Validated is Rate > 0: a validating run held at Rate.
-	Validated bool `json:"validated"`
+	Rate      float64 `json:"rate"`
+	Validated bool    `json:"validated"` // Rate > 0: a validating run held at Rate
 	// Bracket is where the search ended: the highest rate that held and
 	// the lowest that failed twice. With a validation, Lo is Rate; without
 	// one (every validation failed), Lo is the highest rate that held in
@@ -195,8 +188,7 @@ type Saturation struct {
 	// otherwise the rate whose validation failed last (what the search
 	// would have called its result before it was validated).
 	Candidate float64 `json:"candidate"`
-	// HitMax is set when even MaxRate held: the true limit is higher.
-	HitMax bool `json:"hit_max_rate"`
+	HitMax    bool    `json:"hit_max_rate"` // even MaxRate held: the true limit is higher
 	// Anchor is the closed-loop throughput the search was bounded by (0:
 	// none); AnchorExceeded: a step at it held, so it bounded nothing.
 	Anchor         float64 `json:"anchor,omitempty"`
@@ -220,14 +212,11 @@ type Saturation struct {
 	// followed by another, the rate the search went back below
 	// (Config.Retreat): no rate that held above it was a candidate again.
 	Retreats []float64 `json:"retreats,omitempty"`
-	// Rule states the per-second rule the steps were judged by.
-	Rule Rule `json:"rule"`
+	Rule     Rule      `json:"rule"` // the per-second rule the steps were judged by
 	// Steps is every run, re-tests and validations included, in order,
 	// each with its per-interval series.
-	Steps []Step `json:"steps"`
-	// Validation is the full result of the last validating run (nil if
-	// none ran).
-	Validation *record.Result `json:"-"`
+	Steps      []Step         `json:"steps"`
+	Validation *record.Result `json:"-"` // the last validating run's (nil: none ran)
 }
 
 // Bracket is a search's answer: Lo held, Hi failed twice (0: not found;

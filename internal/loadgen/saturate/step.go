@@ -22,8 +22,7 @@ type Step struct {
 	P99Uncorr time.Duration `json:"p99_uncorrected_ns"`
 	Errors    int64         `json:"errors"`
 	ErrorRate float64       `json:"error_rate"`
-	// Unsent counts scheduled requests never sent (the drain time ran out).
-	Unsent    int64         `json:"unsent,omitempty"`
+	Unsent    int64         `json:"unsent,omitempty"` // scheduled requests never sent (the drain time ran out)
 	CPUPerReq time.Duration `json:"loader_cpu_per_request_ns"`
 	// LoaderCPUShare is the loader's CPU time over the step divided by
 	// elapsed × LoaderCPUs (negative: unknown).
@@ -35,8 +34,7 @@ type Step struct {
 	ServerCPUShare  float64       `json:"server_cpu_share"`
 	ServerCPUs      int           `json:"server_cpus,omitempty"`
 	ServerCPUPerReq time.Duration `json:"server_cpu_per_request_ns,omitempty"` // 0: unknown
-	// Shared: the loader and the server ran on the same CPUs.
-	Shared bool `json:"shared_cpus,omitempty"`
+	Shared          bool          `json:"shared_cpus,omitempty"`               // the loader and the server ran on the same CPUs
 	// The loader's own evidence (Evidence): whether its engine told its
 	// own send lag apart, the judged intervals its own sends were late
 	// in (p99 over LagTolerance) and the highest such p99, the attempts
@@ -56,15 +54,13 @@ type Step struct {
 	Seconds []Second `json:"seconds"`
 	Judged  int      `json:"judged_intervals"`
 	OK      int      `json:"ok_intervals"`
-	// Backlog, when not empty, says how the backlog grew (BacklogGrew).
-	Backlog string `json:"backlog,omitempty"`
+	Backlog string   `json:"backlog,omitempty"` // how the backlog grew (BacklogGrew); "": it did not
 
 	Pass bool `json:"pass"`
 	// FellBehind: the step failed by its backlog or unsent requests
 	// alone, its intervals within the SLO and the error limit (Evidence).
-	FellBehind bool `json:"fell_behind"`
-	// Verdict is "ok" or why the step failed.
-	Verdict string `json:"verdict"`
+	FellBehind bool   `json:"fell_behind"`
+	Verdict    string `json:"verdict"` // "ok" or why the step failed
 	// LoaderBound marks a failure that was the loader's, not the
 	// server's; BoundWhy gives the figures behind either reading of a
 	// failure (Bound).
@@ -72,9 +68,8 @@ type Step struct {
 	BoundWhy    string `json:"bound_why,omitempty"`
 	// Retry marks a re-test: the run of a rate whose run just before, at
 	// the same rate and phase, failed.
-	Retry bool `json:"retry,omitempty"`
-	// Left is the least time the search still needs after this step.
-	Left time.Duration `json:"-"`
+	Retry bool          `json:"retry,omitempty"`
+	Left  time.Duration `json:"-"` // the least time the search still needs after this step
 }
 
 // Second is one interval of a step (a second, or Config.Interval).
@@ -116,7 +111,6 @@ const (
 	verdictDrain   = "drain"
 )
 
-// Evidence is what s tells Bound.
 func (s *Step) Evidence() Evidence {
 	return Evidence{Pass: s.Pass, FellBehind: s.FellBehind,
 		LoaderCPUShare: s.LoaderCPUShare, LoaderCPUs: s.LoaderCPUs,
@@ -162,10 +156,7 @@ func (sc *Config) BacklogTolerance() time.Duration {
 // server answered nothing while they waited: stalled).
 func (sc *Config) judge(s *Step) {
 	iv := sc.Interval()
-	m := int(s.Length / iv)
-	if m < 2 {
-		m = 2
-	}
+	m := max(int(s.Length/iv), 2)
 	for len(s.Seconds) < m { // the series ends with the last response
 		k := len(s.Seconds)
 		s.Seconds = append(s.Seconds, Second{T: float64(k) * iv.Seconds(), Length: iv.Seconds(), LoaderCPUShare: -1, ServerCPUShare: -1})

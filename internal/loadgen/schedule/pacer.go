@@ -32,8 +32,8 @@ type Pacer struct {
 	Sleep   func(time.Duration)
 }
 
-// Run wakes up until every request is sent or stop(now) says to end
-// early, calling dispatch(now) at each wake-up.
+// Run calls dispatch(now) at each wake-up until every request is sent or
+// stop(now) says to end early.
 func (p *Pacer) Run(stop func(now int64) bool, dispatch func(now int64) (next uint64)) {
 	wakeAt := p.Now()
 	for {

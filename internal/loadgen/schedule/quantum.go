@@ -25,8 +25,8 @@ const quantumBatch = 16
 const quantumLagShare = 10
 
 // quantumMinBatch is the fewest requests a quantum must hold for
-// batching them to pay. Below it each request gets a wake-up of its own
-// (a quantum of PreciseQuantum); docs/results.md has the measurements.
+// batching them to pay: below it batching saves little CPU and costs the
+// precision of every request. docs/results.md has the measurements.
 const quantumMinBatch = 2
 
 // PreciseQuantum is the quantum of a loop that sends each request at its
@@ -37,11 +37,9 @@ const PreciseQuantum = time.Microsecond
 // QuantumFor is the quantum of an event loop sending rate requests per
 // second to a server whose median answer is median (0: none seen yet):
 // DefaultQuantum, grown up to a tenth of the median answer where the
-// server is slow (a quantum of 1 ms costs a 10 ms answer little, and
-// saves wake-ups), but never past what holds quantumBatch requests, nor
-// MaxQuantum; and PreciseQuantum, a wake-up per request, where that
-// quantum would hold fewer than quantumMinBatch requests, since there
-// batching saves little CPU and costs the precision of every request.
+// server is slow (a 1 ms quantum costs a 10 ms answer little, and saves
+// wake-ups), but never past quantumBatch requests nor MaxQuantum; and
+// PreciseQuantum where that would hold fewer than quantumMinBatch.
 func QuantumFor(rate float64, median time.Duration) time.Duration {
 	q := median / quantumLagShare
 	if rate > 0 {

@@ -44,8 +44,7 @@ func New(rate float64) Schedule {
 	return Schedule{segs: []segment{{rate: rate, intervalNs: 1e9 / rate}}, part: WholeRun}
 }
 
-// WithSpike is the whole run's timetable at rate requests per
-// second with sp (the zero Spike: none) at its time.
+// WithSpike is New(rate) with sp (the zero Spike: none) at its time.
 func WithSpike(rate float64, sp Spike) Schedule {
 	s := New(rate)
 	if sp.IsZero() {
@@ -82,11 +81,8 @@ func (s Schedule) Of(p Share) Schedule {
 // Seq is the run's seq of the share's request k.
 func (s Schedule) Seq(k uint64) uint64 { return s.part.Seq(k) }
 
-// At returns when the share's request k is due, in nanoseconds since the
-// start.
-func (s Schedule) At(k uint64) int64 {
-	return s.at(s.part.Seq(k))
-}
+// At is when the share's request k is due, ns since the start.
+func (s Schedule) At(k uint64) int64 { return s.at(s.part.Seq(k)) }
 
 // at is when the run's request seq is due.
 func (s Schedule) at(seq uint64) int64 {
@@ -98,12 +94,9 @@ func (s Schedule) at(seq uint64) int64 {
 	return g.start + g.at(seq-g.first)
 }
 
-// DueBy returns how many of the share's requests are due at or before t
-// (ns since start): the smallest k with At(k) > t. DueBy(t) - 1 is the
-// last request due.
-func (s Schedule) DueBy(t int64) uint64 {
-	return s.part.Count(s.dueBy(t))
-}
+// DueBy is how many of the share's requests are due at or before t (ns
+// since start): the smallest k with At(k) > t.
+func (s Schedule) DueBy(t int64) uint64 { return s.part.Count(s.dueBy(t)) }
 
 // dueBy is DueBy over the whole run.
 func (s Schedule) dueBy(t int64) uint64 {
@@ -122,9 +115,7 @@ func (s Schedule) dueBy(t int64) uint64 {
 }
 
 // at is when the segment's own request n is due, ns after its start.
-func (g *segment) at(n uint64) int64 {
-	return int64(float64(n) * g.intervalNs)
-}
+func (g *segment) at(n uint64) int64 { return int64(float64(n) * g.intervalNs) }
 
 // dueBy is how many of the segment's own requests are due at or before
 // t ns after its start: the smallest n with g.at(n) > t.
@@ -146,9 +137,7 @@ func (g *segment) dueBy(t int64) uint64 {
 
 // Count is the number of the share's requests due strictly before d: a
 // run of length d sends exactly this many.
-func (s Schedule) Count(d time.Duration) uint64 {
-	return s.DueBy(int64(d) - 1)
-}
+func (s Schedule) Count(d time.Duration) uint64 { return s.DueBy(int64(d) - 1) }
 
 // Share is a sender's part of a run's requests: the run's seq first,
 // first+stride, first+2·stride, … (its own requests k = 0, 1, 2, …). A

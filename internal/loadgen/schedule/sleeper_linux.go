@@ -40,8 +40,8 @@ func (s *timerfdSleeper) Sleep(d time.Duration) {
 		time.Sleep(d)
 		return
 	}
-	// Blocks (parks the goroutine) until the timer fires; the 8 bytes are
-	// the expiration count, which we do not need.
+	// Parks the goroutine until the timer fires (the 8 bytes: the
+	// expiration count).
 	if _, err := s.f.Read(s.buf[:]); err != nil {
 		time.Sleep(d)
 	}
