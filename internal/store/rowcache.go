@@ -69,16 +69,6 @@ func clampPow2(n, lo, hi int) int {
 	return 1 << bits.Len(uint(n-1))
 }
 
-// WithRowCache returns s behind a row cache of at most maxBytes (see
-// RowCache). maxBytes <= 0 returns s itself, so a server without the cache
-// pays nothing for the option.
-func WithRowCache(s Store, maxBytes int64, o RowCacheOptions) Store {
-	if maxBytes <= 0 {
-		return s
-	}
-	return NewRowCache(s, maxBytes, o)
-}
-
 // NewRowCache returns s behind a row cache of at most maxBytes, which must
 // be positive.
 func NewRowCache(s Store, maxBytes int64, o RowCacheOptions) *RowCache {

@@ -82,12 +82,6 @@ func get(t *testing.T, c Store, key string) string {
 	return string(v)
 }
 
-func TestWithRowCacheZeroIsTheStoreItself(t *testing.T) {
-	s := newMapStore()
-	assert.Same(t, Store(s), WithRowCache(s, 0, RowCacheOptions{}))
-	assert.IsType(t, &RowCache{}, WithRowCache(s, 1<<20, RowCacheOptions{}))
-}
-
 // TestRowCacheHit: the second Get of a key is answered without the store,
 // appended to dst as the store's would be, and counted.
 func TestRowCacheHit(t *testing.T) {
