@@ -1,6 +1,9 @@
 package harness
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
 // dieWithParent makes the kernel kill the kvserver if this process dies
 // first, so an interrupted run leaves no server behind holding its data,
@@ -10,4 +13,11 @@ import "syscall"
 // first made the step it served look failed.
 func dieWithParent() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+}
+
+// interruptedBySIGINT tells whether an exited process was killed by
+// SIGINT.
+func interruptedBySIGINT(ps *os.ProcessState) bool {
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGINT
 }

@@ -52,6 +52,12 @@ type Options struct {
 
 const defaultStartTimeout = 30 * time.Second
 
+// interruptGrace bounds Start's wait for its context to end after
+// kvserver died of SIGINT before serving: a Ctrl-C this process also got
+// cancels it within that, and a SIGINT from elsewhere does not hold the
+// start up for longer.
+const interruptGrace = 2 * time.Second
+
 // tailLines is how many of the server's last output lines are kept.
 const tailLines = 1000
 
@@ -198,6 +204,19 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	case a := <-addr:
 		s.Addr, s.URL = a, "http://"+a
 	case <-s.exited:
+		if interruptedBySIGINT(s.cmd.ProcessState) {
+			// A terminal's Ctrl-C reached kvserver between its fork and
+			// its own process group. It reached this process too, whose
+			// context ends once the signal's handler has run: wait for
+			// that, so that the caller sees an interrupted start rather
+			// than a failed one.
+			grace := time.NewTimer(interruptGrace)
+			defer grace.Stop()
+			select {
+			case <-ctx.Done():
+			case <-grace.C:
+			}
+		}
 		return fail(startErr(fmt.Sprintf("it exited with code %d before serving", s.exitCode)))
 	case <-ctx.Done():
 		return fail(startErr(fmt.Sprintf("no %q log line after %v (%v)", "msg=serving addr=...", time.Since(began).Round(time.Millisecond), context.Cause(ctx))))
