@@ -64,14 +64,13 @@ func (r *runner) overload(ctx context.Context, wr *result.WorkloadResult, srv *i
 			// Probes until the first normal one: the recovery rule reads
 			// no further (verdict.Recover), and each later probe would
 			// only lengthen the step.
-			normal := verdict.NormalP99(ms(o.BaselineP99))
 			for i := 1; i <= r.t.RecoverProbes; i++ {
 				p99, _, ok := probe(fmt.Sprintf("recover-%d", i), r.t.ProbeLength)
 				if !ok {
 					break
 				}
 				o.RecoveryP99 = append(o.RecoveryP99, p99)
-				if ms(p99) <= normal {
+				if verdict.Normal(ms(o.BaselineP99), ms(p99)) {
 					break
 				}
 			}

@@ -292,7 +292,7 @@ func probesStopped(c *result.Comparison) string {
 				continue
 			}
 			last := o.RecoveryP99[len(o.RecoveryP99)-1]
-			if ms(last) <= verdict.NormalP99(ms(o.BaselineP99)) {
+			if verdict.Normal(ms(o.BaselineP99), ms(last)) {
 				return ", stopping at the first normal one"
 			}
 		}

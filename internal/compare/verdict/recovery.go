@@ -42,6 +42,14 @@ func NormalP99(baselineMs float64) float64 {
 	return math.Max(2*baselineMs, baselineMs+5)
 }
 
+// Normal tells whether a second after the overload whose corrected p99
+// was p99Ms is normal against the baseline's: known, and at most
+// NormalP99(baselineMs). The recovery rule and whoever stops probing at
+// the first normal second both ask it.
+func Normal(baselineMs, p99Ms float64) bool {
+	return !math.IsNaN(p99Ms) && p99Ms <= NormalP99(baselineMs)
+}
+
 // Recover applies the recovery rule: the recovery time is the first second
 // after the overload whose p99 is known and at most NormalP99(baseline);
 // when no second in AfterMs is, the step did not recover within
@@ -49,7 +57,7 @@ func NormalP99(baselineMs float64) float64 {
 func Recover(r Recovery) Recovered {
 	normal := NormalP99(r.BaselineMs)
 	for i, p := range r.AfterMs {
-		if !math.IsNaN(p) && p <= normal {
+		if Normal(r.BaselineMs, p) {
 			return Recovered{Recovered: true, After: i + 1, NormalMs: normal,
 				Reason: fmt.Sprintf("p99 normal (≤ %.3g ms) after %ds", normal, i+1)}
 		}
