@@ -15,7 +15,7 @@ import (
 )
 
 // testdata/pprof holds small CPU and mutex profiles of a "direct" and a
-// "pool" run of one workload, written by testdata/pprof/gen.go.
+// "pool" run of one workload, written by TestRegenerateProfiles.
 const pprofTestdata = "testdata/pprof"
 
 // TestPprofTopMatchesGoToolPprof diffs the committed profiles both ways,
