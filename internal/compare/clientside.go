@@ -89,11 +89,7 @@ func (r *runner) calibrate(ctx context.Context, wl, seed string, rate float64, m
 		}
 		r.stop(ctx, srv, step)
 	}()
-	cfg, err := r.loadConfig(srv.URL, wl)
-	if err != nil {
-		r.fail(wl, vr.Name, step, err.Error(), "")
-		return stepRun{}, false
-	}
+	cfg := r.loadConfig(srv)
 	cfg.Rate, cfg.Duration, cfg.Client = rate, calibrationLength, cm
 	// Answered at once, MinConns carry any rate; more would be dials no
 	// storm of answered attempts pays. Timed-out attempts redial.

@@ -33,11 +33,7 @@ func (r *runner) closed(ctx context.Context, v *result.VariantResult, srv *insta
 	wl := srv.wl
 	dir, rel := r.runDir(wl, v, closedStep)
 	r.settle(ctx, srv.Server, fmt.Sprintf("%s %s %s", wl, v.Name, closedStep), settleStart)
-	cfg, err := r.loadConfig(srv.URL, wl)
-	if err != nil {
-		r.fail(wl, v.Name, closedStep, err.Error(), "")
-		return
-	}
+	cfg := r.loadConfig(srv)
 	cfg.Conns = plan.LittleConns(analysis.MedianSaturation(v), unloadedAnswerTime(v), r.o.MaxConns)
 	cfg.Rate, cfg.Duration, cfg.MaxConns = 0, r.t.Closed, cfg.Conns
 	r.logf("%s %s: closed loop over %d connections, %d × %v", wl, v.Name, cfg.Conns, r.t.ClosedRounds, r.t.Closed)

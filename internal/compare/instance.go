@@ -13,6 +13,7 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/harness"
 	"github.com/kvpool/kvpool/internal/loadgen/engine"
+	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
 // stopTimeout bounds kvserver's graceful stop.
@@ -37,8 +38,9 @@ type settleRule struct {
 // instance is one kvserver started for a variant's steps.
 type instance struct {
 	*harness.Server
-	wl string
-	v  *result.VariantResult
+	wl  string
+	mix workload.Mix // wl's
+	v   *result.VariantResult
 	// deathRecorded: that it exited mid-step is among the failures.
 	deathRecorded bool
 }
@@ -61,13 +63,11 @@ func (r *runner) warm(ctx context.Context, srv *instance, step string) {
 	if r.t.WarmUp <= 0 {
 		return
 	}
-	cfg, err := r.loadConfig(srv.URL, "get")
-	if err == nil {
-		cfg.Rate, cfg.Duration = 0, r.t.WarmUp
-		cfg.Conns, cfg.MaxConns = plan.MinConns, plan.MinConns
-		_, err = engine.Run(ctx, cfg, nil)
-	}
-	if err != nil && ctx.Err() == nil {
+	cfg := r.loadConfig(srv)
+	cfg.Workload.Mix = workload.Get
+	cfg.Rate, cfg.Duration = 0, r.t.WarmUp
+	cfg.Conns, cfg.MaxConns = plan.MinConns, plan.MinConns
+	if _, err := engine.Run(ctx, cfg, nil); err != nil && ctx.Err() == nil {
 		r.note("%s %s %s: the warm-up failed (%v); measured without one", srv.wl, srv.v.Name, step, err)
 	}
 }
@@ -82,9 +82,13 @@ func (r *runner) startCold(ctx context.Context, wl string, v *result.VariantResu
 }
 
 // launch starts kvserver for v as startCold does, without waiting for
-// it to idle.
+// it to idle; a workload wl that does not parse is recorded as its failure.
 func (r *runner) launch(ctx context.Context, wl string, v *result.VariantResult, step, seed, runDir string, extra ...string) *instance {
-	if err := os.MkdirAll(runDir, 0o755); err != nil {
+	mix, err := workload.ParseMix(wl)
+	if err == nil {
+		err = os.MkdirAll(runDir, 0o755)
+	}
+	if err != nil {
 		r.fail(wl, v.Name, step, err.Error(), "")
 		return nil
 	}
@@ -119,7 +123,7 @@ func (r *runner) launch(ctx context.Context, wl string, v *result.VariantResult,
 		}
 	}
 	go func() { <-srv.Exited(); logf.Close() }()
-	return &instance{Server: srv, wl: wl, v: v}
+	return &instance{Server: srv, wl: wl, mix: mix, v: v}
 }
 
 // settled waits until every one of srvs, just launched for step, is idle

@@ -13,24 +13,19 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/fill"
 	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
-	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
-// loadConfig is the loader's configuration for workload wl against target.
-func (r *runner) loadConfig(target, wl string) (config.Config, error) {
+// loadConfig is the loader's configuration for srv's workload against it.
+func (r *runner) loadConfig(srv *instance) config.Config {
 	cfg := config.Default()
-	mix, err := workload.ParseMix(wl)
-	if err != nil {
-		return cfg, err
-	}
-	cfg.Target = target
-	cfg.Workload.Mix = mix
+	cfg.Target = srv.URL
+	cfg.Workload.Mix = srv.mix
 	cfg.Workload.Keys = r.o.Keys
 	cfg.Workload.ValueSize = r.o.ValueSize
 	cfg.Progress = 0
 	cfg.KeepResults = false
 	cfg.CPUs = r.pl.Loader // Loops 0: as many event loops as the step's rate needs, every CPU of the set for a search or a closed loop
-	return cfg, nil
+	return cfg
 }
 
 // runInto runs cfg with its files in dir; a file it could not write is

@@ -83,12 +83,7 @@ func (r *runner) metaRun(ctx context.Context, wl string, vr *result.VariantResul
 		return nil
 	}
 	defer r.stop(ctx, srv, step)
-	cfg, err := r.loadConfig(srv.URL, wl)
-	if err != nil {
-		r.fail(wl, vr.Name, step, err.Error(), "")
-		return nil
-	}
-	cfg = metaConfig(cfg, mp, cm, mv, r.c.Metastable.BaseRate, r.o.MaxConns, r.t.RequestTimeout)
+	cfg := metaConfig(r.loadConfig(srv), mp, cm, mv, r.c.Metastable.BaseRate, r.o.MaxConns, r.t.RequestTimeout)
 	before, berr := srv.Metrics(ctx)
 	// The loader's own CPU second by second: a run whose client side ran
 	// out is not judged (analysis.JudgeMetaRun).

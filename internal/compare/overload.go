@@ -26,12 +26,7 @@ func (r *runner) overload(ctx context.Context, wr *result.WorkloadResult, srv *i
 	wl, v := wr.Workload, srv.v
 	dir, rel := r.runDir(wl, v, "overload")
 	o := &result.OverloadRun{Asked: s.Overload.Rate, ProbeRate: plan.ProbeShare * r.planner().refRate(wr, v), Dir: rel}
-	cfg, err := r.loadConfig(srv.URL, wl)
-	if err != nil {
-		r.fail(wl, v.Name, "overload", err.Error(), "")
-		r.stop(ctx, srv, "overload")
-		return
-	}
+	cfg := r.loadConfig(srv)
 	// probe returns the corrected p99 of a probe and kvserver's CPU per
 	// request over it (0 where it shed: that measures no served request).
 	probe := func(name string, d time.Duration) (time.Duration, time.Duration, bool) {

@@ -64,11 +64,7 @@ func (r *runner) pairedOne(ctx context.Context, wl string, base, v *result.Varia
 			if (i > 1 || k > 0) && !pause(ctx, r.t.PairPauseLength()) {
 				return
 			}
-			cfg, err := r.loadConfig(srv.URL, wl)
-			if err != nil {
-				r.fail(wl, v.Name, pairedStep, err.Error(), "")
-				return
-			}
+			cfg := r.loadConfig(srv)
 			cfg.Conns, cfg.MaxConns, cfg.Rate, cfg.Duration = conns, conns, 0, r.t.PairRoundLength()
 			m, ok := r.measure(ctx, srv, pairedStep, cfg, filepath.Join(dir, fmt.Sprintf("pair-%d-%s", i, []string{"direct", "variant"}[side])))
 			if !ok {

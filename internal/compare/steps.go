@@ -110,13 +110,8 @@ func (r *runner) saturateOne(ctx context.Context, wl string, v *result.VariantRe
 		return
 	}
 	defer r.stop(ctx, srv, step)
-	cfg, err := r.loadConfig(srv.URL, wl)
-	if err != nil {
-		r.fail(wl, v.Name, step, err.Error(), "")
-		return
-	}
 	r.logf("%s %s: saturation search %d/%d", wl, v.Name, rep, r.o.Repeat)
-	sat, err := r.search(ctx, cfg, dir, srv.Server, v.Config, hint)
+	sat, err := r.search(ctx, r.loadConfig(srv), dir, srv.Server, v.Config, hint)
 	switch {
 	case ctx.Err() != nil, r.died(ctx, srv, step):
 		return
@@ -176,12 +171,7 @@ func (r *runner) steps(ctx context.Context, wr *result.WorkloadResult, seed stri
 func (r *runner) fixed(ctx context.Context, wr *result.WorkloadResult, srv *instance, s *plan.Steps) bool {
 	v := srv.v
 	dir, rel := r.runDir(wr.Workload, v, result.FixedStep)
-	cfg, err := r.loadConfig(srv.URL, wr.Workload)
-	if err != nil {
-		r.fail(wr.Workload, v.Name, result.FixedStep, err.Error(), "")
-		return false
-	}
-	cfg = r.planner().fixed(cfg, wr, v, s)
+	cfg := r.planner().fixed(r.loadConfig(srv), wr, v, s)
 	r.logf("%s %s: fixed rate %.0f req/s for %v over %d connections (up to %d)", wr.Workload, v.Name, cfg.Rate, cfg.Duration, cfg.Conns, cfg.MaxConns)
 	m, ok := r.measure(ctx, srv, result.FixedStep, cfg, dir)
 	if !ok {
@@ -215,12 +205,7 @@ func (r *runner) profiles(ctx context.Context, wr *result.WorkloadResult, seed s
 		if srv == nil {
 			continue
 		}
-		cfg, err := r.loadConfig(srv.URL, wr.Workload)
-		if err != nil {
-			r.fail(wr.Workload, v.Name, "profile", err.Error(), "")
-			r.stop(ctx, srv, "profile")
-			continue
-		}
+		cfg := r.loadConfig(srv)
 		// The load starts with the captures and outlasts them by a second.
 		cfg.Rate, cfg.Duration = plan.FixedShare*r.planner().refRate(wr, v), profileLoad(secs)
 		r.logf("%s %s: profiles over %ds at %.0f req/s", wr.Workload, v.Name, secs, cfg.Rate)
