@@ -110,18 +110,7 @@ func (pl planner) refRate(wr *result.WorkloadResult, v *result.VariantResult) fl
 // from the send (the tail's requests need connections too) of v's passing
 // search step nearest rate; 0 where none is recorded.
 func answerTime(v *result.VariantResult, rate float64) time.Duration {
-	if v == nil {
-		return 0
-	}
-	best, w := math.Inf(1), time.Duration(0)
-	for _, s := range v.Sat {
-		for _, p := range s.Curve {
-			if p.Pass && p.P99FromSend > 0 && math.Abs(p.Asked-rate) < best {
-				best, w = math.Abs(p.Asked-rate), p.P99FromSend
-			}
-		}
-	}
-	return w
+	return passingLeast(v, func(p result.CurvePoint) (float64, time.Duration) { return math.Abs(p.Asked - rate), p.P99FromSend })
 }
 
 // unloadedAnswerTime is the W of plan.LittleConns for a closed loop: the
@@ -129,14 +118,20 @@ func answerTime(v *result.VariantResult, rate float64) time.Duration {
 // what a request takes when nothing queues (near saturation the median is
 // mostly queue; docs/load-lab.md, "Connections").
 func unloadedAnswerTime(v *result.VariantResult) time.Duration {
+	return passingLeast(v, func(p result.CurvePoint) (float64, time.Duration) { return p.Asked, p.P50 })
+}
+
+// passingLeast is the time w that of reads from the passing step of v's
+// searches with the least key, among those with a w recorded (0: none).
+func passingLeast(v *result.VariantResult, of func(result.CurvePoint) (key float64, w time.Duration)) time.Duration {
 	if v == nil {
 		return 0
 	}
-	lowest, w := math.Inf(1), time.Duration(0)
+	least, w := math.Inf(1), time.Duration(0)
 	for _, s := range v.Sat {
 		for _, p := range s.Curve {
-			if p.Pass && p.P50 > 0 && p.Asked < lowest {
-				lowest, w = p.Asked, p.P50
+			if key, pw := of(p); p.Pass && pw > 0 && key < least {
+				least, w = key, pw
 			}
 		}
 	}
