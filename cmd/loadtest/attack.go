@@ -58,12 +58,7 @@ func runAttack(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if line := report.ShardText(&o.cfg); line != "" {
 		fmt.Fprintf(stderr, "  %s: this loader asks %.0f req/s; waiting %v to start\n", line, o.cfg.AskedRate(), max(time.Until(o.cfg.StartAt), 0).Round(time.Millisecond))
 	}
-	var res *record.Result
-	err := withProfile(o.cpuProfile, func() error {
-		var err error
-		res, err = engine.Run(ctx, o.cfg, report.Progress(stderr))
-		return err
-	})
+	res, err := withProfile(o.cpuProfile, func() (*record.Result, error) { return engine.Run(ctx, o.cfg, report.Progress(stderr)) })
 	if err != nil {
 		_ = os.Remove(o.out) // only if the run left it empty
 		return err
@@ -112,17 +107,17 @@ func serverText(server map[string]string) string {
 }
 
 // withProfile runs f under a CPU profile written to path ("" = none).
-func withProfile(path string, f func() error) error {
+func withProfile[T any](path string, f func() (T, error)) (res T, err error) {
 	if path == "" {
 		return f()
 	}
 	pf, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("cannot create CPU profile: %w", err)
+		return res, fmt.Errorf("cannot create CPU profile: %w", err)
 	}
 	defer pf.Close()
 	if err := pprof.StartCPUProfile(pf); err != nil {
-		return fmt.Errorf("cannot start CPU profile: %w", err)
+		return res, fmt.Errorf("cannot start CPU profile: %w", err)
 	}
 	defer pprof.StopCPUProfile()
 	return f()

@@ -52,11 +52,8 @@ func runFill(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stderr, "loadtest fill: ids %d..%d × %d B to %s over %d connections%s\n",
 		ids.From, ids.To, o.cfg.Workload.ValueSize, o.cfg.Target, o.cfg.Conns, serverText(server))
-	var fr *fill.Result
-	err := withProfile(o.cpuProfile, func() error {
-		var err error
-		fr, err = fill.Run(ctx, o.cfg, ids, fill.ProgressBar(stderr, ids.Len(), isTerminal(os.Stderr)))
-		return err
+	fr, err := withProfile(o.cpuProfile, func() (*fill.Result, error) {
+		return fill.Run(ctx, o.cfg, ids, fill.ProgressBar(stderr, ids.Len(), isTerminal(os.Stderr)))
 	})
 	if err != nil {
 		_ = os.Remove(o.out) // only if the run left it empty

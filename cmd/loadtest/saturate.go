@@ -161,11 +161,8 @@ func runSaturate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	printSearchHeader(stderr, &sc)
 	saturate.PrintStepHeader(stdout)
-	var sat *saturate.Saturation
-	err := withProfile(o.cpuProfile, func() error {
-		var err error
-		sat, err = saturate.Run(ctx, o.cfg, sc, func(s saturate.Step) { saturate.PrintStep(stdout, s) }, report.Progress(stderr))
-		return err
+	sat, err := withProfile(o.cpuProfile, func() (*saturate.Saturation, error) {
+		return saturate.Run(ctx, o.cfg, sc, func(s saturate.Step) { saturate.PrintStep(stdout, s) }, report.Progress(stderr))
 	})
 	if sat != nil {
 		sat.ClosedLoop = closed
