@@ -22,10 +22,6 @@ type RSSGrowth struct {
 	// SteadyMiB is the median RSS over the second half (the lower middle
 	// value for an even count).
 	SteadyMiB float64
-	// PeakMiB is the highest RSS of all the samples.
-	PeakMiB float64
-	// Used is how many samples the second half held.
-	Used int
 }
 
 const mib = 1 << 20
@@ -33,14 +29,10 @@ const mib = 1 << 20
 // Growth applies the RSS rules to samples taken during the overload, in
 // time order: the second half is samples[n/2:] (for an odd n the middle
 // sample belongs to it); steady is the median of that half, growth its
-// least-squares slope, peak the maximum over every sample.
+// least-squares slope.
 func Growth(samples []RSSSample) RSSGrowth {
 	var g RSSGrowth
-	for _, s := range samples {
-		g.PeakMiB = math.Max(g.PeakMiB, float64(s.Bytes)/mib)
-	}
 	half := samples[len(samples)/2:]
-	g.Used = len(half)
 	if len(half) == 0 {
 		return g
 	}
