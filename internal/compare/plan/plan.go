@@ -51,16 +51,6 @@ type Plan struct {
 	Metastable *Metastable `json:",omitempty"`
 }
 
-// StepsOf is the planned load of workload's steps (nil: none planned).
-func (p *Plan) StepsOf(workload string) *Steps {
-	for _, s := range p.Steps {
-		if s.Workload == workload {
-			return s
-		}
-	}
-	return nil
-}
-
 // queuedPools is Pools without the baseline.
 func queuedPools() []string { return Pools[1:] }
 

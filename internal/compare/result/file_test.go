@@ -29,7 +29,7 @@ func TestLoadFillsWhatVersion0DidNotKeep(t *testing.T) {
 	assert.Equal(t, plan.OverloadPresetDuration, c.Options.Timing.Overload)
 	require.NotNil(t, c.Plan)
 	assert.Equal(t, 10.0, c.Plan.OverloadFactor)
-	assert.Nil(t, c.Plan.StepsOf("mixed:0.5"), "no step plan then")
+	assert.Empty(t, c.Plan.Steps, "no step plan then")
 	assert.Equal(t, Criteria{MaxErrorRate: 0.001, LoaderBusy: 0.9}, c.Criteria)
 	assert.Equal(t, Version, c.Version)
 
