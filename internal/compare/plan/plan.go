@@ -51,8 +51,13 @@ type Plan struct {
 	Metastable *Metastable `json:",omitempty"`
 }
 
-// queuedPools is Pools without the baseline.
-func queuedPools() []string { return Pools[1:] }
+// presetPools are the pools each preset compares where -pools names
+// none (the metastable preset's variants are its own).
+var presetPools = map[string][]string{
+	"queues": Pools, "slow-backend": Pools, "overload": Pools, "scaling": Pools,
+	"capacity": {"fifo", "lifo"},
+	"policies": Pools[1:], // the queueing pools: all but the baseline
+}
 
 // checkNames refuses a name not in valid, listing the valid ones.
 func checkNames(kind string, names, valid []string) error {
@@ -122,6 +127,9 @@ func none[T any](v T) T { return v }
 func New(o *Options, serverCPUs int) (*Plan, error) {
 	base := Variant{Pool: Baseline}
 	pools, policies, limits := o.Pools, o.Policies, o.Limits
+	if pools == nil {
+		pools = presetPools[o.Preset]
+	}
 	if policies == nil {
 		policies = Policies
 	}
@@ -153,41 +161,26 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 			return Variant{Pool: pl, QueueTimeout: qt, QueueTimeoutSet: true}
 		})
 	}
-	var vs *variants
+	vs := newVariants(o, base)
 	switch o.Preset {
 	case "queues":
-		if pools == nil {
-			pools = Pools
-		}
 		p.Workloads = []string{"get", "put", "mixed:0.9"}
 		p.SaturateAll, p.Fixed, p.Overload, p.Profiles = true, true, true, true
-		vs = newVariants(o, base)
 		defaults(vs)
 	case "capacity":
-		if pools == nil {
-			pools = []string{"fifo", "lifo"}
-		}
 		p.Workloads = []string{"get", "put"}
 		p.SaturateAll, p.Fixed, p.Sweep = true, true, "cap"
-		vs = newVariants(o, base)
 		perPool(vs, pools, o.Caps, func(pl string, c int) Variant {
 			return Variant{Pool: pl, Cap: c, CapSet: true}
 		})
 	case "policies":
-		if pools == nil {
-			pools = queuedPools()
-		}
 		p.Workloads = []string{"mixed:0.5"}
 		p.Overload = true
-		vs = newVariants(o, base)
 		defaults(vs)
 		timeoutSweep(vs)
 		policyGrid(vs)
 		vs.addLimits(pools, limits, none)
 	case "slow-backend":
-		if pools == nil {
-			pools = Pools
-		}
 		p.Workloads = []string{"get"}
 		p.SaturateAll, p.Fixed, p.Overload, p.Profiles, p.Sweep = true, true, true, true, "workers"
 		p.OwnRates = true
@@ -198,15 +191,11 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 		})
 		vs.addLimits(pools, limits, delay)
 	case "overload":
-		if pools == nil {
-			pools = Pools
-		}
 		p.Workloads = []string{"mixed:0.5"}
 		p.Overload = true
 		if o.Factor == 0 {
 			p.OverloadFactor = 10
 		}
-		vs = newVariants(o, base)
 		defaults(vs)
 		timeoutSweep(vs)
 		policyGrid(vs)
@@ -217,13 +206,10 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 		}
 		vs.addLimits(pools, limits, none)
 	case "scaling":
-		if pools == nil {
-			pools = Pools
-		}
 		p.Workloads = []string{"get", "put"}
 		p.SaturateAll, p.ClosedAll = true, true
 		p.Counts = ScalingCounts(max(serverCPUs, 1))
-		vs = &variants{execs: newVariants(o, base).execs}
+		vs = &variants{execs: vs.execs}
 		for _, n := range p.Counts {
 			vs.list = append(vs.list, Variant{Pool: Baseline, CPUs: n})
 			for _, pl := range pools {
