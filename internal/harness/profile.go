@@ -27,13 +27,9 @@ func (s *Server) Profile(ctx context.Context, name string, seconds int, path str
 			return fmt.Errorf("a CPU profile needs seconds > 0, got %d", seconds)
 		}
 	}
-	q := url.Values{}
-	if seconds > 0 {
-		q.Set("seconds", strconv.Itoa(seconds))
-	}
 	u := s.URL + "/debug/pprof/" + url.PathEscape(endpoint)
-	if len(q) > 0 {
-		u += "?" + q.Encode()
+	if seconds > 0 {
+		u += "?seconds=" + strconv.Itoa(seconds)
 	}
 	// Bounded even if ctx is not: the profile's own length plus a margin.
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds)*time.Second+30*time.Second)
