@@ -163,7 +163,6 @@ func judgeOverload(o *result.OverloadRun, v plan.Variant, sum report.Summary, de
 		Alive:     verdict.Alive{Answering: o.Alive, Signalled: !dead, ExitCode: o.ExitCode, Log: logTail},
 		Codes:     sum.StatusCodes, ErrorKinds: sum.ErrorKinds,
 		Recovery: verdict.Recovery{BaselineMs: ms(o.BaselineP99), AfterMs: after},
-		RSS:      verdict.RSSLimit{Samples: rss},
 	})
 }
 

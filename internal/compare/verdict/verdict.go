@@ -4,10 +4,7 @@
 // lead over the runner-up is larger than the spread of repeated runs.
 package verdict
 
-import (
-	"fmt"
-	"strings"
-)
+import "strings"
 
 // Verdict is the outcome of the overload checks for one pool × policy.
 type Verdict struct {
@@ -56,20 +53,6 @@ type Overload struct {
 	ErrorKinds map[string]int64
 	// Recovery are the p99 values before and after the overload.
 	Recovery Recovery
-	// RSS are the server's resident-set samples during the overload and
-	// the limit on their growth.
-	RSS RSSLimit
-}
-
-// RSSLimit pairs the RSS samples of the overload with a limit on growth.
-type RSSLimit struct {
-	// Samples during the overload, in time order.
-	Samples []RSSSample
-	// MaxGrowthMiBPerS fails the step when the growth over the second
-	// half of the overload exceeds it. Zero: growth is reported, not
-	// judged, which is what overload.sh did (a bounded queue can still
-	// grow the heap for a while as Pebble's caches warm up).
-	MaxGrowthMiBPerS float64
 }
 
 // Judge applies every overload rule, in this order, and collects the
@@ -81,10 +64,11 @@ type RSSLimit struct {
 //  4. every answer 2xx, 404 or 503 (ClassifyAnswers), and a record of
 //     the answers at all (non-nil Codes);
 //  5. every request without an answer timed out at the loader (ClassifyAnswers);
-//  6. p99 back to normal within the recovery window (Recover);
-//  7. RSS growth within the limit, when one is set (Growth).
+//  6. p99 back to normal within the recovery window (Recover).
 //
-// The unbounded variant is an exception: its reasons are kept but it is
+// RSS growth (Growth) is reported, not judged, as overload.sh did: a
+// bounded queue can still grow the heap for a while as Pebble's caches
+// warm up. The unbounded variant is an exception: its reasons are kept but it is
 // not a failure.
 func Judge(o Overload) Verdict {
 	var why []string
@@ -96,12 +80,6 @@ func Judge(o Overload) Verdict {
 	}
 	if r := Recover(o.Recovery); !r.Recovered {
 		why = append(why, r.Reason)
-	}
-	if o.RSS.MaxGrowthMiBPerS > 0 {
-		g := Growth(o.RSS.Samples)
-		if g.MiBPerS > o.RSS.MaxGrowthMiBPerS {
-			why = append(why, fmt.Sprintf("RSS grew %.1f MiB/s over the second half of the overload (limit %.1f)", g.MiBPerS, o.RSS.MaxGrowthMiBPerS))
-		}
 	}
 	return Verdict{Pass: len(why) == 0, Exception: o.Unbounded, Reasons: why}
 }
