@@ -18,14 +18,12 @@ import (
 // "goodput (req/s)". The default caption reads groups as pools and series
 // as policies.
 func GroupedBars(spec Spec, groups, series []string, values [][]float64) (Chart, error) {
-	f, err := newFigure(spec, "One group per pool, one bar per policy; a missing bar was not measured (the combination does not exist).")
+	none, names := fmt.Sprintf("%d groups and %d series; pass at least one of each", len(groups), len(series)), series
+	if len(groups) == 0 {
+		names = nil // refused as no series is: a bar needs both
+	}
+	f, err := newFigure(spec, "One group per pool, one bar per policy; a missing bar was not measured (the combination does not exist).", names, none)
 	if err != nil {
-		return Chart{}, err
-	}
-	if len(groups) == 0 || len(series) == 0 {
-		return Chart{}, fmt.Errorf("chart %q: %d groups and %d series; pass at least one of each", spec.Title, len(groups), len(series))
-	}
-	if err := checkNames(spec.Title, series); err != nil {
 		return Chart{}, err
 	}
 	if len(values) != len(series) {
@@ -58,12 +56,11 @@ func GroupedBars(spec Spec, groups, series []string, values [][]float64) (Chart,
 	}
 	p.X.Min, p.X.Max = -0.5, float64(len(groups))-0.5
 
-	col := colours(series)
 	bp := &barPlotter{values: values, colours: make([]color.Color, len(series))}
 	p.Add(bp)
 	for s, name := range series {
-		bp.colours[s] = col[name]
-		f.addLegend(name, swatch{c: col[name]})
+		bp.colours[s] = f.col[name]
+		f.addLegend(name, swatch{c: f.col[name]})
 	}
 	return f.render(defaultWidth, defaultHeight)
 }

@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/kvpool/kvpool/internal/compare/result"
 )
 
 // Curves draws saturation curves in two panels sharing the x axis
@@ -22,26 +24,17 @@ import (
 // entries of their own.
 func Curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 	f, err := newFigure(spec, "Above: answered rate against offered rate; a pool keeps up while its line follows the dotted diagonal. "+
-		"Below: corrected p99; a pool's saturation point is about the highest offered rate whose p99 stays under the red SLO line.")
+		"Below: corrected p99; a pool's saturation point is about the highest offered rate whose p99 stays under the red SLO line.",
+		namesOf(lines, func(l CurveLine) string { return l.Name }), "no lines to draw; pass at least one pool")
 	if err != nil {
 		return Chart{}, err
-	}
-	if len(lines) == 0 {
-		return Chart{}, fmt.Errorf("chart %q: no lines to draw; pass at least one pool", spec.Title)
 	}
 	if math.IsNaN(sloMs) || math.IsInf(sloMs, 0) {
 		return Chart{}, fmt.Errorf("chart %q: SLO %v ms; give a finite value, or 0 for none", spec.Title, sloMs)
 	}
-	names := namesOf(lines, func(l CurveLine) string { return l.Name })
-	if err := checkNames(spec.Title, names); err != nil {
-		return Chart{}, err
-	}
 
-	type step struct {
-		offered, achieved, p99 float64
-		loaderBound            bool
-	}
-	sorted := make([][]step, len(lines))
+	// steps[i] are line i's steps but the validating runs, by offered rate.
+	steps := make([][]result.CurvePoint, len(lines))
 	xmin, xmax := math.Inf(1), math.Inf(-1)
 	rmax := 0.0
 	pmin, pmax := math.Inf(1), math.Inf(-1)
@@ -50,21 +43,19 @@ func Curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 			if p.Validating() {
 				continue
 			}
-			s := step{offered: p.Asked, achieved: p.Achieved, p99: ms(p.P99), loaderBound: p.LoaderBound}
-			if !finite(s.offered) || !finite(s.achieved) || s.offered < 0 || s.achieved < 0 || s.p99 < 0 {
+			if !finite(p.Asked) || !finite(p.Achieved) || p.Asked < 0 || p.Achieved < 0 || p.P99 < 0 {
 				return Chart{}, fmt.Errorf("chart %q: series %q step %d is (offered %v, achieved %v, p99 %v ms); give finite, non-negative values",
-					spec.Title, l.Name, j, s.offered, s.achieved, s.p99)
+					spec.Title, l.Name, j, p.Asked, p.Achieved, ms(p.P99))
 			}
-			s.p99 = math.Max(s.p99, latencyFloorMs)
-			sorted[i] = append(sorted[i], s)
-			xmin, xmax = math.Min(xmin, s.offered), math.Max(xmax, s.offered)
-			rmax = math.Max(rmax, math.Max(s.achieved, s.offered))
-			pmin, pmax = math.Min(pmin, s.p99), math.Max(pmax, s.p99)
+			steps[i] = append(steps[i], p)
+			xmin, xmax = math.Min(xmin, p.Asked), math.Max(xmax, p.Asked)
+			rmax = math.Max(rmax, math.Max(p.Achieved, p.Asked))
+			pmin, pmax = math.Min(pmin, p99Ms(p.P99)), math.Max(pmax, p99Ms(p.P99))
 		}
-		if len(sorted[i]) == 0 {
+		if len(steps[i]) == 0 {
 			return Chart{}, fmt.Errorf("chart %q: series %q has no steps; pass at least one", spec.Title, l.Name)
 		}
-		sort.SliceStable(sorted[i], func(a, b int) bool { return sorted[i][a].offered < sorted[i][b].offered })
+		sort.SliceStable(steps[i], func(a, b int) bool { return steps[i][a].Asked < steps[i][b].Asked })
 		for _, p := range l.Search.Curve {
 			for _, sec := range p.Seconds {
 				if !finite(sec.Rate) || sec.Rate < 0 || sec.P99 < 0 {
@@ -73,8 +64,7 @@ func Curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 				xmin, xmax = math.Min(xmin, p.Asked), math.Max(xmax, p.Asked)
 				rmax = math.Max(rmax, sec.Rate)
 				if sec.P99 > 0 {
-					p99 := math.Max(ms(sec.P99), latencyFloorMs)
-					pmin, pmax = math.Min(pmin, p99), math.Max(pmax, p99)
+					pmin, pmax = math.Min(pmin, p99Ms(sec.P99)), math.Max(pmax, p99Ms(sec.P99))
 				}
 			}
 		}
@@ -109,57 +99,56 @@ func Curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 	lat.Y.Tick.Marker = logTicks{}
 	lat.Y.Min, lat.Y.Max = padRange(pmin, pmax, true)
 
-	col := colours(names)
-	anyBound, anyBracket, anyUnvalidated := false, false, false
-	anyHeld, anyFailed := false, false
-	for i, l := range lines {
+	var anyBound, anyBracket, anyUnvalidated, anyHeld, anyFailed bool
+	// line draws l, whose steps are these, and adds it to the legend.
+	line := func(l CurveLine, steps []result.CurvePoint) error {
+		col := f.col[l.Name]
 		// The intervals first, so that the steps' line is drawn over them.
-		held, failed, err := marksOf(l.Search.Curve, xhi-xlo).add(rate, lat, col[l.Name])
+		held, failed, err := marksOf(l.Search.Curve, xhi-xlo).add(rate, lat, col)
 		if err != nil {
-			return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, l.Name, err)
+			return err
 		}
 		anyHeld, anyFailed = anyHeld || held, anyFailed || failed
-		xs := make([]float64, len(sorted[i]))
-		ach := make([]float64, len(sorted[i]))
-		p99 := make([]float64, len(sorted[i]))
+		var xs, ach, p99 []float64
 		var boundAch, boundP99 plotter.XYs
-		for j, s := range sorted[i] {
-			xs[j], ach[j], p99[j] = s.offered, s.achieved, s.p99
-			if s.loaderBound {
-				boundAch = append(boundAch, plotter.XY{X: s.offered, Y: s.achieved})
-				boundP99 = append(boundP99, plotter.XY{X: s.offered, Y: s.p99})
+		for _, s := range steps {
+			xs, ach, p99 = append(xs, s.Asked), append(ach, s.Achieved), append(p99, p99Ms(s.P99))
+			if s.LoaderBound {
+				boundAch = append(boundAch, plotter.XY{X: s.Asked, Y: s.Achieved})
+				boundP99 = append(boundP99, plotter.XY{X: s.Asked, Y: p99Ms(s.P99)})
 			}
 		}
-		style := lineStyle(col[l.Name], false)
+		style := lineStyle(col, false)
 		th, err := addSeries(rate, xs, ach, style, true)
 		if err != nil {
-			return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, l.Name, err)
+			return err
 		}
 		if _, err := addSeries(lat, xs, p99, style, true); err != nil {
-			return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, l.Name, err)
+			return err
 		}
 		for _, pts := range []struct {
 			p   *plot.Plot
 			xys plotter.XYs
 		}{{rate, boundAch}, {lat, boundP99}} {
-			if len(pts.xys) == 0 {
-				continue
-			}
-			sc, err := plotter.NewScatter(pts.xys)
+			drew, err := scatter(pts.p, pts.xys, loaderBoundGlyph(col))
 			if err != nil {
-				return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, l.Name, err)
+				return err
 			}
-			sc.GlyphStyle = loaderBoundGlyph(col[l.Name])
-			pts.p.Add(sc)
-			anyBound = true
+			anyBound = anyBound || drew
 		}
-		if b, ok, err := bracketLine(l, col[l.Name], rate.Y.Max); err != nil {
-			return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, l.Name, err)
+		if b, ok, err := bracketLine(l, col, rate.Y.Max); err != nil {
+			return err
 		} else if ok {
 			rate.Add(b)
 			anyBracket, anyUnvalidated = true, anyUnvalidated || !l.Search.Validated
 		}
 		f.addLegend(l.Name, th)
+		return nil
+	}
+	for i, l := range lines {
+		if err := line(l, steps[i]); err != nil {
+			return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, l.Name, err)
+		}
 	}
 	f.addLegend("")
 	f.addLegend("offered = answered", thumb{style: ideal.LineStyle})

@@ -32,15 +32,8 @@ func inverseTail(pct float64) float64 { return 1 / (1 - pct/100) }
 func LatencyByPercentile(spec Spec, lines []PercentileLine) (Chart, error) {
 	f, err := newFigure(spec, "Latency at each percentile, one colour per pool: lower is better; "+
 		"the right-hand end is the tail. Solid: corrected for coordinated omission (from the intended send time); "+
-		"dashed: from the actual send.")
+		"dashed: from the actual send.", namesOf(lines, func(l PercentileLine) string { return l.Name }), "no lines to draw; pass at least one pool")
 	if err != nil {
-		return Chart{}, err
-	}
-	if len(lines) == 0 {
-		return Chart{}, fmt.Errorf("chart %q: no lines to draw; pass at least one pool", spec.Title)
-	}
-	names := namesOf(lines, func(l PercentileLine) string { return l.Name })
-	if err := checkNames(spec.Title, names); err != nil {
 		return Chart{}, err
 	}
 
@@ -53,15 +46,21 @@ func LatencyByPercentile(spec Spec, lines []PercentileLine) (Chart, error) {
 	ymin, ymax := math.Inf(1), math.Inf(-1)
 	anyUncorrected := false
 	for _, l := range lines {
-		if err := checkLengths(spec.Title, l.Name, []string{"percentiles", "corrected latencies"}, len(l.Percentiles), len(l.CorrectedMs)); err != nil {
-			return Chart{}, err
-		}
-		if l.UncorrectedMs != nil {
-			if err := checkLengths(spec.Title, l.Name, []string{"percentiles", "uncorrected latencies"}, len(l.Percentiles), len(l.UncorrectedMs)); err != nil {
-				return Chart{}, err
+		s := series{name: l.Name}
+		// The corrected latencies are required, the uncorrected not.
+		ys := []struct {
+			what     string
+			in       []float64
+			out      *[]float64
+			required bool
+		}{{"corrected", l.CorrectedMs, &s.cor, true}, {"uncorrected", l.UncorrectedMs, &s.un, false}}
+		for _, y := range ys {
+			if y.in != nil || y.required {
+				if err := checkLengths(spec.Title, l.Name, "percentiles", len(l.Percentiles), y.what+" latencies", len(y.in)); err != nil {
+					return Chart{}, err
+				}
 			}
 		}
-		s := series{name: l.Name}
 		for i, p := range l.Percentiles {
 			if math.IsNaN(p) || p < 0 {
 				return Chart{}, fmt.Errorf("chart %q: series %q has percentile %v; percentiles are in [0, 100)", spec.Title, l.Name, p)
@@ -69,28 +68,25 @@ func LatencyByPercentile(spec Spec, lines []PercentileLine) (Chart, error) {
 			if p >= 100 {
 				continue // the maximum: infinitely far right on this axis
 			}
-			c := l.CorrectedMs[i]
-			if !finite(c) {
-				return Chart{}, fmt.Errorf("chart %q: series %q has corrected latency %v at p%v; give a finite value in ms", spec.Title, l.Name, c, p)
+			for _, y := range ys {
+				if y.in == nil {
+					continue
+				}
+				if !finite(y.in[i]) {
+					return Chart{}, fmt.Errorf("chart %q: series %q has %s latency %v at p%v; give a finite value in ms", spec.Title, l.Name, y.what, y.in[i], p)
+				}
+				v := math.Max(y.in[i], latencyFloorMs)
+				*y.out = append(*y.out, v)
+				ymin, ymax = math.Min(ymin, v), math.Max(ymax, v)
 			}
 			x := inverseTail(p)
 			s.x = append(s.x, x)
-			s.cor = append(s.cor, math.Max(c, latencyFloorMs))
-			if l.UncorrectedMs != nil {
-				u := l.UncorrectedMs[i]
-				if !finite(u) {
-					return Chart{}, fmt.Errorf("chart %q: series %q has uncorrected latency %v at p%v; give a finite value in ms", spec.Title, l.Name, u, p)
-				}
-				s.un = append(s.un, math.Max(u, latencyFloorMs))
-				ymin, ymax = math.Min(ymin, s.un[len(s.un)-1]), math.Max(ymax, s.un[len(s.un)-1])
-				anyUncorrected = true
-			}
 			xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
-			ymin, ymax = math.Min(ymin, s.cor[len(s.cor)-1]), math.Max(ymax, s.cor[len(s.cor)-1])
 		}
 		if len(s.x) == 0 {
 			return Chart{}, fmt.Errorf("chart %q: series %q has no percentile below 100; the 1/(1-p) axis cannot place p100", spec.Title, l.Name)
 		}
+		anyUncorrected = anyUncorrected || s.un != nil
 		all = append(all, s)
 	}
 
@@ -120,18 +116,15 @@ func LatencyByPercentile(spec Spec, lines []PercentileLine) (Chart, error) {
 	p.X.Min, p.X.Max = xmin, xmax
 	p.Y.Min, p.Y.Max = padRange(ymin, ymax, true)
 
-	col := colours(names)
 	for _, s := range all {
-		th, err := addSeries(p, s.x, s.cor, lineStyle(col[s.name], false), len(s.x) < 2)
+		th, err := addSeries(p, s.x, s.cor, lineStyle(f.col[s.name], false), len(s.x) < 2)
+		if err == nil && s.un != nil {
+			_, err = addSeries(p, s.x, s.un, lineStyle(f.col[s.name], true), len(s.x) < 2)
+		}
 		if err != nil {
 			return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, s.name, err)
 		}
 		f.addLegend(s.name, th)
-		if s.un != nil {
-			if _, err := addSeries(p, s.x, s.un, lineStyle(col[s.name], true), len(s.x) < 2); err != nil {
-				return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, s.name, err)
-			}
-		}
 	}
 	if anyUncorrected {
 		f.addLegend("")

@@ -35,6 +35,7 @@ type figure struct {
 	caption string
 	panels  []*plot.Plot // top to bottom, each taking an equal share
 	legend  plot.Legend
+	col     map[string]color.Color // the series' colours (colours)
 	// legendNames are the legend's entries, kept to size its column.
 	legendNames []string
 }
@@ -45,13 +46,29 @@ func (f *figure) addLegend(name string, thumbs ...plot.Thumbnailer) {
 	f.legendNames = append(f.legendNames, name)
 }
 
-func newFigure(spec Spec, defaultCaption string) (*figure, error) {
+// newFigure checks spec and the series' names: at least one (none says
+// what to pass where there is none), each with a name of its own (an
+// empty or repeated one would leave the legend unreadable).
+func newFigure(spec Spec, defaultCaption string, names []string, none string) (*figure, error) {
 	if strings.TrimSpace(spec.Title) == "" {
 		return nil, errors.New("chart: Spec.Title is empty; every chart needs a title")
 	}
 	okSize := func(v, min float64) bool { return v == 0 || (v >= min && !math.IsInf(v, 0)) }
 	if !okSize(spec.Width, minWidth) || !okSize(spec.Height, minHeight) {
 		return nil, fmt.Errorf("chart %q: size %v×%v points; give at least %v×%v, or 0 for the default", spec.Title, spec.Width, spec.Height, minWidth, minHeight)
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("chart %q: %s", spec.Title, none)
+	}
+	seen := make(map[string]bool, len(names))
+	for i, n := range names {
+		if n == "" {
+			return nil, fmt.Errorf("chart %q: series %d has no name; the legend needs one", spec.Title, i)
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("chart %q: two series are named %q; give each a distinct name", spec.Title, n)
+		}
+		seen[n] = true
 	}
 	caption := spec.Caption
 	if strings.TrimSpace(caption) == "" {
@@ -62,7 +79,7 @@ func newFigure(spec Spec, defaultCaption string) (*figure, error) {
 	l.Top = true
 	l.Left = true
 	l.ThumbnailWidth = 28
-	return &figure{spec: spec, caption: caption, legend: l}, nil
+	return &figure{spec: spec, caption: caption, legend: l, col: colours(names)}, nil
 }
 
 // panel adds a plot below the existing ones, styled alike, with grid

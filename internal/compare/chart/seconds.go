@@ -16,6 +16,10 @@ import (
 // ms is d in milliseconds.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
+// p99Ms is a latency in milliseconds where the log axis draws it: no
+// lower than its floor.
+func p99Ms(d time.Duration) float64 { return math.Max(ms(d), latencyFloorMs) }
+
 // This file draws a saturation curve's per-interval points: the judged
 // intervals of the steps that decided each search (CurvePoint.Seconds).
 
@@ -55,7 +59,7 @@ func marksOf(curve []result.CurvePoint, span float64) secondMarks {
 			x := s.Asked + (place-0.5)*secondsBand*span
 			*rate = append(*rate, plotter.XY{X: x, Y: p.Rate})
 			if p.P99 > 0 {
-				*lat = append(*lat, plotter.XY{X: x, Y: math.Max(ms(p.P99), latencyFloorMs)})
+				*lat = append(*lat, plotter.XY{X: x, Y: p99Ms(p.P99)})
 			}
 		}
 	}
@@ -69,16 +73,11 @@ func (m secondMarks) add(rate, lat *plot.Plot, c color.Color) (held, failed bool
 		xys  plotter.XYs
 		held bool
 	}{{rate, m.rateHeld, true}, {rate, m.rateFailed, false}, {lat, m.latHeld, true}, {lat, m.latFailed, false}} {
-		if len(pts.xys) == 0 {
-			continue
-		}
-		sc, err := plotter.NewScatter(pts.xys)
+		drew, err := scatter(pts.p, pts.xys, secondGlyph(c, pts.held))
 		if err != nil {
 			return false, false, err
 		}
-		sc.GlyphStyle = secondGlyph(c, pts.held)
-		pts.p.Add(sc)
-		held, failed = held || pts.held, failed || !pts.held
+		held, failed = held || drew && pts.held, failed || drew && !pts.held
 	}
 	return held, failed, nil
 }

@@ -31,12 +31,8 @@ func addSeries(p *plot.Plot, xs, ys []float64, style draw.LineStyle, dots bool) 
 			p.Add(l)
 		}
 		if len(seg) == 1 || dots {
-			s, err := plotter.NewScatter(seg)
-			if err != nil {
-				return err
-			}
-			s.GlyphStyle = draw.GlyphStyle{Color: style.Color, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
-			p.Add(s)
+			_, err := scatter(p, seg, draw.GlyphStyle{Color: style.Color, Radius: vg.Points(3), Shape: draw.CircleGlyph{}})
+			return err
 		}
 		return nil
 	}
@@ -53,6 +49,21 @@ func addSeries(p *plot.Plot, xs, ys []float64, style draw.LineStyle, dots bool) 
 		return nil, err
 	}
 	return thumb{style: style, dot: dots}, nil
+}
+
+// scatter draws xys on p as glyphs g, where there are any, and tells
+// whether it drew them.
+func scatter(p *plot.Plot, xys plotter.XYs, g draw.GlyphStyle) (bool, error) {
+	if len(xys) == 0 {
+		return false, nil
+	}
+	s, err := plotter.NewScatter(xys)
+	if err != nil {
+		return false, err
+	}
+	s.GlyphStyle = g
+	p.Add(s)
+	return true, nil
 }
 
 // thumb is a legend thumbnail: a short line, with a dot where the series
@@ -146,27 +157,9 @@ func formatTick(v float64) string {
 }
 
 // checkLengths says which series has which mismatched lengths.
-func checkLengths(title, name string, what []string, lens ...int) error {
-	for i := 1; i < len(lens); i++ {
-		if lens[i] != lens[0] {
-			return fmt.Errorf("chart %q: series %q has %d %s but %d %s; give one value per point", title, name, lens[0], what[0], lens[i], what[i])
-		}
-	}
-	return nil
-}
-
-// checkNames refuses empty and duplicate series names: both would leave
-// the legend unreadable.
-func checkNames(title string, names []string) error {
-	seen := make(map[string]bool, len(names))
-	for i, n := range names {
-		if n == "" {
-			return fmt.Errorf("chart %q: series %d has no name; the legend needs one", title, i)
-		}
-		if seen[n] {
-			return fmt.Errorf("chart %q: two series are named %q; give each a distinct name", title, n)
-		}
-		seen[n] = true
+func checkLengths(title, name, what string, n int, otherWhat string, other int) error {
+	if other != n {
+		return fmt.Errorf("chart %q: series %q has %d %s but %d %s; give one value per point", title, name, n, what, other, otherWhat)
 	}
 	return nil
 }

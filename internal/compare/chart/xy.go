@@ -25,36 +25,24 @@ func logAxis(a *plot.Axis, lo, hi, from float64) bool {
 	return true
 }
 
-// newXYFigure is a figure of lines, which it checks (xyRange), with
-// their finite points' ranges.
+// newXYFigure is a figure of lines with the ranges of their finite
+// points, once it has checked them (names, lengths, values): NaN y is
+// allowed ("no value"); NaN x and infinities are not.
 func newXYFigure(spec Spec, caption string, lines []XYLine) (f *figure, xmin, xmax, ymin, ymax float64, err error) {
-	if f, err = newFigure(spec, caption); err != nil {
-		return nil, 0, 0, 0, 0, err
+	fail := func(err error) (*figure, float64, float64, float64, float64, error) { return nil, 0, 0, 0, 0, err }
+	if f, err = newFigure(spec, caption, namesOf(lines, func(l XYLine) string { return l.Name }), "no lines to draw; pass at least one"); err != nil {
+		return fail(err)
 	}
-	xmin, xmax, ymin, ymax, err = xyRange(spec.Title, lines)
-	return f, xmin, xmax, ymin, ymax, err
-}
-
-// xyRange checks lines (names, lengths, values) and returns the ranges of
-// their finite points. NaN y is allowed ("no value"); NaN x and infinities
-// are not.
-func xyRange(title string, lines []XYLine) (xmin, xmax, ymin, ymax float64, err error) {
-	if len(lines) == 0 {
-		return 0, 0, 0, 0, fmt.Errorf("chart %q: no lines to draw; pass at least one", title)
-	}
-	names := xyNames(lines)
-	if err := checkNames(title, names); err != nil {
-		return 0, 0, 0, 0, err
-	}
+	title := spec.Title
 	xmin, ymin = math.Inf(1), math.Inf(1)
 	xmax, ymax = math.Inf(-1), math.Inf(-1)
 	for _, l := range lines {
-		if err := checkLengths(title, l.Name, []string{"x values", "y values"}, len(l.X), len(l.Y)); err != nil {
-			return 0, 0, 0, 0, err
+		if err := checkLengths(title, l.Name, "x values", len(l.X), "y values", len(l.Y)); err != nil {
+			return fail(err)
 		}
 		for i := range l.X {
 			if !finite(l.X[i]) || math.IsInf(l.Y[i], 0) {
-				return 0, 0, 0, 0, fmt.Errorf("chart %q: series %q point %d is (%v, %v); give finite values (NaN y: no value)", title, l.Name, i, l.X[i], l.Y[i])
+				return fail(fmt.Errorf("chart %q: series %q point %d is (%v, %v); give finite values (NaN y: no value)", title, l.Name, i, l.X[i], l.Y[i]))
 			}
 			xmin, xmax = math.Min(xmin, l.X[i]), math.Max(xmax, l.X[i])
 			if !math.IsNaN(l.Y[i]) {
@@ -63,9 +51,9 @@ func xyRange(title string, lines []XYLine) (xmin, xmax, ymin, ymax float64, err 
 		}
 	}
 	if math.IsInf(xmin, 1) || math.IsInf(ymin, 1) {
-		return 0, 0, 0, 0, fmt.Errorf("chart %q: no line has a value to draw; pass at least one point with a y value", title)
+		return fail(fmt.Errorf("chart %q: no line has a value to draw; pass at least one point with a y value", title))
 	}
-	return xmin, xmax, ymin, ymax, nil
+	return f, xmin, xmax, ymin, ymax, nil
 }
 
 // sortedXY returns the line's points ordered by x, so that a line is drawn
@@ -84,14 +72,14 @@ func sortedXY(l XYLine) (xs, ys []float64) {
 	return xs, ys
 }
 
-// drawLines draws each line on p left to right in its colour of col, with
-// a dot at each point when dots, and adds it to the legend.
-func (f *figure) drawLines(p *plot.Plot, title string, lines []XYLine, col map[string]color.Color, dots bool) error {
+// drawLines draws each line on p left to right in its colour, with a
+// dot at each point when dots, and adds it to the legend.
+func (f *figure) drawLines(p *plot.Plot, lines []XYLine, dots bool) error {
 	for _, l := range lines {
 		xs, ys := sortedXY(l)
-		th, err := addSeries(p, xs, ys, lineStyle(col[l.Name], false), dots)
+		th, err := addSeries(p, xs, ys, lineStyle(f.col[l.Name], false), dots)
 		if err != nil {
-			return fmt.Errorf("chart %q: series %q: %w", title, l.Name, err)
+			return fmt.Errorf("chart %q: series %q: %w", f.spec.Title, l.Name, err)
 		}
 		f.addLegend(l.Name, th)
 	}
@@ -99,15 +87,12 @@ func (f *figure) drawLines(p *plot.Plot, title string, lines []XYLine, col map[s
 }
 
 // drawAll draws lines as drawLines does and renders f.
-func (f *figure) drawAll(p *plot.Plot, title string, lines []XYLine, dots bool) (Chart, error) {
-	if err := f.drawLines(p, title, lines, colours(xyNames(lines)), dots); err != nil {
+func (f *figure) drawAll(p *plot.Plot, lines []XYLine, dots bool) (Chart, error) {
+	if err := f.drawLines(p, lines, dots); err != nil {
 		return Chart{}, err
 	}
 	return f.render(defaultWidth, defaultHeight)
 }
-
-// xyNames are lines' names, in order.
-func xyNames(lines []XYLine) []string { return namesOf(lines, func(l XYLine) string { return l.Name }) }
 
 // namesOf are lines' names, in order.
 func namesOf[L any](lines []L, name func(L) string) []string {
@@ -149,7 +134,7 @@ func TimeSeries(spec Spec, lines []XYLine, marks []Mark) (Chart, error) {
 	if len(marks) > 0 {
 		p.Add(&markPlotter{marks: marks})
 	}
-	return f.drawAll(p, spec.Title, lines, false)
+	return f.drawAll(p, lines, false)
 }
 
 var markFill = color.NRGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0x26}
@@ -196,7 +181,7 @@ func Sweep(spec Spec, lines []XYLine) (Chart, error) {
 		p.X.Min, p.X.Max = padRange(xmin, xmax, false)
 	}
 	p.Y.Min, p.Y.Max = linearFromZero(ymin, ymax)
-	return f.drawAll(p, spec.Title, lines, true)
+	return f.drawAll(p, lines, true)
 }
 
 // xTicks marks the x axis at every x the lines were measured at, and
@@ -276,16 +261,15 @@ func Scaling(spec Spec, lines []XYLine) (Chart, error) {
 	}
 	p.X.Tick.Marker = xTicks(lines)
 	p.Y.Min, p.Y.Max = linearFromZero(ymin, ymax)
-	col := colours(xyNames(lines))
 	for i, id := range ideals {
 		if len(id.X) < 2 {
 			continue
 		}
-		if _, err := addSeries(p, id.X, id.Y, lineStyle(col[id.Name], true), false); err != nil {
+		if _, err := addSeries(p, id.X, id.Y, lineStyle(f.col[id.Name], true), false); err != nil {
 			return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, lines[i].Name, err)
 		}
 	}
-	if err := f.drawLines(p, spec.Title, lines, col, true); err != nil {
+	if err := f.drawLines(p, lines, true); err != nil {
 		return Chart{}, err
 	}
 	f.addLegend("")
