@@ -26,6 +26,7 @@ type Analysis struct {
 type Workload struct {
 	Name     string
 	Variants []*Variant // in the comparison's order
+	base     *Variant   // direct's (the first, under the scaling preset; nil: none)
 	// OnlyBaseRate: no variant ran a fixed-rate step and none but direct
 	// a saturation search (the policies and overload presets).
 	OnlyBaseRate bool
@@ -44,6 +45,7 @@ type Workload struct {
 // Variant is one variant's derived numbers; a step it did not run is nil.
 type Variant struct {
 	Name     string
+	r        *result.VariantResult // what it measured
 	Sat      *Searches
 	Closed   *Closed
 	Paired   *Paired
@@ -173,9 +175,8 @@ func workloadOf(wr *result.WorkloadResult) *Workload {
 	w := &Workload{Name: wr.Workload, OnlyBaseRate: true, FixedRate: plan.FixedShare * wr.BaseRate}
 	of := map[*result.VariantResult]*Variant{}
 	for _, v := range wr.Variants {
-		base := wr.BaselineOf(v)
-		x := &Variant{Name: v.Name, Sat: saturationOf(v), Closed: closedOf(v), Paired: pairedOf(v),
-			Fixed: fixedOf(v, base), Overload: overloadOf(v, wr.Baseline())}
+		x := &Variant{Name: v.Name, r: v, Sat: saturationOf(v), Closed: closedOf(v), Paired: pairedOf(v),
+			Fixed: fixedOf(v, wr.BaselineOf(v)), Overload: overloadOf(v, wr.Baseline())}
 		w.Variants, of[v] = append(w.Variants, x), x
 		if v.Fixed != nil || (!v.Variant.IsBaseline() && len(v.Sat) > 0) {
 			w.OnlyBaseRate = false
@@ -186,19 +187,20 @@ func workloadOf(wr *result.WorkloadResult) *Workload {
 			of[v].ratiosTo(base)
 		}
 	}
+	w.base = of[wr.Baseline()]
 	if b := wr.Baseline(); b != nil && b.Overload != nil && wr.BaseRate > 0 {
 		w.OverloadMultiple = b.Overload.Asked / wr.BaseRate
 	}
 	if slices.ContainsFunc(wr.Variants, func(v *result.VariantResult) bool { return v.Variant.CPUs > 0 }) {
-		w.Grid = gridOf(wr, w)
+		w.Grid = gridOf(w)
 	}
 	return w
 }
 
 func (x *Variant) ratiosTo(base *Variant) {
 	if s := x.Sat; s != nil {
-		if !s.LowerBound && s.Measured() {
-			s.Ratio = ratio(s.Rate.Median, base.Sat.ratioBase())
+		if x.ranked() > 0 {
+			s.Ratio = ratio(s.Rate.Median, base.ranked())
 		}
 		if base.Sat != nil {
 			s.CPURatio = ratio(float64(s.CPUPerRequest), float64(base.Sat.CPUPerRequest))
@@ -213,13 +215,21 @@ func (x *Variant) ratiosTo(base *Variant) {
 // none validated): Searches.Rate, and what the runner sets later steps by.
 func MedianSaturation(v *result.VariantResult) float64 { return estimateOf(v.SatRates()).Median }
 
-// ratioBase is what a ratio to s divides by: its median saturation, 0
-// (no ratio) where s is nil, found none, or is only a lower bound.
-func (s *Searches) ratioBase() float64 {
-	if s == nil || s.LowerBound {
+// ranked is v's saturation where it can be ranked, and a ratio to it
+// taken: its median, 0 where v is nil, ran no search, validated none,
+// or is only a lower bound.
+func (v *Variant) ranked() float64 {
+	if v == nil || v.Sat == nil || v.Sat.LowerBound {
 		return 0
 	}
-	return s.Rate.Median
+	return v.Sat.Rate.Median
+}
+
+// satFigure is v's saturation as a figure: its median and the range of
+// its searches.
+func (v *Variant) satFigure() Figure {
+	iv := v.Sat.Rate.Interval
+	return Figure{Of: v.Name, Name: Saturation, Value: v.Sat.Rate.Median, Interval: &iv}
 }
 
 func saturationOf(v *result.VariantResult) *Searches {

@@ -1,5 +1,7 @@
 package analysis
 
+import "slices"
+
 // Kind is what a finding is about. Each kind's comment says which
 // variants it names, which figures it carries and which verdicts it
 // reaches; the report has a sentence for each.
@@ -264,6 +266,23 @@ type Figure struct {
 func (f *Finding) add(v string, figs ...Figure) {
 	f.Variants = append(f.Variants, v)
 	f.Figures = append(f.Figures, figs...)
+}
+
+// verdictGroups are findings of one kind, one a verdict, in the order
+// byVerdict is given them; each names the variants that reached it.
+type verdictGroups []Finding
+
+func byVerdict(kind Kind, wl string, order ...Verdict) verdictGroups {
+	g := make(verdictGroups, len(order))
+	for i, v := range order {
+		g[i] = Finding{Kind: kind, Workload: wl, Verdict: v}
+	}
+	return g
+}
+
+// add names v, with its figures, in the finding of verdict.
+func (g verdictGroups) add(verdict Verdict, v string, figs ...Figure) {
+	g[slices.IndexFunc(g, func(f Finding) bool { return f.Verdict == verdict })].add(v, figs...)
 }
 
 // Figure is f's figure name of of (the first, at any CPU count).

@@ -73,40 +73,25 @@ func overloadFindings(c *result.Comparison, wr *result.WorkloadResult, w *Worklo
 		out = append(out, Finding{Kind: OverloadLowerBound, Workload: wl, Verdict: LowerBound,
 			Figures: []Figure{{Name: Factor, Value: c.Plan.OverloadFactor}}})
 	}
-	if len(behind.Variants) > 0 {
-		// Then the corrected p99 measures the loader's backlog as much as
-		// the server: say so, and give the p99 from the send beside it.
-		out = append(out, behind)
-	}
+	// A loader that fell behind makes the corrected p99 measure its
+	// backlog as much as the server: say so, and give the p99 from the
+	// send beside it.
+	out = append(out, named(behind)...)
 	out = append(out, sloF)
-	if f, ok := goodputFinding(wr); ok {
-		out = append(out, f)
+	out = append(out, goodputFindings(wr)...)
+	out = append(out, defaultsFindings(wr)...)
+	out = append(out, shedCostFindings(w)...)
+	out = append(out, shedWaitFindings(wr)...)
+	if checks := named(failed, excepted); len(checks) > 0 {
+		return append(out, checks...)
 	}
-	if f, ok := defaultsFinding(wr); ok {
-		out = append(out, f)
-	}
-	if f, ok := shedCostFinding(wr, w); ok {
-		out = append(out, f)
-	}
-	if f, ok := shedWaitFinding(wr); ok {
-		out = append(out, f)
-	}
-	if len(failed.Variants) > 0 {
-		out = append(out, failed)
-	}
-	if len(excepted.Variants) > 0 {
-		out = append(out, excepted)
-	}
-	if len(failed.Variants) == 0 && len(excepted.Variants) == 0 {
-		out = append(out, Finding{Kind: OverloadPassed, Workload: wl, Verdict: Passed})
-	}
-	return out
+	return append(out, Finding{Kind: OverloadPassed, Workload: wl, Verdict: Passed})
 }
 
-// goodputFinding sets the variants that shed 503s under overload beside
+// goodputFindings sets the variants that shed 503s under overload beside
 // those that shed nothing: each group's goodput range, with its ratio to
 // direct's. Each overload step ran once, so no finer order is claimed.
-func goodputFinding(wr *result.WorkloadResult) (Finding, bool) {
+func goodputFindings(wr *result.WorkloadResult) []Finding {
 	f := Finding{Kind: OverloadGoodput, Workload: wr.Workload, Verdict: Ranged}
 	good, shed := map[string][]float64{}, map[string][]float64{}
 	for _, v := range wr.Variants {
@@ -122,7 +107,7 @@ func goodputFinding(wr *result.WorkloadResult) (Finding, bool) {
 		good[g], shed[g] = append(good[g], o.Goodput), append(shed[g], o.ShedPct)
 	}
 	if len(f.Variants) < 2 {
-		return f, false
+		return nil
 	}
 	var base float64
 	if b := wr.Baseline(); b != nil && b.Overload != nil && b.Overload.Served > 0 {
@@ -139,16 +124,16 @@ func goodputFinding(wr *result.WorkloadResult) (Finding, bool) {
 		}
 		f.Figures = append(f.Figures, Figure{Of: g, Name: ShedPct, Interval: spanOf(shed[g])})
 	}
-	return f, true
+	return []Finding{f}
 }
 
-// defaultsFinding states the goodput under overload of the queueing
+// defaultsFindings states the goodput under overload of the queueing
 // pools at kvserver's defaults against direct's saturation and direct's
 // own goodput there, and the defaults' targets from the numbers.
-func defaultsFinding(wr *result.WorkloadResult) (Finding, bool) {
+func defaultsFindings(wr *result.WorkloadResult) []Finding {
 	base := wr.Baseline()
 	if base == nil || wr.BaseRate <= 0 {
-		return Finding{}, false
+		return nil
 	}
 	bo := base.Overload
 	var vs []*result.VariantResult
@@ -158,7 +143,7 @@ func defaultsFinding(wr *result.WorkloadResult) (Finding, bool) {
 		}
 	}
 	if len(vs) == 0 {
-		return Finding{}, false
+		return nil
 	}
 	f := Finding{Kind: DefaultsTargets, Workload: wr.Workload}
 	satFig := Figure{Name: DirectSaturation, Value: wr.BaseRate}
@@ -200,18 +185,18 @@ func defaultsFinding(wr *result.WorkloadResult) (Finding, bool) {
 	if floor == Met && best == Met {
 		f.Verdict = Met
 	}
-	return f, true
+	return []Finding{f}
 }
 
-func shedCostFinding(wr *result.WorkloadResult, w *Workload) (Finding, bool) {
-	f := Finding{Kind: ShedCost, Workload: wr.Workload, Verdict: Derived}
+func shedCostFindings(w *Workload) []Finding {
+	f := Finding{Kind: ShedCost, Workload: w.Name, Verdict: Derived}
 	var lo, hi Figure
-	for i, v := range wr.Variants {
-		o := w.Variants[i].Overload
+	for _, x := range w.Variants {
+		o := x.Overload
 		if o == nil || !o.ShedCost {
 			continue
 		}
-		fig := Figure{Of: v.Name, Name: ShedCostRatio, Value: o.ShedCostRatio}
+		fig := Figure{Of: x.Name, Name: ShedCostRatio, Value: o.ShedCostRatio}
 		if len(f.Figures) == 0 || fig.Value < lo.Value {
 			lo = fig
 		}
@@ -222,7 +207,7 @@ func shedCostFinding(wr *result.WorkloadResult, w *Workload) (Finding, bool) {
 	}
 	n := len(f.Figures)
 	if n == 0 {
-		return f, false
+		return nil
 	}
 	f.Variants = []string{lo.Of}
 	if n > 1 {
@@ -232,15 +217,15 @@ func shedCostFinding(wr *result.WorkloadResult, w *Workload) (Finding, bool) {
 	if lo.Value <= 0 {
 		f.Verdict = NotDerivable
 	}
-	return f, true
+	return []Finding{f}
 }
 
-// shedWaitFinding says which requests each policy shed under overload:
+// shedWaitFindings says which requests each policy shed under overload:
 // how long the shed ones had waited for their 503 (p50, from the send),
 // per policy, beside how long the served ones waited. A policy that
 // refuses newcomers (reject) sheds requests that waited least; one that
 // drops the oldest sheds requests that waited longest.
-func shedWaitFinding(wr *result.WorkloadResult) (Finding, bool) {
+func shedWaitFindings(wr *result.WorkloadResult) []Finding {
 	// Per policy where the policies differ; per variant where they do not
 	// (the queues preset: each pool at its default).
 	policies := map[string]bool{}
@@ -267,11 +252,11 @@ func shedWaitFinding(wr *result.WorkloadResult) (Finding, bool) {
 		shed[k], served[k] = append(shed[k], float64(o.ShedWaitP50)), append(served[k], float64(o.ServedWaitP50))
 	}
 	if len(order) == 0 {
-		return Finding{}, false
+		return nil
 	}
 	f := Finding{Kind: ShedWait, Workload: wr.Workload, Verdict: Ranged, By: by}
 	for _, k := range order {
 		f.Figures = append(f.Figures, Figure{Of: k, Name: ShedWaitP50, Interval: spanOf(shed[k])}, Figure{Of: k, Name: ServedWaitP50, Interval: spanOf(served[k])})
 	}
-	return f, true
+	return []Finding{f}
 }

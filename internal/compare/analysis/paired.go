@@ -91,7 +91,7 @@ func intervalFigure(of string, name Measure, iv ratios.Interval) Figure {
 // pairedFindings is one finding per measure (throughput, server CPU per
 // request) and verdict (pairedVerdict; a loader-bound throughput
 // NotRanked), each variant with its ratio figure.
-func pairedFindings(wr *result.WorkloadResult, w *Workload) []Finding {
+func pairedFindings(w *Workload) []Finding {
 	var out []Finding
 	for _, m := range []struct {
 		kind Kind
@@ -99,29 +99,18 @@ func pairedFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 		of   func(*Paired) ratios.Interval
 	}{{PairedThroughput, ThroughputRatio, func(p *Paired) ratios.Interval { return p.Throughput }},
 		{PairedCPU, CPURatio, func(p *Paired) ratios.Interval { return p.CPU }}} {
-		by := map[Verdict]*Finding{}
-		for i, v := range wr.Variants {
-			p := w.Variants[i].Paired
-			if p == nil {
-				continue
-			}
-			iv := m.of(p)
-			verdict := pairedVerdict(iv)
-			if m.kind == PairedThroughput && p.LoaderBound {
-				verdict = NotRanked
-			}
-			f := by[verdict]
-			if f == nil {
-				f = &Finding{Kind: m.kind, Workload: wr.Workload, Verdict: verdict}
-				by[verdict] = f
-			}
-			f.add(v.Name, intervalFigure(v.Name, m.name, iv))
-		}
-		for _, verdict := range []Verdict{Above, Below, NoDifference, NotRanked} {
-			if f := by[verdict]; f != nil {
-				out = append(out, *f)
+		by := byVerdict(m.kind, w.Name, Above, Below, NoDifference, NotRanked)
+		for _, x := range w.Variants {
+			if p := x.Paired; p != nil {
+				iv := m.of(p)
+				verdict := pairedVerdict(iv)
+				if m.kind == PairedThroughput && p.LoaderBound {
+					verdict = NotRanked
+				}
+				by.add(verdict, x.Name, intervalFigure(x.Name, m.name, iv))
 			}
 		}
+		out = append(out, named(by...)...)
 	}
 	return out
 }

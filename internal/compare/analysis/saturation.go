@@ -14,41 +14,40 @@ import (
 // where they are missing or do not decide, nothing is claimed.
 func findings(c *result.Comparison, a *Analysis) []Finding {
 	var out []Finding
-	for i, wr := range c.Workloads {
-		if w := a.Workloads[i]; w.Grid != nil {
-			out = append(out, unvalidatedFindings(wr, w)...)
-			out = append(out, scalingFindings(wr, w)...)
+	for i, w := range a.Workloads {
+		if w.Grid != nil {
+			out = append(out, unvalidatedFindings(w)...)
+			out = append(out, scalingFindings(w)...)
 		} else {
-			out = append(out, saturationFindings(wr, w)...)
+			out = append(out, saturationFindings(w)...)
 		}
-		out = append(out, crossCheckFindings(wr, a.Workloads[i])...)
-		out = append(out, pairedFindings(wr, a.Workloads[i])...)
-		out = append(out, fixedBehindFindings(wr)...)
-		out = append(out, fixedErrorFindings(c, wr)...)
-		out = append(out, overloadFindings(c, wr, a.Workloads[i])...)
+		out = append(out, crossCheckFindings(w)...)
+		out = append(out, pairedFindings(w)...)
+		out = append(out, fixedBehindFindings(w)...)
+		out = append(out, fixedErrorFindings(c, w)...)
+		out = append(out, overloadFindings(c, c.Workloads[i], w)...)
 	}
-	for i, wr := range c.Workloads {
-		out = append(out, concurrencyFindings(wr, a.Workloads[i])...)
+	for _, w := range a.Workloads {
+		out = append(out, concurrencyFindings(w)...)
 	}
 	return append(out, profileFindings(c, a)...)
 }
 
-// satFigure is v's saturation as a figure: its median and the range of
-// its searches.
-func satFigure(name string, s *Searches) Figure {
-	iv := s.Rate.Interval
-	return Figure{Of: name, Name: Saturation, Value: s.Rate.Median, Interval: &iv}
+// named are those of fs that name a variant: a finding of none is not
+// made.
+func named(fs ...Finding) []Finding {
+	return slices.DeleteFunc(fs, func(f Finding) bool { return len(f.Variants) == 0 })
 }
 
 // pairedSat is b's saturation over a's, paired by repeat (ratio.Paired):
 // the searches run interleaved, so what drifts between repeats cancels
 // inside each pair's ratio. A search that did not hold its validation
 // drops its pair.
-func pairedSat(a, b *result.VariantResult) ratios.Interval {
-	n := min(len(a.Sat), len(b.Sat))
+func pairedSat(a, b *Variant) ratios.Interval {
+	n := min(len(a.r.Sat), len(b.r.Sat))
 	as, bs := make([]float64, n), make([]float64, n)
 	for i := range n {
-		as[i], bs[i] = a.Sat[i].Rate, b.Sat[i].Rate
+		as[i], bs[i] = a.r.Sat[i].Rate, b.r.Sat[i].Rate
 	}
 	iv, _ := ratios.Paired(as, bs) // of one length: cannot fail
 	return iv
@@ -78,30 +77,29 @@ func leadNote(best, second string, iv ratios.Interval) string {
 // direct's, by their ratios paired by repeat, naming a difference only
 // where the 95 % interval excludes 1; a loader-bound saturation, only a
 // lower bound, is never ranked.
-func saturationFindings(wr *result.WorkloadResult, w *Workload) []Finding {
-	wl := wr.Workload
+func saturationFindings(w *Workload) []Finding {
 	samples := map[string][]float64{}
-	byName := map[string]*result.VariantResult{}
-	capped := Finding{Kind: SearchCapped, Workload: wl, Verdict: NotRanked}
-	lower := Finding{Kind: SaturationLowerBound, Workload: wl, Verdict: NotRanked}
-	for i, v := range wr.Variants {
-		s := w.Variants[i].Sat
+	byName := map[string]*Variant{}
+	capped := Finding{Kind: SearchCapped, Workload: w.Name, Verdict: NotRanked}
+	lower := Finding{Kind: SaturationLowerBound, Workload: w.Name, Verdict: NotRanked}
+	for _, x := range w.Variants {
+		s := x.Sat
 		switch {
 		case s == nil:
 			continue
 		case s.HitMax:
-			capped.Variants = append(capped.Variants, v.Name)
+			capped.Variants = append(capped.Variants, x.Name)
 		}
 		switch {
 		case !s.Measured():
 			continue // unvalidatedFindings names it
 		case s.LowerBound:
-			lower.add(v.Name, satFigure(v.Name, s))
+			lower.add(x.Name, x.satFigure())
 			if s.LoaderCPUs > 0 {
-				lower.Figures = append(lower.Figures, Figure{Of: v.Name, Name: LoaderCPUs, Value: float64(s.LoaderCPUs)})
+				lower.Figures = append(lower.Figures, Figure{Of: x.Name, Name: LoaderCPUs, Value: float64(s.LoaderCPUs)})
 			}
 		default:
-			samples[v.Name], byName[v.Name] = v.SatRates(), v
+			samples[x.Name], byName[x.Name] = x.r.SatRates(), x
 		}
 	}
 	if len(capped.Variants) > 0 {
@@ -109,10 +107,7 @@ func saturationFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 		// saturation: no order can be claimed.
 		return []Finding{capped}
 	}
-	out := unvalidatedFindings(wr, w)
-	if len(lower.Variants) > 0 {
-		out = append(out, lower)
-	}
+	out := append(unvalidatedFindings(w), named(lower)...)
 	if len(samples) < 2 {
 		return out
 	}
@@ -122,66 +117,54 @@ func saturationFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 	if err != nil {
 		return out
 	}
-	iv := pairedSat(byName[l.Best], byName[l.RunnerUp])
-	lead := Finding{Kind: SaturationLead, Workload: wl, Verdict: Tie, Variants: []string{l.Best, l.RunnerUp}, Note: leadNote(l.Best, l.RunnerUp, iv),
-		Figures: []Figure{satFigure(l.Best, w.Variant(l.Best).Sat), satFigure(l.RunnerUp, w.Variant(l.RunnerUp).Sat), intervalFigure(l.RunnerUp, SatRatio, iv)}}
+	best, second := byName[l.Best], byName[l.RunnerUp]
+	iv := pairedSat(best, second)
+	lead := Finding{Kind: SaturationLead, Workload: w.Name, Verdict: Tie, Variants: []string{l.Best, l.RunnerUp}, Note: leadNote(l.Best, l.RunnerUp, iv),
+		Figures: []Figure{best.satFigure(), second.satFigure(), intervalFigure(l.RunnerUp, SatRatio, iv)}}
 	if iv.Differs() && iv.Hi < 1 {
 		lead.Verdict = Clear
 	}
 	out = append(out, lead)
 	// Against direct: is any pool above or below the baseline beyond its
 	// paired ratio's interval?
-	base := wr.Baseline()
+	base := w.base
 	if base == nil || samples[base.Name] == nil {
 		return out
 	}
-	vs := map[Verdict]*Finding{}
-	for _, verdictOf := range []Verdict{Above, Below, Tied} {
-		vs[verdictOf] = &Finding{Kind: SaturationVsDirect, Workload: wl, Verdict: verdictOf}
-	}
-	for i, v := range wr.Variants {
-		if v == base || samples[v.Name] == nil {
-			continue
-		}
-		iv := pairedSat(base, v)
-		f := vs[saturationVerdict(iv)]
-		f.add(v.Name, satFigure(v.Name, w.Variants[i].Sat), intervalFigure(v.Name, SatRatio, iv))
-	}
-	for _, verdictOf := range []Verdict{Above, Below, Tied} {
-		if f := vs[verdictOf]; len(f.Variants) > 0 {
-			out = append(out, *f)
+	vs := byVerdict(SaturationVsDirect, w.Name, Above, Below, Tied)
+	for _, x := range w.Variants {
+		if x != base && samples[x.Name] != nil {
+			iv := pairedSat(base, x)
+			vs.add(saturationVerdict(iv), x.Name, x.satFigure(), intervalFigure(x.Name, SatRatio, iv))
 		}
 	}
-	return out
+	return append(out, named(vs...)...)
 }
 
-func unvalidatedFindings(wr *result.WorkloadResult, w *Workload) []Finding {
-	f := Finding{Kind: SaturationUnvalidated, Workload: wr.Workload, Verdict: NotRanked}
-	for i, v := range wr.Variants {
-		if s := w.Variants[i].Sat; s != nil && !s.Measured() {
+func unvalidatedFindings(w *Workload) []Finding {
+	f := Finding{Kind: SaturationUnvalidated, Workload: w.Name, Verdict: NotRanked}
+	for _, x := range w.Variants {
+		if s := x.Sat; s != nil && !s.Measured() {
 			iv := s.Bracket
-			f.add(v.Name, Figure{Of: v.Name, Name: Bracket, Value: iv.Lo, Interval: &iv})
+			f.add(x.Name, Figure{Of: x.Name, Name: Bracket, Value: iv.Lo, Interval: &iv})
 		}
 	}
-	if len(f.Variants) == 0 {
-		return nil
-	}
-	return []Finding{f}
+	return named(f)
 }
 
 // crossCheckFindings compares direct's open-loop saturation with its
 // closed loop on the same CPUs: within the closed loop's spread, or how
 // far off; a loader-bound side is named as a lower bound instead.
-func crossCheckFindings(wr *result.WorkloadResult, w *Workload) []Finding {
+func crossCheckFindings(w *Workload) []Finding {
 	var out []Finding
-	for i, v := range wr.Variants {
-		av := w.Variants[i]
+	for _, av := range w.Variants {
+		v := av.r
 		if !v.Variant.IsBaseline() || av.Closed == nil || !av.Sat.Measured() {
 			continue
 		}
 		sat, cr := av.Sat.Rate.Median, av.Closed
 		iv := cr.Rate.Interval
-		f := Finding{Kind: CrossCheck, Workload: wr.Workload, Variants: []string{v.Name}, Figures: []Figure{
+		f := Finding{Kind: CrossCheck, Workload: w.Name, Variants: []string{v.Name}, Figures: []Figure{
 			{Of: v.Name, Name: Saturation, Value: sat},
 			{Of: v.Name, Name: ClosedRate, Value: cr.Rate.Median, Interval: &iv},
 			{Of: v.Name, Name: Conns, Value: float64(cr.Conns)},
@@ -214,38 +197,28 @@ func crossCheckFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 	return out
 }
 
-func fixedBehindFindings(wr *result.WorkloadResult) []Finding {
-	f := Finding{Kind: FixedBehind, Workload: wr.Workload, Verdict: NotComparable}
-	for _, v := range wr.Variants {
-		fx := v.Fixed
-		if fx == nil {
-			continue
-		}
-		if ok, why := keptUp(fx); !ok {
-			f.add(v.Name, Figure{Of: v.Name, Name: AchievedShare, Value: 100 * ratio(fx.Achieved, fx.Asked), Text: why})
+func fixedBehindFindings(w *Workload) []Finding {
+	f := Finding{Kind: FixedBehind, Workload: w.Name, Verdict: NotComparable}
+	for _, x := range w.Variants {
+		if fx := x.r.Fixed; x.Fixed != nil && !x.Fixed.KeptUp {
+			f.add(x.Name, Figure{Of: x.Name, Name: AchievedShare, Value: 100 * ratio(fx.Achieved, fx.Asked), Text: x.Fixed.Behind})
 		}
 	}
-	if len(f.Variants) == 0 {
-		return nil
-	}
-	return []Finding{f}
+	return named(f)
 }
 
 // fixedErrorFindings names the variants whose fixed-rate step failed
 // more than the searches' error limit (a small -cap answering 503 below
 // saturation): their percentiles include those quick answers, so a lower
 // p99 there is not a better-served request.
-func fixedErrorFindings(c *result.Comparison, wr *result.WorkloadResult) []Finding {
-	f := Finding{Kind: FixedErrors, Workload: wr.Workload, Verdict: NotComparable}
-	for _, v := range wr.Variants {
-		if fx := v.Fixed; fx != nil && fx.ErrorRate > c.Criteria.MaxErrorRate {
-			f.add(v.Name, Figure{Of: v.Name, Name: ErrorRate, Value: fx.ErrorRate})
+func fixedErrorFindings(c *result.Comparison, w *Workload) []Finding {
+	f := Finding{Kind: FixedErrors, Workload: w.Name, Verdict: NotComparable}
+	for _, x := range w.Variants {
+		if fx := x.r.Fixed; fx != nil && fx.ErrorRate > c.Criteria.MaxErrorRate {
+			f.add(x.Name, Figure{Of: x.Name, Name: ErrorRate, Value: fx.ErrorRate})
 		}
 	}
-	if len(f.Variants) == 0 {
-		return nil
-	}
-	return []Finding{f}
+	return named(f)
 }
 
 // concurrencyBound is what v can serve at most when every request holds
@@ -259,32 +232,31 @@ func concurrencyBound(v *result.VariantResult) float64 {
 	return float64(v.Variant.Workers) / v.Variant.IODelay.Seconds()
 }
 
-// boundByWorkers tells whether v's saturation is explained by its
+// boundByWorkers tells whether x's saturation is explained by its
 // concurrency bound rather than by CPU: the bound lies well below
-// baseSat, what direct reached (so CPU did not stop v first), and v got
+// baseSat, what direct reached (so CPU did not stop x first), and x got
 // at least half of it.
-func boundByWorkers(v *result.VariantResult, s *Searches, baseSat float64) bool {
-	bound := concurrencyBound(v)
-	if bound == 0 || baseSat == 0 || s == nil || s.LowerBound {
+func boundByWorkers(x *Variant, baseSat float64) bool {
+	bound := concurrencyBound(x.r)
+	if bound == 0 || baseSat == 0 || x.ranked() == 0 {
 		return false
 	}
-	return bound < 0.9*baseSat && s.Rate.Median >= 0.5*bound
+	return bound < 0.9*baseSat && x.ranked() >= 0.5*bound
 }
 
-func concurrencyFindings(wr *result.WorkloadResult, w *Workload) []Finding {
-	base := wr.Baseline()
-	if base == nil || !w.Variant(base.Name).Sat.Measured() {
+func concurrencyFindings(w *Workload) []Finding {
+	base := w.base
+	direct := base.ranked() // a lower bound says nothing of where CPU would stop
+	if direct == 0 {
 		return nil
 	}
-	direct := w.Variant(base.Name).Sat.ratioBase() // a lower bound says nothing of where CPU would stop
 	var out []Finding
-	for i, v := range wr.Variants {
-		s := w.Variants[i].Sat
-		if v == base || !boundByWorkers(v, s, direct) {
+	for _, x := range w.Variants {
+		if x == base || !boundByWorkers(x, direct) {
 			continue
 		}
-		bound, sat := concurrencyBound(v), s.Rate.Median
-		out = append(out, Finding{Kind: ConcurrencyBound, Workload: wr.Workload, Verdict: Bound, Variants: []string{v.Name}, Figures: []Figure{
+		v, bound, sat := x.r, concurrencyBound(x.r), x.ranked()
+		out = append(out, Finding{Kind: ConcurrencyBound, Workload: w.Name, Verdict: Bound, Variants: []string{v.Name}, Figures: []Figure{
 			{Of: v.Name, Name: Saturation, Value: sat},
 			{Of: v.Name, Name: ConcurrencyLimit, Value: bound},
 			{Of: v.Name, Name: Workers, Value: float64(v.Variant.Workers)},
@@ -305,20 +277,19 @@ func profileFindings(c *result.Comparison, a *Analysis) []Finding {
 	if len(c.Profiles) == 0 {
 		return nil
 	}
-	i := slices.IndexFunc(c.Workloads, func(w *result.WorkloadResult) bool { return w.Workload == c.ProfileWorkload })
-	if i < 0 || c.Workloads[i].Baseline() == nil {
+	i := slices.IndexFunc(a.Workloads, func(w *Workload) bool { return w.Name == c.ProfileWorkload })
+	if i < 0 || a.Workloads[i].base.ranked() == 0 {
 		return nil
 	}
-	wr, w := c.Workloads[i], a.Workloads[i]
-	base := wr.Baseline()
-	bs := w.Variant(base.Name).Sat
+	w := a.Workloads[i]
+	base := w.base
 	var out []Finding
-	for j, v := range wr.Variants {
-		s := w.Variants[j].Sat
-		if v == base || !s.Measured() || !bs.Measured() || s.LowerBound || bs.LowerBound || boundByWorkers(v, s, bs.Rate.Median) {
+	for _, x := range w.Variants {
+		v := x.r
+		if x == base || x.ranked() == 0 || boundByWorkers(x, base.ranked()) {
 			continue // a pool bound by its workers lost nothing to CPU: its profile explains nothing
 		}
-		iv := pairedSat(base, v)
+		iv := pairedSat(base, x)
 		if saturationVerdict(iv) != Below {
 			continue
 		}
@@ -330,7 +301,7 @@ func profileFindings(c *result.Comparison, a *Analysis) []Finding {
 		if !ok {
 			continue
 		}
-		out = append(out, Finding{Kind: ProfileGrowth, Workload: wr.Workload, Verdict: Below, Variants: []string{v.Name}, Figures: []Figure{
+		out = append(out, Finding{Kind: ProfileGrowth, Workload: w.Name, Verdict: Below, Variants: []string{v.Name}, Figures: []Figure{
 			{Of: v.Name, Name: Loss, Value: 100 * (1 - iv.Median)},
 			{Of: v.Name, Name: TopFunction, Value: row.FlatPct, Text: row.Function},
 			{Of: v.Name, Name: TopFlat, Text: row.Flat},

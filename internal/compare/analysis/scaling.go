@@ -14,28 +14,24 @@ import (
 type Grid struct {
 	Rows   []string
 	Counts []int
-	at     map[string]map[int]cell
+	at     map[string]map[int]*Variant
 }
 
-type cell struct {
-	r *result.VariantResult
-	a *Variant
-}
-
-func gridOf(wr *result.WorkloadResult, w *Workload) *Grid {
-	g := &Grid{at: map[string]map[int]cell{}}
-	for i, v := range wr.Variants {
-		if v.Variant.CPUs <= 0 {
+func gridOf(w *Workload) *Grid {
+	g := &Grid{at: map[string]map[int]*Variant{}}
+	for _, x := range w.Variants {
+		v := x.r.Variant
+		if v.CPUs <= 0 {
 			continue
 		}
-		row := v.Variant.WithoutCPUs().Name()
+		row := v.WithoutCPUs().Name()
 		if g.at[row] == nil {
 			g.Rows = append(g.Rows, row)
-			g.at[row] = map[int]cell{}
+			g.at[row] = map[int]*Variant{}
 		}
-		g.at[row][v.Variant.CPUs] = cell{v, w.Variants[i]}
-		if !slices.Contains(g.Counts, v.Variant.CPUs) {
-			g.Counts = append(g.Counts, v.Variant.CPUs)
+		g.at[row][v.CPUs] = x
+		if !slices.Contains(g.Counts, v.CPUs) {
+			g.Counts = append(g.Counts, v.CPUs)
 		}
 	}
 	slices.Sort(g.Counts)
@@ -43,7 +39,7 @@ func gridOf(wr *result.WorkloadResult, w *Workload) *Grid {
 }
 
 // At is row's variant on n CPUs (nil: not measured there).
-func (g *Grid) At(row string, n int) *Variant { return g.at[row][n].a }
+func (g *Grid) At(row string, n int) *Variant { return g.at[row][n] }
 
 // Largest is the most CPUs kvserver ran on.
 func (g *Grid) Largest() int { return g.Counts[len(g.Counts)-1] }
@@ -74,11 +70,11 @@ func countFigures(g *Grid) []Figure {
 // at some count, and by how much at the largest; how far each scales
 // from its fewest CPUs; and the closed loop's CPU per request against
 // direct's at each count, with the target for -exec handler.
-func scalingFindings(wr *result.WorkloadResult, w *Workload) []Finding {
+func scalingFindings(w *Workload) []Finding {
 	g := w.Grid
-	wl, largest := wr.Workload, g.Largest()
-	vs := Finding{Kind: ScalingVsDirect, Workload: wl, Verdict: Tied, Figures: countFigures(g)}
-	lower := Finding{Kind: ScalingLowerBound, Workload: wl, Verdict: NotRanked}
+	largest := g.Largest()
+	vs := Finding{Kind: ScalingVsDirect, Workload: w.Name, Verdict: Tied, Figures: countFigures(g)}
+	lower := Finding{Kind: ScalingLowerBound, Workload: w.Name, Verdict: NotRanked}
 	for _, row := range g.Rows {
 		if row == plan.Baseline {
 			continue
@@ -86,18 +82,18 @@ func scalingFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 		var at []Figure
 		compared := false
 		for _, n := range g.Counts {
-			v, base := g.at[row][n], g.at[plan.Baseline][n]
-			if v.a == nil || base.a == nil || !v.a.Sat.Measured() || !base.a.Sat.Measured() {
+			v, base := g.At(row, n), g.At(plan.Baseline, n)
+			if v == nil || base == nil || !v.Sat.Measured() || !base.Sat.Measured() {
 				continue // no validated rate on one side: nothing to compare
 			}
-			if v.a.Sat.LowerBound || base.a.Sat.LowerBound {
-				if v.a.Sat.LowerBound {
-					lower.add(row, Figure{Of: row, Name: LowerBoundRate, CPUs: n, Value: v.a.Sat.Rate.Median})
+			if v.Sat.LowerBound || base.Sat.LowerBound {
+				if v.Sat.LowerBound {
+					lower.add(row, Figure{Of: row, Name: LowerBoundRate, CPUs: n, Value: v.Sat.Rate.Median})
 				}
 				continue
 			}
 			compared = true
-			iv := pairedSat(base.r, v.r)
+			iv := pairedSat(base, v)
 			if saturationVerdict(iv) == Below {
 				r := intervalFigure(row, SatRatio, iv)
 				r.CPUs = n
@@ -109,45 +105,33 @@ func scalingFindings(wr *result.WorkloadResult, w *Workload) []Finding {
 			vs.Verdict = Below
 			vs.add(row, Figure{Of: row, Name: VsDirect, Verdict: Below})
 			vs.Figures = append(vs.Figures, at...)
-			if v, base := g.At(row, largest), g.At(plan.Baseline, largest); v != nil && base != nil && v.Sat.Measured() && base.Sat.Measured() &&
-				!v.Sat.LowerBound && !base.Sat.LowerBound && base.Sat.Rate.Median > 0 {
-				vs.Figures = append(vs.Figures, Figure{Of: row, Name: RatioAtLargest, CPUs: largest, Value: v.Sat.Rate.Median / base.Sat.Rate.Median},
-					Figure{Of: plan.Baseline, Name: DirectAtLargest, CPUs: largest, Value: base.Sat.Rate.Median})
+			if v, base := g.At(row, largest).ranked(), g.At(plan.Baseline, largest).ranked(); v > 0 && base > 0 {
+				vs.Figures = append(vs.Figures, Figure{Of: row, Name: RatioAtLargest, CPUs: largest, Value: v / base},
+					Figure{Of: plan.Baseline, Name: DirectAtLargest, CPUs: largest, Value: base})
 			}
 		case compared:
 			vs.add(row, Figure{Of: row, Name: VsDirect, Verdict: Tied})
 		}
 	}
-	var out []Finding
-	if len(vs.Variants) > 0 {
-		out = append(out, vs)
-	}
-	if len(lower.Variants) > 0 {
-		out = append(out, lower)
-	}
-	if f, ok := efficiencyFinding(wl, g); ok {
-		out = append(out, f)
-	}
-	return append(out, closedCPUFindings(wl, g)...)
+	out := append(named(vs, lower), efficiencyFindings(w.Name, g)...)
+	return append(out, closedCPUFindings(w.Name, g)...)
 }
 
-// efficiencyFinding: each variant's saturation at the largest count as a
+// efficiencyFindings: each variant's saturation at the largest count as a
 // share of linear scaling from its smallest.
-func efficiencyFinding(wl string, g *Grid) (Finding, bool) {
+func efficiencyFindings(wl string, g *Grid) []Finding {
 	if len(g.Counts) < 2 {
-		return Finding{}, false
+		return nil
 	}
 	lo, hi := g.Counts[0], g.Largest()
 	f := Finding{Kind: ScalingEfficiency, Workload: wl, Verdict: Ranged,
 		Figures: []Figure{{Name: FromCPUs, Value: float64(lo)}, {Name: ToCPUs, Value: float64(hi)}}}
 	for _, row := range g.Rows {
-		a, z := g.At(row, lo), g.At(row, hi)
-		if a == nil || z == nil || !a.Sat.Measured() || !z.Sat.Measured() || a.Sat.LowerBound || z.Sat.LowerBound || a.Sat.Rate.Median <= 0 {
-			continue
+		if a, z := g.At(row, lo).ranked(), g.At(row, hi).ranked(); a > 0 && z > 0 {
+			f.add(row, Figure{Of: row, Name: Efficiency, Value: z / (a * float64(hi) / float64(lo))})
 		}
-		f.add(row, Figure{Of: row, Name: Efficiency, Value: z.Sat.Rate.Median / (a.Sat.Rate.Median * float64(hi) / float64(lo))})
 	}
-	return f, len(f.Variants) > 0
+	return named(f)
 }
 
 // closedCPUFindings: per count, each variant's closed-loop CPU per
@@ -165,11 +149,11 @@ func closedCPUFindings(wl string, g *Grid) []Finding {
 		}
 		var figs []Figure
 		for _, row := range g.Rows {
-			c := g.at[row][n]
-			if row == plan.Baseline || c.a == nil || c.a.Closed == nil || c.a.Closed.CPUPerRequest <= 0 {
+			c := g.At(row, n)
+			if row == plan.Baseline || c == nil || c.Closed == nil || c.Closed.CPUPerRequest <= 0 {
 				continue
 			}
-			x := c.a.Closed.CPURatio
+			x := c.Closed.CPURatio
 			figs = append(figs, Figure{Of: row, Name: CPURatio, CPUs: n, Value: x})
 			if runsInHandler(c.r) {
 				if !slices.Contains(handlers, row) {

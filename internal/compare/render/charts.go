@@ -31,17 +31,26 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 		r.Notes = append(r.Notes, fmt.Sprintf("no charts: %v", err))
 		return
 	}
-	save := func(name string, ch chart.Chart, err error, title string) {
-		if err != nil {
-			r.Notes = append(r.Notes, fmt.Sprintf("chart %q not drawn: %v", title, err))
-			return
+	// save(name, title) saves a chart as charts/name, or notes why not.
+	save := func(name, title string) func(chart.Chart, error) {
+		return func(ch chart.Chart, err error) {
+			if err != nil {
+				r.Notes = append(r.Notes, fmt.Sprintf("chart %q not drawn: %v", title, err))
+				return
+			}
+			rel := filepath.Join(ChartsDir, name)
+			if err := ch.Save(filepath.Join(dir, rel)); err != nil {
+				r.Notes = append(r.Notes, fmt.Sprintf("chart %q not saved: %v", title, err))
+				return
+			}
+			r.Charts = append(r.Charts, Chart{Title: title, Path: rel, Caption: ch.Caption})
 		}
-		rel := filepath.Join(ChartsDir, name)
-		if err := ch.Save(filepath.Join(dir, rel)); err != nil {
-			r.Notes = append(r.Notes, fmt.Sprintf("chart %q not saved: %v", title, err))
-			return
+	}
+	// xy draws lines with draw where there are any.
+	xy := func(name string, spec chart.Spec, lines []chart.XYLine, draw func(chart.Spec, []chart.XYLine) (chart.Chart, error)) {
+		if len(lines) > 0 {
+			save(name, spec.Title)(draw(spec, lines))
 		}
-		r.Charts = append(r.Charts, Chart{Title: title, Path: rel, Caption: ch.Caption})
 	}
 	p, t := c.Plan, c.Options.StepTiming()
 	for i, wr := range c.Workloads {
@@ -52,8 +61,7 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 			if p.OwnRates {
 				title = fmt.Sprintf("Latency by percentile at 70 %% of each pool's own saturation, %s", wr.Workload)
 			}
-			ch, err := chart.LatencyByPercentile(chart.Spec{Title: title}, lines)
-			save(wl+"-latency.svg", ch, err, title)
+			save(wl+"-latency.svg", title)(chart.LatencyByPercentile(chart.Spec{Title: title}, lines))
 		}
 		if lines := curveLines(wr, aw.Grid); len(lines) > 0 {
 			title := "Saturation search, " + wr.Workload
@@ -74,53 +82,33 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 			if len(caption) > 0 {
 				spec.Caption = "Above: answered rate against offered rate; below: corrected p99 against the red SLO line." + strings.Join(caption, "")
 			}
-			ch, err := chart.Curves(spec, lines, ms(c.Options.SLO))
-			save(wl+"-saturation.svg", ch, err, title)
+			save(wl+"-saturation.svg", title)(chart.Curves(spec, lines, ms(c.Options.SLO)))
 		}
 		if aw.Grid != nil {
 			sat, cpu := scalingLines(aw.Grid)
-			if len(sat) > 0 {
-				title := fmt.Sprintf("Saturation against kvserver's CPUs, %s", wr.Workload)
-				ch, err := chart.Scaling(chart.Spec{Title: title, XLabel: "kvserver's CPUs", YLabel: "saturation, median (req/s)",
-					Caption: "Each pool's median saturation against the CPUs kvserver ran on; its dashed line is linear scaling from its figure at the fewest CPUs. Loader-bound saturations (lower bounds) are left out."}, sat)
-				save(wl+"-scaling.svg", ch, err, title)
-			}
-			if len(cpu) > 0 {
-				title := fmt.Sprintf("Server CPU per request against kvserver's CPUs, %s", wr.Workload)
-				ch, err := chart.Sweep(chart.Spec{Title: title, XLabel: "kvserver's CPUs", YLabel: "kvserver CPU per request (µs)",
-					Caption: "kvserver's CPU time per request in the closed loop (where it ran; else the saturation's validating run), one line per pool: what each pool costs beyond direct at each count, and how that grows with CPUs."}, cpu)
-				save(wl+"-scaling-cpu.svg", ch, err, title)
-			}
+			xy(wl+"-scaling.svg", chart.Spec{Title: fmt.Sprintf("Saturation against kvserver's CPUs, %s", wr.Workload), XLabel: "kvserver's CPUs", YLabel: "saturation, median (req/s)",
+				Caption: "Each pool's median saturation against the CPUs kvserver ran on; its dashed line is linear scaling from its figure at the fewest CPUs. Loader-bound saturations (lower bounds) are left out."}, sat, chart.Scaling)
+			xy(wl+"-scaling-cpu.svg", chart.Spec{Title: fmt.Sprintf("Server CPU per request against kvserver's CPUs, %s", wr.Workload), XLabel: "kvserver's CPUs", YLabel: "kvserver CPU per request (µs)",
+				Caption: "kvserver's CPU time per request in the closed loop (where it ran; else the saturation's validating run), one line per pool: what each pool costs beyond direct at each count, and how that grows with CPUs."}, cpu, chart.Sweep)
 		}
 		if groups, series, good, p99 := overloadBars(wr); len(groups) > 0 {
 			title := fmt.Sprintf("Goodput under overload, %s", wr.Workload)
-			ch, err := chart.GroupedBars(chart.Spec{Title: title, YLabel: "goodput: served answers (req/s)"}, groups, series, good)
-			save(wl+"-goodput.svg", ch, err, title)
+			save(wl+"-goodput.svg", title)(chart.GroupedBars(chart.Spec{Title: title, YLabel: "goodput: served answers (req/s)"}, groups, series, good))
 			title = fmt.Sprintf("p99 of served requests under overload, %s", wr.Workload)
-			ch, err = chart.GroupedBars(chart.Spec{Title: title, YLabel: "corrected p99 of served (ms)"}, groups, series, p99)
-			save(wl+"-overload-p99.svg", ch, err, title)
+			save(wl+"-overload-p99.svg", title)(chart.GroupedBars(chart.Spec{Title: title, YLabel: "corrected p99 of served (ms)"}, groups, series, p99))
 		}
 		if lines, marks := perSecondLines(wr, t, p.OverloadFactor); len(lines) > 0 {
 			if wr.BaseLowerBound {
 				marks[0].Label = fmt.Sprintf("overload, at most %g×", p.OverloadFactor)
 			}
 			title := fmt.Sprintf("Corrected p99 per second through the overload and after, %s", wr.Workload)
-			ch, err := chart.TimeSeries(chart.Spec{Title: title, YLabel: "corrected p99 (ms)"}, lines, marks)
-			save(wl+"-overload-timeline.svg", ch, err, title)
+			save(wl+"-overload-timeline.svg", title)(chart.TimeSeries(chart.Spec{Title: title, YLabel: "corrected p99 (ms)"}, lines, marks))
 		}
 		if p.Sweep != "" {
 			sat, p99 := sweepLines(wr, aw, p.Sweep)
 			xl := map[string]string{"cap": "queue capacity (-cap)", "workers": "workers (-workers)"}[p.Sweep]
-			if len(sat) > 0 {
-				title := fmt.Sprintf("Saturation against %s, %s", p.Sweep, wr.Workload)
-				ch, err := chart.Sweep(chart.Spec{Title: title, XLabel: xl, YLabel: "saturation, median (req/s)"}, sat)
-				save(wl+"-sweep-saturation.svg", ch, err, title)
-			}
-			if len(p99) > 0 {
-				title := fmt.Sprintf("p99 at 70 %% of %s against %s, %s", refName(p), p.Sweep, wr.Workload)
-				ch, err := chart.Sweep(chart.Spec{Title: title, XLabel: xl, YLabel: "corrected p99 (ms)"}, p99)
-				save(wl+"-sweep-p99.svg", ch, err, title)
-			}
+			xy(wl+"-sweep-saturation.svg", chart.Spec{Title: fmt.Sprintf("Saturation against %s, %s", p.Sweep, wr.Workload), XLabel: xl, YLabel: "saturation, median (req/s)"}, sat, chart.Sweep)
+			xy(wl+"-sweep-p99.svg", chart.Spec{Title: fmt.Sprintf("p99 at 70 %% of %s against %s, %s", refName(p), p.Sweep, wr.Workload), XLabel: xl, YLabel: "corrected p99 (ms)"}, p99, chart.Sweep)
 		}
 	}
 	metastableCharts(c, save)

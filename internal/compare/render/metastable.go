@@ -278,7 +278,7 @@ func metastableSentences(c *result.Comparison, am *analysis.Metastable) []string
 
 // metastableCharts draws useful goodput per interval, one chart per
 // client model, one line per variant (its first run), the spike shaded.
-func metastableCharts(c *result.Comparison, save func(name string, ch chart.Chart, err error, title string)) {
+func metastableCharts(c *result.Comparison, save func(name, title string) func(chart.Chart, error)) {
 	p, m := c.Plan.Metastable, c.Metastable
 	if p == nil || m == nil {
 		return
@@ -313,7 +313,6 @@ func metastableCharts(c *result.Comparison, save func(name string, ch chart.Char
 		spec := chart.Spec{Title: title, XLabel: "time since the run started (s)", YLabel: "useful goodput (answers/s)",
 			Caption: fmt.Sprintf("Answers to clients still waiting, per %s, one line per variant; the shaded span is the spike. The base rate is %s/s: a line that comes back to it recovered, one that stays low after the spike is held down by its clients' retries.",
 				secs(t.Interval), thousands(m.BaseRate))}
-		ch, err := chart.TimeSeries(spec, lines, []chart.Mark{{From: t.Base.Seconds(), To: t.SpikeEnd().Seconds(), Label: fmt.Sprintf("spike %g×", t.Factor)}})
-		save(Slug(m.Workload)+"-metastable-"+cm+".svg", ch, err, title)
+		save(Slug(m.Workload)+"-metastable-"+cm+".svg", title)(chart.TimeSeries(spec, lines, []chart.Mark{{From: t.Base.Seconds(), To: t.SpikeEnd().Seconds(), Label: fmt.Sprintf("spike %g×", t.Factor)}}))
 	}
 }
