@@ -62,7 +62,7 @@ func GroupedBars(spec Spec, groups, series []string, values [][]float64) (Chart,
 		bp.colours[s] = f.col[name]
 		f.addLegend(name, swatch{c: f.col[name]})
 	}
-	return f.render(defaultWidth, defaultHeight)
+	return f.render(height)
 }
 
 // barPlotter draws values[s][g] as bar s of group g, group g centred on

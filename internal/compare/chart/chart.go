@@ -35,10 +35,6 @@ type Spec struct {
 	// XLabel and YLabel name the axes with their units, e.g.
 	// "offered rate (req/s)". Empty: the default of the kind of chart.
 	XLabel, YLabel string
-	// Width and Height of the whole image in points (1/72 inch), at
-	// least 300 × 200. Zero: 720 × 450 (720 × 720 for Curves, which has
-	// two panels).
-	Width, Height float64
 }
 
 // Chart is one rendered chart.

@@ -176,7 +176,7 @@ func Curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 		lat.Add(slo)
 		f.addLegend(fmt.Sprintf("SLO p99 %s ms", formatTick(sloMs)), thumb{style: slo.LineStyle})
 	}
-	return f.render(defaultWidth, defaultWidth)
+	return f.render(width)
 }
 
 // bracketLine is l's bracket as a thick segment of the offered axis

@@ -131,5 +131,5 @@ func LatencyByPercentile(spec Spec, lines []PercentileLine) (Chart, error) {
 		f.addLegend("corrected", thumb{style: lineStyle(plotter.DefaultLineStyle.Color, false)})
 		f.addLegend("uncorrected", thumb{style: lineStyle(plotter.DefaultLineStyle.Color, true)})
 	}
-	return f.render(defaultWidth, defaultHeight)
+	return f.render(height)
 }

@@ -16,11 +16,11 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
+// Every chart is width points (1/72 inch) wide, and height high but for
+// Curves, whose two panels make it square.
 const (
-	defaultWidth  = 720
-	defaultHeight = 450
-	// Below this there is no room for the axes, legend and caption.
-	minWidth, minHeight = 300, 200
+	width  = vg.Length(720)
+	height = vg.Length(450)
 	// minPanel is the least width and height of one panel's area,
 	// axes included.
 	minPanel = vg.Length(80)
@@ -52,10 +52,6 @@ func (f *figure) addLegend(name string, thumbs ...plot.Thumbnailer) {
 func newFigure(spec Spec, defaultCaption string, names []string, none string) (*figure, error) {
 	if strings.TrimSpace(spec.Title) == "" {
 		return nil, errors.New("chart: Spec.Title is empty; every chart needs a title")
-	}
-	okSize := func(v, min float64) bool { return v == 0 || (v >= min && !math.IsInf(v, 0)) }
-	if !okSize(spec.Width, minWidth) || !okSize(spec.Height, minHeight) {
-		return nil, fmt.Errorf("chart %q: size %v×%v points; give at least %v×%v, or 0 for the default", spec.Title, spec.Width, spec.Height, minWidth, minHeight)
 	}
 	if len(names) == 0 {
 		return nil, fmt.Errorf("chart %q: %s", spec.Title, none)
@@ -125,20 +121,12 @@ func (f *figure) legendWidth(width vg.Length) vg.Length {
 // render draws the figure to SVG. gonum/plot panics on some inputs (a log
 // axis over non-positive values, for one); the callers validate first, and
 // the recover turns whatever slipped through into an error.
-func (f *figure) render(defaultW, defaultH float64) (ch Chart, err error) {
+func (f *figure) render(height vg.Length) (ch Chart, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("chart %q: cannot draw: %v", f.spec.Title, r)
 		}
 	}()
-	w, h := f.spec.Width, f.spec.Height
-	if w == 0 {
-		w = defaultW
-	}
-	if h == 0 {
-		h = defaultH
-	}
-	width, height := vg.Length(w), vg.Length(h)
 	svg := vgsvg.New(width, height)
 	dc := draw.New(svg)
 	dc.SetColor(color.White)
@@ -183,7 +171,7 @@ func (f *figure) render(defaultW, defaultH float64) (ch Chart, err error) {
 	f.legend.Draw(legendArea)
 
 	if plots.Max.X-plots.Min.X < minPanel || (plots.Max.Y-plots.Min.Y)/vg.Length(len(f.panels)) < minPanel {
-		return Chart{}, fmt.Errorf("chart %q: the title, caption and legend leave no room for the plot at %v×%v points; shorten them or give a larger size", f.spec.Title, w, h)
+		return Chart{}, fmt.Errorf("chart %q: the title, caption and legend leave no room for the plot at %v×%v points; shorten them", f.spec.Title, width, height)
 	}
 	// Align gives stacked panels the same data width, so that their x
 	// axes line up whatever the width of their y tick labels.

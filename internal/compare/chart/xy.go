@@ -91,7 +91,7 @@ func (f *figure) drawAll(p *plot.Plot, lines []XYLine, dots bool) (Chart, error)
 	if err := f.drawLines(p, lines, dots); err != nil {
 		return Chart{}, err
 	}
-	return f.render(defaultWidth, defaultHeight)
+	return f.render(height)
 }
 
 // namesOf are lines' names, in order.
@@ -274,5 +274,5 @@ func Scaling(spec Spec, lines []XYLine) (Chart, error) {
 	}
 	f.addLegend("")
 	f.addLegend("linear from the fewest CPUs", thumb{style: lineStyle(rgb(0x999999), true)})
-	return f.render(defaultWidth, defaultHeight)
+	return f.render(height)
 }
