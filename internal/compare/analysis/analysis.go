@@ -112,11 +112,9 @@ type Fixed struct {
 	P50, P90, P99, P999, Max float64
 	CPU                      float64
 	// KeptUp: the step served what it asked (keptUp); Behind says how it
-	// fell short where it did not. BaseKeptUp is the same of direct's
-	// step (false where direct ran none).
-	KeptUp     bool
-	Behind     string
-	BaseKeptUp bool
+	// fell short where it did not.
+	KeptUp bool
+	Behind string
 }
 
 // MinAchieved is the share of its asked rate a fixed-rate step must
@@ -302,12 +300,11 @@ func fixedOf(v, base *result.VariantResult) *Fixed {
 	if f == nil {
 		return nil
 	}
-	bf := &result.FixedRun{}
 	x := &Fixed{}
 	x.KeptUp, x.Behind = keptUp(f)
+	bf := &result.FixedRun{} // direct's where it kept up: else no ratio
 	if base != nil && base.Fixed != nil {
-		x.BaseKeptUp, _ = keptUp(base.Fixed)
-		if x.BaseKeptUp {
+		if ok, _ := keptUp(base.Fixed); ok {
 			bf = base.Fixed
 		}
 	}

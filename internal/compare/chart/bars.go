@@ -49,11 +49,7 @@ func GroupedBars(spec Spec, groups, series []string, values [][]float64) (Chart,
 	p.X.Label.Text = labelOr(spec.XLabel, "")
 	p.Y.Label.Text = labelOr(spec.YLabel, "value")
 	p.NominalX(groups...)
-	p.Y.Min = 0
-	p.Y.Max = vmax * 1.08
-	if vmax == 0 {
-		p.Y.Max = 1
-	}
+	p.Y.Min, p.Y.Max = linearFromZero(0, vmax)
 	p.X.Min, p.X.Max = -0.5, float64(len(groups))-0.5
 
 	bp := &barPlotter{values: values, colours: make([]color.Color, len(series))}

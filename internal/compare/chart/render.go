@@ -108,14 +108,7 @@ func (f *figure) legendWidth(width vg.Length) vg.Length {
 			w = tw
 		}
 	}
-	w += f.legend.ThumbnailWidth + 3*pad
-	if min := width / 5; w < min {
-		w = min
-	}
-	if max := width / 2; w > max {
-		w = max
-	}
-	return w
+	return min(max(w+f.legend.ThumbnailWidth+3*pad, width/5), width/2)
 }
 
 // render draws the figure to SVG. gonum/plot panics on some inputs (a log

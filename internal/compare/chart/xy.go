@@ -235,24 +235,6 @@ func Scaling(spec Spec, lines []XYLine) (Chart, error) {
 	if err != nil {
 		return Chart{}, err
 	}
-	// Each line's ideal: y0 × x / x0 from its first point with a value.
-	ideals := make([]XYLine, len(lines))
-	for i, l := range lines {
-		xs, ys := sortedXY(l)
-		ideals[i].Name = l.Name
-		for j := range xs {
-			if math.IsNaN(ys[j]) || xs[j] <= 0 {
-				continue
-			}
-			x0, y0 := xs[j], ys[j]
-			for _, x := range xs[j:] {
-				ideals[i].X = append(ideals[i].X, x)
-				ideals[i].Y = append(ideals[i].Y, y0*x/x0)
-				ymax = math.Max(ymax, y0*x/x0)
-			}
-			break
-		}
-	}
 	p := f.panel(true)
 	p.X.Label.Text = labelOr(spec.XLabel, "server CPUs")
 	p.Y.Label.Text = labelOr(spec.YLabel, "value")
@@ -260,15 +242,27 @@ func Scaling(spec Spec, lines []XYLine) (Chart, error) {
 		p.X.Min, p.X.Max = padRange(xmin, xmax, false)
 	}
 	p.X.Tick.Marker = xTicks(lines)
-	p.Y.Min, p.Y.Max = linearFromZero(ymin, ymax)
-	for i, id := range ideals {
-		if len(id.X) < 2 {
+	// Each line's ideal, dashed: y0 × x / x0 from its first point with a
+	// value.
+	for _, l := range lines {
+		xs, ys := sortedXY(l)
+		j := 0
+		for j < len(xs) && (math.IsNaN(ys[j]) || xs[j] <= 0) {
+			j++
+		}
+		if len(xs)-j < 2 {
 			continue
 		}
-		if _, err := addSeries(p, id.X, id.Y, lineStyle(f.col[id.Name], true), false); err != nil {
-			return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, lines[i].Name, err)
+		ideal := make([]float64, 0, len(xs)-j)
+		for _, x := range xs[j:] {
+			ideal = append(ideal, ys[j]*x/xs[j])
+			ymax = math.Max(ymax, ideal[len(ideal)-1])
+		}
+		if _, err := addSeries(p, xs[j:], ideal, lineStyle(f.col[l.Name], true), false); err != nil {
+			return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, l.Name, err)
 		}
 	}
+	p.Y.Min, p.Y.Max = linearFromZero(ymin, ymax)
 	if err := f.drawLines(p, lines, true); err != nil {
 		return Chart{}, err
 	}
