@@ -52,8 +52,8 @@ const (
 	FixedBehind Kind = "fixed-behind"
 	// ConcurrencyBound: a variant (Variants[0]) held back by its workers
 	// waiting on a slow store: its Saturation, ConcurrencyLimit, Workers,
-	// IODelay, ShareOfBound, BelowDirect, and direct's Saturation.
-	// Verdict Bound.
+	// IODelay, ShareOfBound, BelowDirect, and the workload's
+	// DirectSaturation. Verdict Bound.
 	ConcurrencyBound Kind = "concurrency-bound"
 	// ProfileGrowth: a variant (Variants[0]) saturating below direct
 	// (paired by repeat), with Loss and the function its CPU diff grows

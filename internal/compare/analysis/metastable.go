@@ -255,7 +255,7 @@ func clientSide(r *result.MetaRun, series []result.MetaPoint) MetaClient {
 func JudgeMetaRun(r *result.MetaRun, base float64, t plan.MetaTiming) MetaJudged {
 	j := MetaJudged{WastedShare: math.NaN(), UnusedShare: math.NaN()}
 	end := t.SpikeEnd().Seconds()
-	series := scheduled(r.Series, t)
+	series := Scheduled(r.Series, t)
 	j.Client = clientSide(r, series)
 	j.PeakAmplification = 1
 	for _, p := range series {
@@ -330,11 +330,11 @@ func overloaded(series []result.MetaPoint, spikeRate float64, t plan.MetaTiming)
 	return length > 0 && float64(useful)/length < plan.MetaRecovered*spikeRate
 }
 
-// scheduled is the part of series within the run's schedule (t's
+// Scheduled is the part of series within the run's schedule (t's
 // Duration): the loader's series goes on while the last attempts end
 // (retries, answers to requests sent late), with no first tries due;
-// judged, those seconds would count as the run's last.
-func scheduled(series []result.MetaPoint, t plan.MetaTiming) []result.MetaPoint {
+// judged or drawn, those seconds would count as the run's last.
+func Scheduled(series []result.MetaPoint, t plan.MetaTiming) []result.MetaPoint {
 	d := t.Duration().Seconds()
 	for i, p := range series {
 		if p.T >= d-1e-9 {

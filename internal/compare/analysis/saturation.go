@@ -263,7 +263,7 @@ func concurrencyFindings(w *Workload) []Finding {
 			{Of: v.Name, Name: IODelay, Value: float64(v.Variant.IODelay)},
 			{Of: v.Name, Name: ShareOfBound, Value: 100 * sat / bound},
 			{Of: v.Name, Name: BelowDirect, Value: 100 * (1 - sat/direct)},
-			{Of: base.Name, Name: Saturation, Value: direct},
+			{Name: DirectSaturation, Value: direct},
 		}})
 	}
 	return out

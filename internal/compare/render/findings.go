@@ -77,16 +77,10 @@ func sentence(f analysis.Finding) string {
 			wl, strings.Join(parts, ", "))
 	case analysis.ConcurrencyBound:
 		v := f.Variants[0]
-		var direct float64
-		for _, x := range f.All(analysis.Saturation) {
-			if x.Of != v {
-				direct = x.Value
-			}
-		}
 		return fmt.Sprintf("`%s`: %s saturates at %s req/s, %.0f %% of its concurrency bound (%d workers, each holding a request for at least the store's %v: %s req/s) and %.0f %% below direct's %s. "+
 			"Its workers waiting on the store set the limit, not the CPU; direct runs every request on its connection's own goroutine, as many at once as there are connections.",
 			wl, v, thousands(f.Value(v, analysis.Saturation)), f.Value(v, analysis.ShareOfBound), int(f.Value(v, analysis.Workers)),
-			time.Duration(f.Value(v, analysis.IODelay)), thousands(f.Value(v, analysis.ConcurrencyLimit)), f.Value(v, analysis.BelowDirect), thousands(direct))
+			time.Duration(f.Value(v, analysis.IODelay)), thousands(f.Value(v, analysis.ConcurrencyLimit)), f.Value(v, analysis.BelowDirect), thousands(f.Value("", analysis.DirectSaturation)))
 	case analysis.ProfileGrowth:
 		v := f.Variants[0]
 		top, _ := f.Figure(v, analysis.TopFunction)

@@ -292,10 +292,7 @@ func metastableCharts(c *result.Comparison, save func(name, title string) func(c
 					continue
 				}
 				l := chart.XYLine{Name: v.Name()}
-				for _, pt := range r.Series {
-					if pt.T >= t.Duration().Seconds()-1e-9 {
-						break // the last attempts ending after the schedule
-					}
+				for _, pt := range analysis.Scheduled(r.Series, t) {
 					y := math.NaN()
 					if pt.Length > 0 {
 						y = float64(pt.Useful) / pt.Length
