@@ -298,15 +298,7 @@ func JudgeMetaRun(r *result.MetaRun, base float64, t plan.MetaTiming) MetaJudged
 	})
 	// The run's last Hold: useful goodput there, against the base.
 	last := t.Duration().Seconds() - t.Hold.Seconds()
-	var useful int64
-	var length float64
-	for _, p := range series {
-		if p.T >= last-1e-9 {
-			useful += p.Useful
-			length += p.Length
-		}
-	}
-	j.Collapsed = length > 0 && float64(useful)/length < plan.MetaCollapsed*base
+	j.Collapsed = usefulUnder(series, func(p result.MetaPoint) bool { return p.T >= last-1e-9 }, plan.MetaCollapsed*base)
 	return j
 }
 
@@ -315,19 +307,23 @@ func JudgeMetaRun(r *result.MetaRun, base float64, t plan.MetaTiming) MetaJudged
 func overloaded(series []result.MetaPoint, spikeRate float64, t plan.MetaTiming) bool {
 	const eps = 1e-9
 	from, to := t.Base.Seconds(), t.SpikeEnd().Seconds()
+	in := func(p result.MetaPoint) bool { return p.T >= from-eps && p.T+p.Length <= to+eps }
+	return slices.ContainsFunc(series, func(p result.MetaPoint) bool { return in(p) && p.UsefulP99 >= plan.MetaP99 }) ||
+		usefulUnder(series, in, plan.MetaRecovered*spikeRate)
+}
+
+// usefulUnder tells whether the useful goodput over the intervals of
+// series that are in averaged under rate (false where none is).
+func usefulUnder(series []result.MetaPoint, in func(result.MetaPoint) bool, rate float64) bool {
 	var useful int64
 	var length float64
 	for _, p := range series {
-		if p.T < from-eps || p.T+p.Length > to+eps {
-			continue
+		if in(p) {
+			useful += p.Useful
+			length += p.Length
 		}
-		if p.UsefulP99 >= plan.MetaP99 {
-			return true
-		}
-		useful += p.Useful
-		length += p.Length
 	}
-	return length > 0 && float64(useful)/length < plan.MetaRecovered*spikeRate
+	return length > 0 && float64(useful)/length < rate
 }
 
 // Scheduled is the part of series within the run's schedule (t's
