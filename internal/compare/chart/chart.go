@@ -98,10 +98,9 @@ type XYLine struct {
 	X, Y []float64
 }
 
-// Mark is a region or an instant on the x axis of a time series.
+// Mark is a span of the x axis of a time series.
 type Mark struct {
-	// From and To in x units (seconds). From == To draws a vertical line;
-	// From < To shades the span.
+	// From and To in x units (seconds): the span shaded.
 	From, To float64
 	// Label is written at the top of the mark, e.g. "overload 2×".
 	Label string

@@ -58,10 +58,7 @@ func colours(names []string) map[string]color.Color {
 		}
 	}
 	sort.Strings(other)
-	for _, n := range other {
-		if _, done := out[n]; done {
-			continue
-		}
+	for _, n := range other { // no name twice: newFigure refuses that
 		h := fnv.New32a()
 		h.Write([]byte(n))
 		start := int(h.Sum32() % uint32(len(palette)))

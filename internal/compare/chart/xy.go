@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -150,11 +151,7 @@ func (m *markPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 	sty.YAlign = draw.YTop
 	for _, mk := range m.marks {
 		left, right := trX(mk.From), trX(mk.To)
-		if mk.From == mk.To {
-			c.StrokeLine2(draw.LineStyle{Color: sloColour, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}, left, c.Min.Y, left, c.Max.Y)
-		} else {
-			c.FillPolygon(markFill, c.ClipPolygonX([]vg.Point{{X: left, Y: c.Min.Y}, {X: right, Y: c.Min.Y}, {X: right, Y: c.Max.Y}, {X: left, Y: c.Max.Y}}))
-		}
+		c.FillPolygon(markFill, c.ClipPolygonX([]vg.Point{{X: left, Y: c.Min.Y}, {X: right, Y: c.Min.Y}, {X: right, Y: c.Max.Y}, {X: left, Y: c.Max.Y}}))
 		if mk.Label != "" {
 			c.FillText(sty, vg.Point{X: (left + right) / 2, Y: c.Max.Y - vg.Points(3)}, mk.Label)
 		}
@@ -187,17 +184,15 @@ func Sweep(spec Spec, lines []XYLine) (Chart, error) {
 // xTicks marks the x axis at every x the lines were measured at, and
 // nowhere else: a swept parameter or a CPU count has no values between.
 func xTicks(lines []XYLine) plot.Ticker {
-	seen := map[float64]bool{}
-	var ticks []plot.Tick
+	var xs []float64
 	for _, l := range lines {
-		for _, x := range l.X {
-			if !seen[x] {
-				seen[x] = true
-				ticks = append(ticks, plot.Tick{Value: x, Label: formatTick(x)})
-			}
-		}
+		xs = append(xs, l.X...)
 	}
-	sort.Slice(ticks, func(a, b int) bool { return ticks[a].Value < ticks[b].Value })
+	slices.Sort(xs)
+	var ticks []plot.Tick
+	for _, x := range slices.Compact(xs) {
+		ticks = append(ticks, plot.Tick{Value: x, Label: formatTick(x)})
+	}
 	return plot.ConstantTicks(ticks)
 }
 

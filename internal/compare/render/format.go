@@ -240,11 +240,3 @@ func orUnknown(s string) string {
 	}
 	return s
 }
-
-func indent(s, prefix string) string {
-	lines := strings.Split(s, "\n")
-	for i := range lines {
-		lines[i] = prefix + lines[i]
-	}
-	return strings.Join(lines, "\n")
-}

@@ -95,7 +95,7 @@ func Write(c *result.Comparison, a *analysis.Analysis, dir string) (*Report, err
 		for _, f := range c.Failures {
 			b.printf("- **%s** %s %s: %s\n", f.Workload, f.Variant, f.Step, f.Reason)
 			if f.LogTail != "" {
-				b.printf("\n  ```\n%s\n  ```\n", indent(strings.TrimRight(f.LogTail, "\n"), "  "))
+				b.printf("\n  ```\n%s\n  ```\n", "  "+strings.ReplaceAll(strings.TrimRight(f.LogTail, "\n"), "\n", "\n  "))
 			}
 		}
 		b.printf("\n")
