@@ -14,7 +14,7 @@ import (
 // quickly under every retrying client.
 type Metastable struct {
 	BaseRate float64
-	Models   []*MetaModel
+	Models   []*MetaModel // those under which a variant ran
 	// RecommendModels are the models a recommendation is held to: those
 	// of the plan that retry (MetaRecommendModels), or the one population
 	// given by client flags.
@@ -151,7 +151,9 @@ func metastableOf(c *result.Comparison) *Metastable {
 			summarise(mv, runs)
 			mm.Variants = append(mm.Variants, mv)
 		}
-		out.Models = append(out.Models, mm)
+		if len(mm.Variants) > 0 {
+			out.Models = append(out.Models, mm)
+		}
 	}
 	for _, cm := range p.Models {
 		if cm == plan.CustomModel || slices.Contains(MetaRecommendModels, cm) {

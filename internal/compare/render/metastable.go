@@ -71,9 +71,6 @@ func writeMetastable(b *page, c *result.Comparison, a *analysis.Analysis) {
 		return
 	}
 	for _, mm := range am.Models {
-		if len(mm.Variants) == 0 {
-			continue
-		}
 		b.printf("### Client `%s`\n\n", mm.Name)
 		b.printf("| variant | client side | overloaded? | recovered in | collapsed? | p99 < %v in | peak amplification | wasted | unused | timeouts | 503s |\n", plan.MetaP99)
 		b.printf("|---|---|---|---|---|---|---|---|---|---|---|\n")
@@ -230,9 +227,6 @@ func metastableSentences(c *result.Comparison, am *analysis.Metastable) []string
 	t := c.Plan.Metastable.Timing
 	var out []string
 	for _, mm := range am.Models {
-		if len(mm.Variants) == 0 {
-			continue
-		}
 		var rec, col, neither, calm, unjudged []string
 		for _, v := range mm.Variants {
 			switch {
