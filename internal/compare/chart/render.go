@@ -125,20 +125,10 @@ func (f *figure) render(height vg.Length) (ch Chart, err error) {
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
 
-	titleStyle := text.Style{
-		Color:   color.Black,
-		Font:    sans(14),
-		XAlign:  draw.XCenter,
-		YAlign:  draw.YTop,
-		Handler: plot.DefaultTextHandler,
+	textStyle := func(c color.Color, size vg.Length, x draw.XAlignment) text.Style {
+		return text.Style{Color: c, Font: sans(size), XAlign: x, YAlign: draw.YTop, Handler: plot.DefaultTextHandler}
 	}
-	captionStyle := text.Style{
-		Color:   color.Gray{Y: 0x30},
-		Font:    sans(11),
-		XAlign:  draw.XLeft,
-		YAlign:  draw.YTop,
-		Handler: plot.DefaultTextHandler,
-	}
+	titleStyle, captionStyle := textStyle(color.Black, 14, draw.XCenter), textStyle(color.Gray{Y: 0x30}, 11, draw.XLeft)
 
 	// Title on top, wrapped like the caption.
 	top := dc.Max.Y - pad

@@ -58,18 +58,15 @@ func sentence(f analysis.Finding) string {
 	case analysis.CrossCheck:
 		return crossCheckSentence(f)
 	case analysis.SaturationUnvalidated:
-		parts := each(f.Variants, func(v string) string {
-			if b, _ := f.Figure(v, analysis.Bracket); b.Interval.N > 0 {
-				return fmt.Sprintf("%s (%s req/s)", v, bracketCell(*b.Interval))
+		parts := each(f.All(analysis.Bracket), func(b analysis.Figure) string {
+			if b.Interval.N > 0 {
+				return fmt.Sprintf("%s (%s req/s)", b.Of, bracketCell(*b.Interval))
 			}
-			return v + " (its bracket not recorded)"
+			return b.Of + " (its bracket not recorded)"
 		})
 		return fmt.Sprintf("`%s`: **not validated, so not ranked**: %s: no rate held over the validating run, so a search's bracket is where its short steps held and failed, not a saturation.", wl, strings.Join(parts, ", "))
 	case analysis.FixedBehind:
-		parts := each(f.Variants, func(v string) string {
-			x, _ := f.Figure(v, analysis.AchievedShare)
-			return fmt.Sprintf("%s (%s)", v, x.Text)
-		})
+		parts := each(f.All(analysis.AchievedShare), func(x analysis.Figure) string { return fmt.Sprintf("%s (%s)", x.Of, x.Text) })
 		return fmt.Sprintf("`%s` at the fixed rate, **did not keep up**, and nothing is ranked from those steps:%s", wl, nested(parts))
 	case analysis.FixedErrors:
 		parts := each(f.Variants, func(v string) string { return v + " " + errorShare(f.Value(v, analysis.ErrorRate)) })
