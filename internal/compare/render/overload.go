@@ -108,19 +108,19 @@ func defaultsSentence(f analysis.Finding) string {
 	if sat.Verdict == analysis.LowerBound {
 		le = "≤ " // against a lower bound, a ratio is an upper bound
 	}
-	x := func(v string) float64 { return f.Value(v, analysis.GoodputVsSat) }
 	var parts, under, best []string
-	for _, v := range f.Variants {
-		part := fmt.Sprintf("%s %s%.2f×", v, le, x(v))
+	for _, x := range f.All(analysis.GoodputVsSat) { // one a variant, in order
+		v, ratio := x.Of, fmt.Sprintf("%s%.2f×", le, x.Value)
+		part := v + " " + ratio
 		if d, ok := f.Figure(v, analysis.GoodputVsDirect); ok {
 			part += fmt.Sprintf(" (%.2f× direct's goodput)", d.Value)
 		}
 		parts = append(parts, part)
-		if r, _ := f.Figure(v, analysis.GoodputVsSat); r.Verdict == analysis.Missed {
-			under = append(under, fmt.Sprintf("%s %s%.2f×", v, le, x(v)))
+		if x.Verdict == analysis.Missed {
+			under = append(under, v+" "+ratio)
 		}
 		if p, _ := f.Figure(v, analysis.ServedP99FromSend); p.Verdict == analysis.Met {
-			best = append(best, fmt.Sprintf("%s (%s%.2f×, p99 from the send %s)", v, le, x(v), nanos(p.Value)))
+			best = append(best, fmt.Sprintf("%s (%s, p99 from the send %s)", v, ratio, nanos(p.Value)))
 		}
 	}
 	floorFig, _ := f.Figure("", analysis.Floor)

@@ -160,15 +160,10 @@ func writeLoader(b *page, c *result.Comparison) {
 		b.printf("No step finished.\n\n")
 		return
 	}
-	fell := 0
-	for _, l := range c.Loader {
-		if !l.KeptUp {
-			fell++
-		}
-	}
+	kept := len(slices.DeleteFunc(slices.Clone(c.Loader), func(l result.LoaderCheck) bool { return !l.KeptUp }))
 	b.printf("A step counts as kept up when the loader sent at least 99 %% of the asked rate on schedule and, at the fixed rate, the backlog did not grow. "+
 		"The backlog grew when requests in flight or the send lag's p99 rose by more than a tenth of the SLO from the step's earlier half to its later half (the rule of the searches). "+
-		"A validation counts as its search judged it (nothing left unsent, the backlog level). %d of %d steps kept up.", len(c.Loader)-fell, len(c.Loader))
+		"A validation counts as its search judged it (nothing left unsent, the backlog level). %d of %d steps kept up.", kept, len(c.Loader))
 	if slices.ContainsFunc(c.Loader, func(l result.LoaderCheck) bool { return l.Scheduled }) {
 		b.printf(" A run with a spike asks its schedule's mean rate; under clients that time out and retry, the schedule is of first tries, and those count (sent, or refused by the client's own throttle), not the clients' retries on top of them.")
 	}
