@@ -64,11 +64,9 @@ type PercentileLine struct {
 	// as is.
 	Percentiles []float64
 	// CorrectedMs[i] is the corrected latency at Percentiles[i], in
-	// milliseconds (from the intended send time). Required.
-	CorrectedMs []float64
-	// UncorrectedMs[i] is the latency from the actual send at
-	// Percentiles[i]; nil draws no dashed line for this pool.
-	UncorrectedMs []float64
+	// milliseconds (from the intended send time), UncorrectedMs[i] the
+	// latency from the actual send (drawn dashed).
+	CorrectedMs, UncorrectedMs []float64
 }
 
 // CurveLine is one pool's saturation search, as compare.json keeps it:

@@ -78,7 +78,7 @@ func TestLatencyByPercentile(t *testing.T) {
 	pcts := []float64{50, 75, 90, 99, 99.9, 99.99, 99.999, 100}
 	c, err := LatencyByPercentile(Spec{Title: "GET at 70 %"}, []PercentileLine{
 		{Name: "direct", Percentiles: pcts, CorrectedMs: []float64{0.5, 0.7, 1, 2, 5, 9, 12, 13}, UncorrectedMs: []float64{0.4, 0.6, 0.9, 1.5, 3, 6, 8, 9}},
-		{Name: "lifo", Percentiles: pcts, CorrectedMs: []float64{0.6, 0.8, 1.2, 3, 8, 20, 40, 41}},
+		{Name: "lifo", Percentiles: pcts, CorrectedMs: []float64{0.6, 0.8, 1.2, 3, 8, 20, 40, 41}, UncorrectedMs: []float64{0.5, 0.7, 1.1, 2.5, 6, 15, 30, 31}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -102,17 +102,18 @@ func TestLatencyByPercentileDegenerate(t *testing.T) {
 		}
 	}
 	f("no lines", nil, "no lines")
-	f("one point", []PercentileLine{{Name: "fifo", Percentiles: []float64{99}, CorrectedMs: []float64{3}}}, "")
-	f("zeros on the log axis", []PercentileLine{{Name: "fifo", Percentiles: []float64{50, 99}, CorrectedMs: []float64{0, 0}}}, "")
-	f("only p100", []PercentileLine{{Name: "fifo", Percentiles: []float64{100}, CorrectedMs: []float64{3}}}, "no percentile below 100")
-	f("length mismatch", []PercentileLine{{Name: "fifo", Percentiles: []float64{50, 99}, CorrectedMs: []float64{3}}}, "has 2 percentiles but 1 corrected")
-	f("NaN latency", []PercentileLine{{Name: "fifo", Percentiles: []float64{50}, CorrectedMs: []float64{math.NaN()}}}, "finite")
-	f("negative percentile", []PercentileLine{{Name: "fifo", Percentiles: []float64{-1}, CorrectedMs: []float64{1}}}, "percentile -1")
+	f("one point", []PercentileLine{{Name: "fifo", Percentiles: []float64{99}, CorrectedMs: []float64{3}, UncorrectedMs: []float64{3}}}, "")
+	f("zeros on the log axis", []PercentileLine{{Name: "fifo", Percentiles: []float64{50, 99}, CorrectedMs: []float64{0, 0}, UncorrectedMs: []float64{0, 0}}}, "")
+	f("only p100", []PercentileLine{{Name: "fifo", Percentiles: []float64{100}, CorrectedMs: []float64{3}, UncorrectedMs: []float64{3}}}, "no percentile below 100")
+	f("length mismatch", []PercentileLine{{Name: "fifo", Percentiles: []float64{50, 99}, CorrectedMs: []float64{3}, UncorrectedMs: []float64{3}}}, "has 2 percentiles but 1 corrected")
+	f("no uncorrected", []PercentileLine{{Name: "fifo", Percentiles: []float64{50}, CorrectedMs: []float64{1}}}, "has 1 percentiles but 0 uncorrected")
+	f("NaN latency", []PercentileLine{{Name: "fifo", Percentiles: []float64{50}, CorrectedMs: []float64{math.NaN()}, UncorrectedMs: []float64{math.NaN()}}}, "finite")
+	f("negative percentile", []PercentileLine{{Name: "fifo", Percentiles: []float64{-1}, CorrectedMs: []float64{1}, UncorrectedMs: []float64{1}}}, "percentile -1")
 	f("duplicate names", []PercentileLine{
-		{Name: "fifo", Percentiles: []float64{50}, CorrectedMs: []float64{1}},
-		{Name: "fifo", Percentiles: []float64{50}, CorrectedMs: []float64{1}},
+		{Name: "fifo", Percentiles: []float64{50}, CorrectedMs: []float64{1}, UncorrectedMs: []float64{1}},
+		{Name: "fifo", Percentiles: []float64{50}, CorrectedMs: []float64{1}, UncorrectedMs: []float64{1}},
 	}, "two series are named")
-	f("unnamed", []PercentileLine{{Percentiles: []float64{50}, CorrectedMs: []float64{1}}}, "no name")
+	f("unnamed", []PercentileLine{{Percentiles: []float64{50}, CorrectedMs: []float64{1}, UncorrectedMs: []float64{1}}}, "no name")
 }
 
 func TestCurves(t *testing.T) {

@@ -44,21 +44,16 @@ func LatencyByPercentile(spec Spec, lines []PercentileLine) (Chart, error) {
 	var all []series
 	xmin, xmax := math.Inf(1), math.Inf(-1)
 	ymin, ymax := math.Inf(1), math.Inf(-1)
-	anyUncorrected := false
 	for _, l := range lines {
 		s := series{name: l.Name}
-		// The corrected latencies are required, the uncorrected not.
 		ys := []struct {
-			what     string
-			in       []float64
-			out      *[]float64
-			required bool
-		}{{"corrected", l.CorrectedMs, &s.cor, true}, {"uncorrected", l.UncorrectedMs, &s.un, false}}
+			what string
+			in   []float64
+			out  *[]float64
+		}{{"corrected", l.CorrectedMs, &s.cor}, {"uncorrected", l.UncorrectedMs, &s.un}}
 		for _, y := range ys {
-			if y.in != nil || y.required {
-				if err := checkLengths(spec.Title, l.Name, "percentiles", len(l.Percentiles), y.what+" latencies", len(y.in)); err != nil {
-					return Chart{}, err
-				}
+			if err := checkLengths(spec.Title, l.Name, "percentiles", len(l.Percentiles), y.what+" latencies", len(y.in)); err != nil {
+				return Chart{}, err
 			}
 		}
 		for i, p := range l.Percentiles {
@@ -69,9 +64,6 @@ func LatencyByPercentile(spec Spec, lines []PercentileLine) (Chart, error) {
 				continue // the maximum: infinitely far right on this axis
 			}
 			for _, y := range ys {
-				if y.in == nil {
-					continue
-				}
 				if !finite(y.in[i]) {
 					return Chart{}, fmt.Errorf("chart %q: series %q has %s latency %v at p%v; give a finite value in ms", spec.Title, l.Name, y.what, y.in[i], p)
 				}
@@ -86,7 +78,6 @@ func LatencyByPercentile(spec Spec, lines []PercentileLine) (Chart, error) {
 		if len(s.x) == 0 {
 			return Chart{}, fmt.Errorf("chart %q: series %q has no percentile below 100; the 1/(1-p) axis cannot place p100", spec.Title, l.Name)
 		}
-		anyUncorrected = anyUncorrected || s.un != nil
 		all = append(all, s)
 	}
 
@@ -118,7 +109,7 @@ func LatencyByPercentile(spec Spec, lines []PercentileLine) (Chart, error) {
 
 	for _, s := range all {
 		th, err := addSeries(p, s.x, s.cor, lineStyle(f.col[s.name], false), len(s.x) < 2)
-		if err == nil && s.un != nil {
+		if err == nil {
 			_, err = addSeries(p, s.x, s.un, lineStyle(f.col[s.name], true), len(s.x) < 2)
 		}
 		if err != nil {
@@ -126,10 +117,8 @@ func LatencyByPercentile(spec Spec, lines []PercentileLine) (Chart, error) {
 		}
 		f.addLegend(s.name, th)
 	}
-	if anyUncorrected {
-		f.addLegend("")
-		f.addLegend("corrected", thumb{style: lineStyle(plotter.DefaultLineStyle.Color, false)})
-		f.addLegend("uncorrected", thumb{style: lineStyle(plotter.DefaultLineStyle.Color, true)})
-	}
+	f.addLegend("")
+	f.addLegend("corrected", thumb{style: lineStyle(plotter.DefaultLineStyle.Color, false)})
+	f.addLegend("uncorrected", thumb{style: lineStyle(plotter.DefaultLineStyle.Color, true)})
 	return f.render(height)
 }
