@@ -26,7 +26,7 @@ type Analysis struct {
 type Workload struct {
 	Name     string
 	Variants []*Variant // in the comparison's order
-	base     *Variant   // direct's (the first, under the scaling preset; nil: none)
+	Base     *Variant   // direct's (the first, under the scaling preset; nil: none)
 	// OnlyBaseRate: no variant ran a fixed-rate step and none but direct
 	// a saturation search (the policies and overload presets).
 	OnlyBaseRate bool
@@ -185,7 +185,7 @@ func workloadOf(wr *result.WorkloadResult) *Workload {
 			of[v].ratiosTo(base)
 		}
 	}
-	w.base = of[wr.Baseline()]
+	w.Base = of[wr.Baseline()]
 	if b := wr.Baseline(); b != nil && b.Overload != nil && wr.BaseRate > 0 {
 		w.OverloadMultiple = b.Overload.Asked / wr.BaseRate
 	}

@@ -84,8 +84,7 @@ func pairedVerdict(iv ratios.Interval) Verdict {
 }
 
 func intervalFigure(of string, name Measure, iv ratios.Interval) Figure {
-	lo, hi := iv.Lo, iv.Hi
-	return Figure{Of: of, Name: name, Value: iv.Median, Interval: &Interval{Lo: lo, Hi: hi, N: iv.N, Level: ratios.Confidence}, Verdict: pairedVerdict(iv)}
+	return Figure{Of: of, Name: name, Value: iv.Median, Interval: &Interval{Lo: iv.Lo, Hi: iv.Hi, N: iv.N, Level: ratios.Confidence}, Verdict: pairedVerdict(iv)}
 }
 
 // pairedFindings is one finding per measure (throughput, server CPU per

@@ -127,7 +127,7 @@ func saturationFindings(w *Workload) []Finding {
 	out = append(out, lead)
 	// Against direct: is any pool above or below the baseline beyond its
 	// paired ratio's interval?
-	base := w.base
+	base := w.Base
 	if base == nil || samples[base.Name] == nil {
 		return out
 	}
@@ -245,7 +245,7 @@ func boundByWorkers(x *Variant, baseSat float64) bool {
 }
 
 func concurrencyFindings(w *Workload) []Finding {
-	base := w.base
+	base := w.Base
 	direct := base.ranked() // a lower bound says nothing of where CPU would stop
 	if direct == 0 {
 		return nil
@@ -278,11 +278,11 @@ func profileFindings(c *result.Comparison, a *Analysis) []Finding {
 		return nil
 	}
 	i := slices.IndexFunc(a.Workloads, func(w *Workload) bool { return w.Name == c.ProfileWorkload })
-	if i < 0 || a.Workloads[i].base.ranked() == 0 {
+	if i < 0 || a.Workloads[i].Base.ranked() == 0 {
 		return nil
 	}
 	w := a.Workloads[i]
-	base := w.base
+	base := w.Base
 	var out []Finding
 	for _, x := range w.Variants {
 		v := x.r

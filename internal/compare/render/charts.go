@@ -271,18 +271,15 @@ func perSecondLines(wr *result.WorkloadResult, t plan.Timing, factor float64) ([
 		}
 		// A second of the step whose requests were never sent (the loader
 		// fell behind) is a gap in the line, not a slope to the next point.
-		bySecond := map[int]time.Duration{}
-		for _, p := range o.PerSecond {
-			bySecond[p.Second] = p.P99
-		}
-		l := chart.XYLine{Name: v.Name}
-		for sec := 0; sec < int(math.Ceil(t.Overload.Seconds())); sec++ {
-			y := math.NaN()
-			if p, ok := bySecond[sec]; ok {
-				y = ms(p)
-			}
+		n := int(math.Ceil(t.Overload.Seconds()))
+		l := chart.XYLine{Name: v.Name, Y: slices.Repeat([]float64{math.NaN()}, n)}
+		for sec := range n {
 			l.X = append(l.X, float64(sec)+0.5)
-			l.Y = append(l.Y, y)
+		}
+		for _, p := range o.PerSecond {
+			if p.Second >= 0 && p.Second < n {
+				l.Y[p.Second] = ms(p.P99)
+			}
 		}
 		end := t.Overload.Seconds()
 		for i, p := range o.RecoveryP99 {

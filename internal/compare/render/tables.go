@@ -11,15 +11,14 @@ import (
 )
 
 func writeWorkload(b *page, c *result.Comparison, wr *result.WorkloadResult, aw *analysis.Workload) {
-	base := wr.Baseline()
 	b.printf("%s: `%s`\n\n", HeadResults, wr.Workload)
 	if aw.OnlyBaseRate {
 		// Nothing but direct's saturation was measured outside the
 		// overload step (the policies and overload presets): a table of
 		// dashes would say nothing.
 		var bs *analysis.Searches
-		if base != nil {
-			bs = aw.Variant(base.Name).Sat
+		if aw.Base != nil {
+			bs = aw.Base.Sat
 		}
 		how := "median ± half the spread of its searches"
 		if bs != nil && bs.Brackets {
