@@ -159,14 +159,6 @@ func Analyze(c *result.Comparison) *Analysis {
 	return a
 }
 
-// Variant is the workload's variant named name (nil: none).
-func (w *Workload) Variant(name string) *Variant {
-	if i := slices.IndexFunc(w.Variants, func(v *Variant) bool { return v.Name == name }); i >= 0 {
-		return w.Variants[i]
-	}
-	return nil
-}
-
 // workloadOf derives each variant's figures, then their ratios to the
 // figures of direct on as many CPUs.
 func workloadOf(wr *result.WorkloadResult) *Workload {

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
@@ -17,7 +18,7 @@ const HeadPaired = "### Paired with direct"
 // paired rounds; where the preset compares the variants and none ran, a
 // line says so.
 func writePairedTable(b *page, c *result.Comparison, wr *result.WorkloadResult, aw *analysis.Workload) {
-	rows := variantsWith(aw, func(v *analysis.Variant) bool { return v.Paired != nil })
+	rows := slices.DeleteFunc(slices.Clone(aw.Variants), func(v *analysis.Variant) bool { return v.Paired == nil })
 	if len(rows) == 0 {
 		if c.Plan.Paired && len(wr.Variants) > 1 {
 			b.printf("No closed-loop rounds paired with direct's ran (`-closed-pairs 0`, or none recorded): the ratios to direct above are of single measurements, with no interval.\n\n")

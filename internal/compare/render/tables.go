@@ -43,7 +43,7 @@ func writeWorkload(b *page, c *result.Comparison, wr *result.WorkloadResult, aw 
 }
 
 func writeClosedTable(b *page, wr *result.WorkloadResult, aw *analysis.Workload) {
-	rows := variantsWith(aw, func(v *analysis.Variant) bool { return v.Closed != nil })
+	rows := slices.DeleteFunc(slices.Clone(aw.Variants), func(v *analysis.Variant) bool { return v.Closed == nil })
 	if len(rows) == 0 {
 		return
 	}
@@ -218,14 +218,4 @@ func notRunReason(c *result.Comparison) string {
 		return "the run was interrupted before it"
 	}
 	return "see the failed steps"
-}
-
-func variantsWith(aw *analysis.Workload, is func(*analysis.Variant) bool) []*analysis.Variant {
-	var out []*analysis.Variant
-	for _, v := range aw.Variants {
-		if is(v) {
-			out = append(out, v)
-		}
-	}
-	return out
 }
