@@ -60,7 +60,7 @@ func (r *runner) closedRound(m stepRun) result.ClosedRound {
 	r.sawLoader(res)
 	round := result.ClosedRound{Rate: res.AchievedRate(), LoaderShare: loaderShare(res), LoaderCPUs: res.LoaderCPUs,
 		ServerShare: m.span.share(), ServerCPUs: m.span.cpus, ErrorRate: res.ErrorRate(), ServerCPUPerRequest: m.perRequest()}
-	round.LoaderBound, round.Why = saturate.Bound(saturate.Evidence{
+	round.LoaderBound, round.Why = saturate.Bound(&saturate.Step{
 		LoaderCPUShare: round.LoaderShare, LoaderCPUs: round.LoaderCPUs,
 		ServerCPUShare: round.ServerShare, ServerCPUs: round.ServerCPUs, Shared: r.pl.Shared(),
 	})

@@ -153,7 +153,7 @@ func (r *runner) checkLoader(srv *instance, step string, m stepRun, backlog stri
 	ev.Pass, ev.FellBehind = lc.KeptUp, !lc.KeptUp
 	ev.LoaderCPUShare, ev.LoaderCPUs = lc.LoaderShare, lc.LoaderCPUs
 	ev.ServerCPUShare, ev.ServerCPUs, ev.Shared = lc.ServerShare, lc.ServerCPUs, r.pl.Shared()
-	lc.LoaderBound, lc.Why = saturate.Bound(ev)
+	lc.LoaderBound, lc.Why = saturate.Bound(&ev)
 	if !lc.LoaderBound {
 		lc.Why = ""
 	}

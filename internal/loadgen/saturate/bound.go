@@ -11,38 +11,6 @@ import (
 // Busy is the share of its CPUs at which a process counts as out of CPU.
 const Busy = 0.90
 
-// Evidence is what one step tells about who limited it; its fields mean
-// what Step's of the same names do.
-type Evidence struct {
-	Pass, FellBehind bool
-	LoaderCPUShare   float64
-	LoaderCPUs       int
-	// ServerCPUShare decides nothing (a server that waits on its store
-	// reaches its limit with idle CPU); why gives it.
-	ServerCPUShare float64
-	ServerCPUs     int
-	Shared         bool // each share is of the one set; why says so
-
-	// The loader's own evidence, from its per-interval series
-	// (LoaderEvidence). OwnLagKnown: its engine told the sends that
-	// waited for a connection from those it was late with itself (the
-	// fast engine's event loop). Of Judged intervals (the step's, its
-	// warm-up left out), OwnLate are those in which the p99 send lag of
-	// the sends that found a connection free was over LagTolerance;
-	// OwnLagP99 is the highest such p99 of them.
-	OwnLagKnown  bool
-	Judged       int
-	OwnLate      int
-	OwnLagP99    time.Duration
-	LagTolerance time.Duration
-	// ConnWaits counts the attempts that waited for a connection
-	// (record.FlagConnWait); ConnsPeak is the most connections the loader
-	// had open, MaxConns the cap (-max-conns; 0: unknown).
-	ConnWaits int64
-	ConnsPeak int
-	MaxConns  int
-}
-
 // LagTolerance is how late the loader's own sends may be, at p99 over an
 // interval, before the interval counts as one the loader fell behind in:
 // the tolerance of the step's backlog (Config.BacklogTolerance), a tenth
@@ -51,16 +19,17 @@ func LagTolerance(slo time.Duration) time.Duration {
 	return max(slo/10, time.Millisecond)
 }
 
-// LoaderEvidence is the loader's own part of a step's Evidence, from its
-// run res: its intervals within the schedule, the first (the warm-up)
-// left out, judged against tol (LagTolerance); ConnWaits, ConnsPeak and
-// MaxConns. The caller fills in the verdict and the CPU shares.
-func LoaderEvidence(res *record.Result, tol time.Duration) Evidence {
+// LoaderEvidence is a step holding only the loader's own evidence (what
+// Bound reads besides the verdict and the CPU shares), from its run res:
+// its intervals within the schedule, the first (the warm-up) left out,
+// judged against tol (LagTolerance); ConnWaits, ConnsPeak and MaxConns.
+// The caller fills in the verdict and the CPU shares.
+func LoaderEvidence(res *record.Result, tol time.Duration) Step {
 	m := len(res.Intervals)
 	if iv := res.Config.Interval; iv > 0 && res.Config.Duration > 0 {
 		m = min(m, max(int(res.Config.Duration/iv), 2))
 	}
-	e := Evidence{OwnLagKnown: res.OwnLagKnown, LagTolerance: tol,
+	e := Step{OwnLagKnown: res.OwnLagKnown, LagTolerance: tol,
 		ConnWaits: res.ConnWaits, ConnsPeak: res.ConnsPeak, MaxConns: res.Config.MaxConns}
 	if m > 1 {
 		e.Judged = m - 1
@@ -86,13 +55,14 @@ func ownLate(judged []Second, tol time.Duration) (late int, worst time.Duration)
 // lag tolerance, in more of the judged intervals than the step's judge
 // forgives (HoldShare: one of ten). A hiccup of one interval is not the
 // loader's limit; a loader that cannot keep up is late in most.
-func (e Evidence) ownLagGrew() bool {
+func (e *Step) ownLagGrew() bool {
 	return e.OwnLagKnown && e.OwnLate > allowedBad(e.Judged)
 }
 
-// Bound decides whether a step was loader-bound: its failure says what
-// the loader could deliver, not what the server could sustain. A failed
-// step is loader-bound when
+// Bound decides whether step e was loader-bound: its failure says what
+// the loader could deliver, not what the server could sustain. It reads
+// e's verdict (Pass, FellBehind), CPU shares and the loader's own
+// evidence, nothing else. A failed step is loader-bound when
 //
 //   - the loader used Busy (90 %) or more of its CPUs, whatever failed
 //     (its latencies include its own queueing), or
@@ -113,7 +83,7 @@ func (e Evidence) ownLagGrew() bool {
 // first rule can decide, and a step that fell behind is read as the
 // server's; why says so. A step that passed is never loader-bound (why is
 // empty). why reads after "at N req/s".
-func Bound(e Evidence) (loaderBound bool, why string) {
+func Bound(e *Step) (loaderBound bool, why string) {
 	loader := usage("the loader", e.LoaderCPUShare, e.LoaderCPUs)
 	server := usage("the server", e.ServerCPUShare, e.ServerCPUs)
 	if e.Shared {

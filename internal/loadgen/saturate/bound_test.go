@@ -11,9 +11,9 @@ import (
 )
 
 func TestBound(t *testing.T) {
-	f := func(e Evidence, want bool, whyHas string) {
+	f := func(e Step, want bool, whyHas string) {
 		t.Helper()
-		got, why := Bound(e)
+		got, why := Bound(&e)
 		assert.Equal(t, want, got, "%+v: %s", e, why)
 		assert.Contains(t, why, whyHas, "%+v", e)
 	}
@@ -21,16 +21,16 @@ func TestBound(t *testing.T) {
 	// A step that fell behind with 10 intervals judged against a 1 ms
 	// tolerance, the loader's own sends on time, its 64 connections
 	// (cap 256) never all busy.
-	fellBehind := func(loader, server float64) Evidence {
-		return Evidence{FellBehind: true, LoaderCPUShare: loader, LoaderCPUs: 16, ServerCPUShare: server, ServerCPUs: 16,
+	fellBehind := func(loader, server float64) Step {
+		return Step{FellBehind: true, LoaderCPUShare: loader, LoaderCPUs: 16, ServerCPUShare: server, ServerCPUs: 16,
 			OwnLagKnown: true, Judged: 10, OwnLagP99: 300 * time.Microsecond, LagTolerance: time.Millisecond, ConnsPeak: 64, MaxConns: 256}
 	}
-	ownLate := func(e Evidence, late int, worst time.Duration) Evidence {
+	ownLate := func(e Step, late int, worst time.Duration) Step {
 		e.OwnLate, e.OwnLagP99 = late, worst
 		return e
 	}
-	overSLO := func(loader, server float64) Evidence {
-		return Evidence{LoaderCPUShare: loader, LoaderCPUs: 2, ServerCPUShare: server, ServerCPUs: 4, OwnLagKnown: true, Judged: 10}
+	overSLO := func(loader, server float64) Step {
+		return Step{LoaderCPUShare: loader, LoaderCPUs: 2, ServerCPUShare: server, ServerCPUs: 4, OwnLagKnown: true, Judged: 10}
 	}
 
 	// The loader's own send lag grew: late with connections free in most
@@ -66,7 +66,7 @@ func TestBound(t *testing.T) {
 	blind.OwnLagKnown = false
 	f(blind, false, "the loader's engine does not tell its own send lag from waits for a connection")
 	// Shared CPUs decide nothing by themselves: the loader's own lag does.
-	shared := func(e Evidence) Evidence {
+	shared := func(e Step) Step {
 		e.LoaderCPUs, e.ServerCPUs, e.Shared = 2, 2, true
 		return e
 	}
@@ -74,7 +74,7 @@ func TestBound(t *testing.T) {
 	f(shared(ownLate(fellBehind(0.20, 0.35), 6, 4*time.Millisecond)), true, "in 6 of 10 intervals")
 	f(shared(fellBehind(0.91, 0.05)), true, "the loader used 91% of its 2 CPUs")
 	// A pass is never loader-bound, however busy the loader was.
-	f(Evidence{Pass: true, LoaderCPUShare: 0.99, ServerCPUShare: 0.1}, false, "")
+	f(Step{Pass: true, LoaderCPUShare: 0.99, ServerCPUShare: 0.1}, false, "")
 }
 
 // The loader's own evidence comes from its run's intervals within the
@@ -94,7 +94,7 @@ func TestLoaderEvidenceFromTheIntervals(t *testing.T) {
 		res.Intervals = append(res.Intervals, record.Interval{StartS: float64(k), LengthS: 1, OwnLagP99Us: lag})
 	}
 	e := LoaderEvidence(res, 10*time.Millisecond)
-	assert.Equal(t, Evidence{OwnLagKnown: true, Judged: 10, OwnLate: 2, OwnLagP99: 40 * time.Millisecond, LagTolerance: 10 * time.Millisecond,
+	assert.Equal(t, Step{OwnLagKnown: true, Judged: 10, OwnLate: 2, OwnLagP99: 40 * time.Millisecond, LagTolerance: 10 * time.Millisecond,
 		ConnWaits: 7, ConnsPeak: 32, MaxConns: 64}, e)
 
 	sc := DefaultConfig() // 11 s steps, 1 s intervals, SLO 100 ms: tolerance 10 ms

@@ -262,7 +262,7 @@ func (x *searcher) try(phase string, rate float64, length time.Duration, retry b
 	}
 	s.Phase, s.Asked, s.Length, s.Retry = phase, rate, length, retry
 	x.sc.judge(&s)
-	s.LoaderBound, s.BoundWhy = Bound(s.Evidence())
+	s.LoaderBound, s.BoundWhy = Bound(&s)
 	return s, nil
 }
 

@@ -35,11 +35,12 @@ type Step struct {
 	ServerCPUs      int           `json:"server_cpus,omitempty"`
 	ServerCPUPerReq time.Duration `json:"server_cpu_per_request_ns,omitempty"` // 0: unknown
 	Shared          bool          `json:"shared_cpus,omitempty"`               // the loader and the server ran on the same CPUs
-	// The loader's own evidence (Evidence): whether its engine told its
-	// own send lag apart, the judged intervals its own sends were late
-	// in (p99 over LagTolerance) and the highest such p99, the attempts
-	// that waited for a connection, and the connections at most against
-	// their cap.
+	// The loader's own evidence (Bound, LoaderEvidence): whether its
+	// engine told its own send lag apart from waits for a connection (the
+	// fast engine's event loop), the judged intervals its own sends were
+	// late in (p99 over LagTolerance) and the highest such p99, the
+	// attempts that waited for a connection (record.FlagConnWait), and
+	// the connections at most against their cap (-max-conns; 0: unknown).
 	OwnLagKnown  bool          `json:"own_lag_known,omitempty"`
 	OwnLate      int           `json:"own_late_intervals"`
 	OwnLagP99    time.Duration `json:"own_lag_p99_ns"`
@@ -58,7 +59,7 @@ type Step struct {
 
 	Pass bool `json:"pass"`
 	// FellBehind: the step failed by its backlog or unsent requests
-	// alone, its intervals within the SLO and the error limit (Evidence).
+	// alone, its intervals within the SLO and the error limit (Bound).
 	FellBehind bool   `json:"fell_behind"`
 	Verdict    string `json:"verdict"` // "ok" or why the step failed
 	// LoaderBound marks a failure that was the loader's, not the
@@ -110,14 +111,6 @@ const (
 	verdictStalled = "stalled"
 	verdictDrain   = "drain"
 )
-
-func (s *Step) Evidence() Evidence {
-	return Evidence{Pass: s.Pass, FellBehind: s.FellBehind,
-		LoaderCPUShare: s.LoaderCPUShare, LoaderCPUs: s.LoaderCPUs,
-		ServerCPUShare: s.ServerCPUShare, ServerCPUs: s.ServerCPUs, Shared: s.Shared,
-		OwnLagKnown: s.OwnLagKnown, Judged: s.Judged, OwnLate: s.OwnLate, OwnLagP99: s.OwnLagP99, LagTolerance: s.LagTolerance,
-		ConnWaits: s.ConnWaits, ConnsPeak: s.ConnsPeak, MaxConns: s.MaxConns}
-}
 
 // SecondsText is the per-interval verdict as the curve shows it: "9/10 s
 // ok" (or "9/10 ok" where the intervals are not seconds).
