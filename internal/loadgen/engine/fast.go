@@ -197,10 +197,9 @@ func (e *fastEngine) sendShare(ctx context.Context) {
 	}
 	e.mu.Unlock()
 
-	done := make(chan struct{})
-	var bg sync.WaitGroup
+	stopWatchdog := func() {}
 	if e.hc == nil {
-		bg.Go(func() { e.watchdog(done) })
+		stopWatchdog = e.watchdog()
 	}
 	if e.paced {
 		e.pace(ctx)
@@ -209,8 +208,7 @@ func (e *fastEngine) sendShare(ctx context.Context) {
 		defer stopOnCancel()
 	}
 	e.finish()
-	close(done)
-	bg.Wait()
+	stopWatchdog()
 }
 
 // close releases the engine's descriptors and connections once its
@@ -294,9 +292,10 @@ func (e *fastEngine) finish() {
 }
 
 // watchdog enforces Config.Timeout on raw connections by closing the
-// connection under a request that has run too long (no per-request timer).
-func (e *fastEngine) watchdog(done <-chan struct{}) {
-	record.Every(done, watchdogEvery(e.cfg.Timeout), func() {
+// connection under a request that has run too long (no per-request
+// timer), until the returned stop is called.
+func (e *fastEngine) watchdog() (stop func()) {
+	return record.Every(watchdogEvery(e.cfg.Timeout), func() {
 		now := e.now()
 		for _, c := range e.snapshotConns() {
 			s := c.started.Load()

@@ -96,15 +96,13 @@ func (g *loopGroup) run(ctx context.Context, progress func(record.Progress)) (*r
 	}
 	close(gate)
 
-	done := make(chan struct{})
-	var bg sync.WaitGroup
-	if progress != nil && g.cfg.Progress > 0 && started {
-		bg.Go(func() { record.ReportProgress(done, g.cfg.Progress, g.snapshot, progress) })
+	stopProgress := func() {}
+	if started {
+		stopProgress = record.ReportProgress(g.cfg.Progress, g.snapshot, progress)
 	}
 	loops.Wait()
 	cpu := record.ProcessCPU().Sub(cpu0)
-	close(done)
-	bg.Wait()
+	stopProgress()
 	g.close()
 	if !started {
 		return nil, fmt.Errorf("interrupted while waiting for -start-at %s: nothing was sent", g.cfg.StartAt.Format(time.RFC3339Nano))

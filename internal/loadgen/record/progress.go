@@ -31,10 +31,14 @@ func (p *Progress) finish(prev Progress) {
 }
 
 // ReportProgress calls progress with snapshot's Progress every interval
-// until done is closed.
-func ReportProgress(done <-chan struct{}, interval time.Duration, snapshot func() Progress, progress func(Progress)) {
+// until the returned stop is called; never where progress is nil or
+// interval is 0.
+func ReportProgress(interval time.Duration, snapshot func() Progress, progress func(Progress)) (stop func()) {
+	if progress == nil || interval <= 0 {
+		return func() {}
+	}
 	var last Progress
-	Every(done, interval, func() {
+	return Every(interval, func() {
 		p := snapshot()
 		p.finish(last)
 		progress(p)
@@ -42,16 +46,25 @@ func ReportProgress(done <-chan struct{}, interval time.Duration, snapshot func(
 	})
 }
 
-// Every calls f every d until done is closed.
-func Every(done <-chan struct{}, d time.Duration, f func()) {
-	tick := time.NewTicker(d)
-	defer tick.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-tick.C:
-			f()
+// Every calls f every d, from a goroutine of its own, until the returned
+// stop is called, which returns once f will not be called again.
+func Every(d time.Duration, f func()) (stop func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		tick := time.NewTicker(d)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				f()
+			}
 		}
+	}()
+	return func() {
+		close(done)
+		<-exited
 	}
 }

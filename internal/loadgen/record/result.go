@@ -110,29 +110,22 @@ func (r *Result) Unsent() int64 {
 }
 
 // AchievedRate is responses per second over the whole run.
-func (r *Result) AchievedRate() float64 {
-	if r.Elapsed <= 0 {
-		return 0
-	}
-	return float64(r.Sent) / r.Elapsed.Seconds()
-}
+func (r *Result) AchievedRate() float64 { return PerSecond(r.Sent, r.Elapsed) }
 
 // UsefulGoodput is the answers to a client still waiting, per second
 // over the whole run (Config.Client; without a client model every
 // success is one, see Result.Clients).
-func (r *Result) UsefulGoodput() float64 {
-	if r.Elapsed <= 0 {
-		return 0
-	}
-	return float64(r.Clients.Useful) / r.Elapsed.Seconds()
-}
+func (r *Result) UsefulGoodput() float64 { return PerSecond(r.Clients.Useful, r.Elapsed) }
 
 // SendRate is sends per second, from the start to the last send.
-func (r *Result) SendRate() float64 {
-	if r.SendSpan <= 0 {
+func (r *Result) SendRate() float64 { return PerSecond(r.Sent, r.SendSpan) }
+
+// PerSecond is n per second over d; 0 where d is not positive.
+func PerSecond(n int64, d time.Duration) float64 {
+	if d <= 0 {
 		return 0
 	}
-	return float64(r.Sent) / r.SendSpan.Seconds()
+	return float64(n) / d.Seconds()
 }
 
 // ErrorRate is the share of sent requests that failed.

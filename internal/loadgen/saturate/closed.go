@@ -7,6 +7,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/engine"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/ratio"
 )
 
@@ -78,11 +79,9 @@ func MeasureClosedLoop(ctx context.Context, load config.Config, cc ClosedConfig,
 		after := sc.readCPU(ctx)
 		s := stepFrom(res, sc.Shared)
 		s.setServer(before, after, res.Sent)
-		r := ClosedRound{Errors: res.ErrorCount, LoaderCPUPerReq: s.CPUPerReq, LoaderCPUShare: s.LoaderCPUShare,
+		r := ClosedRound{Throughput: record.PerSecond(res.Sent-res.ErrorCount, res.Elapsed), Errors: res.ErrorCount,
+			LoaderCPUPerReq: s.CPUPerReq, LoaderCPUShare: s.LoaderCPUShare,
 			ServerCPUPerReq: s.ServerCPUPerReq, ServerCPUShare: s.ServerCPUShare, ServerCPUs: s.ServerCPUs}
-		if res.Elapsed > 0 {
-			r.Throughput = float64(res.Sent-res.ErrorCount) / res.Elapsed.Seconds()
-		}
 		cl.LoaderCPUs = s.LoaderCPUs
 		cl.ServerCPUs = max(cl.ServerCPUs, s.ServerCPUs)
 		cl.Rounds = append(cl.Rounds, r)

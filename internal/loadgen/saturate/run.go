@@ -141,16 +141,11 @@ func (sc *Config) readCPU(ctx context.Context) cpuReading {
 // sampleCPU reads both sides' CPU once every iv until the returned stop
 // is called, which returns the readings.
 func (sc *Config) sampleCPU(ctx context.Context, iv time.Duration) (stop func() []cpuReading) {
-	quit := make(chan struct{})
-	done := make(chan []cpuReading, 1)
-	go func() {
-		var rs []cpuReading
-		record.Every(quit, iv, func() { rs = append(rs, sc.readCPU(ctx)) })
-		done <- rs
-	}()
+	var rs []cpuReading
+	stopReading := record.Every(iv, func() { rs = append(rs, sc.readCPU(ctx)) })
 	return func() []cpuReading {
-		close(quit)
-		return <-done
+		stopReading()
+		return rs
 	}
 }
 
@@ -255,15 +250,11 @@ func TraceSelfCPU(iv time.Duration) (stop func() CPUTrace) {
 		}
 	}
 	read()
-	quit, done := make(chan struct{}), make(chan CPUTrace)
-	go func() {
-		record.Every(quit, iv, read)
-		read()
-		done <- CPUTrace{ps}
-	}()
+	stopReading := record.Every(iv, read)
 	return func() CPUTrace {
-		close(quit)
-		return <-done
+		stopReading()
+		read()
+		return CPUTrace{ps}
 	}
 }
 

@@ -80,18 +80,13 @@ func run(ctx context.Context, cfg *config.Config, progress func(record.Progress)
 	defer stopOnCancel()
 
 	rec := record.NewCollector(cfg).NewRecorder()
-	done := make(chan struct{})
-	var bg sync.WaitGroup
 	cpu0 := record.ProcessCPU()
 	start := time.Now()
-	if progress != nil && cfg.Progress > 0 {
-		snapshot := func() record.Progress {
-			p := record.Progress{Elapsed: time.Since(start), Asked: cfg.Rate, Conns: cfg.Conns}
-			rec.AddTo(&p)
-			return p
-		}
-		bg.Go(func() { record.ReportProgress(done, cfg.Progress, snapshot, progress) })
-	}
+	stopProgress := record.ReportProgress(cfg.Progress, func() record.Progress {
+		p := record.Progress{Elapsed: time.Since(start), Asked: cfg.Rate, Conns: cfg.Conns}
+		rec.AddTo(&p)
+		return p
+	}, progress)
 	var n uint64
 	for r := range atk.Attack(targeter, pacer, cfg.Duration, cfg.Name) {
 		o := record.Outcome{Seq: r.Seq, Key: keyOf(r.URL), Op: api.Get, Code: int(r.Code),
@@ -117,8 +112,7 @@ func run(ctx context.Context, cfg *config.Config, progress func(record.Progress)
 		}
 	}
 	cpu := record.ProcessCPU().Sub(cpu0)
-	close(done)
-	bg.Wait()
+	stopProgress()
 
 	res := &record.Result{Config: *cfg, Start: start, CPU: cpu, ConnsStart: cfg.Conns, ConnsPeak: cfg.Conns}
 	if cfg.Rate > 0 {
