@@ -133,22 +133,23 @@ func newEventLoop(e *fastEngine) (*evloop, error) {
 			l.timeoutErr, l.clientWaits = record.ErrClientTimeout, true
 		}
 	}
+	fail := func(call string, err error) (*evloop, error) {
+		l.close()
+		return nil, os.NewSyscallError(call, err)
+	}
 	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
-		return nil, os.NewSyscallError("epoll_create1", err)
+		return fail("epoll_create1", err)
 	}
 	if l.wakeFd, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
-		l.close()
-		return nil, os.NewSyscallError("eventfd", err)
+		return fail("eventfd", err)
 	}
 	if l.sleepFd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
-		l.close()
-		return nil, os.NewSyscallError("epoll_create1", err)
+		return fail("epoll_create1", err)
 	}
 	for _, epfd := range []int{l.epfd, l.sleepFd} {
 		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: wakeSlot}
 		if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, l.wakeFd, &ev); err != nil {
-			l.close()
-			return nil, os.NewSyscallError("epoll_ctl", err)
+			return fail("epoll_ctl", err)
 		}
 	}
 	return l, nil
@@ -712,7 +713,6 @@ func (l *evloop) growIfLate(now int64, oldest, due uint64) {
 		return
 	}
 	c := e.newConn(len(e.conns) + e.dialing)
-	c.ev.slot, c.ev.fd = -1, -1
 	e.dialing++
 	l.dial(c)
 }
@@ -808,14 +808,10 @@ func (l *evloop) close() {
 			c.ev.connecting, c.ev.cfd = false, -1
 		}
 	}
-	if l.wakeFd >= 0 {
-		unix.Close(l.wakeFd)
-	}
-	if l.epfd >= 0 {
-		unix.Close(l.epfd)
-	}
-	if l.sleepFd >= 0 {
-		unix.Close(l.sleepFd)
+	for _, fd := range []int{l.wakeFd, l.epfd, l.sleepFd} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
 	}
 }
 
