@@ -47,16 +47,3 @@ func isLoopback(h string) bool {
 	ip := net.ParseIP(h)
 	return ip != nil && ip.IsLoopback()
 }
-
-// EntityURL is the URL of a request without its id: append the decimal
-// id to it.
-func (c *Config) EntityURL() string {
-	t, _ := ParseTarget(c.Target, true)
-	return t.base + api.PathEntity + "?id="
-}
-
-// TargetHost is the host:port requests go to.
-func (c *Config) TargetHost() string {
-	t, _ := ParseTarget(c.Target, true)
-	return t.Host
-}

@@ -48,7 +48,11 @@ func Run(ctx context.Context, cfg config.Config, progress func(record.Progress))
 	var pinErrs []error
 	switch cfg.Engine {
 	case config.EngineVegeta:
-		res, err = runVegeta(ctx, &cfg, t, progress)
+		e, ok := engines.Load(cfg.Engine)
+		if !ok {
+			return nil, fmt.Errorf("-engine %s is not built into this program (import github.com/kvpool/kvpool/internal/loadgen/vegeta)", config.EngineVegeta)
+		}
+		res, err = e.(Engine)(ctx, &cfg, t, progress)
 	default:
 		g := newLoopGroup(&cfg, t, where)
 		if !cfg.Client.IsZero() && g.engines[0].loop == nil {
@@ -64,32 +68,15 @@ func Run(ctx context.Context, cfg config.Config, progress func(record.Progress))
 	return res, err
 }
 
-// An Engine runs a whole run for Run, recording through a collector's
-// recorders and folding them into a Result with Result.Merge. The fast engine
-// is this package's own; the "vegeta" engine lives in package
-// loadgen/vegeta, which registers itself when imported (as database/sql
-// drivers do), so that the core does not depend on vegeta's attacker.
-type Engine func(ctx context.Context, cfg *config.Config, progress func(record.Progress)) (*record.Result, error)
+// An Engine runs a whole run of cfg against t for Run, recording through
+// a collector's recorders and folding them into a Result with
+// Result.Merge. The fast engine is this package's own; the "vegeta"
+// engine lives in package loadgen/vegeta, which registers itself when
+// imported (as database/sql drivers do), so that the core does not
+// depend on vegeta's attacker.
+type Engine func(ctx context.Context, cfg *config.Config, t config.Target, progress func(record.Progress)) (*record.Result, error)
 
-var (
-	enginesMu sync.Mutex
-	engines   = map[string]Engine{}
-)
+var engines sync.Map // name → Engine
 
 // Register makes the engine name available to Run (-engine name).
-func Register(name string, e Engine) {
-	enginesMu.Lock()
-	defer enginesMu.Unlock()
-	engines[name] = e
-}
-
-// runVegeta runs cfg with the registered vegeta engine.
-func runVegeta(ctx context.Context, cfg *config.Config, _ config.Target, progress func(record.Progress)) (*record.Result, error) {
-	enginesMu.Lock()
-	e, ok := engines[config.EngineVegeta]
-	enginesMu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("-engine %s is not built into this program (import github.com/kvpool/kvpool/internal/loadgen/vegeta)", config.EngineVegeta)
-	}
-	return e(ctx, cfg, progress)
-}
+func Register(name string, e Engine) { engines.Store(name, e) }

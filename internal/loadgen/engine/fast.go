@@ -230,7 +230,7 @@ func (e *fastEngine) newConn(i int) *conn {
 		kick: make(chan struct{}, 1),
 	}
 	if e.hc != nil {
-		c.hc = newHostClientConn(e.hc, e.t, e.cfg.Workload.ValueSize, e.cfg.Timeout)
+		c.hc = &hostClientConn{hc: e.hc, t: e.t, valueSize: e.cfg.Workload.ValueSize, timeout: e.cfg.Timeout}
 	} else {
 		c.rt = newRawConn(e.t, e.cfg.Workload.ValueSize, e.cfg.Timeout)
 		if e.cfg.Client.SendDeadline {

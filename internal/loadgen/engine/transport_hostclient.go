@@ -42,10 +42,6 @@ func newHostClient(t config.Target, maxConns int, timeout time.Duration) *fastht
 	}
 }
 
-func newHostClientConn(hc *fasthttp.HostClient, t config.Target, valueSize int, timeout time.Duration) *hostClientConn {
-	return &hostClientConn{hc: hc, t: t, valueSize: valueSize, timeout: timeout}
-}
-
 func (c *hostClientConn) prepare(op api.Method, key uint64) int {
 	c.uri = append(append(c.uri[:0], c.t.Path...), "?id="...)
 	c.uri = strconv.AppendUint(c.uri, key, 10)

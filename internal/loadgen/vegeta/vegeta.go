@@ -33,15 +33,13 @@ func init() { engine.Register(config.EngineVegeta, run) }
 // corrected latency is taken from the schedule start + seq/rate as in the
 // fast engine. Vegeta does not report how many workers it grew to, so
 // Result.ConnsPeak is the starting count.
-func run(ctx context.Context, cfg *config.Config, progress func(record.Progress)) (*record.Result, error) {
-	host := cfg.TargetHost()
-	conn, err := net.DialTimeout("tcp", host, cfg.Timeout)
+func run(ctx context.Context, cfg *config.Config, t config.Target, progress func(record.Progress)) (*record.Result, error) {
+	conn, err := net.DialTimeout("tcp", t.Host, cfg.Timeout)
 	if err != nil {
-		return nil, fmt.Errorf("cannot connect to %s: %w; is the server running (make run)?", host, err)
+		return nil, fmt.Errorf("cannot connect to %s: %w; is the server running (make run)?", t.Host, err)
 	}
 	conn.Close()
 
-	entity := cfg.EntityURL()
 	var mu sync.Mutex // the Targeter is called from many workers
 	pick := workload.NewPicker(cfg.Workload, cfg.Seed)
 	var seq uint64
@@ -51,7 +49,7 @@ func run(ctx context.Context, cfg *config.Config, progress func(record.Progress)
 		seq++
 		mu.Unlock()
 		tgt.Method = op.String()
-		tgt.URL = entity + strconv.FormatUint(key, 10)
+		tgt.URL = t.URL(key)
 		tgt.Body = nil
 		if op == api.Put {
 			tgt.Body = workload.Value(key, cfg.Workload.ValueSize)
@@ -89,14 +87,8 @@ func run(ctx context.Context, cfg *config.Config, progress func(record.Progress)
 	}, progress)
 	var n uint64
 	for r := range atk.Attack(targeter, pacer, cfg.Duration, cfg.Name) {
-		o := record.Outcome{Seq: r.Seq, Key: keyOf(r.URL), Op: api.Get, Code: int(r.Code),
+		o := record.Outcome{Seq: r.Seq, Key: keyOf(r.URL), Op: api.ParseMethod([]byte(r.Method)), Code: int(r.Code),
 			BytesIn: int(r.BytesIn), BytesOut: int(r.BytesOut)}
-		switch r.Method {
-		case "PUT":
-			o.Op = api.Put
-		case "DELETE":
-			o.Op = api.Delete
-		}
 		o.Sent = int64(r.Timestamp.Sub(start))
 		o.End = o.Sent + int64(r.Latency)
 		o.Intended = o.Sent
