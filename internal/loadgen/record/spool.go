@@ -68,7 +68,21 @@ func (s *spoolWriter) discard() {
 	_ = os.Remove(s.path)
 }
 
-func decodeRecord(b []byte) Record {
+// spoolReader reads a spool's records.
+type spoolReader struct {
+	r *bufio.Reader
+	b [spoolRecordSize]byte
+}
+
+// next reads the next record; ok is false at the spool's end.
+func (s *spoolReader) next() (rec Record, ok bool, err error) {
+	b := s.b[:]
+	if _, err := io.ReadFull(s.r, b); err != nil {
+		if errors.Is(err, io.EOF) {
+			return rec, false, nil
+		}
+		return rec, false, err
+	}
 	return Record{
 		Seq:      binary.LittleEndian.Uint64(b[0:]),
 		Key:      binary.LittleEndian.Uint64(b[8:]),
@@ -82,7 +96,7 @@ func decodeRecord(b []byte) Record {
 		op:       api.Method(b[52]),
 		Attempt:  b[53],
 		Flags:    b[54],
-	}
+	}, true, nil
 }
 
 // writeResultsBin turns the spool into results.bin, vegeta's gob format,
@@ -144,8 +158,8 @@ func writeResultsBin(path, spoolPath string, res *Result) error {
 
 // sortRunRecords is how many records sortSpool sorts in memory at once
 // (about 56 MiB): a longer spool is sorted in runs of this many, each
-// written beside it, and the runs are merged, so that memory stays flat
-// however long the run was.
+// written beside it, and the runs are merged with what is left, so that
+// memory stays flat however long the run was.
 var sortRunRecords = 1 << 20
 
 // sortSpool returns the spool's records in Seq order, one per call of
@@ -153,7 +167,11 @@ var sortRunRecords = 1 << 20
 // wrote beside the spool; call it once done, also after an error.
 func sortSpool(spoolPath string) (next func() (Record, bool, error), cleanup func(), err error) {
 	var runs []string
+	var files []*os.File
 	cleanup = func() {
+		for _, f := range files {
+			_ = f.Close()
+		}
 		for _, r := range runs {
 			_ = os.Remove(r)
 		}
@@ -163,100 +181,57 @@ func sortSpool(spoolPath string) (next func() (Record, bool, error), cleanup fun
 		return nil, cleanup, fmt.Errorf("cannot read %s: %w", spoolPath, err)
 	}
 	defer in.Close()
-	r := bufio.NewReaderSize(in, 1<<20)
+	r := &spoolReader{r: bufio.NewReaderSize(in, 1<<20)}
 	buf := make([]Record, 0, min(sortRunRecords, 1<<16))
-	var b [spoolRecordSize]byte
-	flush := func() error {
-		slices.SortFunc(buf, func(x, y Record) int { return cmp.Compare(x.Seq, y.Seq) })
-		name := fmt.Sprintf("%s.%d", spoolPath, len(runs))
-		runs = append(runs, name)
-		w, err := createSpool(name)
-		if err != nil {
-			return err
-		}
-		for i := range buf {
-			if err := w.write(&buf[i]); err != nil {
-				w.discard()
-				return err
-			}
-		}
-		buf = buf[:0]
-		return w.close()
-	}
 	for {
-		if _, err := io.ReadFull(r, b[:]); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
+		rec, ok, err := r.next()
+		if err != nil {
 			return nil, cleanup, fmt.Errorf("cannot read %s: %w", spoolPath, err)
 		}
-		buf = append(buf, decodeRecord(b[:]))
-		if len(buf) == sortRunRecords {
-			if err := flush(); err != nil {
+		if !ok {
+			break
+		}
+		if buf = append(buf, rec); len(buf) == sortRunRecords {
+			runs = append(runs, fmt.Sprintf("%s.%d", spoolPath, len(runs)))
+			if err := writeRun(runs[len(runs)-1], buf); err != nil {
 				return nil, cleanup, err
 			}
+			buf = buf[:0]
 		}
 	}
-	if len(runs) == 0 { // the whole spool fitted: no run written
-		slices.SortFunc(buf, func(x, y Record) int { return cmp.Compare(x.Seq, y.Seq) })
-		i := 0
-		return func() (Record, bool, error) {
-			if i == len(buf) {
-				return Record{}, false, nil
-			}
-			i++
-			return buf[i-1], true, nil
-		}, cleanup, nil
-	}
-	if len(buf) > 0 {
-		if err := flush(); err != nil {
-			return nil, cleanup, err
-		}
-	}
-	return mergeRuns(runs, cleanup)
-}
-
-// mergeRuns merges sorted runs of spool records into one sequence in Seq
-// order: the smallest head of the runs each time.
-func mergeRuns(runs []string, cleanup func()) (func() (Record, bool, error), func(), error) {
+	// The runs are merged with what is left in buf: the smallest head of
+	// them each time.
 	type head struct {
-		r   *bufio.Reader
-		rec Record
+		rec  Record
+		next func() (Record, bool, error)
 	}
-	var files []*os.File
-	closeAll := func() {
-		for _, f := range files {
-			_ = f.Close()
+	var heads []head
+	add := func(next func() (Record, bool, error)) error {
+		rec, ok, err := next()
+		if ok {
+			heads = append(heads, head{rec, next})
 		}
-		cleanup()
-	}
-	var heads []*head
-	var b [spoolRecordSize]byte
-	read := func(h *head) (bool, error) {
-		if _, err := io.ReadFull(h.r, b[:]); err != nil {
-			if errors.Is(err, io.EOF) {
-				return false, nil
-			}
-			return false, err
-		}
-		h.rec = decodeRecord(b[:])
-		return true, nil
+		return err
 	}
 	for _, name := range runs {
 		f, err := os.Open(name)
-		if err != nil {
-			return nil, closeAll, fmt.Errorf("cannot read %s: %w", name, err)
+		if err == nil {
+			files = append(files, f)
+			err = add((&spoolReader{r: bufio.NewReaderSize(f, 64<<10)}).next)
 		}
-		files = append(files, f)
-		h := &head{r: bufio.NewReaderSize(f, 64<<10)}
-		ok, err := read(h)
 		if err != nil {
-			return nil, closeAll, fmt.Errorf("cannot read %s: %w", name, err)
-		}
-		if ok {
-			heads = append(heads, h)
+			return nil, cleanup, fmt.Errorf("cannot read %s: %w", name, err)
 		}
 	}
+	slices.SortFunc(buf, bySeq)
+	_ = add(func() (Record, bool, error) {
+		if len(buf) == 0 {
+			return Record{}, false, nil
+		}
+		rec := buf[0]
+		buf = buf[1:]
+		return rec, true, nil
+	})
 	return func() (Record, bool, error) {
 		if len(heads) == 0 {
 			return Record{}, false, nil
@@ -267,17 +242,37 @@ func mergeRuns(runs []string, cleanup func()) (func() (Record, bool, error), fun
 				lowest = i
 			}
 		}
-		h := heads[lowest]
+		h := &heads[lowest]
 		rec := h.rec
-		ok, err := read(h)
-		if err != nil {
+		next, ok, err := h.next()
+		switch {
+		case err != nil:
 			return Record{}, false, fmt.Errorf("cannot read a sorted run of the spool: %w", err)
-		}
-		if !ok {
+		case ok:
+			h.rec = next
+		default:
 			heads = slices.Delete(heads, lowest, lowest+1)
 		}
 		return rec, true, nil
-	}, closeAll, nil
+	}, cleanup, nil
+}
+
+func bySeq(x, y Record) int { return cmp.Compare(x.Seq, y.Seq) }
+
+// writeRun sorts recs and writes them to path, in the spool's form.
+func writeRun(path string, recs []Record) error {
+	slices.SortFunc(recs, bySeq)
+	w, err := createSpool(path)
+	if err != nil {
+		return err
+	}
+	for i := range recs {
+		if err := w.write(&recs[i]); err != nil {
+			w.discard()
+			return err
+		}
+	}
+	return w.close()
 }
 
 // WriteFile creates path and fills it through a buffered writer; the
