@@ -69,8 +69,7 @@ func Run(ctx context.Context, cfg config.Config, progress func(record.Progress))
 }
 
 // An Engine runs a whole run of cfg against t for Run, recording through
-// a collector's recorders and folding them into a Result with
-// Result.Merge. The fast engine is this package's own; the "vegeta"
+// a collector's recorders and filling a Result with Collector.Finish. The fast engine is this package's own; the "vegeta"
 // engine lives in package loadgen/vegeta, which registers itself when
 // imported (as database/sql drivers do), so that the core does not
 // depend on vegeta's attacker.

@@ -189,7 +189,6 @@ func (g *loopGroup) result(cpu record.CPUTime) *record.Result {
 	if p := g.planned(); p != math.MaxUint64 {
 		res.Planned = p
 	}
-	var recs []*record.Recorder
 	var reconnects []int64 // by interval, over the loops
 	res.OwnLagKnown = true
 	for _, e := range g.engines {
@@ -211,14 +210,13 @@ func (g *loopGroup) result(cpu record.CPUTime) *record.Result {
 			res.InFlightPeak += len(e.conns) // one request per connection, all busy
 		}
 		for _, c := range e.conns {
-			recs = append(recs, c.rec)
 			if c.carried > 0 {
 				res.ConnsUsed++
 			}
 		}
 		res.Resume = min(res.Resume, e.resume())
 	}
-	res.Merge(recs)
+	g.col.Finish(res)
 	res.Intervals = addReconnects(res.Intervals, reconnects, g.cfg.SeriesInterval())
 	return res
 }

@@ -198,7 +198,8 @@ func TestCollectorMemoryIsBounded(t *testing.T) {
 	heapAfter := func(n int) uint64 {
 		cfg := config.Default()
 		cfg.Out, cfg.KeepResults = t.TempDir(), false
-		rec := record.NewCollector(&cfg).NewRecorder()
+		col := record.NewCollector(&cfg)
+		rec := col.NewRecorder()
 		o := record.Outcome{Op: api.Get, Code: 200, BytesIn: 10}
 		for i := 0; i < n; i++ {
 			o.Seq, o.Key = uint64(i), uint64(i)
@@ -210,7 +211,7 @@ func TestCollectorMemoryIsBounded(t *testing.T) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		res := &record.Result{Config: cfg, Start: time.Now()}
-		res.Merge([]*record.Recorder{rec})
+		col.Finish(res)
 		require.NoError(t, res.OutputErr)
 		require.Equal(t, int64(n), res.Sent)
 		require.Nil(t, res.Records, "nothing kept in memory")

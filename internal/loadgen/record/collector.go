@@ -411,10 +411,10 @@ func (c *Collector) emit(iv *interval, startNs, lengthNs int64) {
 	}
 }
 
-// finish, once every recorder's goroutine has exited, stops the
+// Finish, once every recorder's goroutine has exited, stops the
 // goroutine, takes what is left, closes the last intervals and the files,
 // writes results.bin, and fills the measured part of res.
-func (c *Collector) finish(res *Result) {
+func (c *Collector) Finish(res *Result) {
 	if c.began {
 		close(c.stop)
 		<-c.done

@@ -182,16 +182,4 @@ func (r *Result) Warnings() []string {
 	return w
 }
 
-// Merge folds what the recorders recorded into r, through their
-// collector, and closes the run's files. Call it once every recorder's
-// goroutine has exited.
-func (r *Result) Merge(recs []*Recorder) {
-	if len(recs) == 0 {
-		r.Uncorrected, r.Corrected, r.SendLag = latency.New(), latency.New(), latency.New()
-		r.Codes, r.Errors = map[int]int64{}, map[string]int64{}
-		return
-	}
-	recs[0].col.finish(r)
-}
-
 func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

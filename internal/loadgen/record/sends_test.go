@@ -38,7 +38,7 @@ func TestSeriesCountsSendsLagAndInFlight(t *testing.T) {
 	// Interval 3: one on time, answered at once.
 	add(14, 310*ms, 310*ms, 311*ms)
 	res := &Result{Config: cfg, Start: time.Now()}
-	res.Merge([]*Recorder{rec})
+	rec.col.Finish(res)
 
 	require.Len(t, res.Intervals, 4)
 	type row struct {
@@ -115,7 +115,7 @@ func TestSeriesTellsConnectionWaitsFromTheLoadersOwnLag(t *testing.T) {
 	add(5, 60*ms, 110*ms, 110*ms, FlagConnWait|FlagNotSent|FlagTimeout)
 	add(6, 150*ms, 150*ms, 151*ms, 0)
 	res := &Result{Config: cfg, Start: time.Now()}
-	res.Merge([]*Recorder{rec})
+	rec.col.Finish(res)
 
 	require.Len(t, res.Intervals, 2)
 	assert.Equal(t, int64(3), res.ConnWaits)

@@ -77,7 +77,8 @@ func run(ctx context.Context, cfg *config.Config, t config.Target, progress func
 	stopOnCancel := context.AfterFunc(ctx, func() { atk.Stop() })
 	defer stopOnCancel()
 
-	rec := record.NewCollector(cfg).NewRecorder()
+	col := record.NewCollector(cfg)
+	rec := col.NewRecorder()
 	cpu0 := record.ProcessCPU()
 	start := time.Now()
 	stopProgress := record.ReportProgress(cfg.Progress, func() record.Progress {
@@ -110,7 +111,7 @@ func run(ctx context.Context, cfg *config.Config, t config.Target, progress func
 	if cfg.Rate > 0 {
 		res.Planned = sched.Count(cfg.Duration)
 	}
-	res.Merge([]*record.Recorder{rec})
+	col.Finish(res)
 	return res, nil
 }
 
