@@ -57,20 +57,14 @@ type fastEngine struct {
 	start time.Time
 	// next is the next request (of its own) to send; in the open model
 	// it changes only under mu.
-	next       atomic.Uint64
-	stop       atomic.Bool // no new sends
-	closing    atomic.Bool // the run is over: conns' goroutines exit
-	inFlight   atomic.Int64
-	peak       atomic.Int64 // most requests in flight at once
-	reconnects atomic.Int64
-	drained    chan struct{} // poked when inFlight reaches 0 after stop
-	done       chan struct{} // closed when the run is over
-	wg         sync.WaitGroup
-
-	// reconnectsBy counts the reconnects by interval of the run, guarded
-	// by rmu: a reconnect costs a dial, the lock is nothing beside it.
-	rmu          sync.Mutex
-	reconnectsBy []int64
+	next     atomic.Uint64
+	stop     atomic.Bool // no new sends
+	closing  atomic.Bool // the run is over: conns' goroutines exit
+	inFlight atomic.Int64
+	peak     atomic.Int64  // most requests in flight at once
+	drained  chan struct{} // poked when inFlight reaches 0 after stop
+	done     chan struct{} // closed when the run is over
+	wg       sync.WaitGroup
 
 	// Guarded by mu. The event loop appends to conns under mu (for
 	// snapshot) and owns dialing and growHold outright.
@@ -151,16 +145,6 @@ func evenShare(total, l, n int) int {
 }
 
 func (e *fastEngine) now() int64 { return int64(time.Since(e.start)) }
-
-// reconnected counts a connection dialled again now.
-func (e *fastEngine) reconnected() {
-	e.reconnects.Add(1)
-	i := max(e.now(), 0) / int64(e.cfg.SeriesInterval())
-	e.rmu.Lock()
-	e.reconnectsBy = record.Grow(e.reconnectsBy, i)
-	e.reconnectsBy[i]++
-	e.rmu.Unlock()
-}
 
 // connect opens the engine's connections before the start, so that
 // dialing is not timed as part of a request.

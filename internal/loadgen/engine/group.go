@@ -29,8 +29,9 @@ import (
 //
 // Every connection's recorder, in whichever loop, feeds the run's one
 // collector (col), so the histograms, interval logs and results.bin are
-// the whole run's by construction; the counts each loop keeps
-// (connections, reconnects, peaks, resume point) are combined in result.
+// the whole run's by construction, and so are its reconnects; the counts
+// each loop keeps (connections, peaks, resume point) are combined in
+// result.
 type loopGroup struct {
 	cfg     *config.Config
 	col     *record.Collector
@@ -189,21 +190,13 @@ func (g *loopGroup) result(cpu record.CPUTime) *record.Result {
 	if p := g.planned(); p != math.MaxUint64 {
 		res.Planned = p
 	}
-	var reconnects []int64 // by interval, over the loops
 	res.OwnLagKnown = true
 	for _, e := range g.engines {
 		res.OwnLagKnown = res.OwnLagKnown && e.loop != nil
-		e.rmu.Lock()
-		for i, n := range e.reconnectsBy {
-			reconnects = record.Grow(reconnects, int64(i))
-			reconnects[i] += n
-		}
-		e.rmu.Unlock()
 		if e.paced {
 			res.Quantum = max(res.Quantum, e.lastQuantum())
 		}
 		res.ConnsPeak += len(e.conns)
-		res.Reconnects += e.reconnects.Load()
 		if e.paced {
 			res.InFlightPeak += int(e.peak.Load()) // an upper bound: the peaks need not coincide
 		} else {
@@ -217,18 +210,5 @@ func (g *loopGroup) result(cpu record.CPUTime) *record.Result {
 		res.Resume = min(res.Resume, e.resume())
 	}
 	g.col.Finish(res)
-	res.Intervals = addReconnects(res.Intervals, reconnects, g.cfg.SeriesInterval())
 	return res
-}
-
-// addReconnects adds the reconnects counted by interval to series,
-// adding intervals where the last came after the last response.
-func addReconnects(series []record.Interval, by []int64, interval time.Duration) []record.Interval {
-	for i, n := range by {
-		if i >= len(series) {
-			series = append(series, record.Interval{StartS: float64(i) * interval.Seconds(), LengthS: interval.Seconds()})
-		}
-		series[i].Reconnects += n
-	}
-	return series
 }

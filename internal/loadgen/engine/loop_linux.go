@@ -763,7 +763,7 @@ func (l *evloop) dialed(r dialResult, now int64) {
 		return
 	}
 	if !grown {
-		e.reconnected()
+		e.col.Reconnected(e.now())
 	}
 	if c.ev.waiting {
 		c.ev.waiting = false

@@ -268,7 +268,7 @@ func (e *fastEngine) redial(c *conn) error {
 	c.served = 0
 	err := c.rt.dial()
 	if err == nil {
-		e.reconnected()
+		e.col.Reconnected(e.now())
 	}
 	return err
 }

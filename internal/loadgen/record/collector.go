@@ -35,8 +35,8 @@ type chunk struct{ recs []Record }
 // memory stays bounded however long the run: a few open intervals, a
 // chunk per connection, and buffers.
 //
-// Locks: collector.mu (the list of recorders and when each was
-// registered), each recorder's mu (its chunk) and errorTable.mu; no two
+// Locks: collector.mu (the list of recorders, when each was registered,
+// and the reconnects), each recorder's mu (its chunk) and errorTable.mu; no two
 // are ever held together.
 type Collector struct {
 	interval int64 // ns
@@ -48,9 +48,10 @@ type Collector struct {
 	full   chan *chunk
 	free   chan *chunk
 
-	mu    sync.Mutex
-	recs  []*Recorder
-	regAt []time.Time // when each recorder (a connection) was registered
+	mu         sync.Mutex
+	recs       []*Recorder
+	regAt      []time.Time // when each recorder (a connection) was registered
+	reconnects []int64     // by interval (Reconnected)
 
 	once  sync.Once
 	began bool          // the goroutine was started (read after stop)
@@ -192,6 +193,17 @@ func (c *Collector) register(r *Recorder) {
 	c.regAt = append(c.regAt, time.Now())
 	c.mu.Unlock()
 	c.recycle(&chunk{recs: make([]Record, 0, chunkLen)})
+}
+
+// Reconnected counts a connection dialled again at (ns since the start):
+// the server closed it, or a request on it failed. A reconnect costs a
+// dial; the lock is nothing beside it.
+func (c *Collector) Reconnected(at int64) {
+	i := max(at, 0) / c.interval
+	c.mu.Lock()
+	c.reconnects = Grow(c.reconnects, i)
+	c.reconnects[i]++
+	c.mu.Unlock()
 }
 
 // startOnce starts the goroutine and opens the files at the first
@@ -458,12 +470,20 @@ func (c *Collector) Finish(res *Result) {
 	res.BytesIn, res.BytesOut = c.bytesIn, c.bytesOut
 	res.SendSpan, res.Elapsed = time.Duration(c.lastSent), time.Duration(c.lastEnd)
 	c.mu.Lock()
-	regAt := c.regAt
+	regAt, reconnects := c.regAt, c.reconnects
 	c.mu.Unlock()
 	res.Intervals = c.sends.fill(c.series, c.start, regAt)
 	if c.clients != nil {
 		res.Intervals = c.clients.fill(res.Intervals)
 		res.Clients = c.clients.totals()
+	}
+	for i, n := range reconnects {
+		if i >= len(res.Intervals) {
+			iv := time.Duration(c.interval).Seconds()
+			res.Intervals = append(res.Intervals, Interval{StartS: float64(i) * iv, LengthS: iv})
+		}
+		res.Intervals[i].Reconnects += n
+		res.Reconnects += n
 	}
 	if c.inMemory {
 		sort.Slice(c.records, func(i, j int) bool { return c.records[i].Sent < c.records[j].Sent })
