@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/loadgen/config"
-	"github.com/kvpool/kvpool/internal/loadgen/engine"
 	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/ratio"
 )
@@ -68,17 +67,10 @@ func MeasureClosedLoop(ctx context.Context, load config.Config, cc ClosedConfig,
 	for range cc.Rounds {
 		c := load
 		c.Rate, c.Duration, c.Requests, c.Out, c.KeepResults, c.Progress = 0, cc.For, 0, "", false, 0
-		before := sc.readCPU(ctx)
-		res, err := engine.Run(ctx, c, nil)
+		s, res, err := sc.runStep(ctx, c, 0, nil)
 		if err != nil {
 			return nil, err
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		after := sc.readCPU(ctx)
-		s := stepFrom(res, sc.Shared)
-		s.setServer(before, after, res.Sent)
 		r := ClosedRound{Throughput: record.PerSecond(res.Sent-res.ErrorCount, res.Elapsed), Errors: res.ErrorCount,
 			LoaderCPUPerReq: s.CPUPerReq, LoaderCPUShare: s.LoaderCPUShare,
 			ServerCPUPerReq: s.ServerCPUPerReq, ServerCPUShare: s.ServerCPUShare, ServerCPUs: s.ServerCPUs}

@@ -40,25 +40,11 @@ func Run(ctx context.Context, load config.Config, sc Config, onStep func(Step), 
 			p = progress
 			c.Out, c.KeepResults = sc.Out, load.KeepResults && sc.Out != ""
 		}
-		before := sc.readCPU(ctx)
-		stop := sc.sampleCPU(ctx, iv)
-		res, err := engine.Run(ctx, c, p)
-		during := stop()
-		if err != nil {
-			return Step{}, err
-		}
-		if err := ctx.Err(); err != nil {
-			return Step{}, err // an interrupted step proves nothing
-		}
-		after := sc.readCPU(ctx)
-		if phase == PhaseValidate {
+		s, res, err := sc.runStep(ctx, c, iv, p)
+		if phase == PhaseValidate && err == nil {
 			validation = res
 		}
-		s := stepFrom(res, sc.Shared)
-		s.setServer(before, after, res.Sent)
-		readings := append(append([]cpuReading{before}, during...), after)
-		setIntervalCPU(s.Seconds, readings, res.Start, s.LoaderCPUs)
-		return s, nil
+		return s, err
 	}
 	out, err := sc.search(measure, onStep)
 	out.Validation = validation
@@ -138,15 +124,29 @@ func (sc *Config) readCPU(ctx context.Context) cpuReading {
 	return r
 }
 
-// sampleCPU reads both sides' CPU once every iv until the returned stop
-// is called, which returns the readings.
-func (sc *Config) sampleCPU(ctx context.Context, iv time.Duration) (stop func() []cpuReading) {
-	var rs []cpuReading
-	stopReading := record.Every(iv, func() { rs = append(rs, sc.readCPU(ctx)) })
-	return func() []cpuReading {
-		stopReading()
-		return rs
+// runStep runs c, reading both sides' CPU just before and just after it
+// and, where iv is above 0, once every iv during it, and returns its Step,
+// not yet judged, with the run's Result.
+func (sc *Config) runStep(ctx context.Context, c config.Config, iv time.Duration, progress func(record.Progress)) (Step, *record.Result, error) {
+	var readings []cpuReading
+	stopReading := func() {}
+	readings = append(readings, sc.readCPU(ctx))
+	if iv > 0 {
+		stopReading = record.Every(iv, func() { readings = append(readings, sc.readCPU(ctx)) })
 	}
+	res, err := engine.Run(ctx, c, progress)
+	stopReading()
+	if err == nil {
+		err = ctx.Err() // an interrupted step proves nothing
+	}
+	if err != nil {
+		return Step{}, nil, err
+	}
+	readings = append(readings, sc.readCPU(ctx))
+	s := stepFrom(res, sc.Shared)
+	s.setServer(readings[0], readings[len(readings)-1], res.Sent)
+	setIntervalCPU(s.Seconds, readings, res.Start, s.LoaderCPUs)
+	return s, res, nil
 }
 
 // setIntervalCPU sets each interval's CPU shares from the readings, in
