@@ -25,10 +25,8 @@ type clientCounts struct {
 
 // at is the counts of the interval holding t (ns since the start).
 func (s *clientStats) at(t int64) *clientCounts {
-	i := int(max(t, 0) / s.interval)
-	for len(s.ivs) <= i {
-		s.ivs = append(s.ivs, clientCounts{})
-	}
+	i := max(t, 0) / s.interval
+	s.ivs = grow(s.ivs, i)
 	return &s.ivs[i]
 }
 
@@ -79,11 +77,8 @@ func (s *clientStats) record(rc *Record) {
 // both are cut at multiples of the interval from the start), adding
 // intervals where the clients' last events came after the last response.
 func (s *clientStats) fill(series []Interval) []Interval {
-	secs := float64(s.interval) / 1e9
+	series = extend(series, len(s.ivs), float64(s.interval)/1e9)
 	for i := range s.ivs {
-		if i >= len(series) {
-			series = append(series, Interval{StartS: float64(i) * secs, LengthS: secs})
-		}
 		iv, c := &series[i], &s.ivs[i]
 		iv.FirstTries, iv.Retries, iv.Throttled = c.FirstTries, c.Retries, c.Throttled
 		iv.Useful, iv.Timeouts, iv.Shed, iv.GaveUp = c.Useful, c.Timeouts, c.Shed, c.GaveUp

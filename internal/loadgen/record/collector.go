@@ -201,7 +201,7 @@ func (c *Collector) register(r *Recorder) {
 func (c *Collector) Reconnected(at int64) {
 	i := max(at, 0) / c.interval
 	c.mu.Lock()
-	c.reconnects = Grow(c.reconnects, i)
+	c.reconnects = grow(c.reconnects, i)
 	c.reconnects[i]++
 	c.mu.Unlock()
 }
@@ -335,9 +335,7 @@ func (c *Collector) record(rc *Record) {
 	iv.n++
 	if rc.errIdx != 0 {
 		i := int(rc.errIdx - 1)
-		for len(c.errCounts) <= i {
-			c.errCounts = append(c.errCounts, 0)
-		}
+		c.errCounts = grow(c.errCounts, int64(i))
 		c.errCounts[i]++
 		iv.errors++
 	}
@@ -477,11 +475,8 @@ func (c *Collector) Finish(res *Result) {
 		res.Intervals = c.clients.fill(res.Intervals)
 		res.Clients = c.clients.totals()
 	}
+	res.Intervals = extend(res.Intervals, len(reconnects), time.Duration(c.interval).Seconds())
 	for i, n := range reconnects {
-		if i >= len(res.Intervals) {
-			iv := time.Duration(c.interval).Seconds()
-			res.Intervals = append(res.Intervals, Interval{StartS: float64(i) * iv, LengthS: iv})
-		}
 		res.Intervals[i].Reconnects += n
 		res.Reconnects += n
 	}

@@ -65,11 +65,22 @@ const (
 	lagDigits = 2
 )
 
-func Grow(s []int64, i int64) []int64 {
+// grow is s with zero values added until it has an element i.
+func grow[T any](s []T, i int64) []T {
 	for int64(len(s)) <= i {
-		s = append(s, 0)
+		var zero T
+		s = append(s, zero)
 	}
 	return s
+}
+
+// extend is series with empty intervals of secs seconds added until it
+// holds n.
+func extend(series []Interval, n int, secs float64) []Interval {
+	for i := len(series); i < n; i++ {
+		series = append(series, Interval{StartS: float64(i) * secs, LengthS: secs})
+	}
+	return series
 }
 
 // record counts one request sent at sent and ended at end (ns since the
@@ -77,9 +88,9 @@ func Grow(s []int64, i int64) []int64 {
 func (s *sendSeries) record(sent, end, lag int64, connWait bool) {
 	si := max(sent, 0) / s.interval
 	ei := max(end, 0) / s.interval
-	s.sent = Grow(s.sent, si)
+	s.sent = grow(s.sent, si)
 	s.sent[si]++
-	s.ended = Grow(s.ended, ei)
+	s.ended = grow(s.ended, ei)
 	s.ended[ei]++
 	h := s.lagFor(si)
 	us := min(max(lag/1000, lagMinUs), lagMaxUs)
@@ -95,7 +106,7 @@ func (s *sendSeries) record(sent, end, lag int64, connWait bool) {
 // holding at (ns since the start): when it was sent, or expired unsent.
 func (s *sendSeries) waited(at int64) {
 	i := max(at, 0) / s.interval
-	s.connWaits = Grow(s.connWaits, i)
+	s.connWaits = grow(s.connWaits, i)
 	s.connWaits[i]++
 }
 
@@ -152,11 +163,8 @@ func (s *sendSeries) closeThrough(k int64) {
 // the times the run's connections were opened, start the run's start.
 // Call it after closeThrough(finalInterval).
 func (s *sendSeries) fill(series []Interval, start time.Time, conns []time.Time) []Interval {
-	secs := float64(s.interval) / 1e9
-	for i := len(series); i < len(s.connWaits); i++ {
-		// An attempt expired unsent after the last response.
-		series = append(series, Interval{StartS: float64(i) * secs, LengthS: secs})
-	}
+	// Attempts may have expired unsent after the last response.
+	series = extend(series, len(s.connWaits), float64(s.interval)/1e9)
 	var sent, ended int64
 	for i := range series {
 		p := &series[i]
