@@ -82,10 +82,9 @@ const growRetryAfter = 10 * time.Millisecond
 // connections and of this loader's requests.
 func newLoopEngine(cfg *config.Config, col *record.Collector, t config.Target, l, n int) *fastEngine {
 	e := &fastEngine{cfg: cfg, col: col, t: t, paced: cfg.Rate > 0, planned: math.MaxUint64,
-		part:    cfg.Shard.Share().Split(l, n),
-		conns0:  evenShare(cfg.Conns, l, n),
+		part:   cfg.Shard.Share().Split(l, n),
+		conns0: evenShare(cfg.Conns, l, n), maxConns: evenShare(cfg.MaxConns, l, n),
 		drained: make(chan struct{}, 1), done: make(chan struct{})}
-	e.maxConns = evenShare(cfg.MaxConns, l, n)
 	if e.paced {
 		e.sched = cfg.Schedule().Of(e.part)
 		e.planned = e.sched.Count(cfg.Duration)

@@ -156,7 +156,7 @@ func (r *Result) Warnings() []string {
 	if asked > 0 {
 		if ach := r.AchievedRate(); ach < keptUp*asked {
 			w = append(w, fmt.Sprintf("achieved %.0f req/s, %.1f%% of the asked %.0f req/s: the server or the loader could not keep up (loader CPU %.1f µs/request; sends late: %d)",
-				ach, 100*ach/asked, asked, micros(r.CPUPerRequest()), r.Late))
+				ach, 100*ach/asked, asked, float64(r.CPUPerRequest())/float64(time.Microsecond), r.Late))
 		}
 		if u := r.Unsent(); u > 0 {
 			w = append(w, fmt.Sprintf("%d of %d scheduled requests were never sent (interrupted, or still queued when the drain time -timeout ran out)", u, r.Planned))
@@ -181,5 +181,3 @@ func (r *Result) Warnings() []string {
 	}
 	return w
 }
-
-func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

@@ -26,11 +26,12 @@ type Mix struct {
 	Get, Put, Delete float64
 }
 
-// The single-operation mixes.
+// The single-operation mixes, and their -workload names.
 var (
 	Get    = Mix{Get: 1}
 	Put    = Mix{Put: 1}
 	Delete = Mix{Delete: 1}
+	single = map[string]Mix{"get": Get, "put": Put, "delete": Delete}
 )
 
 // mixSyntax is what ParseMix accepts, for its error message and -h.
@@ -44,13 +45,8 @@ func Syntax() string { return mixSyntax }
 // "get=0.8,put=0.15,delete=0.05" (operations left out have share 0; the
 // shares must sum to 1).
 func ParseMix(s string) (Mix, error) {
-	switch s {
-	case "get":
-		return Get, nil
-	case "put":
-		return Put, nil
-	case "delete":
-		return Delete, nil
+	if m, ok := single[s]; ok {
+		return m, nil
 	}
 	bad := func(why string) (Mix, error) {
 		return Mix{}, fmt.Errorf("workload %q %s; use %s", s, why, mixSyntax)
@@ -97,13 +93,10 @@ func ParseMix(s string) (Mix, error) {
 // String is the -workload spelling of m, in the shortest form that parses
 // back to it.
 func (m Mix) String() string {
-	switch m {
-	case Get:
-		return "get"
-	case Put:
-		return "put"
-	case Delete:
-		return "delete"
+	for name, sm := range single {
+		if m == sm {
+			return name
+		}
 	}
 	f := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 	if m.Delete == 0 {
