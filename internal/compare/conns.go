@@ -121,8 +121,9 @@ func unloadedAnswerTime(v *result.VariantResult) time.Duration {
 	return passingLeast(v, func(p result.CurvePoint) (float64, time.Duration) { return p.Asked, p.P50 })
 }
 
-// passingLeast is the time w that of reads from the passing step of v's
-// searches with the least key, among those with a w recorded (0: none).
+// passingLeast is the time that of reads (w) from the passing step of
+// v's searches whose key (also from of) is least, among the steps with a
+// w recorded; 0 where there is none.
 func passingLeast(v *result.VariantResult, of func(result.CurvePoint) (key float64, w time.Duration)) time.Duration {
 	if v == nil {
 		return 0
