@@ -92,6 +92,7 @@ func (g *loopGroup) run(ctx context.Context, progress func(record.Progress)) (*r
 	}
 	cpu0 := record.ProcessCPU()
 	g.start = start
+	g.col.Started(start)
 	for _, e := range g.engines {
 		e.start = start
 	}

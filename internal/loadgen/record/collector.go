@@ -206,12 +206,22 @@ func (c *Collector) Reconnected(at int64) {
 	c.mu.Unlock()
 }
 
+// Started tells the collector when the run started, the instant every
+// Outcome's times count from, before the first outcome is added: its
+// interval logs and series are then stamped from the same clock reading
+// as the Result's Start.
+func (c *Collector) Started(start time.Time) { c.start = start }
+
 // startOnce starts the goroutine and opens the files at the first
 // outcome, which ended endNs after the start: a run that never gets going
-// (nothing listens) leaves neither behind.
+// (nothing listens) leaves neither behind. Where Started was not called,
+// the start is read back from the clock, late by however long the
+// outcome took to arrive here.
 func (c *Collector) startOnce(endNs int64) {
 	c.once.Do(func() {
-		c.start = time.Now().Add(-time.Duration(endNs))
+		if c.start.IsZero() {
+			c.start = time.Now().Add(-time.Duration(endNs))
+		}
 		c.openFiles()
 		c.began = true
 		go c.loop()

@@ -81,6 +81,7 @@ func run(ctx context.Context, cfg *config.Config, t config.Target, progress func
 	rec := col.NewRecorder()
 	cpu0 := record.ProcessCPU()
 	start := time.Now()
+	col.Started(start)
 	stopProgress := record.ReportProgress(cfg.Progress, func() record.Progress {
 		p := record.Progress{Elapsed: time.Since(start), Asked: cfg.Rate, Conns: cfg.Conns}
 		rec.AddTo(&p)
