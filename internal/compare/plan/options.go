@@ -172,7 +172,7 @@ func FullTiming() Timing {
 		ProbeBaseline: 5 * time.Second, RecoverProbes: 5, ProbeLength: time.Second,
 		ProfileSeconds: 10, RequestTimeout: 2 * time.Second,
 		Closed: 5 * time.Second, ClosedRounds: 3, ClosedPairs: FullPairs, PairRound: time.Second,
-		PairPause: FullPairPause, WarmUp: FullWarmUp, AnchorRounds: 3,
+		PairPause: PairPause, WarmUp: FullWarmUp, AnchorRounds: 3,
 	}
 }
 
@@ -183,10 +183,13 @@ func FullTiming() Timing {
 // the square root of the pairs (docs/results.md). About 4 minutes a pool.
 const FullPairs = 100
 
-// FullPairPause is a full comparison's pause before each paired round: a
-// quarter of the round. A closed loop leaves no backlog to drain, and
-// the search's 1 s cooldown would leave the pairs idle half their time.
-const FullPairPause = 250 * time.Millisecond
+// PairPause is the pause before each paired round, full or quick: a
+// closed loop leaves no backlog to drain (its last requests are answered
+// within milliseconds of its end), so the pause only lets the last
+// round's connections close. Longer would leave the pairs idle (the
+// search's 1 s cooldown: half their time) and move a pair's two rounds
+// apart, where the machine's speed shares less between them.
+const PairPause = 50 * time.Millisecond
 
 // FullWarmUp is a full comparison's warm-up. Without one, a fresh
 // server's closed loop rises round by round while its block cache fills,
@@ -208,7 +211,7 @@ func QuickTiming() Timing {
 		Fixed: 1500 * time.Millisecond, Overload: 2 * time.Second,
 		ProbeBaseline: 500 * time.Millisecond, RecoverProbes: 3, ProbeLength: time.Second,
 		ProfileSeconds: 1, RequestTimeout: 2 * time.Second,
-		Closed: time.Second, ClosedRounds: 3, ClosedPairs: MinPairs,
+		Closed: time.Second, ClosedRounds: 3, ClosedPairs: MinPairs, PairPause: PairPause,
 		WarmUp:       time.Second, // 100,000 ids: a second reads every block
 		AnchorRounds: 3,
 	}

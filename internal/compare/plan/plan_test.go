@@ -311,15 +311,14 @@ func TestPairRoundLength(t *testing.T) {
 	assert.Equal(t, MinPairs, q.ClosedPairs)
 }
 
-// TestPairPauseLength: a full run pauses a quarter of a paired round
-// before each, not the search's cooldown; a comparison that did not record
-// a pause paused the cooldown, and so does a quick one.
+// TestPairPauseLength: full and quick runs pause PairPause before each
+// paired round, shorter than either's search cooldown; a comparison that
+// did not record a pause paused the cooldown.
 func TestPairPauseLength(t *testing.T) {
-	tm := FullTiming()
-	assert.Equal(t, 250*time.Millisecond, tm.PairPauseLength())
-	assert.Less(t, tm.PairPauseLength(), tm.SatCooldown)
-	tm.PairPause = 0
-	assert.Equal(t, tm.SatCooldown, tm.PairPauseLength(), "unset: the cooldown")
-	q := QuickTiming()
-	assert.Equal(t, q.SatCooldown, q.PairPauseLength())
+	for _, tm := range []Timing{FullTiming(), QuickTiming()} {
+		assert.Equal(t, PairPause, tm.PairPauseLength())
+		assert.Less(t, tm.PairPauseLength(), tm.SatCooldown)
+		tm.PairPause = 0
+		assert.Equal(t, tm.SatCooldown, tm.PairPauseLength(), "unset: the cooldown")
+	}
 }
