@@ -180,7 +180,7 @@ func FullTiming() Timing {
 // enough to bound the closed loop's ratios to about ±5 %. A server's
 // throughput moves from one second to the next with little memory, so a
 // pair's two rounds share little of it and an interval narrows only as
-// the square root of the pairs (docs/results.md). About 4 minutes a pool.
+// the square root of the pairs (docs/results.md). About 3.5 minutes a pool.
 const FullPairs = 100
 
 // PairPause is the pause before each paired round, full or quick: a
