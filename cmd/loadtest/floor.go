@@ -6,11 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 
 	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/harness"
@@ -41,6 +45,8 @@ type floorOptions struct {
 	base       string   // baseBare, or a kvserver binary to measure against
 	baseArgs   []string // the base kvserver's flags
 	serverCPUs cpuset.Set
+	cpuCounts  []int           // server CPU counts run in turn, the first n of serverCPUs each (nil: all of them, once)
+	summaries  *[]floorSummary // where floorWorkload adds each summary
 	loaderCPUs cpuset.Set
 	rounds     int
 	round      time.Duration
@@ -96,6 +102,8 @@ func parseFloor(args []string, stderr io.Writer) (floorOptions, error) {
 	fs.StringVar(&o.base, "base", baseBare, "what kvserver is measured against: bare (loadtest bare-server, the fasthttp handler that does no work) or another kvserver binary (before/after a change)")
 	baseArgs := fs.String("base-args", "", "flags of a kvserver -base, space-separated (default: -args)")
 	serverCPUs := fs.String("server-cpus", "0", "CPUs both servers run on, a list such as 0 or 0-7")
+	var cpuCounts listFlag
+	fs.Var(&cpuCounts, "cpu-counts", "server CPU counts to run in turn, increasing, such as 1,2,4,8: the first n of -server-cpus each, then each server's throughput scaling from the first count (default: all of -server-cpus, once)")
 	loaderCPUs := fs.String("loader-cpus", "", "CPUs the loader runs on, one event loop each, such as 1 or 8-15 (default: every other CPU this process may use)")
 	fs.IntVar(&o.rounds, "rounds", o.rounds, fmt.Sprintf("paired rounds per workload and store state, which goes first alternating (%d or more bound a 95 %% interval)", ratio.MinPairs))
 	fs.DurationVar(&o.round, "round", o.round, "length of each server's closed-loop run in a round")
@@ -164,6 +172,13 @@ func parseFloor(args []string, stderr io.Writer) (floorOptions, error) {
 	if o.states, err = listOf(*states, "-states", stateFresh, stateCompacted); err != nil {
 		return o, usageError(err)
 	}
+	if o.cpuCounts, err = cpuCounts.ints("-cpu-counts", 1); err != nil {
+		return o, usageError(err)
+	}
+	if slices.Sort(o.cpuCounts); len(o.cpuCounts) > 0 && slices.Max(o.cpuCounts) > o.serverCPUs.Len() {
+		return o, usageError(fmt.Errorf("-cpu-counts %v: -server-cpus has %d CPUs", cpuCounts, o.serverCPUs.Len()))
+	}
+	o.cpuCounts = slices.Compact(o.cpuCounts)
 	if o.self, err = os.Executable(); err != nil && o.base == baseBare {
 		return o, fmt.Errorf("cannot find this binary to start bare-server with: %w", err)
 	}
@@ -186,9 +201,30 @@ func listOf(text, flagName string, valid ...string) ([]string, error) {
 	return out, nil
 }
 
-// floorBench runs o: per store state, fresh servers, a fill, then per
-// workload the paired rounds and their summary.
+// floorBench runs o on each count of its server CPUs in turn (or on all
+// of them), then, for more than one count, how each server's throughput
+// scaled.
 func floorBench(ctx context.Context, o floorOptions, stdout, stderr io.Writer) error {
+	counts, all := o.cpuCounts, o.serverCPUs
+	if len(counts) == 0 {
+		counts = []int{all.Len()}
+	}
+	byCount := make([][]floorSummary, len(counts))
+	for c, n := range counts {
+		o.serverCPUs, o.summaries = all.First(n), &byCount[c]
+		if err := floorOn(ctx, o, stdout, stderr); err != nil {
+			return err
+		}
+	}
+	if len(counts) > 1 {
+		printScaling(stdout, counts, byCount)
+	}
+	return nil
+}
+
+// floorOn runs o on o.serverCPUs: per store state, fresh servers, a fill,
+// then per workload the paired rounds and their summary.
+func floorOn(ctx context.Context, o floorOptions, stdout, stderr io.Writer) error {
 	base := &floorServer{name: baseBare}
 	if o.base != baseBare {
 		base = &floorServer{name: "base", binary: o.base, args: o.baseArgs}
@@ -308,7 +344,8 @@ func floorWorkload(ctx context.Context, o floorOptions, state, wl string, base, 
 		}
 	}
 	runs := [2][]floorRun{}
-	fmt.Fprintf(stdout, "\nstore %s, %s:\n", state, strings.ToUpper(wl))
+	key := fmt.Sprintf("store %s, %s", state, strings.ToUpper(wl))
+	fmt.Fprintf(stdout, "\n%s:\n", key)
 	for r := range o.rounds {
 		order := []int{0, 1}
 		if r%2 == 1 {
@@ -326,7 +363,10 @@ func floorWorkload(ctx context.Context, o floorOptions, state, wl string, base, 
 		fmt.Fprintf(stdout, "  round %d (%s first): %s %s | %s %s\n", r+1, pair[order[0]].name,
 			pair[0].name, got[0], pair[1].name, got[1])
 	}
-	printFloorSummary(stdout, o, pair, runs)
+	sum := printFloorSummary(stdout, o, pair, runs)
+	if sum.key = key; o.summaries != nil {
+		*o.summaries = append(*o.summaries, sum)
+	}
 	if o.profileDir != "" {
 		path, err := floorProfile(ctx, o, subject, mix, filepath.Join(o.profileDir, "floor-"+state+"-"+wl+".pprof"))
 		if err != nil {
@@ -372,10 +412,19 @@ const loaderBusy = 0.9
 // keep a server busy: it waited (fsync), or another process took its CPU.
 const serverBusy = 0.85
 
+// floorSummary is what one state and workload's rounds gave on one CPU set.
+type floorSummary struct {
+	key         string         // "store fresh, GET"
+	names       [2]string      // base's, subject's
+	rates       [2]float64     // their median throughputs
+	throughput  ratio.Interval // subject's over base's, paired
+	loaderBound bool           // the loader reached loaderBusy: throughput not judged
+}
+
 // printFloorSummary prints each server's medians and subject/base for CPU
 // per request and throughput with their 95 % intervals, and how busy the
 // loader was.
-func printFloorSummary(w io.Writer, o floorOptions, pair [2]*floorServer, runs [2][]floorRun) {
+func printFloorSummary(w io.Writer, o floorOptions, pair [2]*floorServer, runs [2][]floorRun) floorSummary {
 	col := func(i int, f func(floorRun) float64) []float64 {
 		out := make([]float64, len(runs[i]))
 		for k, r := range runs[i] {
@@ -414,6 +463,34 @@ func printFloorSummary(w io.Writer, o floorOptions, pair [2]*floorServer, runs [
 	if failed > 0 {
 		fmt.Fprintf(w, "  WARNING: %d requests failed or were answered other than 200/201/404\n", failed)
 	}
+	return floorSummary{names: [2]string{pair[0].name, pair[1].name}, rates: [2]float64{ratio.Median(col(0, rate)), ratio.Median(col(1, rate))},
+		throughput: rateIv, loaderBound: worst >= loaderBusy}
+}
+
+// printScaling prints, per state and workload, each server's throughput
+// at every CPU count as a multiple of its own at the first count, and the
+// subject's scaling over the base's. That ratio's interval joins the two
+// counts' paired intervals (the lower end of one over the upper end of
+// the other): wider than either, as it must be for two runs apart.
+func printScaling(w io.Writer, counts []int, byCount [][]floorSummary) {
+	fmt.Fprintf(w, "\nscaling: throughput on n server CPUs as a multiple of its own on %d\n", counts[0])
+	for k, first := range byCount[0] {
+		fmt.Fprintf(w, "%s:\n", first.key)
+		for c, sums := range byCount {
+			s, rel := sums[k], ratio.Interval{Lo: math.Inf(-1), Hi: math.Inf(1)}
+			rel.Median, rel.N = s.throughput.Median/first.throughput.Median, min(s.throughput.N, first.throughput.N)
+			if s.throughput.Finite() && first.throughput.Finite() {
+				rel.Lo, rel.Hi = s.throughput.Lo/first.throughput.Hi, s.throughput.Hi/first.throughput.Lo
+			}
+			note := ""
+			if s.loaderBound || first.loaderBound {
+				note = " (NOT judged: the loader reached 90 % of its CPUs)"
+			}
+			fmt.Fprintf(w, "  n=%d: %s %s req/s (%.2f×), %s %s req/s (%.2f×); %s's scaling over %s's %s%s%s\n", counts[c],
+				s.names[0], thousands(s.rates[0]), s.rates[0]/first.rates[0], s.names[1], thousands(s.rates[1]), s.rates[1]/first.rates[1],
+				s.names[1], s.names[0], intervalText(rel), same(rel), note)
+		}
+	}
 }
 
 // same is " ~" where iv cannot tell the two apart, as benchstat marks it.
@@ -426,11 +503,7 @@ func same(iv ratio.Interval) string {
 
 // thousands is x rounded, with commas: 74,074.
 func thousands(x float64) string {
-	s := fmt.Sprintf("%.0f", x)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
+	return message.NewPrinter(language.English).Sprintf("%d", int64(math.Round(x)))
 }
 
 // floorMeasure runs one closed-loop round of mix against f and reads f's

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/harness/harnesstest"
+	"github.com/kvpool/kvpool/internal/ratio"
 )
 
 // asMainEnv makes this test binary run as loadtest itself (see TestMain),
@@ -41,6 +43,42 @@ func TestParseFloorRefusesWhatCannotWork(t *testing.T) {
 	f(`"stale" is not one of fresh, compacted`, "-states", "stale")
 	f("-rounds 0", "-rounds", "0")
 	f("-keys 0", "-keys", "0")
+	f("-server-cpus has 2 CPUs", "-server-cpus", "0-1", "-loader-cpus", "2", "-cpu-counts", "1,4")
+	f(`-cpu-counts "one"`, "-cpu-counts", "one")
+	f(`-cpu-counts "0"`, "-cpu-counts", "0")
+}
+
+func TestParseFloorCPUCounts(t *testing.T) {
+	o, err := parseFloor([]string{"-server-cpus", "0-7", "-loader-cpus", "8-15", "-cpu-counts", "8,1, 2,4,2"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 2, 4, 8}, o.cpuCounts, "in increasing order, each once")
+}
+
+// TestPrintScaling: each server's throughput as a multiple of its own at
+// the first count, and kvserver's scaling over the bare handler's with the
+// two counts' intervals joined end to end.
+func TestPrintScaling(t *testing.T) {
+	sum := func(bare, kv float64, iv ratio.Interval, loaderBound bool) []floorSummary {
+		return []floorSummary{{key: "store fresh, GET", names: [2]string{"bare", "kvserver"}, rates: [2]float64{bare, kv}, throughput: iv, loaderBound: loaderBound}}
+	}
+	var out bytes.Buffer
+	printScaling(&out, []int{1, 8}, [][]floorSummary{
+		sum(100_000, 70_000, ratio.Interval{Median: 0.7, Lo: 0.68, Hi: 0.72, N: 6}, false),
+		sum(600_000, 378_000, ratio.Interval{Median: 0.63, Lo: 0.612, Hi: 0.648, N: 6}, false),
+	})
+	assert.Equal(t, `
+scaling: throughput on n server CPUs as a multiple of its own on 1
+store fresh, GET:
+  n=1: bare 100,000 req/s (1.00×), kvserver 70,000 req/s (1.00×); kvserver's scaling over bare's 1.000 [0.944, 1.059] (6 pairs) ~
+  n=8: bare 600,000 req/s (6.00×), kvserver 378,000 req/s (5.40×); kvserver's scaling over bare's 0.900 [0.850, 0.953] (6 pairs)
+`, out.String())
+
+	out.Reset()
+	printScaling(&out, []int{1, 2}, [][]floorSummary{
+		sum(100_000, 70_000, ratio.Interval{Median: 0.7, Lo: math.Inf(-1), Hi: math.Inf(1), N: 2}, false),
+		sum(190_000, 130_000, ratio.Interval{Median: 0.68, Lo: 0.6, Hi: 0.7, N: 6}, true),
+	})
+	assert.Contains(t, out.String(), "0.971 [unbounded] (2 pairs) (NOT judged: the loader reached 90 % of its CPUs)")
 }
 
 func TestParseFloorDefaults(t *testing.T) {
@@ -98,6 +136,7 @@ func TestFloorBenchRunsBothServersInEveryState(t *testing.T) {
 	assert.NotContains(t, text, "FAILED", "every GET of a filled id is found, every PUT stored")
 
 	o.base, o.baseArgs, o.states, o.workloads, o.profileDir = bin, nil, []string{stateCompacted}, []string{"get"}, ""
+	o.cpuCounts = []int{1} // the first CPU of the servers' set
 	out.Reset()
 	require.NoError(t, floorBench(context.Background(), o, &out, io.Discard))
 	assert.Contains(t, out.String(), "kvserver/base CPU per request:")
