@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/kvpool/kvpool/internal/loadgen/merge"
@@ -27,14 +26,6 @@ func mergeFlags(out *string, stderr io.Writer) *flag.FlagSet {
 		fs.PrintDefaults()
 	}
 	return fs
-}
-
-func intList(ks []int) string {
-	parts := make([]string, len(ks))
-	for i, k := range ks {
-		parts[i] = strconv.Itoa(k)
-	}
-	return strings.Join(parts, ", ")
 }
 
 func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -73,7 +64,7 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if m.Shards != nil {
 		fmt.Fprintf(stdout, "Merged %s\n", m.Shards)
 		if len(m.Shards.Missing) > 0 {
-			fmt.Fprintf(stdout, "\n*** WARNING: shards %s of %d are missing: this is not the whole schedule's load ***\n", intList(m.Shards.Missing), m.Shards.N)
+			fmt.Fprintf(stdout, "\n*** WARNING: shards %s of %d are missing: this is not the whole schedule's load ***\n", merge.IntList(m.Shards.Missing), m.Shards.N)
 		}
 	}
 	fmt.Fprintf(stderr, "merged %d runs into %s/\n", len(dirs), out)

@@ -147,11 +147,10 @@ func runSaturate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintf(stderr, "  closed loop: %d rounds of %v over %d connections ...\n", so.closed.Rounds, so.closed.For, o.cfg.Conns)
 		var err error
 		if closed, err = saturate.MeasureClosedLoop(ctx, o.cfg, so.closed, &sc); err != nil {
+			_ = os.Remove(o.out)
 			if ctx.Err() != nil {
-				_ = os.Remove(o.out)
 				return fmt.Errorf("interrupted after %s, in the closed loop", elapsedText(time.Since(start)))
 			}
-			_ = os.Remove(o.out)
 			return err
 		}
 		printClosedLoop(stdout, closed)
@@ -221,7 +220,7 @@ func printClosedLoop(w io.Writer, cl *saturate.ClosedLoop) {
 	lo, hi := cl.Range()
 	fmt.Fprintf(w, "closed loop: %.0f req/s (median of %d rounds, %.0f–%.0f) over %d connections; CPU per request: loader %s, server %s; busy: loader %s of %s, server %s of %s\n\n",
 		cl.Throughput, len(cl.Rounds), lo, hi, cl.Conns, perReq(cl.LoaderCPUPerReq), perReq(cl.ServerCPUPerReq),
-		pct(cl.LoaderCPUShare), cpusText(cl.LoaderCPUs), pct(cl.ServerCPUShare), cpusText(cl.ServerCPUs))
+		saturate.ShareText(cl.LoaderCPUShare), saturate.CPUsText(cl.LoaderCPUs), saturate.ShareText(cl.ServerCPUShare), saturate.CPUsText(cl.ServerCPUs))
 }
 
 // printOpenVsClosed puts the saturation beside the closed loop's
@@ -241,7 +240,7 @@ func printOpenVsClosed(w io.Writer, sat *saturate.Saturation, cl *saturate.Close
 	fmt.Fprintf(w, "  CPU per request, open (the validating run) vs closed: server %s vs %s, loader %s vs %s\n",
 		perReq(open.ServerCPUPerReq), perReq(cl.ServerCPUPerReq), perReq(open.CPUPerReq), perReq(cl.LoaderCPUPerReq))
 	fmt.Fprintf(w, "  busy, open vs closed: server %s vs %s, loader %s vs %s\n",
-		pct(open.ServerCPUShare), pct(cl.ServerCPUShare), pct(open.LoaderCPUShare), pct(cl.LoaderCPUShare))
+		saturate.ShareText(open.ServerCPUShare), saturate.ShareText(cl.ServerCPUShare), saturate.ShareText(open.LoaderCPUShare), saturate.ShareText(cl.LoaderCPUShare))
 	if e.Utilisation > 0 && e.Cost > 0 {
 		fmt.Fprintf(w, "  %.2f = utilisation %.2f × cost %.2f × %.2f unexplained: throughput is the share of its CPUs a server keeps busy over its CPU per request;\n"+
 			"  a closed loop keeps the server busy by construction, an open model under a p99 SLO must leave it idle part of the time\n"+
@@ -256,23 +255,6 @@ func perReq(d time.Duration) string {
 		return "unknown"
 	}
 	return fmt.Sprintf("%.1f µs", float64(d)/1e3)
-}
-
-func pct(share float64) string {
-	if share < 0 {
-		return "unknown"
-	}
-	return fmt.Sprintf("%.0f%%", 100*share)
-}
-
-func cpusText(n int) string {
-	if n == 1 {
-		return "1 CPU"
-	}
-	if n <= 0 {
-		return "? CPUs"
-	}
-	return fmt.Sprintf("%d CPUs", n)
 }
 
 // installServerCPU sets sc.ServerCPU to read target's /metrics if a first

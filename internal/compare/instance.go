@@ -84,15 +84,14 @@ func (r *runner) startCold(ctx context.Context, wl string, v *result.VariantResu
 // launch starts kvserver for v as startCold does, without waiting for
 // it to idle; a workload wl that does not parse is recorded as its failure.
 func (r *runner) launch(ctx context.Context, wl string, v *result.VariantResult, step, seed, runDir string, extra ...string) *instance {
+	var logf *os.File
 	mix, err := workload.ParseMix(wl)
 	if err == nil {
 		err = os.MkdirAll(runDir, 0o755)
 	}
-	if err != nil {
-		r.fail(wl, v.Name, step, err.Error(), "")
-		return nil
+	if err == nil {
+		logf, err = os.Create(filepath.Join(runDir, "kvserver.log"))
 	}
-	logf, err := os.Create(filepath.Join(runDir, "kvserver.log"))
 	if err != nil {
 		r.fail(wl, v.Name, step, err.Error(), "")
 		return nil

@@ -26,9 +26,7 @@ func (r *runner) measure(ctx context.Context, srv *instance, step string, cfg co
 	res, note, err := runInto(ctx, cfg, dir, srv.v.Config)
 	m := stepRun{res: res, span: r.span(srv.Server, before, berr)}
 	switch {
-	case ctx.Err() != nil:
-		return m, false
-	case r.died(ctx, srv, step):
+	case ctx.Err() != nil, r.died(ctx, srv, step):
 		return m, false
 	case err != nil:
 		r.fail(srv.wl, srv.v.Name, step, err.Error(), srv.LogTail(10))

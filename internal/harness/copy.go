@@ -27,17 +27,11 @@ func CopyDir(src, dst string) error {
 		return fmt.Errorf("cannot copy store: %s is not a directory", src)
 	}
 	// src/. copies the contents, whether dst exists or not.
-	cmd := exec.Command("cp", "-R", "--reflink=auto", "--", src+"/.", dst)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("cannot copy store %s to %s: cp: %v: %s (needs GNU cp, for --reflink)", src, dst, err, bytes.TrimSpace(out.Bytes()))
+	if out, err := exec.Command("cp", "-R", "--reflink=auto", "--", src+"/.", dst).CombinedOutput(); err != nil {
+		return fmt.Errorf("cannot copy store %s to %s: cp: %v: %s (needs GNU cp, for --reflink)", src, dst, err, bytes.TrimSpace(out))
 	}
-	out.Reset()
-	sync := exec.Command("sync", "-f", dst)
-	sync.Stdout, sync.Stderr = &out, &out
-	if err := sync.Run(); err != nil {
-		return fmt.Errorf("cannot write the copy of %s to disk: sync -f %s: %v: %s (needs GNU coreutils 8.24 or later)", src, dst, err, bytes.TrimSpace(out.Bytes()))
+	if out, err := exec.Command("sync", "-f", dst).CombinedOutput(); err != nil {
+		return fmt.Errorf("cannot write the copy of %s to disk: sync -f %s: %v: %s (needs GNU coreutils 8.24 or later)", src, dst, err, bytes.TrimSpace(out))
 	}
 	return nil
 }

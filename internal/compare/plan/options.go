@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -277,16 +278,12 @@ func (o *Options) Validate() error {
 	if !slices.Contains(Presets, o.Preset) {
 		return fmt.Errorf("-preset: unknown preset %q; valid: %s", o.Preset, strings.Join(Presets, ", "))
 	}
-	if err := checkNames("pool (-pools)", o.Pools, append(slices.Clone(Pools), AutoPool)); err != nil {
-		return err
-	}
-	if err := checkNames("policy (-policies)", o.Policies, Policies); err != nil {
-		return err
-	}
-	if err := checkNames("exec mode (-execs)", o.Execs, Execs); err != nil {
-		return err
-	}
-	if err := checkNames("limit (-limits)", o.Limits, Limits); err != nil {
+	if err := cmp.Or(
+		checkNames("pool (-pools)", o.Pools, append(slices.Clone(Pools), AutoPool)),
+		checkNames("policy (-policies)", o.Policies, Policies),
+		checkNames("exec mode (-execs)", o.Execs, Execs),
+		checkNames("limit (-limits)", o.Limits, Limits),
+	); err != nil {
 		return err
 	}
 	switch {

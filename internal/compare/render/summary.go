@@ -120,12 +120,7 @@ func sizedConns(c *result.Comparison) bool {
 }
 
 func anyVariant(c *result.Comparison, is func(*result.VariantResult) bool) bool {
-	for _, wr := range c.Workloads {
-		if slices.ContainsFunc(wr.Variants, is) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(c.Workloads, func(wr *result.WorkloadResult) bool { return slices.ContainsFunc(wr.Variants, is) })
 }
 
 func writeEnvironment(b *page, c *result.Comparison, renderNotes []string) {

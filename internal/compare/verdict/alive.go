@@ -46,10 +46,5 @@ func (a Alive) Reasons() []string {
 // LogHasPanic reports whether log holds a Go panic or runtime fatal error:
 // a line that starts with "panic" or contains "fatal error".
 func LogHasPanic(log string) bool {
-	for _, line := range strings.Split(log, "\n") {
-		if strings.HasPrefix(line, "panic") || strings.Contains(line, "fatal error") {
-			return true
-		}
-	}
-	return false
+	return strings.HasPrefix(log, "panic") || strings.Contains(log, "\npanic") || strings.Contains(log, "fatal error")
 }

@@ -13,6 +13,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,14 +56,15 @@ type Shards struct {
 // String is "shards 1-4 of 4 of a 40000 req/s schedule starting …: the
 // whole schedule", or names the missing ones.
 func (s *Shards) String() string {
-	head := fmt.Sprintf("shards %s of %d of a %.0f req/s schedule starting %s", intList(s.Have), s.N, s.WholeRate, s.StartAt.UTC().Format(time.RFC3339Nano))
+	head := fmt.Sprintf("shards %s of %d of a %.0f req/s schedule starting %s", IntList(s.Have), s.N, s.WholeRate, s.StartAt.UTC().Format(time.RFC3339Nano))
 	if len(s.Missing) == 0 {
 		return head + ": the whole schedule"
 	}
-	return fmt.Sprintf("%s: shards %s missing, %.0f%% of the schedule merged", head, intList(s.Missing), 100*float64(len(s.Have))/float64(s.N))
+	return fmt.Sprintf("%s: shards %s missing, %.0f%% of the schedule merged", head, IntList(s.Missing), 100*float64(len(s.Have))/float64(s.N))
 }
 
-func intList(ks []int) string {
+// IntList joins ks as "1, 3, 4".
+func IntList(ks []int) string {
 	parts := make([]string, len(ks))
 	for i, k := range ks {
 		parts[i] = strconv.Itoa(k)
@@ -167,16 +169,11 @@ func compatible(runs []run) error {
 // (nil if none is a shard); shards missing from 1..N are not an error
 // (a loader host may have failed): Shards names them.
 func shardsOf(runs []run) (*Shards, error) {
-	var first *run
-	for i := range runs {
-		if runs[i].sum.Shard != nil {
-			first = &runs[i]
-			break
-		}
-	}
-	if first == nil {
+	i := slices.IndexFunc(runs, func(r run) bool { return r.sum.Shard != nil })
+	if i < 0 {
 		return nil, nil
 	}
+	first := &runs[i]
 	a := first.sum
 	out := &Shards{N: a.Shard.N, WholeRate: a.WholeRate}
 	if a.StartAt != nil {

@@ -94,9 +94,9 @@ func Bound(e *Step) (loaderBound bool, why string) {
 		return false, ""
 	case e.LoaderCPUShare >= Busy:
 		if e.ServerCPUShare >= 0 {
-			return true, fmt.Sprintf("the loader used %s of its %s (%s): it ran out of CPU", shareText(e.LoaderCPUShare), cpusText(e.LoaderCPUs), server)
+			return true, fmt.Sprintf("the loader used %s of its %s (%s): it ran out of CPU", ShareText(e.LoaderCPUShare), CPUsText(e.LoaderCPUs), server)
 		}
-		return true, fmt.Sprintf("the loader used %s of its %s: it ran out of CPU", shareText(e.LoaderCPUShare), cpusText(e.LoaderCPUs))
+		return true, fmt.Sprintf("the loader used %s of its %s: it ran out of CPU", ShareText(e.LoaderCPUShare), CPUsText(e.LoaderCPUs))
 	case !e.FellBehind:
 		return false, fmt.Sprintf("the server's answers failed (%s, %s): the server's limit", loader, server)
 	case !e.OwnLagKnown:
@@ -119,18 +119,19 @@ func usage(who string, share float64, cpus int) string {
 	if share < 0 {
 		return who + "'s CPU unknown"
 	}
-	return fmt.Sprintf("%s at %s of its %s", who, shareText(share), cpusText(cpus))
+	return fmt.Sprintf("%s at %s of its %s", who, ShareText(share), CPUsText(cpus))
 }
 
-// shareText is a CPU share as "42%", or "unknown".
-func shareText(share float64) string {
+// ShareText is a CPU share as "42%", or "unknown".
+func ShareText(share float64) string {
 	if share < 0 {
 		return "unknown"
 	}
 	return strconv.FormatFloat(100*share, 'f', 0, 64) + "%"
 }
 
-func cpusText(n int) string {
+// CPUsText is "1 CPU", "8 CPUs", or "? CPUs" where n is unknown.
+func CPUsText(n int) string {
 	switch {
 	case n <= 0:
 		return "? CPUs"

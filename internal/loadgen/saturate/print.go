@@ -79,7 +79,7 @@ func pctCell(share float64) string {
 	if share < 0 {
 		return "-"
 	}
-	return shareText(share)
+	return ShareText(share)
 }
 
 // perReqCell is CPU per request in µs, or "-" when unknown (0).
