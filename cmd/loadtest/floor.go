@@ -484,7 +484,7 @@ func printScaling(w io.Writer, counts []int, byCount [][]floorSummary) {
 			}
 			note := ""
 			if s.loaderBound || first.loaderBound {
-				note = " (NOT judged: the loader reached 90 % of its CPUs)"
+				note = fmt.Sprintf(" (NOT judged: the loader reached %.0f %% of its CPUs)", 100*loaderBusy)
 			}
 			fmt.Fprintf(w, "  n=%d: %s %s req/s (%.2f×), %s %s req/s (%.2f×); %s's scaling over %s's %s%s%s\n", counts[c],
 				s.names[0], thousands(s.rates[0]), s.rates[0]/first.rates[0], s.names[1], thousands(s.rates[1]), s.rates[1]/first.rates[1],
