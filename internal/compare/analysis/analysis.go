@@ -42,6 +42,14 @@ type Workload struct {
 	OverloadMultiple float64
 }
 
+// Variant is the workload's variant named name (nil: none).
+func (w *Workload) Variant(name string) *Variant {
+	if i := slices.IndexFunc(w.Variants, func(v *Variant) bool { return v.Name == name }); i >= 0 {
+		return w.Variants[i]
+	}
+	return nil
+}
+
 // Variant is one variant's derived numbers; a step it did not run is nil.
 type Variant struct {
 	Name     string

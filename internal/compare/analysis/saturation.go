@@ -79,7 +79,6 @@ func leadNote(best, second string, iv ratios.Interval) string {
 // lower bound, is never ranked.
 func saturationFindings(w *Workload) []Finding {
 	samples := map[string][]float64{}
-	byName := map[string]*Variant{}
 	capped := Finding{Kind: SearchCapped, Workload: w.Name, Verdict: NotRanked}
 	lower := Finding{Kind: SaturationLowerBound, Workload: w.Name, Verdict: NotRanked}
 	for _, x := range w.Variants {
@@ -99,7 +98,7 @@ func saturationFindings(w *Workload) []Finding {
 				lower.Figures = append(lower.Figures, Figure{Of: x.Name, Name: LoaderCPUs, Value: float64(s.LoaderCPUs)})
 			}
 		default:
-			samples[x.Name], byName[x.Name] = x.r.SatRates(), x
+			samples[x.Name] = x.r.SatRates()
 		}
 	}
 	if len(capped.Variants) > 0 {
@@ -117,7 +116,7 @@ func saturationFindings(w *Workload) []Finding {
 	if err != nil {
 		return out
 	}
-	best, second := byName[l.Best], byName[l.RunnerUp]
+	best, second := w.Variant(l.Best), w.Variant(l.RunnerUp)
 	iv := pairedSat(best, second)
 	lead := Finding{Kind: SaturationLead, Workload: w.Name, Verdict: Tie, Variants: []string{l.Best, l.RunnerUp}, Note: leadNote(l.Best, l.RunnerUp, iv),
 		Figures: []Figure{best.satFigure(), second.satFigure(), intervalFigure(l.RunnerUp, SatRatio, iv)}}
