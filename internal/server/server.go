@@ -253,7 +253,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	// If Shutdown runs before fasthttp has registered fl, fasthttp's own
 	// shutdown finds nothing to close; Shutdown has closed fl itself, so
 	// the accept loop ends at its first Accept either way.
-	return s.http.Serve(fl)
+	return s.http.Serve(lazyDeadlineListener{fl})
 }
 
 // Shutdown stops accepting connections, closes those on which no request
