@@ -34,7 +34,7 @@ func (l lazyDeadlineListener) Accept() (net.Conn, error) {
 // for has not, arms that one and carries on, the caller none the wiser. So
 // a busy connection moves each timer about once per timeout instead of
 // once per request, and what the caller sees is as before: a timeout
-// error once, and only once, the last deadline it set has passed.
+// error when, and not before, the last deadline it set has passed.
 type lazyDeadlineConn struct {
 	net.Conn
 	read, write lazyDeadline
