@@ -45,8 +45,7 @@ type floorOptions struct {
 	base       string   // baseBare, or a kvserver binary to measure against
 	baseArgs   []string // the base kvserver's flags
 	serverCPUs cpuset.Set
-	cpuCounts  []int           // server CPU counts run in turn, the first n of serverCPUs each (nil: all of them, once)
-	summaries  *[]floorSummary // where floorWorkload adds each summary
+	cpuCounts  []int // server CPU counts run in turn, the first n of serverCPUs each (nil: all of them, once)
 	loaderCPUs cpuset.Set
 	rounds     int
 	round      time.Duration
@@ -211,8 +210,9 @@ func floorBench(ctx context.Context, o floorOptions, stdout, stderr io.Writer) e
 	}
 	byCount := make([][]floorSummary, len(counts))
 	for c, n := range counts {
-		o.serverCPUs, o.summaries = all.First(n), &byCount[c]
-		if err := floorOn(ctx, o, stdout, stderr); err != nil {
+		o.serverCPUs = all.First(n)
+		var err error
+		if byCount[c], err = floorOn(ctx, o, stdout, stderr); err != nil {
 			return err
 		}
 	}
@@ -223,8 +223,9 @@ func floorBench(ctx context.Context, o floorOptions, stdout, stderr io.Writer) e
 }
 
 // floorOn runs o on o.serverCPUs: per store state, fresh servers, a fill,
-// then per workload the paired rounds and their summary.
-func floorOn(ctx context.Context, o floorOptions, stdout, stderr io.Writer) error {
+// then per workload the paired rounds and their summary, which it returns
+// in that order.
+func floorOn(ctx context.Context, o floorOptions, stdout, stderr io.Writer) ([]floorSummary, error) {
 	base := &floorServer{name: baseBare}
 	if o.base != baseBare {
 		base = &floorServer{name: "base", binary: o.base, args: o.baseArgs}
@@ -235,17 +236,20 @@ func floorOn(ctx context.Context, o floorOptions, stdout, stderr io.Writer) erro
 	if !base.isKvserver() {
 		srv, err := harness.Start(ctx, harness.Options{Argv: []string{o.self, "bare-server", "-addr", "127.0.0.1:0"}, Env: o.selfEnv, CPUs: o.serverCPUs})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		base.srv = srv
 		defer srv.Stop(10 * time.Second)
 	}
+	var sums []floorSummary
 	for _, state := range o.states {
-		if err := floorState(ctx, o, state, base, subject, stdout, stderr); err != nil {
-			return err
+		got, err := floorState(ctx, o, state, base, subject, stdout, stderr)
+		if err != nil {
+			return nil, err
 		}
+		sums = append(sums, got...)
 	}
-	return nil
+	return sums, nil
 }
 
 func describe(f *floorServer) string {
@@ -256,15 +260,16 @@ func describe(f *floorServer) string {
 }
 
 // floorState measures every workload with the kvservers in one store
-// state, each on a store of its own made for it, stopped afterwards.
-func floorState(ctx context.Context, o floorOptions, state string, base, subject *floorServer, stdout, stderr io.Writer) error {
+// state, each on a store of its own made for it, stopped afterwards, and
+// returns each workload's summary.
+func floorState(ctx context.Context, o floorOptions, state string, base, subject *floorServer, stdout, stderr io.Writer) ([]floorSummary, error) {
 	for _, f := range []*floorServer{base, subject} {
 		if !f.isKvserver() {
 			continue
 		}
 		srv, err := startFilled(ctx, o, f, state)
 		if err != nil {
-			return fmt.Errorf("%s, store %s: %w", f.name, state, err)
+			return nil, fmt.Errorf("%s, store %s: %w", f.name, state, err)
 		}
 		f.srv = srv
 		defer func() {
@@ -274,12 +279,14 @@ func floorState(ctx context.Context, o floorOptions, state string, base, subject
 			os.RemoveAll(srv.DataDir) // made by startFilled, not the harness
 		}()
 	}
-	for _, wl := range o.workloads {
-		if err := floorWorkload(ctx, o, state, wl, base, subject, stdout); err != nil {
-			return err
+	sums := make([]floorSummary, len(o.workloads))
+	for i, wl := range o.workloads {
+		var err error
+		if sums[i], err = floorWorkload(ctx, o, state, wl, base, subject, stdout); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	return sums, nil
 }
 
 // startFilled starts f's kvserver on a fresh store, fills ids 1..o.keys,
@@ -328,9 +335,9 @@ func startFilled(ctx context.Context, o floorOptions, f *floorServer, state stri
 	return srv, nil
 }
 
-// floorWorkload runs one workload's warm-up and paired rounds and prints
-// each round and the summary.
-func floorWorkload(ctx context.Context, o floorOptions, state, wl string, base, subject *floorServer, stdout io.Writer) error {
+// floorWorkload runs one workload's warm-up and paired rounds, prints
+// each round and the summary, and returns the summary.
+func floorWorkload(ctx context.Context, o floorOptions, state, wl string, base, subject *floorServer, stdout io.Writer) (floorSummary, error) {
 	mix := workload.Get
 	if wl == "put" {
 		mix = workload.Put
@@ -339,7 +346,7 @@ func floorWorkload(ctx context.Context, o floorOptions, state, wl string, base, 
 	if o.warmup > 0 {
 		for _, f := range pair {
 			if _, err := floorMeasure(ctx, o, f, mix, o.warmup); err != nil {
-				return err
+				return floorSummary{}, err
 			}
 		}
 	}
@@ -355,7 +362,7 @@ func floorWorkload(ctx context.Context, o floorOptions, state, wl string, base, 
 		for _, i := range order {
 			m, err := floorMeasure(ctx, o, pair[i], mix, o.round)
 			if err != nil {
-				return err
+				return floorSummary{}, err
 			}
 			got[i] = m
 			runs[i] = append(runs[i], m)
@@ -364,17 +371,15 @@ func floorWorkload(ctx context.Context, o floorOptions, state, wl string, base, 
 			pair[0].name, got[0], pair[1].name, got[1])
 	}
 	sum := printFloorSummary(stdout, o, pair, runs)
-	if sum.key = key; o.summaries != nil {
-		*o.summaries = append(*o.summaries, sum)
-	}
+	sum.key = key
 	if o.profileDir != "" {
 		path, err := floorProfile(ctx, o, subject, mix, filepath.Join(o.profileDir, "floor-"+state+"-"+wl+".pprof"))
 		if err != nil {
-			return err
+			return sum, err
 		}
 		fmt.Fprintf(stdout, "  kvserver's CPU profile over one more round: %s\n", path)
 	}
-	return nil
+	return sum, nil
 }
 
 // floorProfile runs one more closed-loop round of mix against f while
