@@ -51,6 +51,7 @@ type floorOptions struct {
 	round      time.Duration
 	warmup     time.Duration
 	conns      int
+	rate       float64 // requests per second sent to each server in a round, open loop; 0: a closed loop
 	keys       uint64
 	valueSize  int
 	workloads  []string
@@ -81,8 +82,8 @@ type floorRun struct {
 }
 
 // runFloor is `loadtest floor`: the bare fasthttp handler and kvserver
-// direct on the same CPUs, in interleaved paired rounds of a closed loop,
-// for kvserver's CPU per request and throughput as a multiple of the
+// direct on the same CPUs, in interleaved paired rounds of a closed loop
+// (or a rate both sustain), for kvserver's CPU per request and throughput as a multiple of the
 // floor's with a 95 % interval.
 func runFloor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parseFloor(args, stderr)
@@ -105,9 +106,11 @@ func parseFloor(args []string, stderr io.Writer) (floorOptions, error) {
 	fs.Var(&cpuCounts, "cpu-counts", "server CPU counts to run in turn, increasing, such as 1,2,4,8: the first n of -server-cpus each, then each server's throughput scaling from the first count (default: all of -server-cpus, once)")
 	loaderCPUs := fs.String("loader-cpus", "", "CPUs the loader runs on, one event loop each, such as 1 or 8-15 (default: every other CPU this process may use)")
 	fs.IntVar(&o.rounds, "rounds", o.rounds, fmt.Sprintf("paired rounds per workload and store state, which goes first alternating (%d or more bound a 95 %% interval)", ratio.MinPairs))
-	fs.DurationVar(&o.round, "round", o.round, "length of each server's closed-loop run in a round")
+	fs.DurationVar(&o.round, "round", o.round, "length of each server's run in a round")
 	fs.DurationVar(&o.warmup, "warmup", o.warmup, "an unmeasured run of each server before a workload's rounds (0: none)")
-	fs.IntVar(&o.conns, "conns", o.conns, "closed-loop connections, each sending its next request when answered")
+	fs.IntVar(&o.conns, "conns", o.conns, "connections: in a closed loop each sends its next request when answered")
+	fs.Float64Var(&o.rate, "rate", 0, "requests per second sent to each server in each round, open loop, over -conns (0: a closed loop, as fast as each answers). "+
+		"At a rate both sustain, the two are compared at one load with the loader's CPU to spare: a request's CPU depends on the load, and in a closed loop the slower server runs at a lower one")
 	fs.Uint64Var(&o.keys, "keys", o.keys, "ids filled before the rounds and asked for (100000 x 500 B fit kvserver's 64 MiB memtable)")
 	fs.IntVar(&o.valueSize, "value-size", o.valueSize, "bytes per value (fill and PUT)")
 	workloads := fs.String("workloads", "get,put", "comma-separated: get, put")
@@ -116,7 +119,7 @@ func parseFloor(args []string, stderr io.Writer) (floorOptions, error) {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: loadtest floor [flags]\n\n"+
 			"Runs the bare fasthttp handler (or -base) and kvserver -pool direct on -server-cpus, the loader on\n"+
-			"-loader-cpus, in interleaved paired closed-loop rounds, and prints each server's CPU per request\n"+
+			"-loader-cpus, in interleaved paired rounds (closed loop, or -rate), and prints each server's CPU per request\n"+
 			"(from /proc) and throughput, and kvserver/base for both with a 95 %% interval.\n\n")
 		fs.PrintDefaults()
 	}
@@ -159,6 +162,8 @@ func parseFloor(args []string, stderr io.Writer) (floorOptions, error) {
 		return o, usageError(fmt.Errorf("-round %v: give a positive duration", o.round))
 	case o.conns < 1:
 		return o, usageError(fmt.Errorf("-conns %d: give 1 or more", o.conns))
+	case o.rate < 0 || math.IsNaN(o.rate) || math.IsInf(o.rate, 0):
+		return o, usageError(fmt.Errorf("-rate %v: give 0 (a closed loop) or a rate both servers sustain", o.rate))
 	case o.keys < 1:
 		return o, usageError(fmt.Errorf("-keys %d: give 1 or more", o.keys))
 	case o.valueSize < 1:
@@ -178,6 +183,9 @@ func parseFloor(args []string, stderr io.Writer) (floorOptions, error) {
 		return o, usageError(fmt.Errorf("-cpu-counts %v: -server-cpus has %d CPUs", cpuCounts, o.serverCPUs.Len()))
 	}
 	o.cpuCounts = slices.Compact(o.cpuCounts)
+	if o.rate > 0 && len(o.cpuCounts) > 1 {
+		return o, usageError(fmt.Errorf("-rate with -cpu-counts %v: scaling is each server's closed-loop throughput; measure it without -rate", cpuCounts))
+	}
 	if o.self, err = os.Executable(); err != nil && o.base == baseBare {
 		return o, fmt.Errorf("cannot find this binary to start bare-server with: %w", err)
 	}
@@ -231,8 +239,8 @@ func floorOn(ctx context.Context, o floorOptions, stdout, stderr io.Writer) ([]f
 		base = &floorServer{name: "base", binary: o.base, args: o.baseArgs}
 	}
 	subject := &floorServer{name: "kvserver", binary: o.kvserver, args: o.args}
-	fmt.Fprintf(stdout, "floor: %s against %s; servers on CPUs %s, loader on CPUs %s; %d conns closed loop; %d rounds of %v each; %d ids x %d B\n",
-		describe(subject), describe(base), o.serverCPUs, o.loaderCPUs, o.conns, o.rounds, o.round, o.keys, o.valueSize)
+	fmt.Fprintf(stdout, "floor: %s against %s; servers on CPUs %s, loader on CPUs %s; %d conns %s; %d rounds of %v each; %d ids x %d B\n",
+		describe(subject), describe(base), o.serverCPUs, o.loaderCPUs, o.conns, loopText(o.rate), o.rounds, o.round, o.keys, o.valueSize)
 	if !base.isKvserver() {
 		srv, err := harness.Start(ctx, harness.Options{Argv: []string{o.self, "bare-server", "-addr", "127.0.0.1:0"}, Env: o.selfEnv, CPUs: o.serverCPUs})
 		if err != nil {
@@ -250,6 +258,14 @@ func floorOn(ctx context.Context, o floorOptions, stdout, stderr io.Writer) ([]f
 		sums = append(sums, got...)
 	}
 	return sums, nil
+}
+
+// loopText says how the loader sends: "closed loop", or "at 20,000 req/s open loop".
+func loopText(rate float64) string {
+	if rate == 0 {
+		return "closed loop"
+	}
+	return "at " + thousands(rate) + " req/s open loop"
 }
 
 func describe(f *floorServer) string {
@@ -382,7 +398,7 @@ func floorWorkload(ctx context.Context, o floorOptions, state, wl string, base, 
 	return sum, nil
 }
 
-// floorProfile runs one more closed-loop round of mix against f while
+// floorProfile runs one more round of mix against f while
 // taking its CPU profile into path.
 func floorProfile(ctx context.Context, o floorOptions, f *floorServer, mix workload.Mix, path string) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -413,8 +429,13 @@ func (m floorRun) String() string {
 // limited by the loader rather than the server.
 const loaderBusy = 0.9
 
+// sustained is the share of -rate each round must answer for the two
+// servers to count as measured at the same load.
+const sustained = 0.97
+
 // serverBusy is the median CPU share below which a closed loop did not
 // keep a server busy: it waited (fsync), or another process took its CPU.
+// At a -rate the servers idle by design and it is not checked.
 const serverBusy = 0.85
 
 // floorSummary is what one state and workload's rounds gave on one CPU set.
@@ -448,15 +469,29 @@ func printFloorSummary(w io.Writer, o floorOptions, pair [2]*floorServer, runs [
 	cpuIv, _ := ratio.Paired(col(0, cpu), col(1, cpu))
 	rateIv, _ := ratio.Paired(col(0, rate), col(1, rate))
 	fmt.Fprintf(w, "  %s/%s CPU per request: %s%s\n", pair[1].name, pair[0].name, intervalText(cpuIv), same(cpuIv))
-	fmt.Fprintf(w, "  %s/%s throughput:      %s%s\n", pair[1].name, pair[0].name, intervalText(rateIv), same(rateIv))
 	worst := max(slices.Max(col(0, loader)), slices.Max(col(1, loader)))
-	note := "headroom: the servers, not the loader, set the pace"
-	if worst >= loaderBusy {
-		note = fmt.Sprintf("NOT judged for throughput: the loader reached %.0f%% of its CPUs, so it may have set the pace; CPU per request still holds", 100*worst)
+	var note string
+	if o.rate == 0 {
+		fmt.Fprintf(w, "  %s/%s throughput:      %s%s\n", pair[1].name, pair[0].name, intervalText(rateIv), same(rateIv))
+		note = "headroom: the servers, not the loader, set the pace"
+		if worst >= loaderBusy {
+			note = fmt.Sprintf("NOT judged for throughput: the loader reached %.0f%% of its CPUs, so it may have set the pace; each server's CPU per request is at the pace it got, and -rate compares the two at one", 100*worst)
+		}
+	} else {
+		least := min(slices.Min(col(0, rate)), slices.Min(col(1, rate))) / o.rate
+		// Rounded down: "at least 100.0%" only where every round answered all.
+		fmt.Fprintf(w, "  both answered at least %.1f%% of the %s req/s sent\n", math.Floor(1000*least)/10, thousands(o.rate))
+		if least < sustained {
+			fmt.Fprintf(w, "  NOT at the same load: a round answered under %.0f%% of -rate (a server, or the loader, fell behind); lower -rate\n", 100*sustained)
+		}
+		note = "headroom: the loader sent on time"
+		if worst >= loaderBusy {
+			note = fmt.Sprintf("the loader reached %.0f%% of its CPUs: it may have sent late; lower -rate", 100*worst)
+		}
 	}
 	fmt.Fprintf(w, "  loader CPU share: median %.0f%% / %.0f%%, max %.0f%% of %d CPUs (%s)\n",
 		100*ratio.Median(col(0, loader)), 100*ratio.Median(col(1, loader)), 100*worst, o.loaderCPUs.Len(), note)
-	if idle := min(ratio.Median(col(0, share)), ratio.Median(col(1, share))); idle < serverBusy {
+	if idle := min(ratio.Median(col(0, share)), ratio.Median(col(1, share))); o.rate == 0 && idle < serverBusy {
 		fmt.Fprintf(w, "  NOTE: a server was busy only %.0f%% of its CPUs: it waited (on fsync with -sync), or another process took its CPU; a server that waits pays more per request\n", 100*idle)
 	}
 	var failed int64
@@ -511,15 +546,15 @@ func thousands(x float64) string {
 	return message.NewPrinter(language.English).Sprintf("%d", int64(math.Round(x)))
 }
 
-// floorMeasure runs one closed-loop round of mix against f and reads f's
-// CPU from /proc around it. A kvserver's PUT round is read once it has
-// settled again (its flushes and compactions done, at most o.idleWithin),
+// floorMeasure runs one round of mix (closed loop, or at o.rate) against
+// f and reads f's CPU from /proc around it. A kvserver's PUT round is
+// read once it has settled again (its flushes and compactions done, at most o.idleWithin),
 // so that the writes' background work is charged to them and not to the
 // next round.
 func floorMeasure(ctx context.Context, o floorOptions, f *floorServer, mix workload.Mix, d time.Duration) (floorRun, error) {
 	cfg := config.Default()
 	cfg.Target, cfg.CPUs = f.srv.URL, o.loaderCPUs
-	cfg.Rate, cfg.Duration = 0, d
+	cfg.Rate, cfg.Duration = o.rate, d
 	cfg.Conns, cfg.MaxConns = o.conns, o.conns
 	cfg.Workload.Mix, cfg.Workload.Keys, cfg.Workload.ValueSize = mix, o.keys, o.valueSize
 	cfg.Progress, cfg.KeepResults = 0, false

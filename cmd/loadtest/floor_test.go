@@ -46,6 +46,8 @@ func TestParseFloorRefusesWhatCannotWork(t *testing.T) {
 	f("-server-cpus has 2 CPUs", "-server-cpus", "0-1", "-loader-cpus", "2", "-cpu-counts", "1,4")
 	f(`-cpu-counts "one"`, "-cpu-counts", "one")
 	f(`-cpu-counts "0"`, "-cpu-counts", "0")
+	f("-rate -1", "-rate", "-1")
+	f("scaling is each server's closed-loop throughput", "-server-cpus", "0-1", "-loader-cpus", "2", "-cpu-counts", "1,2", "-rate", "1000")
 }
 
 func TestParseFloorCPUCounts(t *testing.T) {
@@ -137,8 +139,44 @@ func TestFloorBenchRunsBothServersInEveryState(t *testing.T) {
 
 	o.base, o.baseArgs, o.states, o.workloads, o.profileDir = bin, nil, []string{stateCompacted}, []string{"get"}, ""
 	o.cpuCounts = []int{1} // the first CPU of the servers' set
+	o.rate = 1000          // and at one load: an open loop
 	out.Reset()
 	require.NoError(t, floorBench(context.Background(), o, &out, io.Discard))
+	assert.Contains(t, out.String(), "4 conns at 1,000 req/s open loop")
 	assert.Contains(t, out.String(), "kvserver/base CPU per request:")
+	assert.Contains(t, out.String(), "of the 1,000 req/s sent")
 	assert.NotContains(t, out.String(), "FAILED")
+}
+
+// TestPrintFloorSummaryAtARate: at -rate both servers answer the same
+// load, so there is no throughput ratio to give; a round that fell behind
+// the rate is named, and the loader's headroom is judged by its CPU.
+func TestPrintFloorSummaryAtARate(t *testing.T) {
+	o := floorOptions{rate: 20_000, loaderCPUs: cpuset.Of(1)}
+	pair := [2]*floorServer{{name: "bare"}, {name: "kvserver", binary: "kvserver"}}
+	round := func(cpu, rate, loader float64) floorRun {
+		return floorRun{cpuPerReq: cpu, rate: rate, serverShare: 0.5, loaderShare: loader}
+	}
+	var runs [2][]floorRun
+	for i := range 6 {
+		runs[0] = append(runs[0], round(20+float64(i), 20_000, 0.3))
+		runs[1] = append(runs[1], round(30+float64(i), 19_990, 0.4))
+	}
+	var out bytes.Buffer
+	printFloorSummary(&out, o, pair, runs)
+	text := out.String()
+	assert.Contains(t, text, "kvserver/bare CPU per request: ")
+	assert.NotContains(t, text, "throughput", "both answered the rate")
+	assert.Contains(t, text, "both answered at least 99.9% of the 20,000 req/s sent")
+	assert.Contains(t, text, "headroom: the loader sent on time")
+	assert.NotContains(t, text, "NOT")
+	assert.NotContains(t, text, "busy only", "at a rate the servers idle by design")
+
+	runs[1][3] = round(33, 15_000, 0.95)
+	out.Reset()
+	printFloorSummary(&out, o, pair, runs)
+	text = out.String()
+	assert.Contains(t, text, "both answered at least 75.0% of the 20,000 req/s sent")
+	assert.Contains(t, text, "NOT at the same load")
+	assert.Contains(t, text, "the loader reached 95% of its CPUs: it may have sent late")
 }
