@@ -83,8 +83,8 @@ type floorRun struct {
 
 // runFloor is `loadtest floor`: the bare fasthttp handler and kvserver
 // direct on the same CPUs, in interleaved paired rounds of a closed loop
-// (or a rate both sustain), for kvserver's CPU per request and throughput as a multiple of the
-// floor's with a 95 % interval.
+// (or a rate both sustain), for kvserver's CPU per request and throughput
+// as a multiple of the floor's with a 95 % interval.
 func runFloor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parseFloor(args, stderr)
 	if err != nil {
@@ -239,8 +239,12 @@ func floorOn(ctx context.Context, o floorOptions, stdout, stderr io.Writer) ([]f
 		base = &floorServer{name: "base", binary: o.base, args: o.baseArgs}
 	}
 	subject := &floorServer{name: "kvserver", binary: o.kvserver, args: o.args}
+	loop := "closed loop"
+	if o.rate > 0 {
+		loop = "at " + thousands(o.rate) + " req/s open loop"
+	}
 	fmt.Fprintf(stdout, "floor: %s against %s; servers on CPUs %s, loader on CPUs %s; %d conns %s; %d rounds of %v each; %d ids x %d B\n",
-		describe(subject), describe(base), o.serverCPUs, o.loaderCPUs, o.conns, loopText(o.rate), o.rounds, o.round, o.keys, o.valueSize)
+		describe(subject), describe(base), o.serverCPUs, o.loaderCPUs, o.conns, loop, o.rounds, o.round, o.keys, o.valueSize)
 	if !base.isKvserver() {
 		srv, err := harness.Start(ctx, harness.Options{Argv: []string{o.self, "bare-server", "-addr", "127.0.0.1:0"}, Env: o.selfEnv, CPUs: o.serverCPUs})
 		if err != nil {
@@ -258,14 +262,6 @@ func floorOn(ctx context.Context, o floorOptions, stdout, stderr io.Writer) ([]f
 		sums = append(sums, got...)
 	}
 	return sums, nil
-}
-
-// loopText says how the loader sends: "closed loop", or "at 20,000 req/s open loop".
-func loopText(rate float64) string {
-	if rate == 0 {
-		return "closed loop"
-	}
-	return "at " + thousands(rate) + " req/s open loop"
 }
 
 func describe(f *floorServer) string {
@@ -398,8 +394,8 @@ func floorWorkload(ctx context.Context, o floorOptions, state, wl string, base, 
 	return sum, nil
 }
 
-// floorProfile runs one more round of mix against f while
-// taking its CPU profile into path.
+// floorProfile runs one more round of mix against f while taking its CPU
+// profile into path.
 func floorProfile(ctx context.Context, o floorOptions, f *floorServer, mix workload.Mix, path string) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", err
@@ -548,9 +544,9 @@ func thousands(x float64) string {
 
 // floorMeasure runs one round of mix (closed loop, or at o.rate) against
 // f and reads f's CPU from /proc around it. A kvserver's PUT round is
-// read once it has settled again (its flushes and compactions done, at most o.idleWithin),
-// so that the writes' background work is charged to them and not to the
-// next round.
+// read once it has settled again (its flushes and compactions done, at
+// most o.idleWithin), so that the writes' background work is charged to
+// them and not to the next round.
 func floorMeasure(ctx context.Context, o floorOptions, f *floorServer, mix workload.Mix, d time.Duration) (floorRun, error) {
 	cfg := config.Default()
 	cfg.Target, cfg.CPUs = f.srv.URL, o.loaderCPUs
