@@ -471,7 +471,7 @@ func printFloorSummary(w io.Writer, o floorOptions, pair [2]*floorServer, runs [
 		fmt.Fprintf(w, "  %s/%s throughput:      %s%s\n", pair[1].name, pair[0].name, intervalText(rateIv), same(rateIv))
 		note = "headroom: the servers, not the loader, set the pace"
 		if worst >= loaderBusy {
-			note = fmt.Sprintf("NOT judged for throughput: the loader reached %.0f%% of its CPUs, so it may have set the pace; each server's CPU per request is at the pace it got, and -rate compares the two at one", 100*worst)
+			note = fmt.Sprintf("NOT judged for throughput: the loader reached %.0f%% of its CPUs, so it may have set the pace; -rate compares CPU per request at one load", 100*worst)
 		}
 	} else {
 		least := min(slices.Min(col(0, rate)), slices.Min(col(1, rate))) / o.rate
