@@ -177,11 +177,12 @@ func rows() []row {
 				{"max(" + sel("kvserver_pebble_l0_sublevels") + ")", "L0 sublevels"},
 			},
 		}, {
-			title: "Compactions and flushes", unit: "ops", width: 8,
-			description: "Pebble compactions and memtable flushes completed per second.",
+			title: "Compactions, flushes, write stalls", unit: "ops", width: 8,
+			description: "Pebble compactions and memtable flushes completed per second, and write stalls begun: Pebble holding every write back because writes outran flushes or compactions (kvserver's log names the reason).",
 			queries: []query{
 				{"sum(" + rate(sel("kvserver_pebble_compactions_total")) + ")", "compactions"},
 				{"sum(" + rate(sel("kvserver_pebble_flushes_total")) + ")", "flushes"},
+				{"sum(" + rate(sel("kvserver_pebble_write_stalls_total")) + ")", "write stalls"},
 			},
 		}, {
 			title: "Compaction debt", unit: "bytes", width: 8,

@@ -1,26 +1,27 @@
 package metrics
 
 import (
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kvpool/kvpool/internal/store"
 )
 
 // Pebble exports a Pebble database's metrics, gathered at scrape time.
 type Pebble struct {
-	metrics func() *pebble.Metrics
+	metrics func() store.PebbleMetrics
 	descs   []pebbleMetric
 }
 
 type pebbleMetric struct {
 	desc  *prometheus.Desc
 	kind  prometheus.ValueType
-	value func(*pebble.Metrics) float64
+	value func(store.PebbleMetrics) float64
 }
 
 // NewPebble registers the Pebble collector; metrics is called at each scrape.
-func NewPebble(reg prometheus.Registerer, metrics func() *pebble.Metrics) *Pebble {
+func NewPebble(reg prometheus.Registerer, metrics func() store.PebbleMetrics) *Pebble {
 	p := &Pebble{metrics: metrics}
-	add := func(name, help string, kind prometheus.ValueType, value func(*pebble.Metrics) float64) {
+	add := func(name, help string, kind prometheus.ValueType, value func(store.PebbleMetrics) float64) {
 		p.descs = append(p.descs, pebbleMetric{
 			desc:  prometheus.NewDesc("kvserver_pebble_"+name, help, nil, nil),
 			kind:  kind,
@@ -28,19 +29,21 @@ func NewPebble(reg prometheus.Registerer, metrics func() *pebble.Metrics) *Pebbl
 		})
 	}
 	counter, gauge := prometheus.CounterValue, prometheus.GaugeValue
-	add("block_cache_bytes", "Bytes in the block cache.", gauge, func(m *pebble.Metrics) float64 { return float64(m.BlockCache.Size) })
-	add("block_cache_hits_total", "Block cache hits.", counter, func(m *pebble.Metrics) float64 { return float64(m.BlockCache.Hits) })
-	add("block_cache_misses_total", "Block cache misses.", counter, func(m *pebble.Metrics) float64 { return float64(m.BlockCache.Misses) })
-	add("bloom_filter_hits_total", "Reads a bloom filter saved from a data block.", counter, func(m *pebble.Metrics) float64 { return float64(m.Filter.Hits) })
-	add("bloom_filter_misses_total", "Bloom filter checks that could not skip a data block.", counter, func(m *pebble.Metrics) float64 { return float64(m.Filter.Misses) })
-	add("compactions_total", "Compactions completed.", counter, func(m *pebble.Metrics) float64 { return float64(m.Compact.Count) })
-	add("compaction_debt_bytes", "Estimated bytes compaction still has to write.", gauge, func(m *pebble.Metrics) float64 { return float64(m.Compact.EstimatedDebt) })
-	add("flushes_total", "Memtable flushes completed.", counter, func(m *pebble.Metrics) float64 { return float64(m.Flush.Count) })
-	add("memtable_bytes", "Bytes allocated by memtables.", gauge, func(m *pebble.Metrics) float64 { return float64(m.MemTable.Size) })
-	add("wal_bytes_written_total", "Bytes written to the write-ahead log.", counter, func(m *pebble.Metrics) float64 { return float64(m.WAL.BytesWritten) })
-	add("read_amplification", "Sublevels and levels a point read may consult.", gauge, func(m *pebble.Metrics) float64 { return float64(m.ReadAmp()) })
-	add("disk_usage_bytes", "Bytes the store uses on disk.", gauge, func(m *pebble.Metrics) float64 { return float64(m.DiskSpaceUsage()) })
-	add("l0_sublevels", "Sublevels in L0; many mean writes outpace compaction.", gauge, func(m *pebble.Metrics) float64 { return float64(m.Levels[0].Sublevels) })
+	add("block_cache_bytes", "Bytes in the block cache.", gauge, func(m store.PebbleMetrics) float64 { return float64(m.BlockCache.Size) })
+	add("block_cache_hits_total", "Block cache hits.", counter, func(m store.PebbleMetrics) float64 { return float64(m.BlockCache.Hits) })
+	add("block_cache_misses_total", "Block cache misses.", counter, func(m store.PebbleMetrics) float64 { return float64(m.BlockCache.Misses) })
+	add("bloom_filter_hits_total", "Reads a bloom filter saved from a data block.", counter, func(m store.PebbleMetrics) float64 { return float64(m.Filter.Hits) })
+	add("bloom_filter_misses_total", "Bloom filter checks that could not skip a data block.", counter, func(m store.PebbleMetrics) float64 { return float64(m.Filter.Misses) })
+	add("compactions_total", "Compactions completed.", counter, func(m store.PebbleMetrics) float64 { return float64(m.Compact.Count) })
+	add("compaction_debt_bytes", "Estimated bytes compaction still has to write.", gauge, func(m store.PebbleMetrics) float64 { return float64(m.Compact.EstimatedDebt) })
+	add("flushes_total", "Memtable flushes completed.", counter, func(m store.PebbleMetrics) float64 { return float64(m.Flush.Count) })
+	add("memtable_bytes", "Bytes allocated by memtables.", gauge, func(m store.PebbleMetrics) float64 { return float64(m.MemTable.Size) })
+	add("wal_bytes_written_total", "Bytes written to the write-ahead log.", counter, func(m store.PebbleMetrics) float64 { return float64(m.WAL.BytesWritten) })
+	add("read_amplification", "Sublevels and levels a point read may consult.", gauge, func(m store.PebbleMetrics) float64 { return float64(m.ReadAmp()) })
+	add("disk_usage_bytes", "Bytes the store uses on disk.", gauge, func(m store.PebbleMetrics) float64 { return float64(m.DiskSpaceUsage()) })
+	add("l0_sublevels", "Sublevels in L0; many mean writes outpace compaction.", gauge, func(m store.PebbleMetrics) float64 { return float64(m.Levels[0].Sublevels) })
+	add("write_stalls_total", "Times Pebble held every write back because writes outran flushes (memtables waiting) or compactions (L0 sublevels).", counter, func(m store.PebbleMetrics) float64 { return float64(m.WriteStalls) })
+	add("write_stall_seconds_total", "Seconds Pebble held writes back, a stall under way included.", counter, func(m store.PebbleMetrics) float64 { return m.WriteStallTime.Seconds() })
 	reg.MustRegister(p)
 	return p
 }

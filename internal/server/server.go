@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/metrics"
 	"github.com/kvpool/kvpool/internal/pool"
@@ -68,7 +67,7 @@ type Options struct {
 	Log *slog.Logger
 	// PebbleMetrics, if set, is read at each scrape of /metrics and
 	// exported as kvserver_pebble_*.
-	PebbleMetrics func() *pebble.Metrics
+	PebbleMetrics func() store.PebbleMetrics
 }
 
 // New starts the pool over st, behind the row cache (-row-cache-mb) and

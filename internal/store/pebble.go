@@ -118,7 +118,7 @@ func (c Compression) profile() (*sstable.CompressionProfile, error) {
 }
 
 // pebbleOptions translates opts (defaults applied) into Pebble's.
-func pebbleOptions(opts Options, cache *pebble.Cache) (*pebble.Options, error) {
+func pebbleOptions(opts Options, cache *pebble.Cache, stalls *writeStalls) (*pebble.Options, error) {
 	compression, err := opts.Compression.profile()
 	if err != nil {
 		return nil, err
@@ -132,6 +132,7 @@ func pebbleOptions(opts Options, cache *pebble.Cache) (*pebble.Options, error) {
 		L0CompactionThreshold: opts.L0CompactionThreshold,
 		L0StopWritesThreshold: opts.L0StopWritesThreshold,
 		Logger:                pebbleLogger{opts.Logger},
+		EventListener:         stalls.listener(),
 	}
 	for i := range po.Levels {
 		// Bloom filters let a GET of an absent key skip the data blocks.
@@ -163,8 +164,9 @@ func pebbleOptions(opts Options, cache *pebble.Cache) (*pebble.Options, error) {
 
 // Pebble is a Store on a Pebble database.
 type Pebble struct {
-	db    *pebble.DB
-	write *pebble.WriteOptions
+	db     *pebble.DB
+	write  *pebble.WriteOptions
+	stalls *writeStalls
 }
 
 var _ Store = (*Pebble)(nil)
@@ -186,7 +188,8 @@ func Open(opts Options) (*Pebble, error) {
 	cache := pebble.NewCache(opts.CacheBytes)
 	defer cache.Unref() // the DB holds its own reference
 
-	po, err := pebbleOptions(opts, cache)
+	stalls := newWriteStalls(opts.Logger)
+	po, err := pebbleOptions(opts, cache, stalls)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +207,7 @@ func Open(opts Options) (*Pebble, error) {
 	if opts.Sync {
 		write = pebble.Sync
 	}
-	return &Pebble{db: db, write: write}, nil
+	return &Pebble{db: db, write: write, stalls: stalls}, nil
 }
 
 // compactAll flushes db's memtable and compacts its whole key range
@@ -255,9 +258,13 @@ func (s *Pebble) Delete(_ int64, key []byte) error { return s.db.Delete(key, s.w
 // Close implements Store.
 func (s *Pebble) Close() error { return s.db.Close() }
 
-// Metrics returns Pebble's counters; the metrics package reads them at
-// scrape time.
-func (s *Pebble) Metrics() *pebble.Metrics { return s.db.Metrics() }
+// Metrics returns Pebble's counters and its write stalls; the metrics
+// package reads them at scrape time.
+func (s *Pebble) Metrics() PebbleMetrics {
+	m := PebbleMetrics{Metrics: s.db.Metrics()}
+	m.WriteStalls, m.WriteStallTime = s.stalls.read()
+	return m
+}
 
 // pebbleLogger sends Pebble's chatter (WAL rotations, flushes) to debug and
 // its errors to error.

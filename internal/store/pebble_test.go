@@ -105,7 +105,7 @@ func TestPebbleOptions(t *testing.T) {
 		got, err := s.Get(0, nil, []byte("key042"))
 		require.NoError(t, err)
 		require.Equal(t, value, got)
-		check(t, s.Metrics())
+		check(t, s.Metrics().Metrics)
 	}
 	f(Options{Compression: CompressionNone}, func(t *testing.T, m *pebble.Metrics) {
 		assert.Positive(t, m.Table.CompressedCountNone)

@@ -1,0 +1,76 @@
+package store
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/kvpool/kvpool/internal/mono"
+)
+
+// PebbleMetrics are Pebble's own metrics and the write stalls it reported,
+// which its metrics do not count.
+type PebbleMetrics struct {
+	*pebble.Metrics
+	// WriteStalls counts the times Pebble held every write back (too many
+	// memtables waiting to flush, or too many L0 sublevels: writes outran
+	// flushes and compactions); WriteStallTime is how long they lasted
+	// together, one under way included.
+	WriteStalls    uint64
+	WriteStallTime time.Duration
+}
+
+// writeStalls follows Pebble's write stall events: they come one at a
+// time, a begin then its end, from Pebble's goroutines.
+type writeStalls struct {
+	log *slog.Logger
+	now func() int64 // mono's scale; a test's clock
+
+	mu    sync.Mutex
+	count uint64
+	total time.Duration
+	since int64 // when the stall under way began; 0: none
+}
+
+func newWriteStalls(log *slog.Logger) *writeStalls {
+	return &writeStalls{log: log, now: mono.Now}
+}
+
+func (w *writeStalls) begin(info pebble.WriteStallBeginInfo) {
+	w.mu.Lock()
+	w.count++
+	w.since = w.now()
+	w.mu.Unlock()
+	w.log.Warn("store: Pebble holds writes back until flushes and compactions catch up", "reason", info.Reason)
+}
+
+func (w *writeStalls) end() {
+	w.mu.Lock()
+	var d time.Duration
+	if w.since != 0 {
+		d = time.Duration(w.now() - w.since)
+		w.total += d
+		w.since = 0
+	}
+	w.mu.Unlock()
+	w.log.Info("store: Pebble lets writes through again", "stalled", d)
+}
+
+// read returns the stalls so far and their total length, counting one
+// under way up to now.
+func (w *writeStalls) read() (uint64, time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	total := w.total
+	if w.since != 0 {
+		total += time.Duration(w.now() - w.since)
+	}
+	return w.count, total
+}
+
+// listener is what Pebble is given to report the stalls.
+func (w *writeStalls) listener() *pebble.EventListener {
+	return &pebble.EventListener{WriteStallBegin: w.begin, WriteStallEnd: w.end}
+}
