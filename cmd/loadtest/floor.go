@@ -21,6 +21,7 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/engine"
 	"github.com/kvpool/kvpool/internal/loadgen/fill"
+	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 	"github.com/kvpool/kvpool/internal/ratio"
 )
@@ -421,10 +422,6 @@ func (m floorRun) String() string {
 	return s
 }
 
-// loaderBusy is the loader's CPU share above which a round may have been
-// limited by the loader rather than the server.
-const loaderBusy = 0.9
-
 // sustained is the share of -rate each round must answer for the two
 // servers to count as measured at the same load.
 const sustained = 0.97
@@ -440,7 +437,7 @@ type floorSummary struct {
 	names       [2]string      // base's, subject's
 	rates       [2]float64     // their median throughputs
 	throughput  ratio.Interval // subject's over base's, paired
-	loaderBound bool           // the loader reached loaderBusy: throughput not judged
+	loaderBound bool           // the loader reached saturate.Busy: throughput not judged
 }
 
 // printFloorSummary prints each server's medians and subject/base for CPU
@@ -470,7 +467,7 @@ func printFloorSummary(w io.Writer, o floorOptions, pair [2]*floorServer, runs [
 	if o.rate == 0 {
 		fmt.Fprintf(w, "  %s/%s throughput:      %s%s\n", pair[1].name, pair[0].name, intervalText(rateIv), same(rateIv))
 		note = "headroom: the servers, not the loader, set the pace"
-		if worst >= loaderBusy {
+		if worst >= saturate.Busy {
 			note = fmt.Sprintf("NOT judged for throughput: the loader reached %.0f%% of its CPUs, so it may have set the pace; -rate compares CPU per request at one load", 100*worst)
 		}
 	} else {
@@ -481,7 +478,7 @@ func printFloorSummary(w io.Writer, o floorOptions, pair [2]*floorServer, runs [
 			fmt.Fprintf(w, "  NOT at the same load: a round answered under %.0f%% of -rate (a server, or the loader, fell behind); lower -rate\n", 100*sustained)
 		}
 		note = "headroom: the loader sent on time"
-		if worst >= loaderBusy {
+		if worst >= saturate.Busy {
 			note = fmt.Sprintf("the loader reached %.0f%% of its CPUs: it may have sent late; lower -rate", 100*worst)
 		}
 	}
@@ -500,7 +497,7 @@ func printFloorSummary(w io.Writer, o floorOptions, pair [2]*floorServer, runs [
 		fmt.Fprintf(w, "  WARNING: %d requests failed or were answered other than 200/201/404\n", failed)
 	}
 	return floorSummary{names: [2]string{pair[0].name, pair[1].name}, rates: [2]float64{ratio.Median(col(0, rate)), ratio.Median(col(1, rate))},
-		throughput: rateIv, loaderBound: worst >= loaderBusy}
+		throughput: rateIv, loaderBound: worst >= saturate.Busy}
 }
 
 // printScaling prints, per state and workload, each server's throughput
@@ -520,7 +517,7 @@ func printScaling(w io.Writer, counts []int, byCount [][]floorSummary) {
 			}
 			note := ""
 			if s.loaderBound || first.loaderBound {
-				note = fmt.Sprintf(" (NOT judged: the loader reached %.0f %% of its CPUs)", 100*loaderBusy)
+				note = fmt.Sprintf(" (NOT judged: the loader reached %.0f %% of its CPUs)", 100*saturate.Busy)
 			}
 			fmt.Fprintf(w, "  n=%d: %s %s req/s (%.2f×), %s %s req/s (%.2f×); %s's scaling over %s's %s%s%s\n", counts[c],
 				s.names[0], thousands(s.rates[0]), s.rates[0]/first.rates[0], s.names[1], thousands(s.rates[1]), s.rates[1]/first.rates[1],
