@@ -1,0 +1,316 @@
+// Package ioload decides how fast writes may enter an LSM store so that
+// its flushes and compactions keep up: from the store's own state,
+// sampled a few times a second, to a byte rate, or no limit at all while
+// the store is healthy. It is the rule of the default admission's write
+// pacing (pool's write class), after CockroachDB's IO load listener,
+// which does the same on Pebble: writes are held to what flushes move out
+// of the memtables and compactions move out of L0, so that neither queue
+// reaches the point where the store holds every write back (a write
+// stall), and reads, which need neither, are never behind them.
+//
+// CockroachDB adjusts every 15 s; here the controller is ticked every
+// 100 ms or so, because a write flood on a small machine fills a 64 MiB
+// memtable in under a second and L0's stall point in 10-20 s.
+//
+// The package knows nothing of Pebble's types, of pools or of HTTP: a
+// Sample is numbers, a Decision is numbers, and time is what the caller
+// says it is (tests tick a simulated clock).
+package ioload
+
+import (
+	"math"
+	"time"
+)
+
+// Sample is the store's state at one tick. Counters (the fields that say
+// "so far") only grow; the rest are gauges.
+type Sample struct {
+	// MemTableBytes is what the memtables take now, the one being written
+	// included; MemTableSize one memtable's size; MemTableStallBytes the
+	// total at which the store holds writes back once the memtable being
+	// written is full (Pebble: MemTableStopWritesThreshold ×
+	// MemTableSize).
+	MemTableBytes, MemTableSize, MemTableStallBytes uint64
+	// L0Sublevels is L0's sublevels now; L0CompactSublevels where
+	// compactions out of L0 begin, L0StallSublevels where the store holds
+	// writes back (Pebble: L0CompactionThreshold, L0StopWritesThreshold).
+	L0Sublevels, L0CompactSublevels, L0StallSublevels int
+	// L0Bytes is L0's size now; L0AddedBytes the bytes flushed or
+	// ingested into L0 so far. What left L0 between two samples is the
+	// difference of the two sizes plus what was added.
+	L0Bytes      int64
+	L0AddedBytes uint64
+	// FlushedBytes and FlushWork are the bytes flushes wrote so far and
+	// how long they worked to write them (Pebble's
+	// Flush.WriteThroughput): their ratio is how fast a flush drains a
+	// memtable while it runs.
+	FlushedBytes int64
+	FlushWork    time.Duration
+	// Stalls counts the store's write stalls so far.
+	Stalls uint64
+}
+
+// Cause says which of the store's queues limits the write rate.
+type Cause uint8
+
+const (
+	// None: the store keeps up; writes are not paced.
+	None Cause = iota
+	// MemTables: a memtable waits for its flush, and the one being
+	// written must not fill before that flush ends.
+	MemTables
+	// L0: L0 has more sublevels than compactions start at; writes are
+	// held near what compactions move out of it.
+	L0
+)
+
+func (c Cause) String() string {
+	switch c {
+	case MemTables:
+		return "memtables"
+	case L0:
+		return "l0"
+	}
+	return "none"
+}
+
+// Decision is what a tick decides.
+type Decision struct {
+	// Rate is how many bytes a second writes may enter at until the next
+	// tick; math.Inf(1) while they need no limit.
+	Rate  float64
+	Cause Cause
+	// Overload is how close the store is to holding writes back: the
+	// larger of the memtables' share of MemTableStallBytes and L0's
+	// sublevels' share of L0StallSublevels. At 1 the store stalls.
+	Overload float64
+}
+
+// Paced reports whether d limits writes.
+func (d Decision) Paced() bool { return !math.IsInf(d.Rate, 1) }
+
+// Tunables. Each is a rule of thumb whose reason is given; none depends
+// on the machine, the store's size or the load.
+const (
+	// l0Window is how far back the rate at which bytes leave L0 is
+	// averaged. A compaction out of L0 ends in one step, seconds after it
+	// began: a shorter window swings between nothing and a burst.
+	l0Window = 5 * time.Second
+	// flushSmoothing is the weight of the newest flushes' throughput in
+	// the flush rate (CockroachDB's alpha).
+	flushSmoothing = 0.5
+	// The flush fraction is the share of the flush rate writes get while
+	// a memtable waits: the next memtable then fills no faster than the
+	// waiting one drains. A flush competes for CPU with compactions and
+	// requests, so it may run slower than the flushes measured: each
+	// stall takes stallStep off it (down to minFraction), and each second
+	// paced without one gives riseStep back (up to maxFraction, 1: more
+	// would fill the memtable before the flush ends).
+	startFraction = 0.8
+	minFraction   = 0.4
+	maxFraction   = 1.0
+	stallStep     = 0.1
+	riseStep      = 0.025
+	// minRate is the least a limit grants, so that a store that measured
+	// nothing yet still lets a trickle of writes through (64 KiB/s).
+	minRate = 64 << 10
+)
+
+// Controller turns samples into decisions. Not safe for concurrent use:
+// one goroutine ticks it.
+type Controller struct {
+	started bool
+	last    Sample
+	lastAt  int64 // ns, the caller's clock
+
+	flushRate float64 // bytes per second of flush work; 0: none measured
+	fullFlush bool    // flushRate is of full-sized flushes (see measure)
+	fraction  float64 // of flushRate, while a memtable waits
+
+	// out holds what left L0 in each tick of the last l0Window.
+	out      []l0Out
+	quietFor time.Duration // paced by memtables without a stall, since the last rise
+}
+
+type l0Out struct {
+	span  time.Duration
+	bytes int64
+}
+
+// New returns a controller that has seen nothing yet: its first tick
+// decides no limit.
+func New() *Controller { return &Controller{fraction: startFraction} }
+
+// Tick folds s, sampled at (ns on any monotonic scale), into the
+// controller and decides the write rate until the next tick.
+func (c *Controller) Tick(at int64, s Sample) Decision {
+	d := Decision{Rate: math.Inf(1), Overload: overload(s)}
+	if !c.started || at <= c.lastAt {
+		c.started, c.last, c.lastAt = true, s, at
+		return d
+	}
+	span := time.Duration(at - c.lastAt)
+	c.measure(span, s)
+	stalls := s.Stalls - c.last.Stalls
+	c.last, c.lastAt = s, at
+
+	if stalls > 0 {
+		// The limit was too loose: this tick's is tighter already.
+		c.fraction = max(c.fraction-stallStep*float64(min(stalls, 3)), minFraction)
+		c.quietFor = 0
+	}
+	if rate, ok := c.memTableRate(s); ok {
+		d.Rate, d.Cause = rate, MemTables
+	}
+	if rate, ok := c.l0Rate(s); ok && rate < d.Rate {
+		d.Rate, d.Cause = rate, L0
+	}
+	if stalls == 0 && d.Cause == MemTables {
+		c.rise(span)
+	}
+	if d.Paced() {
+		d.Rate = max(d.Rate, minRate)
+	}
+	return d
+}
+
+// measure updates the flush rate and the window of bytes out of L0 with
+// what happened since the last sample.
+func (c *Controller) measure(span time.Duration, s Sample) {
+	if work := s.FlushWork - c.last.FlushWork; work > 0 {
+		bytes := s.FlushedBytes - c.last.FlushedBytes
+		rate := float64(bytes) / work.Seconds()
+		// A store that has just opened writes small memtables first
+		// (Pebble doubles them from 256 KiB up to MemTableSize), and a
+		// small flush runs faster per byte than a full one, which must
+		// share the CPU with compactions for longer. Once a full-sized
+		// flush has been measured only those count.
+		full := s.MemTableSize > 0 && uint64(bytes) >= s.MemTableSize/2
+		switch {
+		case full && !c.fullFlush:
+			c.flushRate, c.fullFlush = rate, true
+		case c.flushRate == 0:
+			c.flushRate = rate
+		case full || !c.fullFlush:
+			c.flushRate = flushSmoothing*rate + (1-flushSmoothing)*c.flushRate
+		}
+	}
+	// Bytes that left L0: it was last.L0Bytes, gained what was added, and
+	// is s.L0Bytes now. A flush and a compaction ending between the two
+	// samples can make it a little off; it is never below 0.
+	added := int64(s.L0AddedBytes - c.last.L0AddedBytes)
+	left := max(c.last.L0Bytes+added-s.L0Bytes, 0)
+	c.out = append(c.out, l0Out{span: span, bytes: left})
+	var total time.Duration
+	for i := len(c.out) - 1; i >= 0; i-- {
+		total += c.out[i].span
+		if total > l0Window {
+			c.out = append(c.out[:0], c.out[i+1:]...)
+			break
+		}
+	}
+}
+
+// memTableRate is the limit a waiting memtable sets: once the memtable
+// being written fills, the store stalls unless the flushes ahead of it
+// are done, so writes may enter no faster than flushes drain, times the
+// fraction. No limit while one more full memtable would stay within the
+// stall point (the memtable being written is the only one), or before
+// any flush was measured.
+func (c *Controller) memTableRate(s Sample) (float64, bool) {
+	waiting := s.MemTableStallBytes > 0 && s.MemTableBytes+s.MemTableSize > s.MemTableStallBytes
+	if !waiting || c.flushRate == 0 {
+		return 0, false
+	}
+	return c.fraction * c.flushRate, true
+}
+
+// l0Rate is the limit L0 sets once it has as many sublevels as
+// compactions start at: near the rate bytes left L0 over the last
+// l0Window, twice it at the compaction point, once it two sublevels
+// higher, half of it halfway to the stall point, a quarter of it one
+// below the stall point (CockroachDB's shape, on Pebble's own
+// thresholds): the further L0 is from healthy, the faster compactions
+// must outrun the writes. Before anything left L0, the flush rate stands
+// in for what compactions move (a compaction rewrites what a flush
+// wrote, and is no faster).
+func (c *Controller) l0Rate(s Sample) (float64, bool) {
+	lo, hi := s.L0CompactSublevels, s.L0StallSublevels
+	if hi <= 0 || lo <= 0 || s.L0Sublevels < lo {
+		return 0, false
+	}
+	base := c.l0OutRate()
+	if base == 0 {
+		base = c.flushRate / 2
+	}
+	if base == 0 {
+		return 0, false
+	}
+	return base * l0Share(s.L0Sublevels, lo, hi), true
+}
+
+// l0Share is the share of the L0 out rate writes get at sublevels n,
+// compactions starting at lo and writes stalling at hi: piecewise linear
+// through (lo, 2), (lo+2, 1), ((lo+hi)/2, 0.5), (hi-1, 0.25), and 0.25
+// above.
+func l0Share(n, lo, hi int) float64 {
+	mid := float64(lo+hi) / 2
+	points := [...][2]float64{{float64(lo), 2}, {float64(lo + 2), 1}, {mid, 0.5}, {float64(hi - 1), 0.25}}
+	x := float64(n)
+	if x <= points[0][0] {
+		return points[0][1]
+	}
+	for i := 1; i < len(points); i++ {
+		a, b := points[i-1], points[i]
+		if x <= b[0] && b[0] > a[0] {
+			return a[1] + (b[1]-a[1])*(x-a[0])/(b[0]-a[0])
+		}
+	}
+	return points[len(points)-1][1]
+}
+
+// l0OutRate is the bytes a second that left L0 over the window; 0 when
+// none did.
+func (c *Controller) l0OutRate() float64 {
+	var span time.Duration
+	var bytes int64
+	for _, o := range c.out {
+		span += o.span
+		bytes += o.bytes
+	}
+	if span <= 0 || bytes == 0 {
+		return 0
+	}
+	return float64(bytes) / span.Seconds()
+}
+
+// rise gives the flush fraction riseStep back for each whole second
+// writes were paced by the memtables without a stall (a stall takes
+// stallStep off at once: see Tick).
+func (c *Controller) rise(span time.Duration) {
+	c.quietFor += span
+	for c.quietFor >= time.Second {
+		c.quietFor -= time.Second
+		c.fraction = min(c.fraction+riseStep, maxFraction)
+	}
+}
+
+// overload is how close s is to a write stall (see Decision.Overload).
+func overload(s Sample) float64 {
+	var mem, l0 float64
+	if s.MemTableStallBytes > 0 {
+		mem = float64(s.MemTableBytes) / float64(s.MemTableStallBytes)
+	}
+	if s.L0StallSublevels > 0 {
+		l0 = float64(s.L0Sublevels) / float64(s.L0StallSublevels)
+	}
+	return max(mem, l0)
+}
+
+// FlushRate is the flush throughput measured so far, bytes a second of
+// flush work (0: none yet); Fraction the share of it writes get while a
+// memtable waits. For metrics and logs.
+func (c *Controller) FlushRate() float64 { return c.flushRate }
+
+// Fraction: see FlushRate.
+func (c *Controller) Fraction() float64 { return c.fraction }
