@@ -19,7 +19,8 @@ import (
 
 // kvserver is a real kvserver, in process, on a loopback port and a
 // temporary store, configured so that every metric family it can export
-// is exported: a queueing pool (fifo) and -io-concurrency > 0.
+// is exported: the default pool (auto: a queue per class, write pacing)
+// and -io-concurrency > 0.
 type kvserver struct {
 	addr   string // 127.0.0.1:PORT
 	client *http.Client
@@ -30,7 +31,7 @@ func startKVServer(t *testing.T) *kvserver {
 	cfg := server.DefaultConfig()
 	cfg.Addr = "127.0.0.1:0"
 	cfg.DataDir = t.TempDir()
-	cfg.Pool = "fifo"
+	cfg.Pool = "auto"
 	cfg.Pcfg.Workers = 2
 	cfg.CacheMiB = 8
 	cfg.IOConcurrency = 2

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"math"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -189,6 +190,83 @@ func TestVersionOf(t *testing.T) {
 	assert.NotEmpty(t, Version())
 }
 
+// TestAdmissionCollector: each class's counts under its class label, the
+// pace as 0/1 and a rate (0 while not paced), and the signal.
+func TestAdmissionCollector(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	var reads, writes pool.Stats
+	pace := pool.PaceStats{Rate: math.Inf(1)}
+	var io IOState
+	NewAdmission(reg, func() (pool.Stats, pool.Stats) { return reads, writes }, func() pool.PaceStats { return pace }, func() IOState { return io })
+	reads.Completed, reads.Queued, reads.Workers = 9, 1, 4
+	writes.Completed, writes.Workers = 3, 2
+	writes.Rejected[pool.ReasonIO] = 5
+	io = IOState{Overload: 0.75, L0Paced: 1500 * time.Millisecond}
+	gather := func(want string, names ...string) {
+		t.Helper()
+		require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), names...))
+	}
+	gather(`
+# HELP kvserver_admission_completed_total Requests each class admitted and ran (class: read = GET; write = PUT, DELETE).
+# TYPE kvserver_admission_completed_total counter
+kvserver_admission_completed_total{class="read"} 9
+kvserver_admission_completed_total{class="write"} 3
+# HELP kvserver_admission_queue_depth Requests waiting for a slot of their class now.
+# TYPE kvserver_admission_queue_depth gauge
+kvserver_admission_queue_depth{class="read"} 1
+kvserver_admission_queue_depth{class="write"} 0
+# HELP kvserver_admission_write_paced 1 while writes are held to what the store's flushes and compactions absorb, else 0.
+# TYPE kvserver_admission_write_paced gauge
+kvserver_admission_write_paced 0
+# HELP kvserver_admission_write_rate_bytes Bytes a second writes may enter the store at while paced; 0 when they are not (see kvserver_admission_write_paced).
+# TYPE kvserver_admission_write_rate_bytes gauge
+kvserver_admission_write_rate_bytes 0
+# HELP kvserver_admission_io_overload How close the store is to holding every write back: the larger of the memtables' share of their stall point and L0's sublevels' share of theirs; 1 is a write stall.
+# TYPE kvserver_admission_io_overload gauge
+kvserver_admission_io_overload 0.75
+# HELP kvserver_admission_write_paced_seconds_total Seconds writes were paced, by the store's queue that set the rate (memtables: one waits for its flush; l0: L0 has sublevels past the compaction point).
+# TYPE kvserver_admission_write_paced_seconds_total counter
+kvserver_admission_write_paced_seconds_total{cause="l0"} 1.5
+kvserver_admission_write_paced_seconds_total{cause="memtables"} 0
+`, "kvserver_admission_completed_total", "kvserver_admission_queue_depth", "kvserver_admission_write_paced",
+		"kvserver_admission_write_rate_bytes", "kvserver_admission_io_overload", "kvserver_admission_write_paced_seconds_total")
+	pace = pool.PaceStats{Rate: 8 << 20, Delayed: 7, DelayTotal: 2 * time.Second}
+	gather(`
+# HELP kvserver_admission_write_paced 1 while writes are held to what the store's flushes and compactions absorb, else 0.
+# TYPE kvserver_admission_write_paced gauge
+kvserver_admission_write_paced 1
+# HELP kvserver_admission_write_rate_bytes Bytes a second writes may enter the store at while paced; 0 when they are not (see kvserver_admission_write_paced).
+# TYPE kvserver_admission_write_rate_bytes gauge
+kvserver_admission_write_rate_bytes 8.388608e+06
+# HELP kvserver_admission_write_delayed_total Writes that waited for their share of the paced rate.
+# TYPE kvserver_admission_write_delayed_total counter
+kvserver_admission_write_delayed_total 7
+`, "kvserver_admission_write_paced", "kvserver_admission_write_rate_bytes", "kvserver_admission_write_delayed_total")
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	refused := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "kvserver_admission_rejected_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			var class, reason string
+			for _, l := range m.GetLabel() {
+				switch l.GetName() {
+				case "class":
+					class = l.GetValue()
+				case "reason":
+					reason = l.GetValue()
+				}
+			}
+			refused[class+"/"+reason] = m.GetCounter().GetValue()
+		}
+	}
+	assert.Len(t, refused, 2*pool.NumReasons, "every reason of both classes, at 0 until one comes")
+	assert.Equal(t, 5.0, refused["write/io"])
+	assert.Zero(t, refused["read/io"])
+}
+
 func TestPoolCollectorReadsStatsAtScrape(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	var s pool.Stats
@@ -209,6 +287,7 @@ kvserver_pool_rejected_total{pool="fifo",reason="deadline"} 2
 kvserver_pool_rejected_total{pool="fifo",reason="dropped"} 0
 kvserver_pool_rejected_total{pool="fifo",reason="expired"} 0
 kvserver_pool_rejected_total{pool="fifo",reason="full"} 1
+kvserver_pool_rejected_total{pool="fifo",reason="io"} 0
 kvserver_pool_rejected_total{pool="fifo",reason="retry"} 0
 # HELP kvserver_pool_completed_total Tasks the pool ran to completion.
 # TYPE kvserver_pool_completed_total counter

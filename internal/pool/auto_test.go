@@ -40,14 +40,15 @@ type retryProbe struct{ probe }
 
 func (*retryProbe) Retry() bool { return true }
 
-// autoPool is the auto variant over lim on a fake clock, its slots held
-// until release is closed.
+// autoPool is the auto variant's read class over lim on a fake clock,
+// its slots held until release is closed (the write class is the same
+// machinery: see classes_test.go for what sets them apart).
 func autoPool(t *testing.T, lim *timedSlots, maxWait time.Duration) (*slotPool, chan struct{}) {
 	t.Helper()
 	p, err := New(Auto, Config{Capacity: 1000, MaxWait: maxWait, clock: newFakeClock(), limiter: lim})
 	require.NoError(t, err)
-	sp := p.(*slotPool)
-	return sp, holdWorkers(t, p, lim.slots)
+	reads := p.(*classPool).reads
+	return reads, holdWorkers(t, reads, lim.slots)
 }
 
 // TestAutoBoundsTheWaitInTime: with 2 slots each held 1 ms, the ahead-th
@@ -78,7 +79,7 @@ func TestAutoBoundsTheWaitInTime(t *testing.T) {
 	p.Submit(first) // 41st: 20.5 ms
 	assert.EqualValues(t, 1, first.rejects.Load())
 	assert.EqualValues(t, ReasonFull, first.reason.Load())
-	assert.Equal(t, 20*time.Millisecond, p.Drain(), "40 queued × 1 ms ÷ 2 slots")
+	assert.Equal(t, 20*time.Millisecond, p.Drain(first), "40 queued × 1 ms ÷ 2 slots")
 
 	close(release)
 	waitIdle(t, p)

@@ -67,18 +67,38 @@ type Retried interface {
 	Retry() bool
 }
 
+// Writer is a Task that may say it changes the store (a PUT or a
+// DELETE): the auto variant admits such tasks apart from those that only
+// read, and paces them (see Pacer). bytes is what the write adds to the
+// store (its key and value), the cost the pacer charges. Writes must be
+// cheap and must not change while the pool holds the task.
+type Writer interface {
+	Task
+	Writes() (bytes int, ok bool)
+}
+
+// isWrite reports whether t says it changes the store, and its bytes.
+func isWrite(t Task) (int, bool) {
+	if w, ok := t.(Writer); ok {
+		return w.Writes()
+	}
+	return 0, false
+}
+
 // isRetry reports whether t says it is a retry.
 func isRetry(t Task) bool {
 	r, ok := t.(Retried)
 	return ok && r.Retry()
 }
 
-// Drainer is a Pool that can tell how long the tasks queued now would
-// take to reach a slot at the rate its slots serve them: what an
-// overloaded server's Retry-After should say. 0: nothing queued, or
-// nothing measured yet. Cheap: a few atomic loads.
+// Drainer is a Pool that can tell how long the tasks queued now ahead of
+// t would take to reach a slot at the rate its slots serve them (and, for
+// a paced write, until the store has absorbed the writes admitted before
+// it): what an overloaded server's Retry-After should say to t's client.
+// 0: nothing queued, or nothing measured yet. Cheap: a few atomic loads
+// (a paced write's a lock).
 type Drainer interface {
-	Drain() time.Duration
+	Drain(t Task) time.Duration
 }
 
 // Pool accepts tasks and runs them on its workers.
@@ -137,12 +157,17 @@ const (
 	// would have kept it waiting longer than a retry may wait (see
 	// Config.MaxWait): retries are shed before first tries.
 	ReasonRetry
+	// ReasonIO: the task was a write (see Writer) while the store's
+	// flushes and compactions were behind, and waiting for its share of
+	// what they absorb would have taken longer than the bound (see
+	// Pacer).
+	ReasonIO
 
 	// NumReasons is the number of reasons; Stats.Rejected is indexed by Reason.
-	NumReasons = int(ReasonRetry) + 1
+	NumReasons = int(ReasonIO) + 1
 )
 
-var reasonNames = [NumReasons]string{"full", "dropped", "expired", "closed", "deadline", "abandoned", "retry"}
+var reasonNames = [NumReasons]string{"full", "dropped", "expired", "closed", "deadline", "abandoned", "retry", "io"}
 
 func (r Reason) String() string {
 	if int(r) < NumReasons {
@@ -349,11 +374,13 @@ func (c Config) withDefaults() Config {
 // Variants lists the names New accepts, in the order documentation shows them.
 var Variants = []string{"auto", "direct", "fifo", "lifo", "msqueue", "multiqueue", "adaptive"}
 
-// Auto is the variant that needs no tuning, kvserver's default: fifo's
-// queue in the handler (ExecHandler), its slots a Vegas limit (unless
-// Limit says otherwise) that finds how many operations the store serves
-// at once, and its waits bounded in time, AutoMaxWait unless MaxWait
-// says otherwise, retries shed first. See Resolve.
+// Auto is the variant that needs no tuning, kvserver's default: reads
+// and writes (see Writer) admitted apart, each class fifo's queue in the
+// handler (ExecHandler), its slots a Vegas limit (unless Limit says
+// otherwise) that finds how many operations the store serves at once,
+// and its waits bounded in time, AutoMaxWait unless MaxWait says
+// otherwise, retries shed first; writes also paced to what the store
+// absorbs (Pacer). See Resolve and classPool.
 const Auto = "auto"
 
 // Resolve is the one place a pool's configuration is completed and
@@ -418,6 +445,9 @@ func New(name string, cfg Config) (Pool, error) {
 	}
 	if name == "direct" {
 		return newDirect(cfg), nil
+	}
+	if name == Auto {
+		return newClassPool(cfg)
 	}
 	if cfg.Exec == ExecHandler {
 		return newSlotPool(name, cfg, queues[name])

@@ -56,6 +56,9 @@ type slotPool struct {
 	inflight paddedInt64
 	room     signal // OverflowBlock's submitters wait here for room or a slot
 	waiters  sync.Pool
+	// pace, if set, holds writes to a byte rate before they queue for a
+	// slot (auto's write class; see pacer).
+	pace *pacer
 }
 
 // newSlotPool is the handler-mode pool of variant name over the queue
@@ -119,6 +122,13 @@ func (p *slotPool) Submit(t Task) {
 	if !p.gate.enter() {
 		p.reject(t, ReasonClosed)
 		return
+	}
+	if p.pace != nil {
+		if r, refuse := p.pace.admit(t, &p.cfg, p.paceBound(), p.gate.done); refuse {
+			p.reject(t, r)
+			p.gate.leave()
+			return
+		}
 	}
 	if p.q.empty() {
 		if inflight, ok := p.acquire(); ok {
@@ -282,13 +292,33 @@ func (p *slotPool) expectedWait(median time.Duration, ahead int) time.Duration {
 	return time.Duration(int64(ahead) * int64(median) / int64(max(p.lim.Current(), 1)))
 }
 
-// Drain implements Drainer: the expected wait of the last task queued.
-func (p *slotPool) Drain() time.Duration {
-	if p.lat == nil {
-		return 0
+// Drain implements Drainer: the expected wait of the last task queued,
+// and for a write of a paced pool the time until the writes admitted
+// before it are absorbed at the rate, whichever is longer.
+func (p *slotPool) Drain(t Task) time.Duration {
+	var queued, paced time.Duration
+	if p.lat != nil {
+		median, _ := p.lat.RTT()
+		queued = p.expectedWait(median, p.q.len())
 	}
-	median, _ := p.lat.RTT()
-	return p.expectedWait(median, p.q.len())
+	if p.pace != nil {
+		paced = p.pace.backlog(p.cfg.now())
+	}
+	return max(queued, paced)
+}
+
+// paceBound is the longest a write may expect to wait for its bytes
+// under pacing: MaxWait where it was given, else autoWaitMax. Not the
+// bound AutoMaxWait derives from the slots' hold times: those time the
+// store's work on a request, not the flushes and compactions behind it,
+// which drain in seconds; a write flood's clients then wait up to a
+// second for the store rather than being refused at once and sending
+// again.
+func (p *slotPool) paceBound() time.Duration {
+	if p.cfg.MaxWait > 0 {
+		return p.cfg.MaxWait
+	}
+	return autoWaitMax
 }
 
 // acquire takes a slot if fewer than the limit are held, and returns how

@@ -138,7 +138,7 @@ func (s *Server) respond(ctx *fasthttp.RequestCtx, j *job) {
 		// exchange, so neither is shared when j goes back to the pool.
 		j.out = ctx.Response.SwapBody(j.out)[:0]
 	case fasthttp.StatusServiceUnavailable:
-		s.shed(ctx, j.reason)
+		s.shed(ctx, j)
 	case fasthttp.StatusInternalServerError:
 		s.log.Error("store operation failed", "err", j.err)
 		fail(ctx, "store error", fasthttp.StatusInternalServerError)

@@ -92,6 +92,10 @@ func (j *job) Reject(r pool.Reason) {
 	}
 }
 
+// Writes implements pool.Writer: a PUT or DELETE changes the store by
+// its key and body (a DELETE's tombstone is its key).
+func (j *job) Writes() (int, bool) { return len(j.key) + len(j.body), j.op != api.Get }
+
 // Retry implements pool.Retried.
 func (j *job) Retry() bool { return j.retry }
 

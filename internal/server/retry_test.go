@@ -119,7 +119,7 @@ func TestBadRetryOrDeadlineHeaderIsRefused(t *testing.T) {
 // fixedDrain is a pool.Drainer whose queue drains in d.
 type fixedDrain time.Duration
 
-func (d fixedDrain) Drain() time.Duration { return time.Duration(d) }
+func (d fixedDrain) Drain(pool.Task) time.Duration { return time.Duration(d) }
 
 // TestRetryAfterIsTheDrainTime: a 503's Retry-After is the time the
 // pool's queue needs to drain, in whole seconds rounded up, at least 1
@@ -142,7 +142,7 @@ func TestRetryAfterIsTheDrainTime(t *testing.T) {
 	require.True(t, ok, "the default pool tells its drain time")
 	header := func() string {
 		ctx := new(fasthttp.RequestCtx)
-		s.shed(ctx, pool.ReasonFull)
+		s.shed(ctx, &job{op: api.Get, reason: pool.ReasonFull})
 		return string(ctx.Response.Header.Peek("Retry-After"))
 	}
 	assert.Equal(t, "1", header(), "an empty queue")

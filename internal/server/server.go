@@ -59,6 +59,13 @@ type Server struct {
 	// bytes have been read: tests wait on it for "the server has taken
 	// this request on" (fasthttp's StateActive comes before any byte).
 	firstByte func()
+
+	// io paces the pool's writes by the store's health, where the pool
+	// paces writes (auto) and the store is Pebble; nil otherwise. Its
+	// goroutine runs until ioStop is closed (Shutdown), then closes ioDone.
+	io             *ioWatch
+	ioStop, ioDone chan struct{}
+	ioStopOnce     sync.Once
 }
 
 // Options are what a Server may be given besides its Config and store.
@@ -116,6 +123,7 @@ func New(cfg Resolved, st store.Store, o Options) (*Server, error) {
 	if s.pool, err = pool.New(cfg.Pool, pcfg); err != nil {
 		return nil, err
 	}
+	s.watchIO(reg, o.PebbleMetrics, log)
 	// The pool says where it runs jobs, and so whether a job may borrow
 	// the request's key and body (see job).
 	s.drainer, _ = s.pool.(pool.Drainer)
@@ -163,6 +171,38 @@ func New(cfg Resolved, st store.Store, o Options) (*Server, error) {
 		Logger:             s.connErrs,
 	}
 	return s, nil
+}
+
+// watchIO exports the pool's two admissions where it has them (auto), and
+// where it also paces writes and pebble reads the store's state, starts
+// the goroutine that sets the pace from it (see ioWatch).
+func (s *Server) watchIO(reg prometheus.Registerer, pebble func() store.PebbleMetrics, log *slog.Logger) {
+	classes, ok := s.pool.(pool.Classes)
+	pacer, paces := s.pool.(pool.Pacer)
+	if !ok || !paces {
+		return
+	}
+	io := func() metrics.IOState { return metrics.IOState{} }
+	if pebble != nil {
+		s.io = newIOWatch(pacer, pebble, log)
+		s.ioStop, s.ioDone = make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(s.ioDone)
+			s.io.run(s.ioStop)
+		}()
+		io = s.io.state
+	}
+	metrics.NewAdmission(reg, classes.ClassStats, pacer.Pace, io)
+}
+
+// stopIO stops the write pacing's goroutine, if there is one, and waits
+// for it.
+func (s *Server) stopIO() {
+	if s.io == nil {
+		return
+	}
+	s.ioStopOnce.Do(func() { close(s.ioStop) })
+	<-s.ioDone
 }
 
 // configLabels are kvserver_config_info's labels: the settings a
@@ -278,6 +318,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if errors.Is(herr, context.DeadlineExceeded) {
 		s.log.Warn("shutdown deadline passed with requests in flight: queued ones are answered 503, the rest are not waited for", "timeout", s.cfg.ShutdownTimeout)
 	}
+	s.stopIO() // lifts the pace: writes still queued are answered at once
 	s.pool.Close()
 	return herr
 }

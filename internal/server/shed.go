@@ -16,8 +16,9 @@ import (
 // Reason: full, dropped, expired, closed, deadline (the request's own
 // deadline passed before its store operation began, in the pool or
 // waiting for the store's capacity), abandoned (its client closed the
-// connection while it waited) or retry (a retry refused while the queue
-// still took first tries).
+// connection while it waited), retry (a retry refused while the queue
+// still took first tries) or io (a write the store could not absorb in
+// time: see pool.Pacer).
 var (
 	retryAfterKey    = []byte("Retry-After")
 	retryAfterValues [maxRetryAfter + 1][]byte
@@ -42,26 +43,28 @@ func init() {
 	}
 }
 
-// shed answers a request the pool refused for reason r: 503 with
-// Retry-After and X-Shed-Reason.
-func (s *Server) shed(ctx *fasthttp.RequestCtx, r pool.Reason) {
+// shed answers a request the pool refused, j, with 503, Retry-After and
+// X-Shed-Reason (j.reason).
+func (s *Server) shed(ctx *fasthttp.RequestCtx, j *job) {
 	h := &ctx.Response.Header
 	h.SetStatusCode(fasthttp.StatusServiceUnavailable)
 	h.SetContentTypeBytes(textPlain)
-	h.SetCanonical(retryAfterKey, retryAfterValues[s.retryAfter()])
-	h.SetCanonical(shedReasonKey, shedReasons[r])
-	ctx.Response.SetBodyRaw(shedBodies[r])
+	h.SetCanonical(retryAfterKey, retryAfterValues[s.retryAfter(j)])
+	h.SetCanonical(shedReasonKey, shedReasons[j.reason])
+	ctx.Response.SetBodyRaw(shedBodies[j.reason])
 }
 
-// retryAfter is Retry-After in seconds: the time the pool's queue needs
-// to drain at the rate it serves now, rounded up, at least 1 (RFC 9110
-// counts it in whole seconds, and 0 would ask for the retry at once) and
-// at most maxRetryAfter. A pool that cannot tell says 1.
-func (s *Server) retryAfter() int {
+// retryAfter is Retry-After in seconds for j: the time the queue j would
+// have waited in needs to drain at the rate it serves now (for a paced
+// write, until the store has absorbed the writes ahead of it), rounded
+// up, at least 1 (RFC 9110 counts it in whole seconds, and 0 would ask
+// for the retry at once) and at most maxRetryAfter. A pool that cannot
+// tell says 1.
+func (s *Server) retryAfter(j *job) int {
 	if s.drainer == nil {
 		return 1
 	}
-	return retryAfterSeconds(s.drainer.Drain())
+	return retryAfterSeconds(s.drainer.Drain(j))
 }
 
 // retryAfterSeconds is drain in whole seconds, rounded up, within [1,

@@ -164,9 +164,10 @@ func pebbleOptions(opts Options, cache *pebble.Cache, stalls *writeStalls) (*peb
 
 // Pebble is a Store on a Pebble database.
 type Pebble struct {
-	db     *pebble.DB
-	write  *pebble.WriteOptions
-	stalls *writeStalls
+	db         *pebble.DB
+	write      *pebble.WriteOptions
+	stalls     *writeStalls
+	thresholds Thresholds
 }
 
 var _ Store = (*Pebble)(nil)
@@ -207,7 +208,13 @@ func Open(opts Options) (*Pebble, error) {
 	if opts.Sync {
 		write = pebble.Sync
 	}
-	return &Pebble{db: db, write: write, stalls: stalls}, nil
+	thresholds := Thresholds{
+		MemTableSize:       po.MemTableSize,
+		MemTableStallBytes: uint64(po.MemTableStopWritesThreshold) * po.MemTableSize,
+		L0CompactSublevels: po.L0CompactionThreshold,
+		L0StallSublevels:   po.L0StopWritesThreshold,
+	}
+	return &Pebble{db: db, write: write, stalls: stalls, thresholds: thresholds}, nil
 }
 
 // compactAll flushes db's memtable and compacts its whole key range
@@ -258,10 +265,11 @@ func (s *Pebble) Delete(_ int64, key []byte) error { return s.db.Delete(key, s.w
 // Close implements Store.
 func (s *Pebble) Close() error { return s.db.Close() }
 
-// Metrics returns Pebble's counters and its write stalls; the metrics
-// package reads them at scrape time.
+// Metrics returns Pebble's counters, its write stalls and the thresholds
+// they are measured against; the metrics package reads them at scrape
+// time, the server's write pacing a few times a second.
 func (s *Pebble) Metrics() PebbleMetrics {
-	m := PebbleMetrics{Metrics: s.db.Metrics()}
+	m := PebbleMetrics{Metrics: s.db.Metrics(), Thresholds: s.thresholds}
 	m.WriteStalls, m.WriteStallTime = s.stalls.read()
 	return m
 }

@@ -20,6 +20,21 @@ type PebbleMetrics struct {
 	// together, one under way included.
 	WriteStalls    uint64
 	WriteStallTime time.Duration
+	// Thresholds are where this store's Pebble stalls writes and starts
+	// compacting L0, from its options: what its state is measured against.
+	Thresholds Thresholds
+}
+
+// Thresholds are a Pebble store's write-stall points.
+type Thresholds struct {
+	// MemTableSize is one memtable's size; the store stalls writes once
+	// its memtables take MemTableStallBytes and the one being written is
+	// full (Pebble's MemTableStopWritesThreshold × MemTableSize).
+	MemTableSize, MemTableStallBytes uint64
+	// L0CompactSublevels is where compactions out of L0 begin,
+	// L0StallSublevels where writes stall (Pebble's L0CompactionThreshold
+	// and L0StopWritesThreshold).
+	L0CompactSublevels, L0StallSublevels int
 }
 
 // writeStalls follows Pebble's write stall events: they come one at a

@@ -1,0 +1,229 @@
+package pool
+
+import (
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kvpool/kvpool/internal/mono/monotest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The auto variant's two classes on a simulated store: slots from a
+// stand-in limiter, time from a fake clock.
+
+// writeProbe is a probe that says it writes bytes.
+type writeProbe struct {
+	probe
+	bytes int
+}
+
+func (w *writeProbe) Writes() (int, bool) { return w.bytes, true }
+
+// retryWrite is a write that says it is a retry.
+type retryWrite struct{ writeProbe }
+
+func (*retryWrite) Retry() bool { return true }
+
+// twoClasses is the auto variant over lim (each class its own slots of
+// lim's count) on clock.
+func twoClasses(t *testing.T, lim *timedSlots, clock *monotest.Clock) *classPool {
+	t.Helper()
+	p, err := New(Auto, Config{Capacity: 1000, clock: clock, limiter: lim})
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	return p.(*classPool)
+}
+
+// TestAutoWritesAtTheirBoundLeaveReadsAdmitted: with the write class's
+// slot held and its queue at the bound (20 ms of 1-ms holds), a first
+// write is refused and a retried one too; a read meanwhile runs at once
+// on its own slot, and one queued behind a held read slot is judged by
+// the read queue alone (its expected wait is one hold, not the writes').
+// Every task is answered once, and each class counts its own.
+func TestAutoWritesAtTheirBoundLeaveReadsAdmitted(t *testing.T) {
+	lim := newTimedSlots(1, time.Millisecond, time.Millisecond)
+	p := twoClasses(t, lim, newFakeClock())
+	releaseWrites := make(chan struct{})
+	held := &writeProbe{}
+	held.work = func() { <-releaseWrites }
+	place(t, p.writes, held)
+	var writes []*writeProbe
+	for range 20 { // the 20th waits 20 × 1 ms: at the bound
+		w := &writeProbe{bytes: 100}
+		place(t, p.writes, w)
+		writes = append(writes, w)
+	}
+	over := &writeProbe{bytes: 100}
+	p.Submit(over)
+	assert.EqualValues(t, ReasonFull, over.reason.Load(), "a write past the write class's bound")
+	retried := &retryWrite{writeProbe{bytes: 100}}
+	p.Submit(retried)
+	assert.EqualValues(t, ReasonRetry, retried.reason.Load())
+
+	read := &probe{}
+	p.Submit(read) // the read slot is free: it runs before Submit returns
+	assert.EqualValues(t, 1, read.runs.Load(), "a read beside writes at their bound")
+
+	releaseReads := make(chan struct{})
+	holder := &probe{work: func() { <-releaseReads }}
+	place(t, p.reads, holder)
+	queued := &probe{}
+	place(t, p, queued) // waits 1 ms for the read slot: under the read bound
+	assert.Zero(t, queued.answers(), "queued behind the held read slot")
+	assert.Equal(t, time.Millisecond, p.Drain(&probe{}), "a read's drain counts the read queue only")
+	assert.Equal(t, 20*time.Millisecond, p.Drain(&writeProbe{}), "a write's counts the write queue")
+
+	close(releaseReads)
+	close(releaseWrites)
+	waitIdle(t, p)
+	for _, w := range writes {
+		assert.EqualValues(t, 1, w.runs.Load())
+	}
+	assert.EqualValues(t, 1, queued.runs.Load())
+	r, w := p.ClassStats()
+	assert.EqualValues(t, 3, r.Completed)
+	assert.Zero(t, r.RejectedTotal())
+	assert.EqualValues(t, 21, w.Completed)
+	assert.EqualValues(t, 1, w.Rejected[ReasonFull])
+	assert.EqualValues(t, 1, w.Rejected[ReasonRetry])
+	s := p.Stats()
+	assert.EqualValues(t, r.Submitted+w.Submitted, s.Submitted)
+	assert.EqualValues(t, 2, s.RejectedTotal())
+}
+
+// TestAutoPacesWritesToTheRate: once a rate is set a write takes its
+// bytes from a bucket that holds paceMinBurst (1 MiB) and refills at the
+// rate; one that finds it empty waits for its bytes on the clock, reads
+// meanwhile pass at once, a retry that would wait past a quarter of the
+// bound and a write past the whole bound (1 s) are refused (their bytes
+// given back), the Retry-After a write would hear is the backlog, and
+// lifting the rate lets writes through at once again.
+func TestAutoPacesWritesToTheRate(t *testing.T) {
+	clock := newFakeClock()
+	p := twoClasses(t, newTimedSlots(4, time.Millisecond, time.Millisecond), clock)
+	const rate = 1 << 20 // 1 MiB/s
+	p.SetWriteRate(rate)
+	assert.Equal(t, float64(rate), p.Pace().Rate)
+
+	full := &writeProbe{bytes: paceMinBurst}
+	p.Submit(full) // takes the whole bucket at once
+	assert.EqualValues(t, 1, full.runs.Load())
+
+	waiting := &writeProbe{bytes: rate / 4} // due in 250 ms
+	done := make(chan struct{})
+	go func() { p.Submit(waiting); close(done) }()
+	assert.Equal(t, 250*time.Millisecond, clock.WaitTimer(t))
+
+	read := &probe{}
+	p.Submit(read)
+	assert.EqualValues(t, 1, read.runs.Load(), "reads are not paced")
+
+	retried := &retryWrite{writeProbe{bytes: 1}} // behind 250 ms: a quarter of 1 s is the most
+	p.Submit(retried)
+	assert.EqualValues(t, ReasonRetry, retried.reason.Load())
+	late := &writeProbe{bytes: rate} // due in 1.25 s: past the bound
+	p.Submit(late)
+	assert.EqualValues(t, ReasonIO, late.reason.Load())
+	assert.Equal(t, 250*time.Millisecond, p.Drain(&writeProbe{}), "what a refused write's Retry-After says")
+
+	clock.Advance(250 * time.Millisecond)
+	<-done
+	assert.EqualValues(t, 1, waiting.runs.Load())
+	assert.EqualValues(t, 1, p.Pace().Delayed)
+	assert.Equal(t, 250*time.Millisecond, p.Pace().DelayTotal)
+
+	p.SetWriteRate(math.Inf(1))
+	assert.False(t, p.Pace().Paced())
+	for range 10 {
+		w := &writeProbe{bytes: rate}
+		p.Submit(w)
+		assert.EqualValues(t, 1, w.runs.Load(), "no rate: no wait")
+	}
+	assert.Zero(t, p.Drain(&writeProbe{}))
+}
+
+// TestAutoPacedWriteHonoursItsDeadlineAndClose: a paced write whose
+// deadline comes before its bytes is refused at once (deadline); one
+// waiting for its bytes when the pool closes is answered closed.
+func TestAutoPacedWriteHonoursItsDeadlineAndClose(t *testing.T) {
+	clock := newFakeClock()
+	p := twoClasses(t, newTimedSlots(4, time.Millisecond, time.Millisecond), clock)
+	p.SetWriteRate(1 << 20)
+	p.Submit(&writeProbe{bytes: paceMinBurst}) // empties the bucket
+
+	hurried := &writeProbe{bytes: 1 << 18} // due in 250 ms
+	hurried.deadline = clock.Now() + int64(100*time.Millisecond)
+	p.Submit(hurried)
+	assert.EqualValues(t, ReasonDeadline, hurried.reason.Load())
+
+	waiting := &writeProbe{bytes: 1 << 18}
+	done := make(chan struct{})
+	go func() { p.Submit(waiting); close(done) }()
+	clock.WaitTimer(t)
+	p.Close()
+	<-done
+	assert.EqualValues(t, ReasonClosed, waiting.reason.Load())
+	assert.Zero(t, waiting.runs.Load())
+}
+
+// TestAutoPacedWritesAnsweredOnce: 16 producers of writes and reads
+// while the rate changes under them, lifted and set again: every task is
+// run or rejected exactly once, and the counts add up.
+func TestAutoPacedWritesAnsweredOnce(t *testing.T) {
+	p, err := New(Auto, Config{Workers: 2, Capacity: 64})
+	require.NoError(t, err)
+	cp := p.(*classPool)
+	const producers, each = 16, 200
+	stop := make(chan struct{})
+	var rates sync.WaitGroup
+	rates.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if i%2 == 0 {
+				cp.SetWriteRate(64 << 20)
+			} else {
+				cp.SetWriteRate(math.Inf(1))
+			}
+		}
+	})
+	var wg sync.WaitGroup
+	tasks := make([][]*writeProbe, producers)
+	for i := range producers {
+		tasks[i] = make([]*writeProbe, each)
+		wg.Go(func() {
+			for j := range each {
+				w := &writeProbe{bytes: 64 << 10}
+				tasks[i][j] = w
+				if j%2 == 0 {
+					p.Submit(w)
+				} else {
+					p.Submit(&w.probe) // a read
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	rates.Wait()
+	waitIdle(t, p)
+	p.Close()
+	var ran, rejected int32
+	for _, ts := range tasks {
+		for _, w := range ts {
+			require.EqualValues(t, 1, w.answers(), "answered exactly once")
+			ran += w.runs.Load()
+			rejected += w.rejects.Load()
+		}
+	}
+	s := p.Stats()
+	assert.EqualValues(t, producers*each, s.Submitted)
+	assert.EqualValues(t, ran, s.Completed)
+	assert.EqualValues(t, rejected, s.RejectedTotal())
+}
