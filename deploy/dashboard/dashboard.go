@@ -151,6 +151,37 @@ func rows() []row {
 			},
 		}},
 	}, {
+		title: "Reads and writes (the default pool)",
+		panels: []panel{{
+			title: "Shed by class", unit: "reqps", width: 6,
+			description: "The default pool (auto) admits reads (GET) and writes (PUT, DELETE) apart: 503s per second by class " +
+				"and reason; io is a write the store could not absorb in time while writes were paced.",
+			queries: []query{{"sum by (class, reason) (" + rate(sel("kvserver_admission_rejected_total")) + ") > 0", "{{class}} {{reason}}"}},
+		}, {
+			title: "Queued and limit by class", unit: "short", width: 6,
+			description: "Requests waiting for a slot of their class, and how many each class lets run at once (its adaptive limit).",
+			queries: []query{
+				{"sum by (class) (" + sel("kvserver_admission_queue_depth") + ")", "queued {{class}}"},
+				{"sum by (class) (" + sel("kvserver_admission_limit") + ")", "limit {{class}}"},
+			},
+		}, {
+			title: "Write pacing", unit: "Bps", width: 6,
+			description: "While the store's flushes or compactions fall behind, writes are held to the byte rate they absorb " +
+				"(the paced rate; absent while writes are free), beside what reaches the write-ahead log.",
+			queries: []query{
+				{"max(" + sel("kvserver_admission_write_rate_bytes") + ") > 0", "paced rate"},
+				{"sum(" + rate(sel("kvserver_pebble_wal_bytes_written_total")) + ")", "written (WAL)"},
+			},
+		}, {
+			title: "Store IO overload", unit: "percentunit", width: 6,
+			description: "How close Pebble is to holding every write back (100 %: a write stall), and the share of time writes " +
+				"were paced, by the queue that set the pace (memtables waiting for a flush, or a deep L0).",
+			queries: []query{
+				{"max(" + sel("kvserver_admission_io_overload") + ")", "overload"},
+				{"sum by (cause) (" + rate(sel("kvserver_admission_write_paced_seconds_total")) + ")", "paced by {{cause}}"},
+			},
+		}},
+	}, {
 		title: "Store",
 		panels: []panel{{
 			title: "Store operations in flight and waiting", unit: "short", width: 8,
