@@ -195,13 +195,14 @@ crashtest: build
 	./$(BIN)/crashtest -kvserver $(BIN)/kvserver $(CRASHTEST_ARGS)
 
 # The pools side by side (loadtest compare; docs/load-lab.md):
-# PRESET=queues|capacity|policies|slow-backend|overload|scaling|metastable
+# PRESET=queues|capacity|policies|slow-backend|overload|scaling|metastable|writes
 # (metastable: which admission recovers after a spike when clients time
-# out and retry; about 30 minutes, QUICK=1 about 4); QUICK=1:
+# out and retry; about 30 minutes, QUICK=1 about 4; writes: reads under a
+# flood of PUTs that outruns Pebble, about 11 minutes, QUICK=1 about 3); QUICK=1:
 # every step short, a few minutes, numbers indicative; SERVER_CPUS=0-7
 # LOADER_CPUS=8-15: kvserver and the loader on CPU sets of their own
 # (default on 4 or more CPUs: the lower and the upper half; the scaling
-# preset splits from 2); PIN=1: kvserver on CPU 0, the loader on CPU 1;
+# and writes presets split from 2); PIN=1: kvserver on CPU 0, the loader on CPU 1;
 # POOLS="fifo lifo" restricts the pools; any other flag in COMPARE_ARGS
 # (./bin/loadtest compare -h). The report goes to
 # results/compare-<UTC time>-<preset>/REPORT.md, beside its compare.json

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/kvpool/kvpool/internal/loadgen/engine"
@@ -86,8 +87,9 @@ func writeRun(dir string, res *record.Result, server map[string]string, stderr i
 	if err := report.WriteFiles(dir, res, server); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "wrote %s/ (%s, %s, %s, %s, %s%s)\n", dir, report.SummaryFile,
-		report.CorrectedFile, report.UncorrectedFile, record.CorrectedLogFile, record.UncorrectedLogFile, resultsText(res))
+	files := append([]string{report.SummaryFile, report.CorrectedFile, report.UncorrectedFile, record.CorrectedLogFile, record.UncorrectedLogFile},
+		record.OpLogFiles(res.Config.Workload)...)
+	fmt.Fprintf(stderr, "wrote %s/ (%s%s)\n", dir, strings.Join(files, ", "), resultsText(res))
 	return nil
 }
 

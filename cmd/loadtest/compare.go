@@ -100,9 +100,9 @@ func (f *compareFlags) define(fs *flag.FlagSet) {
 	fs.Var(&f.caps, "cap", "queue capacities of the capacity preset (default 32,64,128,256,512,1024)")
 	fs.Var(&f.workers, "workers", "worker counts of the slow-backend preset (default 2,8,64)")
 	fs.StringVar(&o.Workload, "workload", "", "one workload instead of the preset's, as attack's -workload: get | put | mixed:R | get=G,put=P,delete=D")
-	fs.Uint64Var(&o.Keys, "keys", o.Keys, "ids in the filled store (-quick, -preset overload and metastable: 100000)")
+	fs.Uint64Var(&o.Keys, "keys", o.Keys, "ids in the filled store (-quick, -preset overload, metastable and writes: 100000)")
 	fs.IntVar(&o.ValueSize, "value-size", o.ValueSize, "value size in bytes")
-	fs.IntVar(&o.Repeat, "repeat", o.Repeat, "saturation searches per variant, interleaved (every variant's first, then every second, …): median and spread, and each pool's saturation over direct's paired by repeat, which 6 or more bound with a 95 % interval (-preset queues searches the pools only then; with fewer, direct alone, and the paired rounds give the pools' ratios) (-quick, -preset overload: 1); -preset metastable: how often each run is repeated, for the spread of recovery times (1 unless given)")
+	fs.IntVar(&o.Repeat, "repeat", o.Repeat, "saturation searches per variant, interleaved (every variant's first, then every second, …): median and spread, and each pool's saturation over direct's paired by repeat, which 6 or more bound with a 95 % interval (-preset queues searches the pools only then; with fewer, direct alone, and the paired rounds give the pools' ratios) (-quick, -preset overload: 1); -preset metastable: how often each run is repeated, for the spread of recovery times (1 unless given); -preset writes: how often each variant runs, interleaved (3; -quick 2)")
 	fs.DurationVar(&o.SLO, "slo", o.SLO, "a sustained rate keeps its corrected p99 at or below this")
 	fs.BoolVar(&o.Quick, "quick", false, "every step short, 100k ids, one repeat, one workload (queues: direct's saturation alone, the pools compared by the paired rounds): minutes, numbers indicative")
 	// Where each side runs.
@@ -116,6 +116,15 @@ func (f *compareFlags) define(fs *flag.FlagSet) {
 	fs.IntVar(&o.StoreSlots, "store-slots", 0, fmt.Sprintf("-preset metastable: operations its store stand-in (each -io-delay %v) serves at once, and every pool's -workers (default %d); fewer make a slower store, whose storms a loader on fewer CPUs can hold", plan.MetaIODelay, plan.MetaIOConcurrency))
 	fs.BoolVar(&o.FastStore, "fast-store", false, "-preset metastable: plain Pebble, no store stand-in: kvserver's CPU is its limit, and its storms take a loader on several times kvserver's CPUs to hold")
 	fs.Float64Var(&o.Rate, "rate", 0, "take this as direct's saturation (req/s) instead of searching; saturation searches of other variants still run")
+	// The writes preset's runs: a read stream and a write flood at once.
+	fs.Float64Var(&o.ReadRate, "read-rate", 0, fmt.Sprintf("-preset writes: the read stream's GETs a second, an open model over the filled ids for the whole run (default %d)", plan.WritesReadRate))
+	fs.DurationVar(&o.ReadFor, "read-for", 0, fmt.Sprintf("-preset writes: the length of each run, its read stream's (default %v)", plan.WritesDuration))
+	fs.DurationVar(&o.FloodAt, "flood-at", 0, fmt.Sprintf("-preset writes: when the write flood starts, from the read stream's start (default %v)", plan.WritesFloodAt))
+	fs.DurationVar(&o.FloodFor, "flood-for", 0, fmt.Sprintf("-preset writes: how long the write flood sends (default %v)", plan.WritesFloodFor))
+	fs.IntVar(&o.FloodConns, "flood-conns", 0, fmt.Sprintf("-preset writes: the flood's writers, a closed loop of this many connections, each sending its next PUT when the last is answered, %d to %d (default %d)",
+		plan.WritesMinConns, plan.WritesMaxConns, plan.WritesFloodConns))
+	fs.IntVar(&o.FloodValueSize, "flood-value-size", 0, fmt.Sprintf("-preset writes: the flood's PUT values in bytes, %d to %d (default %d), over twice the filled ids",
+		plan.WritesMinValueSize, plan.WritesMaxValueSize, plan.WritesFloodValueSize))
 	// Step lengths, over the preset's (or -quick's), and the wait for a
 	// quiet machine before each step.
 	fs.DurationVar(&f.overloadFor, "overload-duration", 0, "length of the overload step (default 20s; -preset overload 1m; -quick 2s)")

@@ -10,12 +10,17 @@ var metastableIgnores = []string{"cap", "workers", "overload-duration", "closed-
 
 // refuseForPreset refuses a flag given that preset would ignore.
 func refuseForPreset(preset string, given map[string]bool) error {
-	if preset != "metastable" {
+	ignores, why := metastableIgnores, "its variants, spike and store stand-in are fixed; -factor sets the spike, -repeat repeats each run"
+	switch preset {
+	case "metastable":
+	case "writes":
+		ignores, why = writesIgnores, "it runs no search and no step but its read stream and flood, whose flags are -read-rate, -read-for, -flood-at, -flood-for, -flood-conns and -flood-value-size; -repeat repeats each run"
+	default:
 		return nil
 	}
-	for _, f := range metastableIgnores {
+	for _, f := range ignores {
 		if given[f] {
-			return fmt.Errorf("-%s does not apply to -preset metastable (its variants, spike and store stand-in are fixed; -factor sets the spike, -repeat repeats each run); leave -%s out", f, f)
+			return fmt.Errorf("-%s does not apply to -preset %s (%s); leave -%s out", f, preset, why, f)
 		}
 	}
 	return nil

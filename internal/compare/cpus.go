@@ -111,7 +111,10 @@ func resolvePlacement(o *plan.Options, affinity cpuset.Set, check func(cpuset.Se
 		p.How = "the metastable preset's default: kvserver on the first CPU of this process's, the loader on the second"
 	default:
 		at := defaultSplitAt
-		if o.Preset == "scaling" {
+		if o.Preset == "scaling" || o.Preset == "writes" {
+			// scaling counts kvserver's CPUs; writes measures Pebble's
+			// flushes and compactions on kvserver's, which a loader
+			// sharing them would take.
 			at = scalingSplitAt
 		}
 		if affinity.Len() >= at && runtime.GOOS == "linux" {

@@ -100,6 +100,10 @@ func (r *runner) runAll(ctx context.Context) {
 			r.c.Failures = append(r.c.Failures, result.Failure{Workload: w, Step: "fill", Reason: err.Error()})
 			return
 		}
+		if r.p.Writes != nil {
+			r.writes(ctx, wr, seed) // its rates are its own: no search
+			continue
+		}
 		r.saturation(ctx, wr, seed)
 		if ctx.Err() != nil {
 			return

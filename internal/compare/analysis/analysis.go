@@ -20,6 +20,7 @@ type Analysis struct {
 	Workloads  []*Workload // in the comparison's order
 	Findings   []Finding   // in the report's order
 	Metastable *Metastable // nil but for the metastable preset
+	Writes     *Writes     // nil but for the writes preset
 }
 
 // Workload is one workload's derived numbers.
@@ -164,6 +165,7 @@ func Analyze(c *result.Comparison) *Analysis {
 	}
 	a.Findings = findings(c, a)
 	a.Metastable = metastableOf(c)
+	a.Writes = writesOf(c)
 	return a
 }
 

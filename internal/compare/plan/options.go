@@ -73,6 +73,16 @@ type Options struct {
 	// store stand-in: kvserver's CPU is then its limit, and its storms
 	// are several times larger.
 	FastStore bool `json:",omitempty"`
+	// The writes preset's runs (0: its defaults, plan.Writes*): the read
+	// stream's GETs a second (ReadRate) and length (ReadFor); the flood's
+	// start from the read stream's (FloodAt), length (FloodFor),
+	// connections (FloodConns) and value size in bytes (FloodValueSize).
+	ReadRate       float64       `json:",omitempty"`
+	ReadFor        time.Duration `json:",omitempty"`
+	FloodAt        time.Duration `json:",omitempty"`
+	FloodFor       time.Duration `json:",omitempty"`
+	FloodConns     int           `json:",omitempty"`
+	FloodValueSize int           `json:",omitempty"`
 	// IODelay and IODelayDist are the slow-backend preset's store delay.
 	IODelay     time.Duration
 	IODelayDist string
@@ -233,11 +243,26 @@ func DefaultOptions() Options {
 const QuickKeys = 100_000
 
 // ApplyDefaults sets what depends on the preset and -quick where the user
-// left the defaults: the overload and metastable presets and quick mode use 100,000 ids
-// (the overload preset as loadtest/overload.sh did), and one repeat.
+// left the defaults: the overload, metastable and writes presets and
+// quick mode use 100,000 ids (the overload preset as loadtest/overload.sh
+// did), and one repeat (the writes preset: WritesRepeat, quick
+// WritesQuickRepeat; and its runs' shape, applyWritesDefaults).
 func (o *Options) ApplyDefaults(keysGiven, repeatGiven bool) {
-	if !keysGiven && (o.Quick || o.Preset == "overload" || o.Preset == "metastable") {
+	if !keysGiven && (o.Quick || o.Preset == "overload" || o.Preset == "metastable" || o.Preset == "writes") {
 		o.Keys = QuickKeys
+	}
+	if o.Preset == "writes" {
+		o.applyWritesDefaults()
+		if !repeatGiven {
+			o.Repeat = WritesRepeat
+			if o.Quick {
+				o.Repeat = WritesQuickRepeat
+			}
+		}
+		if o.Quick {
+			o.QuietWait = min(o.QuietWait, 10*time.Second)
+		}
+		return
 	}
 	if !repeatGiven && (o.Preset == "overload" || o.Preset == "metastable") {
 		o.Repeat = 1 // one search sets the rate; nothing else is repeated (metastable: each run once)
@@ -260,8 +285,14 @@ func (o *Options) StepTiming() Timing {
 		return QuickTiming()
 	}
 	t := FullTiming()
-	if o.Preset == "overload" {
+	switch o.Preset {
+	case "overload":
 		t.Overload = OverloadPresetDuration
+	case "writes":
+		// Its store is 100,000 ids (QuickKeys), whose every block a
+		// second of reads touches, and its runs begin with FloodAt of
+		// reads before the flood.
+		t.WarmUp = QuickTiming().WarmUp
 	}
 	return t
 }
@@ -327,5 +358,5 @@ func (o *Options) Validate() error {
 			return err
 		}
 	}
-	return nil
+	return o.validateWrites()
 }

@@ -49,6 +49,8 @@ type Plan struct {
 	Steps []*Steps `json:",omitempty"`
 	// Metastable is the metastable preset's runs (nil: another preset).
 	Metastable *Metastable `json:",omitempty"`
+	// Writes is the writes preset's runs (nil: another preset).
+	Writes *Writes `json:",omitempty"`
 }
 
 // presetPools are the pools each preset compares where -pools names
@@ -241,6 +243,10 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 		vs = &variants{list: []Variant{store(base)}}
 		p.Metastable = newMetastable(o, store)
 		p.Metastable.StoreSlots, p.Metastable.FastStore = slots, o.FastStore
+	case "writes":
+		p.Workloads = []string{"get"} // the read stream's; the flood's PUTs are its own
+		p.Writes = newWrites(o)
+		vs = &variants{list: p.Writes.Variants}
 	default:
 		return nil, fmt.Errorf("unknown preset %q; valid: %s", o.Preset, strings.Join(Presets, ", "))
 	}

@@ -21,7 +21,7 @@ var (
 	Policies = []string{"reject", "drop-oldest", "caller-runs", "block"}
 	Execs    = []string{"handler", "worker"}
 	Limits   = []string{"gradient2", "vegas", "aimd"}
-	Presets  = []string{"queues", "capacity", "policies", "slow-backend", "overload", "scaling", "metastable"}
+	Presets  = []string{"queues", "capacity", "policies", "slow-backend", "overload", "scaling", "metastable", "writes"}
 )
 
 // Baseline is the pool every other is compared against: no pool at all,

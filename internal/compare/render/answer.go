@@ -17,6 +17,7 @@ var questions = map[string]string{
 	"overload":     "Asked several times direct's saturation, which pools keep serving, which shed, and which fail?",
 	"scaling":      "As kvserver gets more CPUs, does each pool keep up with `direct`, and what does a request cost it?",
 	"metastable":   "After a spike, with clients that time out and retry, which admission recovers and which collapses?",
+	"writes":       "While a flood of writes outruns Pebble's flushes and compactions, does kvserver's admission still serve the reads the store could answer?",
 }
 
 // ratioMeasures are the findings whose figures are ratios to direct with

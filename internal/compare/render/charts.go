@@ -112,6 +112,7 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 		}
 	}
 	metastableCharts(c, save)
+	writesCharts(c, a, save)
 }
 
 // percentileLines: one line per variant with a fixed-rate step whose

@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite testdata's golden REPORT.md and
 // goldens are testdata's comparisons: quick runs of the presets against
 // a small store (see testdata/README.md), each with the report and charts
 // this package writes of it.
-var goldens = []string{"queues", "policies", "overload", "scaling", "slow-backend", "queues-published"}
+var goldens = []string{"queues", "policies", "overload", "scaling", "slow-backend", "queues-published", "writes"}
 
 // TestGoldenReports writes the report of each committed compare.json and
 // wants the committed REPORT.md and charts, byte for byte: a change to
@@ -94,6 +94,14 @@ func TestGoldenFindings(t *testing.T) {
 	assert.Equal(t, []int{1}, s.Workloads[0].Grid.Counts, "kvserver on one CPU of this 2-CPU machine")
 	has(s, analysis.ScalingCPU, "get")
 	has(s, analysis.HandlerTarget, "get")
+
+	wr := load("writes").Writes
+	require.NotNil(t, wr)
+	require.Len(t, wr.Judgements, 1, "the default against direct")
+	j := wr.Judgements[0]
+	assert.Equal(t, analysis.TargetNotMet, j.Refused.Verdict, "today's default refuses reads under a flood that direct serves")
+	assert.Equal(t, 2, j.Pairs)
+	assert.Zero(t, wr.Variant("direct").ReadsRefused.Median)
 
 	sb := load("slow-backend")
 	bound := kindsIn(sb, analysis.ConcurrencyBound)

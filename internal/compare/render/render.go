@@ -76,6 +76,7 @@ func Write(c *result.Comparison, a *analysis.Analysis, dir string) (*Report, err
 	writeAnswer(&b, c.Preset, a)
 	b.printf("%s\n\n", HeadFindings)
 	r.Findings = append(sentences(a), metastableSentences(c, a.Metastable)...)
+	r.Findings = append(r.Findings, writesSentences(a.Writes)...)
 	if len(r.Findings) == 0 {
 		b.printf("None: the numbers of this run support no finding (see the failures and notes below).\n")
 	}
@@ -101,6 +102,9 @@ func Write(c *result.Comparison, a *analysis.Analysis, dir string) (*Report, err
 		b.printf("\n")
 	}
 	for i, wr := range c.Workloads {
+		if c.Plan.Writes != nil {
+			break // its section is its own: no search, no step
+		}
 		if aw := a.Workloads[i]; aw.Grid != nil {
 			writeScaling(&b, c, wr, aw)
 			writePairedTable(&b, c, wr, aw)
@@ -109,6 +113,7 @@ func Write(c *result.Comparison, a *analysis.Analysis, dir string) (*Report, err
 		}
 	}
 	writeMetastable(&b, c, a)
+	writeWrites(&b, c, a)
 	writeCharts(&b, r.Charts)
 	writeProfiles(&b, c, dir)
 	if err := os.WriteFile(r.Path, b.Bytes(), 0o644); err != nil {

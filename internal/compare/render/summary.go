@@ -14,6 +14,9 @@ import (
 
 // runSummary is the report's first paragraph: what was run.
 func runSummary(c *result.Comparison) string {
+	if c.Plan.Writes != nil {
+		return writesSummary(c)
+	}
 	o, p := c.Options, c.Plan
 	t := o.StepTiming()
 	var steps []string

@@ -42,6 +42,8 @@ type Comparison struct {
 	Published *Published `json:",omitempty"`
 	// Metastable is the metastable preset's runs (nil: another preset).
 	Metastable *Metastable `json:",omitempty"`
+	// Writes is the writes preset's runs (nil: another preset).
+	Writes *Writes `json:",omitempty"`
 }
 
 // Criteria are the rules a comparison's searches judged its steps by.

@@ -21,6 +21,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/latency"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/record"
@@ -282,12 +283,8 @@ func combine(runs []run) (*record.Result, error) {
 		}
 		res.CPU.User += seconds(s.LoaderCPUUserS)
 		res.CPU.System += seconds(s.LoaderCPUSysS)
-		for code, n := range s.StatusCodes {
-			c, err := strconv.Atoi(code)
-			if err != nil {
-				return nil, fmt.Errorf("%s: status code %q in summary.json: %w", r.dir, code, err)
-			}
-			res.Codes[c] += n
+		if err := addCodes(res.Codes, s.StatusCodes, r.dir); err != nil {
+			return nil, err
 		}
 		for msg, n := range s.ErrorKinds {
 			res.Errors[msg] += n
@@ -299,6 +296,9 @@ func combine(runs []run) (*record.Result, error) {
 		}
 	}
 	res.Pinned, res.OwnLagKnown = pinned, ownLagKnown
+	if res.Ops, err = combineOps(runs); err != nil {
+		return nil, err
+	}
 	// Elapsed and SendSpan run from the earliest start to the latest end.
 	for _, r := range runs {
 		off := r.sum.StartedAt.Sub(res.Start)
@@ -309,43 +309,81 @@ func combine(runs []run) (*record.Result, error) {
 	return res, nil
 }
 
+// combineOps merges the runs' per-operation figures as combine merges
+// the whole's: histograms merged, counts summed. Where a run recorded
+// none (a summary.json from before they were kept), the merge has none
+// rather than a part of them.
+func combineOps(runs []run) ([]record.OpResult, error) {
+	byOp := map[api.Method]*record.OpResult{}
+	for _, r := range runs {
+		if len(r.sum.Ops) == 0 {
+			return nil, nil
+		}
+		for name, s := range r.sum.Ops {
+			op, ok := record.OpNamed(name)
+			if !ok {
+				return nil, fmt.Errorf("%s: operation %q in summary.json's ops is not get, put or delete", r.dir, name)
+			}
+			o := byOp[op]
+			if o == nil {
+				o = &record.OpResult{Op: op, Uncorrected: latency.New(), Corrected: latency.New(), Codes: map[int]int64{}, Errors: map[string]int64{}}
+				byOp[op] = o
+			}
+			for _, h := range []struct {
+				into *hdrhistogram.Histogram
+				enc  string
+			}{{o.Corrected, s.HistCorrected}, {o.Uncorrected, s.HistUncorrected}} {
+				from, err := report.DecodeHist(h.enc)
+				if err != nil {
+					return nil, fmt.Errorf("%s: the histograms of %s in summary.json's ops: %w", r.dir, name, err)
+				}
+				h.into.Merge(from)
+			}
+			o.Sent += s.Responses
+			o.ErrorCount += s.Errors
+			if err := addCodes(o.Codes, s.StatusCodes, r.dir); err != nil {
+				return nil, err
+			}
+			for msg, n := range s.ErrorKinds {
+				o.Errors[msg] += n
+			}
+		}
+	}
+	var out []record.OpResult
+	for _, op := range record.Ops {
+		if o := byOp[op]; o != nil {
+			out = append(out, *o)
+		}
+	}
+	return out, nil
+}
+
+// addCodes adds summary.json's status counts (keyed by code) to codes.
+func addCodes(codes map[int]int64, from map[string]int64, dir string) error {
+	for code, n := range from {
+		c, err := strconv.Atoi(code)
+		if err != nil {
+			return fmt.Errorf("%s: status code %q in summary.json: %w", dir, code, err)
+		}
+		codes[c] += n
+	}
+	return nil
+}
+
 // mergeLogs merges interval i of every run's logs into interval i of the
 // merged ones (the runs started within an interval or so of each other;
 // interval i is the i-th second of each), and returns the merged series.
 func mergeLogs(runs []run, out string, res *record.Result) ([]record.Interval, error) {
 	var merged [2][]*hdrhistogram.Histogram
 	for k, name := range []string{record.CorrectedLogFile, record.UncorrectedLogFile} {
-		for _, r := range runs {
-			hs, err := record.ReadIntervalLog(filepath.Join(r.dir, name))
-			if err != nil {
-				return nil, err
-			}
-			for i, h := range hs {
-				if i == len(merged[k]) {
-					merged[k] = append(merged[k], record.NewIntervalHistogram())
-				}
-				merged[k][i].Merge(h)
-			}
+		var err error
+		if merged[k], err = mergeLog(runs, out, res, name, []string{"corrected", "uncorrected"}[k]+" (merged)"); err != nil {
+			return nil, err
 		}
 	}
 	interval := int64(res.Config.Interval)
-	for k, name := range []string{record.CorrectedLogFile, record.UncorrectedLogFile} {
-		l, err := record.CreateIntervalLog(filepath.Join(out, name), res.Start, []string{"corrected", "uncorrected"}[k]+" (merged)")
-		if err != nil {
-			return nil, err
-		}
-		for i, h := range merged[k] {
-			if err := l.Write(h, res.Start, int64(i)*interval, interval); err != nil {
-				l.Close()
-				return nil, err
-			}
-		}
-		if err := l.Close(); err != nil {
-			return nil, err
-		}
-	}
-	// The series: responses, errors, connection waits and reconnects
-	// summed per interval, percentiles from the merged corrected
+	// The series: responses, errors, 503s, connection waits and
+	// reconnects summed per interval, percentiles from the merged corrected
 	// histograms. (A p99 of the shards' own send lag cannot be merged
 	// from their p99s: OwnLagP99Us is left 0.)
 	series := make([]record.Interval, len(merged[0]))
@@ -363,12 +401,93 @@ func mergeLogs(runs []run, out string, res *record.Result) ([]record.Interval, e
 			}
 			series[i].Responses += pt.Responses
 			series[i].Errors += pt.Errors
+			series[i].Shed += pt.Shed
 			series[i].Rate += pt.Rate
 			series[i].ConnWaits += pt.ConnWaits
 			series[i].Reconnects += pt.Reconnects
 		}
 	}
-	return series, nil
+	return series, mergeOpSeries(runs, out, res, series)
+}
+
+// mergeLog merges interval i of every run's interval log name into
+// interval i of out's, and returns the merged histograms.
+func mergeLog(runs []run, out string, res *record.Result, name, what string) ([]*hdrhistogram.Histogram, error) {
+	var merged []*hdrhistogram.Histogram
+	for _, r := range runs {
+		hs, err := record.ReadIntervalLog(filepath.Join(r.dir, name))
+		if err != nil {
+			return nil, err
+		}
+		for i, h := range hs {
+			if i == len(merged) {
+				merged = append(merged, record.NewIntervalHistogram())
+			}
+			merged[i].Merge(h)
+		}
+	}
+	interval := int64(res.Config.Interval)
+	l, err := record.CreateIntervalLog(filepath.Join(out, name), res.Start, what)
+	if err != nil {
+		return nil, err
+	}
+	for i, h := range merged {
+		if err := l.Write(h, res.Start, int64(i)*interval, interval); err != nil {
+			l.Close()
+			return nil, err
+		}
+	}
+	return merged, l.Close()
+}
+
+// mergeOpSeries adds to series, in place, each operation's part of every
+// interval of runs of several operations: counts summed, rates summed,
+// the p99 from the operation's merged interval log (record.OpLogFile),
+// exactly as the whole interval's. Runs of one operation have none.
+func mergeOpSeries(runs []run, out string, res *record.Result, series []record.Interval) error {
+	var names []string
+	for _, pt := range runs[0].sum.Series {
+		if len(pt.Ops) > 0 {
+			names = slices.Sorted(maps.Keys(pt.Ops))
+			break
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	for i := range series {
+		series[i].Ops = make(map[string]record.OpInterval, len(names))
+	}
+	for _, r := range runs {
+		for i, pt := range r.sum.Series {
+			for name, o := range pt.Ops {
+				m := series[i].Ops[name]
+				m.Responses += o.Responses
+				m.Rate += o.Rate
+				m.Errors += o.Errors
+				m.Shed += o.Shed
+				series[i].Ops[name] = m
+			}
+		}
+	}
+	for _, name := range names {
+		op, ok := record.OpNamed(name)
+		if !ok {
+			return fmt.Errorf("%s: operation %q in summary.json's series is not get, put or delete", runs[0].dir, name)
+		}
+		hs, err := mergeLog(runs, out, res, record.OpLogFile(op), "corrected "+op.String()+" (merged)")
+		if err != nil {
+			return err
+		}
+		for i, h := range hs {
+			if i < len(series) && h.TotalCount() > 0 {
+				m := series[i].Ops[name]
+				m.P99Us = float64(h.ValueAtQuantile(99)) / 1e3
+				series[i].Ops[name] = m
+			}
+		}
+	}
+	return nil
 }
 
 func hasResults(runs []run) bool {

@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 	"github.com/valyala/fasthttp"
 
+	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/latency"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
@@ -24,6 +27,7 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
 	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
+	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
 // serviceTime is the bare server's mean service time here: long enough
@@ -251,4 +255,139 @@ func TestMergeAddsConnectionWaitsAndReconnects(t *testing.T) {
 	}
 	assert.Equal(t, m.ConnWaits, waits, "the merged series add up to the total")
 	assert.Equal(t, m.Reconnects, reconnects, "the merged series add up to the total")
+}
+
+// A mix's operations are reported apart end to end: each loader's
+// summary.json gives every operation's responses, codes, errors and
+// 503s summing to the run's, its series every operation's part of each
+// interval summing to the interval, and attack's report a table of them;
+// two such runs merged give exactly the sums, interval by interval, with
+// each operation's p99 from its merged interval log. The server refuses
+// every fourth PUT with a 503, as an admission that sheds writes would.
+func TestMixedRunsReportAndMergeOps(t *testing.T) {
+	var puts atomic.Int64
+	h := func(ctx *fasthttp.RequestCtx) {
+		if string(ctx.Method()) == fasthttp.MethodPut && puts.Add(1)%4 == 0 {
+			ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
+			return
+		}
+		bareserver.Handler(ctx)
+	}
+	url := loadgentest.Serve(t, &fasthttp.Server{Handler: h})
+	base := t.TempDir()
+	dirs := []string{filepath.Join(base, "a"), filepath.Join(base, "b")}
+	var halves [2]*record.Result
+	var wg sync.WaitGroup
+	for i, dir := range dirs {
+		wg.Go(func() {
+			c := config.Default()
+			c.Target, c.Rate, c.Duration = url, 400, time.Second
+			c.Conns, c.MaxConns, c.Progress, c.Seed = 8, 8, 0, uint64(i+1)
+			c.Workload.Keys, c.Workload.ValueSize = 1000, 64
+			c.Workload.Mix = workload.Mix{Get: 0.6, Put: 0.3, Delete: 0.1}
+			c.Out, c.Interval = dir, 250*time.Millisecond
+			res, err := engine.Run(context.Background(), c, nil)
+			require.NoError(t, err)
+			require.NoError(t, res.OutputErr)
+			require.NoError(t, report.WriteFiles(dir, res, nil))
+			halves[i] = res
+		})
+	}
+	wg.Wait()
+
+	for i, dir := range dirs {
+		s, err := report.ReadSummary(dir)
+		require.NoError(t, err)
+		require.Len(t, s.Ops, 3, "loader %d: get, put and delete", i)
+		checkOpsSum(t, s)
+		assert.Positive(t, s.Ops["put"].Shed, "loader %d: PUTs refused", i)
+		assert.Zero(t, s.Ops["get"].Shed, "loader %d: GETs never refused", i)
+		var out bytes.Buffer
+		report.Print(&out, halves[i])
+		assert.Contains(t, out.String(), "Per operation (corrected latency):")
+		assert.Regexp(t, `\n  PUT +\d+ `, out.String())
+	}
+
+	merged := filepath.Join(base, "merged")
+	m, err := Runs(dirs, merged)
+	require.NoError(t, err)
+	require.Len(t, m.Ops, 3)
+	for _, mo := range m.Ops {
+		var sent, errs int64
+		for _, h := range halves {
+			o := h.Op(mo.Op)
+			require.NotNil(t, o)
+			sent += o.Sent
+			errs += o.ErrorCount
+		}
+		assert.Equal(t, sent, mo.Sent, "%v: responses summed", mo.Op)
+		assert.Equal(t, errs, mo.ErrorCount, "%v: errors summed", mo.Op)
+		assert.Equal(t, sent, mo.Corrected.TotalCount(), "%v: histograms merged", mo.Op)
+		assert.Equal(t, max(halves[0].Op(mo.Op).Corrected.Max(), halves[1].Op(mo.Op).Corrected.Max()), mo.Corrected.Max(), "%v", mo.Op)
+	}
+	s, err := report.ReadSummary(merged)
+	require.NoError(t, err)
+	checkOpsSum(t, s)
+	a, b := readSeries(t, dirs[0]), readSeries(t, dirs[1])
+	for i, p := range s.Series {
+		for name, o := range p.Ops {
+			var want int64
+			for _, run := range [][]record.Interval{a, b} {
+				if i < len(run) {
+					want += run[i].Ops[name].Responses
+				}
+			}
+			assert.Equal(t, want, o.Responses, "interval %d, %s: the runs' sum", i, name)
+			if o.Responses > 0 {
+				assert.Positive(t, o.P99Us, "interval %d, %s: a p99 from the merged log", i, name)
+			}
+		}
+	}
+	hs, err := record.ReadIntervalLog(filepath.Join(merged, record.OpLogFile(api.Put)))
+	require.NoError(t, err)
+	var puts2 int64
+	for _, h := range hs {
+		puts2 += h.TotalCount()
+	}
+	assert.Equal(t, m.Op(api.Put).Sent, puts2, "the merged PUT log holds every PUT")
+}
+
+// checkOpsSum wants s's operations to sum to s: responses, errors, status
+// codes, and in every interval of its series, responses and errors.
+func checkOpsSum(t *testing.T, s report.Summary) {
+	t.Helper()
+	var sent, errs int64
+	codes := map[string]int64{}
+	for name, o := range s.Ops {
+		sent += o.Responses
+		errs += o.Errors
+		var n int64
+		for c, k := range o.StatusCodes {
+			codes[c] += k
+			n += k
+		}
+		assert.Equal(t, o.Responses, n, "%s: its codes sum to its responses", name)
+		assert.Equal(t, o.StatusCodes["503"], o.Shed, "%s", name)
+		assert.Equal(t, o.Responses, o.Corrected.Count, "%s", name)
+	}
+	assert.Equal(t, s.Sent, sent, "responses sum to the run's")
+	assert.Equal(t, s.Errors, errs, "errors sum to the run's")
+	assert.Equal(t, s.StatusCodes, codes, "codes sum to the run's")
+	for i, p := range s.Series {
+		require.Len(t, p.Ops, 3, "interval %d", i)
+		var n, e, shed int64
+		for _, o := range p.Ops {
+			n, e, shed = n+o.Responses, e+o.Errors, shed+o.Shed
+		}
+		assert.Equal(t, p.Responses, n, "interval %d: responses", i)
+		assert.Equal(t, p.Errors, e, "interval %d: errors", i)
+		assert.Equal(t, p.Shed, shed, "interval %d: 503s", i)
+	}
+}
+
+func readSeries(t *testing.T, dir string) []record.Interval {
+	t.Helper()
+	s, err := report.ReadSummary(dir)
+	require.NoError(t, err)
+	return s.Series
 }

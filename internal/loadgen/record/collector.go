@@ -77,20 +77,31 @@ type Collector struct {
 	records                         []Record
 	err                             error        // the first file error
 	clients                         *clientStats // nil without a client model
+
+	// Per operation (ops.go). opsInMix are the operations the workload
+	// sends; perOp: more than one, so that each gets figures of its own
+	// (a run of one operation keeps none: its figures are the run's).
+	// opsSeen has bit op set for every operation recorded.
+	opsInMix [numOps]bool
+	perOp    bool
+	opsSeen  uint8
+	ops      [numOps]opStats
+	opLogs   [numOps]*IntervalLog // corrected, per operation (perOp)
 }
 
 // interval gathers the responses that ended within one -interval.
 type interval struct {
 	corrected, uncorrected *hdrhistogram.Histogram // ns
-	n, errors              int64
+	n, errors, shed        int64
+	ops                    [numOps]opInterval // Collector.perOp
 }
 
 // Interval is one -interval of a run: what summary.json's series and the
 // report's latency-over-time chart show, and what a saturation search
 // judges second by second. Responses, Errors and the (corrected)
 // latencies are of the responses that ended in the interval. A merged
-// run (loadtest merge) has only the first group and ConnWaits and
-// Reconnects: the others are 0 there.
+// run (loadtest merge) has only the first group, ConnWaits, Reconnects,
+// Shed and Ops: the others are 0 there.
 type Interval struct {
 	StartS    float64 `json:"t_s"` // seconds since the run's start
 	LengthS   float64 `json:"length_s"`
@@ -128,18 +139,27 @@ type Interval struct {
 
 	// What the clients did (Config.Client, see ClientTotals), of the
 	// attempts sent or refused in the interval (Sent = FirstTries +
-	// Retries), and of those that ended in it (Useful, Timeouts, Shed,
-	// GaveUp).
+	// Retries), and of those that ended in it (Useful, Timeouts, GaveUp).
 	FirstTries int64 `json:"first_tries,omitempty"`
 	Retries    int64 `json:"retries,omitempty"`
 	Throttled  int64 `json:"throttled,omitempty"`
 	Useful     int64 `json:"useful,omitempty"`
 	Timeouts   int64 `json:"timeouts,omitempty"`
-	Shed       int64 `json:"shed,omitempty"`
-	GaveUp     int64 `json:"gave_up,omitempty"`
+	// Shed counts the responses that ended in the interval with a 503
+	// (the server's admission refused them), of every run, with a client
+	// model or without: counted in Errors too.
+	Shed   int64 `json:"shed,omitempty"`
+	GaveUp int64 `json:"gave_up,omitempty"`
 	// UsefulP99Us is the p99 of the useful answers' latency from their
 	// attempt's send, µs (the served requests' p99).
 	UsefulP99Us float64 `json:"useful_p99_us,omitempty"`
+
+	// Ops is, in a run of several operations (a mix), each one's part of
+	// the interval's responses, keyed "get", "put", "delete" (OpName);
+	// every operation of the mix has one, 0s where none ended in it. Their
+	// Responses, Errors and 503s sum to the interval's. Nil in a run of
+	// one operation, whose figures are the interval's own.
+	Ops map[string]OpInterval `json:"ops,omitempty"`
 }
 
 // Interval histograms hold nanoseconds, the unit the HdrHistogram log
@@ -164,6 +184,9 @@ func NewCollector(cfg *config.Config) *Collector {
 	if !cfg.Client.IsZero() {
 		c.clients = &clientStats{interval: int64(iv)}
 	}
+	var n int
+	c.opsInMix, n = mixOps(cfg.Workload)
+	c.perOp = n > 1
 	return c
 }
 
@@ -243,6 +266,9 @@ func (c *Collector) openFiles() {
 			continue
 		}
 		c.logs[i] = l
+	}
+	if c.perOp {
+		c.openOpLogs()
 	}
 	if c.results {
 		sp, err := createSpool(filepath.Join(c.out, SpoolFile))
@@ -343,11 +369,18 @@ func (c *Collector) record(rc *Record) {
 	_ = iv.corrected.RecordValue(clampNs(end - rc.Intended))
 	_ = iv.uncorrected.RecordValue(clampNs(rc.Latency))
 	iv.n++
+	if code == 503 {
+		iv.shed++
+	}
 	if rc.errIdx != 0 {
 		i := int(rc.errIdx - 1)
 		c.errCounts = grow(c.errCounts, int64(i))
 		c.errCounts[i]++
 		iv.errors++
+	}
+	c.opsSeen |= 1 << rc.op
+	if c.perOp {
+		c.recordOp(rc, iv, code, end-rc.Intended)
 	}
 	if c.spool != nil {
 		if err := c.spool.write(rc); err != nil {
@@ -402,7 +435,10 @@ func (c *Collector) closeThrough(k int64) {
 		c.emit(iv, startNs, length)
 		iv.corrected.Reset()
 		iv.uncorrected.Reset()
-		iv.n, iv.errors = 0, 0
+		iv.n, iv.errors, iv.shed = 0, 0, 0
+		for op := range iv.ops {
+			iv.ops[op].reset()
+		}
 		c.spare = append(c.spare, iv)
 		c.next++
 	}
@@ -416,11 +452,14 @@ func (c *Collector) emit(iv *interval, startNs, lengthNs int64) {
 	secs := float64(lengthNs) / 1e9
 	c.series = append(c.series, Interval{
 		StartS: float64(startNs) / 1e9, LengthS: secs,
-		Responses: iv.n, Rate: float64(iv.n) / secs, Errors: iv.errors,
+		Responses: iv.n, Rate: float64(iv.n) / secs, Errors: iv.errors, Shed: iv.shed,
 		P50Us: float64(iv.corrected.ValueAtQuantile(50)) / 1e3,
 		P99Us: float64(iv.corrected.ValueAtQuantile(99)) / 1e3,
 		MaxUs: float64(iv.corrected.Max()) / 1e3,
 	})
+	if c.perOp {
+		c.series[len(c.series)-1].Ops = c.emitOps(iv, startNs, lengthNs, secs)
+	}
 	for i, h := range []*hdrhistogram.Histogram{iv.corrected, iv.uncorrected} {
 		if c.logs[i] == nil {
 			continue
@@ -451,7 +490,7 @@ func (c *Collector) Finish(res *Result) {
 	if c.sent > 0 {
 		c.closeThrough(finalInterval)
 	}
-	for _, l := range c.logs {
+	for _, l := range append(c.logs[:], c.opLogs[:]...) {
 		if l != nil {
 			if err := l.Close(); err != nil {
 				c.fail(err)
@@ -474,6 +513,7 @@ func (c *Collector) Finish(res *Result) {
 		}
 	}
 	res.Sent, res.Late = c.sent, c.late
+	res.Ops = c.opResults(res)
 	res.ConnWaits, res.OwnLate = c.connWaits, c.ownLate
 	res.BytesIn, res.BytesOut = c.bytesIn, c.bytesOut
 	res.SendSpan, res.Elapsed = time.Duration(c.lastSent), time.Duration(c.lastEnd)
@@ -490,6 +530,7 @@ func (c *Collector) Finish(res *Result) {
 		res.Intervals[i].Reconnects += n
 		res.Reconnects += n
 	}
+	c.fillOps(res.Intervals)
 	if c.inMemory {
 		sort.Slice(c.records, func(i, j int) bool { return c.records[i].Sent < c.records[j].Sent })
 		res.Records = c.records

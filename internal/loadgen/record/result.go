@@ -91,6 +91,12 @@ type Result struct {
 
 	Clients ClientTotals // zero without a client model (Config.Client)
 
+	// Ops is each operation's part of the run (GET, PUT, DELETE, in that
+	// order; only those it sent): in a run of several, counted apart; in
+	// a run of one, that one with the run's own figures. Nil where the run
+	// sent nothing.
+	Ops []OpResult
+
 	Intervals []Interval // the run cut into Config.Interval slices
 	// OutputErr is the first error writing the files the run streams into
 	// Config.Out (nil: they are complete).

@@ -76,6 +76,11 @@ type Summary struct {
 	Uncorrected latency.Summary `json:"latency_uncorrected"`
 	SendLag     latency.Summary `json:"send_lag"`
 
+	// Ops is each operation the run sent, keyed "get", "put", "delete":
+	// its figures alone (a run of one operation has one, equal to the
+	// run's). Their counts sum to the run's.
+	Ops map[string]OpSummary `json:"ops,omitempty"`
+
 	// IntervalS is the length of each point of Series (and of each
 	// histogram of the .hlog files); Series is rate, errors and corrected
 	// latency over time.
@@ -140,6 +145,51 @@ type Summary struct {
 	HistSendLag     string `json:"hdr_send_lag"`
 }
 
+// OpSummary is one operation's part of a run in summary.json: its
+// responses (sent, each answered or failed) and their rate over the run,
+// status codes, errors and 503s, and its latencies, with their
+// histograms (µs, encoded as Summary's) for merge.
+type OpSummary struct {
+	Responses       int64            `json:"responses"`
+	AchievedRate    float64          `json:"achieved_rate"`
+	StatusCodes     map[string]int64 `json:"status_codes"`
+	Errors          int64            `json:"errors"`
+	ErrorRate       float64          `json:"error_rate"`
+	ErrorKinds      map[string]int64 `json:"error_kinds,omitempty"`
+	Shed            int64            `json:"shed"`
+	Corrected       latency.Summary  `json:"latency_corrected"`
+	Uncorrected     latency.Summary  `json:"latency_uncorrected"`
+	HistCorrected   string           `json:"hdr_corrected"`
+	HistUncorrected string           `json:"hdr_uncorrected"`
+}
+
+// summarizeOps is r's Ops in summary.json's form (nil: none).
+func summarizeOps(r *record.Result) map[string]OpSummary {
+	if len(r.Ops) == 0 {
+		return nil
+	}
+	out := make(map[string]OpSummary, len(r.Ops))
+	for i := range r.Ops {
+		o := &r.Ops[i]
+		out[record.OpName(o.Op)] = OpSummary{
+			Responses: o.Sent, AchievedRate: record.PerSecond(o.Sent, r.Elapsed), StatusCodes: codeKeys(o.Codes),
+			Errors: o.ErrorCount, ErrorRate: o.ErrorRate(), ErrorKinds: o.Errors, Shed: o.Shed(),
+			Corrected: latency.Summarize(o.Corrected), Uncorrected: latency.Summarize(o.Uncorrected),
+			HistCorrected: encodeHist(o.Corrected), HistUncorrected: encodeHist(o.Uncorrected),
+		}
+	}
+	return out
+}
+
+// codeKeys is codes keyed as summary.json keys them ("0" = no response).
+func codeKeys(codes map[int]int64) map[string]int64 {
+	out := make(map[string]int64, len(codes))
+	for code, n := range codes {
+		out[strconv.Itoa(code)] = n
+	}
+	return out
+}
+
 // SpikeSummary is a run's spike in summary.json: from AtS seconds after
 // the start, for LengthS, the whole schedule asked Rate req/s (Factor ×
 // BaseRate where it was given as a factor) instead of BaseRate.
@@ -162,8 +212,9 @@ func Summarize(r *record.Result, server map[string]string) Summary {
 		AchievedRate: r.AchievedRate(), SendRate: r.SendRate(),
 		Planned: r.Planned, Sent: r.Sent, Unsent: r.Unsent(), Late: r.Late,
 		ConnWaits: r.ConnWaits, OwnLate: r.OwnLate, OwnLagKnown: r.OwnLagKnown,
-		StatusCodes: map[string]int64{}, Errors: r.ErrorCount, ErrorRate: r.ErrorRate(), ErrorKinds: r.Errors,
+		StatusCodes: codeKeys(r.Codes), Errors: r.ErrorCount, ErrorRate: r.ErrorRate(), ErrorKinds: r.Errors,
 		Corrected: latency.Summarize(r.Corrected), Uncorrected: latency.Summarize(r.Uncorrected), SendLag: latency.Summarize(r.SendLag),
+		Ops:       summarizeOps(r),
 		IntervalS: c.Interval.Seconds(), Series: r.Intervals, VegetaLatency: c.VegetaLatency,
 		BytesIn: r.BytesIn, BytesOut: r.BytesOut, ConnsStart: r.ConnsStart, ConnsPeak: r.ConnsPeak, MaxConns: c.MaxConns,
 		ConnsUsed: r.ConnsUsed, Reconnects: r.Reconnects, InFlightPeak: r.InFlightPeak,
@@ -190,9 +241,6 @@ func Summarize(r *record.Result, server map[string]string) Summary {
 	if !c.StartAt.IsZero() {
 		at := c.StartAt.UTC()
 		s.StartAt = &at
-	}
-	for code, n := range r.Codes {
-		s.StatusCodes[strconv.Itoa(code)] = n
 	}
 	if s.Warnings == nil {
 		s.Warnings = []string{}
