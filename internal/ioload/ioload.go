@@ -102,11 +102,12 @@ const (
 	// The flush fraction is the share of the flush rate writes get while
 	// a memtable waits: the next memtable then fills no faster than the
 	// waiting one drains. A flush competes for CPU with compactions and
-	// requests, so it may run slower than the flushes measured: each
-	// stall takes stallStep off it (down to minFraction), and each second
-	// paced without one gives riseStep back (up to maxFraction, 1: more
-	// would fill the memtable before the flush ends).
-	startFraction = 0.8
+	// requests, so it may run slower than the flushes measured: it starts
+	// at startFraction, each stall takes stallStep off it (down to
+	// minFraction), and each second paced without one gives riseStep back
+	// (up to maxFraction, 1: more would fill the memtable before the flush
+	// ends).
+	startFraction = 0.6
 	minFraction   = 0.4
 	maxFraction   = 1.0
 	stallStep     = 0.1
@@ -184,8 +185,10 @@ func (c *Controller) measure(span time.Duration, s Sample) {
 		// (Pebble doubles them from 256 KiB up to MemTableSize), and a
 		// small flush runs faster per byte than a full one, which must
 		// share the CPU with compactions for longer. Once a full-sized
-		// flush has been measured only those count.
-		full := s.MemTableSize > 0 && uint64(bytes) >= s.MemTableSize/2
+		// flush (three quarters of a memtable or more: the table a flush
+		// writes is smaller than the memtable it drains) has been
+		// measured only those count.
+		full := s.MemTableSize > 0 && uint64(bytes) >= s.MemTableSize*3/4
 		switch {
 		case full && !c.fullFlush:
 			c.flushRate, c.fullFlush = rate, true
@@ -222,16 +225,24 @@ func (c *Controller) memTableRate(s Sample) (float64, bool) {
 	if !waiting || c.flushRate == 0 {
 		return 0, false
 	}
+	if !c.fullFlush {
+		// Measured on small flushes only, which run faster per byte than
+		// a full one (here about twice): the memtable being written may
+		// be a full one already.
+		return c.fraction * c.flushRate / 2, true
+	}
 	return c.fraction * c.flushRate, true
 }
 
 // l0Rate is the limit L0 sets once it has as many sublevels as
 // compactions start at: near the rate bytes left L0 over the last
-// l0Window, twice it at the compaction point, once it two sublevels
-// higher, half of it halfway to the stall point, a quarter of it one
-// below the stall point (CockroachDB's shape, on Pebble's own
-// thresholds): the further L0 is from healthy, the faster compactions
-// must outrun the writes. Before anything left L0, the flush rate stands
+// l0Window, twice it at the compaction point, once it halfway to the
+// stall point, half of it two below the stall point, a quarter of it one
+// below (CockroachDB's shape, on Pebble's own thresholds): the further L0
+// is from healthy, the faster compactions must outrun the writes. Halfway
+// and not lower: a compaction out of a deeper L0 moves more per byte of
+// CPU, and one held near the compaction point took a tenth more of the
+// writes' goodput for no fewer stalls (docs/results.md). Before anything left L0, the flush rate stands
 // in for what compactions move (a compaction rewrites what a flush
 // wrote, and is no faster).
 func (c *Controller) l0Rate(s Sample) (float64, bool) {
@@ -251,11 +262,11 @@ func (c *Controller) l0Rate(s Sample) (float64, bool) {
 
 // l0Share is the share of the L0 out rate writes get at sublevels n,
 // compactions starting at lo and writes stalling at hi: piecewise linear
-// through (lo, 2), (lo+2, 1), ((lo+hi)/2, 0.5), (hi-1, 0.25), and 0.25
+// through (lo, 2), ((lo+hi)/2, 1), (hi-2, 0.5), (hi-1, 0.25), and 0.25
 // above.
 func l0Share(n, lo, hi int) float64 {
 	mid := float64(lo+hi) / 2
-	points := [...][2]float64{{float64(lo), 2}, {float64(lo + 2), 1}, {mid, 0.5}, {float64(hi - 1), 0.25}}
+	points := [...][2]float64{{float64(lo), 2}, {mid, 1}, {float64(hi - 2), 0.5}, {float64(hi - 1), 0.25}}
 	x := float64(n)
 	if x <= points[0][0] {
 		return points[0][1]

@@ -64,9 +64,9 @@ func TestHealthyStoreIsNotPaced(t *testing.T) {
 }
 
 // TestWaitingMemtableClosesAndReopensWrites: once a memtable waits for
-// its flush, writes are held to the fraction (0.8) of the flush rate
-// measured (100 MiB/s); when it is flushed they are let go; before any
-// flush was measured nothing is known, and nothing is limited.
+// its flush, writes are held to the fraction (0.6 at first) of the flush
+// rate measured (100 MiB/s); when it is flushed they are let go; before
+// any flush was measured nothing is known, and nothing is limited.
 func TestWaitingMemtableClosesAndReopensWrites(t *testing.T) {
 	st := newStore()
 	st.tick()
@@ -77,7 +77,7 @@ func TestWaitingMemtableClosesAndReopensWrites(t *testing.T) {
 	d := st.tick()
 	require.True(t, d.Paced())
 	assert.Equal(t, MemTables, d.Cause)
-	assert.InDelta(t, 0.8*100*mib, d.Rate, 1)
+	assert.InDelta(t, 0.6*100*mib, d.Rate, 1)
 	assert.InDelta(t, 1.0, d.Overload, 1e-9)
 
 	st.s.MemTableBytes = 64 * mib // flushed
@@ -94,11 +94,11 @@ func TestStallsLowerTheFlushFractionQuietRaisesIt(t *testing.T) {
 	st.tick()
 	st.flush(100*mib, time.Second)
 	st.s.MemTableBytes = 128 * mib
-	assert.InDelta(t, 0.8*100*mib, st.tick().Rate, 1)
+	assert.InDelta(t, 0.6*100*mib, st.tick().Rate, 1)
 
 	st.s.Stalls++
-	assert.InDelta(t, 0.7*100*mib, st.tick().Rate, 1)
-	st.s.Stalls += 10 // counts as 3
+	assert.InDelta(t, 0.5*100*mib, st.tick().Rate, 1)
+	st.s.Stalls += 10 // counts as 3: 0.2, but not below 0.4
 	assert.InDelta(t, 0.4*100*mib, st.tick().Rate, 1)
 	st.s.Stalls++
 	assert.InDelta(t, 0.4*100*mib, st.tick().Rate, 1, "not below the floor")
@@ -115,7 +115,7 @@ func TestStallsLowerTheFlushFractionQuietRaisesIt(t *testing.T) {
 
 // TestDeepL0HoldsWritesNearWhatLeavesIt: with 20 MiB/s leaving L0 over
 // the last 5 s, writes get twice that at the compaction point (4
-// sublevels), once it at 6, half at 8 (halfway to the stall), a quarter
+// sublevels), once it at 8 (halfway to the stall), half at 10, a quarter
 // from 11; under 4 they are free. Before anything has left L0, half the
 // flush rate stands in for it.
 func TestDeepL0HoldsWritesNearWhatLeavesIt(t *testing.T) {
@@ -145,8 +145,9 @@ func TestDeepL0HoldsWritesNearWhatLeavesIt(t *testing.T) {
 		assert.InDelta(t, share*20*mib, d.Rate, 0.001*mib, "%d sublevels", sublevels)
 	}
 	f(4, 2)
-	f(6, 1)
-	f(8, 0.5)
+	f(6, 1.5)
+	f(8, 1)
+	f(10, 0.5)
 	f(11, 0.25)
 	f(13, 0.25)
 	f(3, 0)
@@ -159,15 +160,15 @@ func TestTheTighterLimitWins(t *testing.T) {
 	st := newStore()
 	st.tick()
 	st.flush(100*mib, time.Second) // flush rate 100 MiB/s
-	st.s.MemTableBytes = 128 * mib // memtables: 80 MiB/s
-	st.s.L0Sublevels = 8           // L0: nothing left it; 50 MiB/s × 0.5
+	st.s.MemTableBytes = 128 * mib // memtables: 60 MiB/s
+	st.s.L0Sublevels = 8           // L0: nothing left it; 50 MiB/s × 1
 	d := st.tick()
 	assert.Equal(t, L0, d.Cause)
-	assert.InDelta(t, 25*mib, d.Rate, 1)
+	assert.InDelta(t, 50*mib, d.Rate, 1)
 	st.s.L0Sublevels = 4 // L0: 50 × 2 = 100 MiB/s
 	d = st.tick()
 	assert.Equal(t, MemTables, d.Cause)
-	assert.InDelta(t, 80*mib, d.Rate, 1)
+	assert.InDelta(t, 60*mib, d.Rate, 1)
 }
 
 // TestLimitNeverBelowATrickle: whatever was measured, a limit lets at
@@ -187,10 +188,12 @@ func TestL0Share(t *testing.T) {
 	}
 	f(2, 2)
 	f(4, 2)
-	f(5, 1.5)
-	f(6, 1)
-	f(7, 0.75)
-	f(8, 0.5)
+	f(5, 1.75)
+	f(6, 1.5)
+	f(7, 1.25)
+	f(8, 1)
+	f(9, 0.75)
+	f(10, 0.5)
 	f(11, 0.25)
 	f(40, 0.25)
 }
@@ -202,15 +205,19 @@ func (s Sample) overloadAt(n int) float64 {
 }
 
 // TestSmallFlushesDoNotSetTheFlushRate: the small memtables a store
-// writes first flush faster per byte than full ones; once a full-sized
-// flush (half a memtable or more) is measured, its rate replaces theirs
-// and later small ones leave it be.
+// writes first flush faster per byte than full ones: while only they
+// were measured, a waiting memtable gets half their rate's share; once a
+// full-sized flush (three quarters of a memtable or more) is measured,
+// its rate replaces theirs and later small ones leave it be.
 func TestSmallFlushesDoNotSetTheFlushRate(t *testing.T) {
 	st := newStore()
 	st.tick()
 	st.flush(4*mib, 10*time.Millisecond) // 400 MiB/s
 	st.tick()
 	assert.InDelta(t, 400*mib, st.c.FlushRate(), 1)
+	st.s.MemTableBytes = 128 * mib
+	assert.InDelta(t, 0.6*400*mib/2, st.tick().Rate, 1, "half of what small flushes showed")
+	st.s.MemTableBytes = 64 * mib
 	st.flush(64*mib, 640*time.Millisecond) // 100 MiB/s, full-sized
 	st.tick()
 	assert.InDelta(t, 100*mib, st.c.FlushRate(), 1, "the first full flush replaces the small ones")

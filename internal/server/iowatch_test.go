@@ -56,7 +56,7 @@ func TestIOWatchClosesAndReopensWriteAdmission(t *testing.T) {
 	d := tick()
 	assert.Equal(t, ioload.MemTables, d.Cause)
 	assert.True(t, pacer.Pace().Paced(), "a memtable waits: writes are held")
-	assert.InDelta(t, 0.8*128*mib, pacer.Pace().Rate, 1)
+	assert.InDelta(t, 0.6*128*mib, pacer.Pace().Rate, 1)
 	assert.Equal(t, 1.0, w.state().Overload)
 	assert.Contains(t, logged.String(), "writes paced to what the store's flushes and compactions absorb")
 
@@ -74,7 +74,7 @@ func TestIOWatchClosesAndReopensWriteAdmission(t *testing.T) {
 	m.Levels[0].Sublevels = 8
 	d = tick()
 	assert.Equal(t, ioload.L0, d.Cause)
-	assert.InDelta(t, 128*mib/2*0.5, pacer.Pace().Rate, 1, "half the flush rate stands in for what leaves L0; half of that at 8 of 12")
+	assert.InDelta(t, 128*mib/2, pacer.Pace().Rate, 1, "half the flush rate stands in for what leaves L0; all of it at 8 of 12")
 	tick()
 	assert.Equal(t, ioWatchEvery, w.state().L0Paced)
 
