@@ -5,6 +5,7 @@ go 1.26.7
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/alitto/pond/v2 v2.7.1
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
 	github.com/grafana/grafana-foundation-sdk/go v0.0.22

@@ -27,7 +27,7 @@ func NewRowCache(reg prometheus.Registerer, stats func() store.RowCacheStats) *R
 		misses:    d("misses_total", "GETs that read the store (found or not); a found value then fills the cache."),
 		evictions: d("evictions_total", "Entries dropped, least recently used first, to keep the row cache within -row-cache-mb (not those a write removed)."),
 		dropped: d("fills_dropped_total",
-			"Values read on a miss but not cached because a write to the same shard ended during the read (the value may be older than that write)."),
+			"Values read on a miss but not cached because a write to the same shard was in flight, began or ended during the read (the value may be older than that write, or than one another read returned)."),
 		entries:  d("entries", "Keys in the row cache."),
 		bytes:    d("bytes", "Bytes charged for the row cache's entries: keys, values and an estimate of each entry's overhead."),
 		capacity: d("capacity_bytes", "The row cache's bound in bytes (-row-cache-mb)."),

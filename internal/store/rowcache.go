@@ -16,16 +16,56 @@ import (
 // (Pebble's memtable search or its iterator through the levels), which
 // is most of what a GET costs kvserver beyond HTTP.
 //
-// What must hold: once a Put or Delete has returned, no Get that starts
-// after it returns an older value. A write invalidates its key after the
-// wrapped store's write returned (whatever it returned: a failed write
-// may have been applied) and before it returns itself; a Get that missed
-// fills the cache with what it read only if no write to its shard ended
-// while it read: each shard counts the writes that ended in it (gen), a
-// Get notes gen under the shard's lock before it reads the store and
-// fills only if gen is unchanged under the lock again. So a filled value
-// was read after the last write to the key that had ended before the
-// fill, and a write that had not ended by then removes it when it ends.
+// What must hold: linearizability per key, as the store it wraps (Pebble)
+// has it. Each Get, Put and Delete appears to take effect at one moment
+// between its call and its return, so once any Get has returned a value,
+// no Get that starts after it returns an older one, whether a write to
+// the key is in flight or not.
+//
+// The protocol: each shard counts its writes in flight (writing) and
+// bumps gen when a write begins and when it ends, both under its lock. A
+// write removes its key from the LRU and counts itself in before it
+// calls the wrapped store, and removes the key again and counts itself
+// out after that call returns, whatever it returned (a failed write may
+// have been applied). A Get that misses notes gen, and whether writing
+// was 0, under the lock before it reads the wrapped store; it fills the
+// cache with what it read only if writing was 0 then and gen is unchanged
+// under the lock again. So no write to the shard was in flight at any
+// moment from the note to the fill, the value read was the key's value
+// all that time, and it is the key's value when it is cached.
+//
+// The invariant that follows, given a wrapped store that is linearizable
+// per key and written only through the cache: while key K is cached with
+// value v, no write to K is in flight and the wrapped store holds v for K.
+// A fill lands only if no write to the shard was in flight from its
+// read's note to the fill, and a write to K removes K under the lock
+// before it touches the store. Hence a hit linearizes at its lock, a miss
+// at the wrapped store's read, a write at the wrapped store's apply.
+//
+// Why all three parts (the removal as a write begins, gen bumped as it
+// begins, the count of writes in flight), each shown by a test that
+// fails without it:
+//   - gen bumped only as writes end (this cache's first protocol): a read
+//     that read v1 before a write of v2 was applied fills v1 while the
+//     write is in flight; another read has meanwhile read and returned
+//     v2, and a hit then returns v1 (TestRowCacheInversionSlowFill).
+//   - no removal as a write begins (gen bumped at both ends alone, a
+//     seqlock): v1 cached before the write began stays cached while v2 is
+//     applied; a read that missed earlier reads and returns v2, and a hit
+//     then returns v1 (TestRowCacheInversionCachedBeforeWrite).
+//   - no count of writes in flight: a read that noted gen after a write
+//     began reads v1 before the apply and fills it, as no write began or
+//     ended since its note (TestRowCacheInversionFillDuringWrite).
+//
+// Tagging each cached value with Pebble's sequence number would do as
+// well, but Pebble's Get returns none (only its ScanInternal, meant for
+// replication, shows them), and Put would have to learn its own: a wider
+// Store interface and a costlier miss, where the two counters cost a
+// second lock per write and nothing on the hit path.
+//
+// The cost: while any write to a shard is in flight, Gets in that shard
+// that miss fill nothing (counted as Dropped: a lost fill, never a stale
+// one), so a key written without pause is read from the store.
 //
 // Memory is bounded in bytes: each entry is charged its key, its value's
 // allocation and entryOverhead, and a shard over its share of the bound
@@ -96,7 +136,8 @@ func NewRowCache(s Store, maxBytes int64, o RowCacheOptions) *RowCache {
 type rowShard struct {
 	mu       sync.Mutex
 	lru      *simplelru.LRU[string, []byte] // guarded by mu
-	gen      uint64                         // writes ended in this shard; guarded by mu
+	gen      uint64                         // bumped as each write begins and ends; guarded by mu
+	writing  int                            // writes in flight in this shard; guarded by mu
 	bytes    int64                          // charged for the entries; guarded by mu
 	capacity int64
 
@@ -120,8 +161,8 @@ func (c *RowCache) shard(key []byte) *rowShard {
 func lookup(key []byte) string { return unsafe.String(unsafe.SliceData(key), len(key)) }
 
 // Get implements Store. A hit appends the cached value to dst; a miss
-// reads the wrapped store and fills the cache if no write to the shard
-// overlapped the read.
+// reads the wrapped store and fills the cache if no write to the shard was
+// in flight at any moment from before the read to the fill.
 func (c *RowCache) Get(deadline int64, dst, key []byte) ([]byte, error) {
 	sh := c.shard(key)
 	sh.mu.Lock()
@@ -132,20 +173,28 @@ func (c *RowCache) Get(deadline int64, dst, key []byte) ([]byte, error) {
 		return append(dst, v...), nil // v is never written once cached
 	}
 	sh.misses++
-	gen := sh.gen
+	gen, quiet := sh.gen, sh.writing == 0
 	sh.mu.Unlock()
 
 	n := len(dst)
 	dst, err := c.inner.Get(deadline, dst, key)
 	if err == nil {
-		sh.fill(key, dst[n:], gen)
+		sh.fill(key, dst[n:], gen, quiet)
 	}
 	return dst, err
 }
 
-// fill caches value under key if no write to the shard has ended since
-// gen was read.
-func (sh *rowShard) fill(key, value []byte, gen uint64) {
+// fill caches value under key if no write to the shard was in flight when
+// gen was read (quiet) and none has begun or ended since.
+func (sh *rowShard) fill(key, value []byte, gen uint64, quiet bool) {
+	if !quiet {
+		// A write was in flight before the read: the value read may be
+		// older than one another Get has already returned.
+		sh.mu.Lock()
+		sh.dropped++
+		sh.mu.Unlock()
+		return
+	}
 	k := string(key)
 	v := append([]byte(nil), value...) // the cache's own copy, allocated outside the lock
 	if cost(k, v) > sh.capacity/4 {
@@ -154,14 +203,15 @@ func (sh *rowShard) fill(key, value []byte, gen uint64) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.gen != gen {
-		// A write ended while the value was read: it may be older than
-		// that write. The next read fills.
+		// A write began or ended while the value was read: it may be
+		// older than that write. The next read fills.
 		sh.dropped++
 		return
 	}
 	if sh.lru.Contains(k) {
-		// Filled by another read under the same gen: no write has ended
-		// since, so it is as new as this one.
+		// Filled by another read: no write to the key has begun since
+		// (it would have removed the entry) and none was in flight at
+		// this read's note, so the entry holds the value read here.
 		return
 	}
 	sh.lru.Add(k, v)
@@ -172,27 +222,43 @@ func (sh *rowShard) fill(key, value []byte, gen uint64) {
 	}
 }
 
-// invalidate drops key's entry and marks a write to its shard as ended;
-// the caller's write to the wrapped store has returned.
-func (c *RowCache) invalidate(key []byte) {
-	sh := c.shard(key)
+// beginWrite removes key's entry and counts a write to its shard in;
+// the caller then writes to the wrapped store and calls endWrite.
+func (sh *rowShard) beginWrite(key []byte) {
 	sh.mu.Lock()
+	sh.writing++
 	sh.gen++
 	sh.lru.Remove(lookup(key))
 	sh.mu.Unlock()
 }
 
+// endWrite counts the write out once the wrapped store's write has
+// returned, whatever it returned. No fill can have landed while the write
+// was in flight, so removing key again finds nothing; it costs a map
+// lookup and keeps "gone when the write returns" true by itself.
+func (sh *rowShard) endWrite(key []byte) {
+	sh.mu.Lock()
+	sh.lru.Remove(lookup(key))
+	sh.writing--
+	sh.gen++
+	sh.mu.Unlock()
+}
+
 // Put implements Store.
 func (c *RowCache) Put(deadline int64, key, value []byte) error {
+	sh := c.shard(key)
+	sh.beginWrite(key)
 	err := c.inner.Put(deadline, key, value)
-	c.invalidate(key)
+	sh.endWrite(key)
 	return err
 }
 
 // Delete implements Store.
 func (c *RowCache) Delete(deadline int64, key []byte) error {
+	sh := c.shard(key)
+	sh.beginWrite(key)
 	err := c.inner.Delete(deadline, key)
-	c.invalidate(key)
+	sh.endWrite(key)
 	return err
 }
 
@@ -204,7 +270,7 @@ type RowCacheStats struct {
 	Hits      uint64 // Gets answered from the cache
 	Misses    uint64 // Gets that read the wrapped store
 	Evictions uint64 // entries dropped to stay within the bound (not those a write removed)
-	Dropped   uint64 // fills not made because a write to the shard ended during the read
+	Dropped   uint64 // fills not made because a write to the shard was in flight, or began or ended, during the read
 	Entries   int    // entries now
 	Bytes     int64  // bytes charged for them now
 	Capacity  int64  // the bound in bytes

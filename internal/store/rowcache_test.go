@@ -17,23 +17,30 @@ import (
 )
 
 // mapStore is a linearizable Store in a map that counts the Gets reaching
-// it. Hooks, if set, run outside its lock: afterRead once a Get has read
-// its value (the value it will return is fixed by then), beforeApply
-// before a Put or Delete changes the map.
+// it. Hooks, if set, run outside its lock and are given the call's number
+// (the n-th Get, or the n-th Put or Delete, counting from 1) and its key,
+// so that a test can hold one call of several at a chosen point:
+// beforeRead before a Get reads the map, afterRead once it has read (the
+// value it will return is fixed by then), beforeApply before a Put or
+// Delete changes the map, afterApply once it has (the write has taken
+// effect, and its caller has not seen it return).
 type mapStore struct {
-	mu   sync.Mutex
-	m    map[string][]byte
-	gets atomic.Int64
+	mu     sync.Mutex
+	m      map[string][]byte
+	gets   atomic.Int64
+	writes atomic.Int64
 
-	afterRead   func(key string)
-	beforeApply func(key string)
-	yield       bool // Get calls runtime.Gosched between reading and returning
+	beforeRead, afterRead, beforeApply, afterApply func(n int64, key string)
+	yield                                          bool // Get calls runtime.Gosched between reading and returning
 }
 
 func newMapStore() *mapStore { return &mapStore{m: map[string][]byte{}} }
 
 func (s *mapStore) Get(_ int64, dst, key []byte) ([]byte, error) {
-	s.gets.Add(1)
+	n := s.gets.Add(1)
+	if s.beforeRead != nil {
+		s.beforeRead(n, string(key))
+	}
 	s.mu.Lock()
 	v, ok := s.m[string(key)]
 	s.mu.Unlock()
@@ -41,7 +48,7 @@ func (s *mapStore) Get(_ int64, dst, key []byte) ([]byte, error) {
 		runtime.Gosched() // widens the window in which a write may overlap
 	}
 	if s.afterRead != nil {
-		s.afterRead(string(key))
+		s.afterRead(n, string(key))
 	}
 	if !ok {
 		return dst, ErrNotFound
@@ -50,23 +57,27 @@ func (s *mapStore) Get(_ int64, dst, key []byte) ([]byte, error) {
 }
 
 func (s *mapStore) Put(_ int64, key, value []byte) error {
-	if s.beforeApply != nil {
-		s.beforeApply(string(key))
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.m[string(key)] = append([]byte(nil), value...)
+	s.write(key, func() { s.m[string(key)] = append([]byte(nil), value...) })
 	return nil
 }
 
 func (s *mapStore) Delete(_ int64, key []byte) error {
+	s.write(key, func() { delete(s.m, string(key)) })
+	return nil
+}
+
+// write applies a Put or Delete under the lock, between its hooks.
+func (s *mapStore) write(key []byte, apply func()) {
+	n := s.writes.Add(1)
 	if s.beforeApply != nil {
-		s.beforeApply(string(key))
+		s.beforeApply(n, string(key))
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m, string(key))
-	return nil
+	apply()
+	s.mu.Unlock()
+	if s.afterApply != nil {
+		s.afterApply(n, string(key))
+	}
 }
 
 func (s *mapStore) Close() error { return nil }
@@ -80,6 +91,21 @@ func get(t *testing.T, c Store, key string) string {
 	}
 	require.NoError(t, err)
 	return string(v)
+}
+
+// checkpoint holds the call that reaches it until the test opens it.
+type checkpoint struct{ reached, open chan struct{} }
+
+func newCheckpoint() checkpoint { return checkpoint{make(chan struct{}), make(chan struct{})} }
+
+// hold is what the held call runs: it says it has arrived and waits.
+func (p checkpoint) hold() { close(p.reached); <-p.open }
+
+// async runs op in a goroutine; its result comes on the channel.
+func async[T any](op func() T) <-chan T {
+	ch := make(chan T, 1)
+	go func() { ch <- op() }()
+	return ch
 }
 
 // TestRowCacheHit: the second Get of a key is answered without the store,
@@ -174,80 +200,182 @@ func TestRowCacheFailedWriteInvalidates(t *testing.T) {
 	assert.Equal(t, "v1", get(t, c, "k"))
 	assert.ErrorIs(t, c.Put(0, []byte("k"), []byte("v2")), errWrite)
 	assert.Equal(t, "v2", get(t, c, "k"))
+	assert.Equal(t, "v2", get(t, c, "k"))
+	assert.EqualValues(t, 1, c.Stats().Hits, "a failed write is counted out too: fills go on")
 }
 
 // TestRowCacheWriteDuringReadNotFilled: a Get that read the old value
 // while a write to its key ended returns what it read (the two overlapped)
-// but does not cache it, so the next Get reads the new value.
+// but does not cache it, so the next Get reads the new value. The guard is
+// per shard, so a write to another key of the shard also keeps the fill
+// out (a lost fill, never a stale one).
 func TestRowCacheWriteDuringReadNotFilled(t *testing.T) {
-	s := newMapStore()
-	c := NewRowCache(s, 1<<20, RowCacheOptions{Shards: 1})
-	s.m["k"] = []byte("old")
-
-	read, resume := make(chan struct{}), make(chan struct{})
-	s.afterRead = func(string) { close(read); <-resume }
-	done := make(chan string)
-	go func() {
-		v, _ := c.Get(0, nil, []byte("k"))
-		done <- string(v)
-	}()
-	<-read
-	s.afterRead = nil // the Get in flight has passed the hook
-	require.NoError(t, c.Put(0, []byte("k"), []byte("new")))
-	close(resume)
-	assert.Equal(t, "old", <-done, "the overlapping Get")
-	assert.EqualValues(t, 1, c.Stats().Dropped)
-	assert.Zero(t, c.Stats().Entries)
-	assert.Equal(t, "new", get(t, c, "k"))
+	f := func(writeKey, want string) {
+		t.Run(writeKey, func(t *testing.T) {
+			s, c := inversionCache()
+			read := newCheckpoint()
+			s.afterRead = func(n int64, _ string) {
+				if n == 1 {
+					read.hold()
+				}
+			}
+			r := async(func() string { return get(t, c, "k") })
+			<-read.reached
+			require.NoError(t, c.Put(0, []byte(writeKey), []byte("v2")))
+			close(read.open)
+			assert.Equal(t, "v1", <-r, "the overlapping Get")
+			assert.EqualValues(t, 1, c.Stats().Dropped)
+			assert.Zero(t, c.Stats().Entries)
+			assert.Equal(t, want, get(t, c, "k"))
+		})
+	}
+	f("k", "v2")
+	f("other", "v1")
 }
 
-// TestRowCacheOtherKeyWriteDropsFill: the guard is per shard, so a write
-// to another key of the shard also keeps a fill out (a lost fill, never a
-// stale one).
-func TestRowCacheOtherKeyWriteDropsFill(t *testing.T) {
-	s := newMapStore()
-	c := NewRowCache(s, 1<<20, RowCacheOptions{Shards: 1})
-	s.m["k"] = []byte("v")
-	read, resume := make(chan struct{}), make(chan struct{})
-	s.afterRead = func(string) { close(read); <-resume }
-	done := make(chan struct{})
-	go func() { c.Get(0, nil, []byte("k")); close(done) }()
-	<-read
-	s.afterRead = nil
-	require.NoError(t, c.Put(0, []byte("other"), []byte("x")))
-	close(resume)
-	<-done
-	assert.EqualValues(t, 1, c.Stats().Dropped)
-}
-
-// TestRowCacheFillBeforeWriteEndsIsRemoved: a Get that starts and fills
-// while a write is in progress (not yet applied) caches the old value; the
-// write removes it when it ends, before it returns.
-func TestRowCacheFillBeforeWriteEndsIsRemoved(t *testing.T) {
+// TestRowCacheNoFillWhileWriteInFlight: a Get that starts while a write
+// is in progress (not yet applied) returns the old value but caches
+// nothing, for the write may be applied before the next Get; once the
+// write has returned, the next Get reads its value and fills again.
+func TestRowCacheNoFillWhileWriteInFlight(t *testing.T) {
 	for _, op := range []string{"put", "delete"} {
 		t.Run(op, func(t *testing.T) {
 			s := newMapStore()
 			c := NewRowCache(s, 1<<20, RowCacheOptions{Shards: 1})
 			s.m["k"] = []byte("old")
-			applying, resume := make(chan struct{}), make(chan struct{})
-			s.beforeApply = func(string) { close(applying); <-resume }
-			done := make(chan error)
-			go func() {
+			applying := newCheckpoint()
+			s.beforeApply = func(int64, string) { applying.hold() }
+			w := async(func() error {
 				if op == "put" {
-					done <- c.Put(0, []byte("k"), []byte("new"))
-				} else {
-					done <- c.Delete(0, []byte("k"))
+					return c.Put(0, []byte("k"), []byte("new"))
 				}
-			}()
-			<-applying
+				return c.Delete(0, []byte("k"))
+			})
+			<-applying.reached
 			assert.Equal(t, "old", get(t, c, "k"))
-			assert.Equal(t, 1, c.Stats().Entries, "filled while the write was in progress")
-			close(resume)
-			require.NoError(t, <-done)
+			assert.Zero(t, c.Stats().Entries, "filled while a write was in flight")
+			assert.EqualValues(t, 1, c.Stats().Dropped)
+			close(applying.open)
+			require.NoError(t, <-w)
 			want := map[string]string{"put": "new", "delete": "<absent>"}[op]
 			assert.Equal(t, want, get(t, c, "k"))
+			if op == "put" {
+				assert.Equal(t, 1, c.Stats().Entries, "no fill once the write had returned")
+				assert.Equal(t, want, get(t, c, "k"))
+				assert.EqualValues(t, 1, c.Stats().Hits)
+			}
 		})
 	}
+}
+
+// The three tests below hold a write between its apply and its return
+// and order reads around it, one read at a time, so that the cache
+// could answer a read with a value older than one another read has
+// already returned: read-read inversions, which linearizability per key
+// forbids. Each would fail with a protocol that lacks one of its parts:
+// the first with a gen bumped only as writes end (fills checked against
+// writes that ended), the second with no removal as a write begins, the
+// third with no count of writes in flight.
+
+// inversionCache is a one-shard cache over a store that holds v1 under
+// k, for the inversion tests.
+func inversionCache() (*mapStore, *RowCache) {
+	s := newMapStore()
+	s.m["k"] = []byte("v1")
+	return s, NewRowCache(s, 1<<20, RowCacheOptions{Shards: 1})
+}
+
+// noInversion ends an inversion test: R3, begun after the read named
+// reader returned v2 while the write w of v2 is held after its apply
+// (at applied), must read v2; then the write returns.
+func noInversion(t *testing.T, c *RowCache, applied checkpoint, w <-chan error, reader string) {
+	t.Helper()
+	assert.Equal(t, "v2", get(t, c, "k"), "R3 began after %s had returned v2", reader)
+	close(applied.open)
+	require.NoError(t, <-w)
+	assert.Equal(t, "v2", get(t, c, "k"))
+}
+
+// TestRowCacheInversionSlowFill: R1 misses and reads v1; a write of v2 is
+// applied but has not returned; R2 misses, reads v2 and returns it; R1's
+// fill of v1 comes after. R3, begun after R2 returned, must not return v1.
+func TestRowCacheInversionSlowFill(t *testing.T) {
+	s, c := inversionCache()
+	r1Read, r2Read, applied := newCheckpoint(), newCheckpoint(), newCheckpoint()
+	s.afterRead = func(n int64, _ string) {
+		switch n {
+		case 1:
+			r1Read.hold()
+		case 2:
+			r2Read.hold()
+		}
+	}
+	s.afterApply = func(int64, string) { applied.hold() }
+
+	r1 := async(func() string { return get(t, c, "k") })
+	<-r1Read.reached
+	w := async(func() error { return c.Put(0, []byte("k"), []byte("v2")) })
+	<-applied.reached
+	r2 := async(func() string { return get(t, c, "k") })
+	<-r2Read.reached
+	close(r1Read.open) // R1 fills (or tries to) and returns
+	assert.Equal(t, "v1", <-r1)
+	close(r2Read.open)
+	require.Equal(t, "v2", <-r2)
+	noInversion(t, c, applied, w, "R2")
+}
+
+// TestRowCacheInversionCachedBeforeWrite: R0 misses and waits before its
+// read; Rf reads v1 and fills it, no write in flight; a write of v2 is
+// applied but has not returned; R0 reads v2 and returns it. R3, begun
+// after R0 returned, must not return the v1 cached before the write.
+func TestRowCacheInversionCachedBeforeWrite(t *testing.T) {
+	s, c := inversionCache()
+	r0Before, applied := newCheckpoint(), newCheckpoint()
+	s.beforeRead = func(n int64, _ string) {
+		if n == 1 {
+			r0Before.hold()
+		}
+	}
+	s.afterApply = func(int64, string) { applied.hold() }
+
+	r0 := async(func() string { return get(t, c, "k") })
+	<-r0Before.reached
+	assert.Equal(t, "v1", get(t, c, "k"), "Rf")
+	assert.Equal(t, 1, c.Stats().Entries, "Rf filled: no write was in flight")
+	w := async(func() error { return c.Put(0, []byte("k"), []byte("v2")) })
+	<-applied.reached
+	close(r0Before.open)
+	require.Equal(t, "v2", <-r0)
+	noInversion(t, c, applied, w, "R0")
+}
+
+// TestRowCacheInversionFillDuringWrite: a write of v2 has begun, not yet
+// applied; R2 misses and waits before its read; R1 misses, reads v1 and
+// returns it (and may fill it); the write is applied but has not
+// returned; R2 reads v2 and returns it. R3, begun after R2 returned, must
+// not return v1.
+func TestRowCacheInversionFillDuringWrite(t *testing.T) {
+	s, c := inversionCache()
+	r2Before, applying, applied := newCheckpoint(), newCheckpoint(), newCheckpoint()
+	s.beforeRead = func(n int64, _ string) {
+		if n == 1 {
+			r2Before.hold()
+		}
+	}
+	s.beforeApply = func(int64, string) { applying.hold() }
+	s.afterApply = func(int64, string) { applied.hold() }
+
+	w := async(func() error { return c.Put(0, []byte("k"), []byte("v2")) })
+	<-applying.reached
+	r2 := async(func() string { return get(t, c, "k") })
+	<-r2Before.reached
+	assert.Equal(t, "v1", get(t, c, "k"), "R1")
+	close(applying.open)
+	<-applied.reached
+	close(r2Before.open)
+	require.Equal(t, "v2", <-r2)
+	noInversion(t, c, applied, w, "R2")
 }
 
 // TestRowCacheBoundAndLRU: a shard over its bound drops its least recently
@@ -355,11 +483,15 @@ func TestRowCacheHitAllocatesNothing(t *testing.T) {
 // in few shards, the store yielding inside each read so that writes
 // overlap reads. Each key's writer puts and deletes in turn, each
 // operation numbered; a put's value is its number. A read notes the
-// number of the key's last acknowledged operation before it starts and
-// of the last started one after it ends, and what it got must lie between:
-// a put numbered at least the acknowledged one, or absent where a delete
-// (or the empty start, number 0) lies in that range. Readers go on until
-// every writer is done; every operation must be answered.
+// number of the key's last acknowledged operation before it starts, and
+// the highest number any read of the key had returned by then (for an
+// absent answer, the lowest delete it can be), and of the last started
+// operation after it ends; what it got must lie between: a put numbered
+// at least the higher of the two notes, or absent where a delete (or the
+// empty start, number 0) lies in that range. So a read may not return a
+// value older than an earlier read returned, nor one older than an
+// acknowledged write. Readers go on until every writer is done; every
+// operation must be answered.
 func TestRowCacheStress(t *testing.T) {
 	f := func(name string, maxBytes int64, shards int) {
 		t.Run(name, func(t *testing.T) {
@@ -369,8 +501,13 @@ func TestRowCacheStress(t *testing.T) {
 			s := newMapStore()
 			s.yield = true
 			c := NewRowCache(s, maxBytes, RowCacheOptions{Shards: shards})
-			var acked, started [keys]atomic.Uint64
+			var acked, started, returned [keys]atomic.Uint64
 			isDelete := func(n uint64) bool { return n%3 == 0 }
+			// raise records that a read of key k returned operation n.
+			raise := func(k int, n uint64) {
+				for cur := returned[k].Load(); n > cur && !returned[k].CompareAndSwap(cur, n); cur = returned[k].Load() {
+				}
+			}
 			keyOf := func(k int) []byte { return []byte(fmt.Sprintf("key-%d", k)) }
 
 			var reads, answered atomic.Int64
@@ -404,6 +541,7 @@ func TestRowCacheStress(t *testing.T) {
 					for i := 0; i < minReads || !writersDone.Load(); i++ {
 						k := (i*7 + r) % keys
 						ack := acked[k].Load()
+						lo := max(ack, returned[k].Load())
 						reads.Add(1)
 						var err error
 						buf, err = c.Get(0, buf[:0], keyOf(k))
@@ -411,20 +549,23 @@ func TestRowCacheStress(t *testing.T) {
 						answered.Add(1)
 						switch {
 						case errors.Is(err, ErrNotFound):
-							// Some delete numbered in [ack, last]: 0 counts.
-							if last/3*3 < ack {
-								t.Errorf("key %d read absent; acknowledged op %d, last started %d, no delete between", k, ack, last)
+							// Some delete numbered in [lo, last]: 0 counts.
+							d := (lo + 2) / 3 * 3
+							if d > last {
+								t.Errorf("key %d read absent; acknowledged op %d, returned by an earlier read %d, last started %d, no delete between", k, ack, lo, last)
 								return
 							}
+							raise(k, d)
 						case err != nil:
 							t.Errorf("key %d: %v", k, err)
 							return
 						default:
 							got := binary.BigEndian.Uint64(buf)
-							if got < ack || got > last || isDelete(got) {
-								t.Errorf("key %d read put %d; acknowledged op %d, last started %d", k, got, ack, last)
+							if got < lo || got > last || isDelete(got) {
+								t.Errorf("key %d read put %d; acknowledged op %d, returned by an earlier read %d, last started %d", k, got, ack, lo, last)
 								return
 							}
+							raise(k, got)
 						}
 					}
 				})
