@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -26,6 +27,13 @@ type Options struct {
 	// OS asynchronously: kill -9 can lose the last few acknowledged writes
 	// (cmd/crashtest counts them; docs/guarantees.md, Durability, says
 	// what it found), power loss more.
+	//
+	// With Sync a read also never returns a value that is not yet durable:
+	// Pebble makes a write visible once it is in the memtable, before its
+	// WAL record is written out, so a GET overlapping a PUT of the same
+	// key could return a value that kill -9 then loses, and a later GET
+	// would see the older one. A GET that may have seen such a write
+	// waits for the WAL to be synced first (see Get).
 	Sync bool
 	// CacheBytes sizes the block cache; 0 means 64 MiB.
 	CacheBytes int64
@@ -168,6 +176,26 @@ type Pebble struct {
 	write      *pebble.WriteOptions
 	stalls     *writeStalls
 	thresholds Thresholds
+	// writing counts each key stripe's writes in flight, with Sync only
+	// (nil without): a Get of a key whose stripe has one waits for the
+	// WAL sync before it returns (see Get).
+	writing     *[writeStripes]atomic.Int32
+	syncedReads atomic.Uint64
+}
+
+// writeStripes is how many stripes writes in flight are counted in: a
+// GET pays for a sync only when a write to a key of its stripe is in
+// flight, so with k writes in flight a GET of a key that none of them
+// writes pays with a probability of about k/writeStripes.
+const writeStripes = 4096
+
+// stripe is key's stripe (FNV-1a).
+func stripe(key []byte) int {
+	h := uint32(2166136261)
+	for _, b := range key {
+		h = (h ^ uint32(b)) * 16777619
+	}
+	return int(h % writeStripes)
 }
 
 var _ Store = (*Pebble)(nil)
@@ -214,7 +242,11 @@ func Open(opts Options) (*Pebble, error) {
 		L0CompactSublevels: po.L0CompactionThreshold,
 		L0StallSublevels:   po.L0StopWritesThreshold,
 	}
-	return &Pebble{db: db, write: write, stalls: stalls, thresholds: thresholds}, nil
+	p := &Pebble{db: db, write: write, stalls: stalls, thresholds: thresholds}
+	if opts.Sync {
+		p.writing = new([writeStripes]atomic.Int32)
+	}
+	return p, nil
 }
 
 // compactAll flushes db's memtable and compacts its whole key range
@@ -244,23 +276,60 @@ func compactAll(db *pebble.DB) error {
 // Get implements Store. Pebble's value is valid only until its closer is
 // closed, so it is appended to dst before that. Pebble never waits for
 // capacity, so it ignores the deadline, as Put and Delete do.
+//
+// With Sync, what must hold: a Get returns only what kill -9 cannot take
+// back. Pebble publishes a write (makes it visible to reads) once it is
+// applied to the memtable; its WAL record is then in the log's buffer,
+// written out and synced a moment later, and only then does Set return.
+// A write counts itself in its key's stripe before it calls Pebble and
+// uncounts itself after Pebble returns, so a Get that saw a write whose
+// Set has not returned finds the stripe's count above zero when it looks
+// after reading (the count's increment happens before the write is
+// published, which happens before the Get sees it). Such a Get appends a
+// synced empty record to the WAL (LogData): records are written and
+// synced in order, so once it returns every write the Get could have
+// seen is durable. A count above zero from another key of the stripe, or
+// from a write the Get did not see, costs a sync that was not needed,
+// never a wrong answer.
 func (s *Pebble) Get(_ int64, dst, key []byte) ([]byte, error) {
 	v, closer, err := s.db.Get(key)
+	if err == nil {
+		dst = append(dst, v...)
+		err = closer.Close()
+	}
+	if s.writing != nil && s.writing[stripe(key)].Load() > 0 {
+		s.syncedReads.Add(1)
+		if serr := s.db.LogData(nil, pebble.Sync); serr != nil && (err == nil || errors.Is(err, pebble.ErrNotFound)) {
+			return dst, serr
+		}
+	}
 	if errors.Is(err, pebble.ErrNotFound) {
 		return dst, ErrNotFound
 	}
-	if err != nil {
-		return dst, err
-	}
-	dst = append(dst, v...)
-	return dst, closer.Close()
+	return dst, err
 }
 
 // Put implements Store.
-func (s *Pebble) Put(_ int64, key, value []byte) error { return s.db.Set(key, value, s.write) }
+func (s *Pebble) Put(_ int64, key, value []byte) error {
+	if s.writing == nil {
+		return s.db.Set(key, value, s.write)
+	}
+	n := &s.writing[stripe(key)]
+	n.Add(1)
+	defer n.Add(-1)
+	return s.db.Set(key, value, s.write)
+}
 
 // Delete implements Store.
-func (s *Pebble) Delete(_ int64, key []byte) error { return s.db.Delete(key, s.write) }
+func (s *Pebble) Delete(_ int64, key []byte) error {
+	if s.writing == nil {
+		return s.db.Delete(key, s.write)
+	}
+	n := &s.writing[stripe(key)]
+	n.Add(1)
+	defer n.Add(-1)
+	return s.db.Delete(key, s.write)
+}
 
 // Close implements Store.
 func (s *Pebble) Close() error { return s.db.Close() }
@@ -271,6 +340,7 @@ func (s *Pebble) Close() error { return s.db.Close() }
 func (s *Pebble) Metrics() PebbleMetrics {
 	m := PebbleMetrics{Metrics: s.db.Metrics(), Thresholds: s.thresholds}
 	m.WriteStalls, m.WriteStallTime = s.stalls.read()
+	m.SyncedReads = s.syncedReads.Load()
 	return m
 }
 

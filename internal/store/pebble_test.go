@@ -175,3 +175,50 @@ func TestPebbleCompactOnOpenMovesTheMemtableIntoSSTables(t *testing.T) {
 	require.NoError(t, err, "an empty store opens: nothing to compact")
 	require.NoError(t, empty.Close())
 }
+
+// TestPebbleSyncedReadWaitsForWAL: with Sync, a Get of a key whose stripe
+// has a write in flight appends a synced record to the WAL before it
+// answers (so nothing it could have read is lost to kill -9), and one
+// whose stripe has none reads only; without Sync no Get touches the WAL.
+// The write in flight is stood in for by the stripe's count, as a Put
+// holds it between its call into Pebble and Pebble's return.
+func TestPebbleSyncedReadWaitsForWAL(t *testing.T) {
+	walBytes := func(s *Pebble) uint64 { return s.Metrics().WAL.BytesWritten }
+	key, other := []byte("k"), []byte("other")
+	require.NotEqual(t, stripe(key), stripe(other), "the test needs two keys in two stripes")
+
+	s, err := Open(Options{Dir: t.TempDir(), Sync: true})
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.Put(0, key, []byte("v1")))
+
+	before := walBytes(s)
+	got, err := s.Get(0, nil, key)
+	require.NoError(t, err)
+	assert.Equal(t, "v1", string(got))
+	assert.Equal(t, before, walBytes(s), "no write in flight: the read touches no WAL")
+	assert.Zero(t, s.Metrics().SyncedReads)
+
+	s.writing[stripe(key)].Add(1) // a write to key's stripe in flight
+	got, err = s.Get(0, nil, key)
+	require.NoError(t, err)
+	assert.Equal(t, "v1", string(got))
+	assert.Greater(t, walBytes(s), before, "a write in flight: the read appended a synced record")
+	assert.EqualValues(t, 1, s.Metrics().SyncedReads)
+
+	_, err = s.Get(0, nil, other)
+	assert.ErrorIs(t, err, ErrNotFound, "a read of another stripe's absent key")
+	assert.EqualValues(t, 1, s.Metrics().SyncedReads, "another stripe's read does not wait")
+	s.writing[stripe(key)].Add(-1)
+
+	u, err := Open(Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	defer u.Close()
+	require.NoError(t, u.Put(0, key, []byte("v1")))
+	assert.Nil(t, u.writing, "without Sync writes in flight are not counted")
+	before = walBytes(u)
+	_, err = u.Get(0, nil, key)
+	require.NoError(t, err)
+	assert.Equal(t, before, walBytes(u))
+	assert.Zero(t, u.Metrics().SyncedReads)
+}

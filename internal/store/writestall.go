@@ -20,6 +20,10 @@ type PebbleMetrics struct {
 	// together, one under way included.
 	WriteStalls    uint64
 	WriteStallTime time.Duration
+	// SyncedReads counts the GETs that waited for a WAL sync before
+	// answering, because a write to a key of their stripe was in flight
+	// (with Sync only; see Pebble.Get).
+	SyncedReads uint64
 	// Thresholds are where this store's Pebble stalls writes and starts
 	// compacting L0, from its options: what its state is measured against.
 	Thresholds Thresholds
