@@ -160,37 +160,6 @@ func TestFailsafeDeadline(t *testing.T) {
 	}
 }
 
-// TestFailsafeAbandoned: a task that waited for its permit at least
-// AbandonAfter is asked whether its client has gone once it has one, and
-// rejected abandoned, unrun, if so (the permit given back unrecorded); a
-// task that did not wait is never asked.
-func TestFailsafeAbandoned(t *testing.T) {
-	const after = 5 * time.Millisecond
-	for _, name := range failsafeVariants {
-		t.Run(name, func(t *testing.T) {
-			clk := newFakeClock()
-			p, err := New(name, Config{Workers: 1, clock: clk, AbandonAfter: after})
-			require.NoError(t, err)
-			release := holdWorkers(t, p, 1)
-			gone, stayed := &leaver{gone: true}, &leaver{}
-			place(t, p, gone)
-			place(t, p, stayed)
-			clk.Advance(after)
-			close(release)
-			waitIdle(t, p)
-			quick := &leaver{gone: true}
-			p.Submit(quick) // a permit free: it never waited
-			p.Close()
-			assert.Zero(t, gone.runs.Load())
-			assert.EqualValues(t, ReasonAbandoned, gone.reason.Load())
-			assert.EqualValues(t, 1, stayed.runs.Load())
-			assert.EqualValues(t, 1, stayed.asked.Load())
-			assert.EqualValues(t, 1, quick.runs.Load())
-			assert.Zero(t, quick.asked.Load(), "a task that did not wait is not asked")
-		})
-	}
-}
-
 // levelLog is a priority.LevelTracker that keeps every level recorded
 // and puts the prioritizer's threshold at threshold once it refuses any.
 type levelLog struct {

@@ -8,10 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func metastablePlan(t *testing.T, quick bool) *Plan {
+func metastablePlan(t *testing.T, quick bool, set ...func(*Options)) *Plan {
 	t.Helper()
 	o := DefaultOptions()
 	o.Preset, o.Quick = "metastable", quick
+	for _, f := range set {
+		f(&o)
+	}
 	o.ApplyDefaults(false, false)
 	require.NoError(t, o.Validate())
 	p, err := New(&o, 1)
@@ -74,12 +77,7 @@ func TestMetastablePlan(t *testing.T) {
 // about 48 minutes); -store-slots sets every population's store and
 // turns the sizing off.
 func TestMetastablePools(t *testing.T) {
-	o := DefaultOptions()
-	o.Preset, o.Pools = "metastable", Peers
-	o.ApplyDefaults(false, false)
-	require.NoError(t, o.Validate())
-	p, err := New(&o, 1)
-	require.NoError(t, err)
+	p := metastablePlan(t, false, func(o *Options) { o.Pools = Peers })
 	var names []string
 	for _, v := range p.Metastable.Variants {
 		names = append(names, v.Name())
@@ -87,9 +85,7 @@ func TestMetastablePools(t *testing.T) {
 	assert.Equal(t, []string{"direct", "default", "failsafe", "failsafe-priority"}, names)
 	assert.Equal(t, 24, p.Metastable.Runs())
 
-	o.Pools, o.StoreSlots = []string{"fifo"}, 4
-	p, err = New(&o, 1)
-	require.NoError(t, err)
+	p = metastablePlan(t, false, func(o *Options) { o.Pools, o.StoreSlots = []string{"fifo"}, 4 })
 	assert.Len(t, p.Metastable.Variants, 6, "direct, the default and fifo's four")
 	assert.False(t, p.Metastable.SizeStorms, "-store-slots wins")
 	assert.Equal(t, 4, p.Metastable.Slots())

@@ -137,18 +137,29 @@ func writeVersus(b *page, am *analysis.Metastable) {
 		return
 	}
 	b.printf("### The default against the peer\n\n")
-	b.printf("Each cell: the default's, then the peer's (the medians of their judged runs). \"No later\", \"no less\" and \"no higher\" say whether the default did no worse; " +
-		"a variant the spike did not overload had nothing to recover from (counted as 0 s), one that never recovered is the later.\n\n")
+	b.printf("Each cell: the default's, then the peer's (the medians of their judged runs), and the default's over the peer's. " +
+		"\"No later\", \"no less\" and \"no higher\" say whether the default did no worse in these runs, by any margin: how far runs here move apart says which differences count (results.md). " +
+		"A variant the spike did not overload had nothing to recover from (counted as 0 s), one that never recovered is the later.\n\n")
 	b.printf("| client | peer | recovered in | useful goodput (run) | useful p99 (run) | the default |\n|---|---|---|---|---|---|\n")
 	for _, vs := range am.Versus {
 		if !vs.Judged {
 			b.printf("| %s | %s | %s / %s | | | not compared: %s |\n", vs.Model, vs.Peer, recoveryText(vs.Default), recoveryText(vs.Other), notComparedWhy(vs))
 			continue
 		}
-		b.printf("| %s | %s | %s / %s | %s / %s | %s / %s | %s |\n", vs.Model, vs.Peer, recoveryText(vs.Default), recoveryText(vs.Other),
-			usefulCell(vs.Default), usefulCell(vs.Other), p99Cell(vs.Default.UsefulP99), p99Cell(vs.Other.UsefulP99), versusVerdict(vs))
+		b.printf("| %s | %s | %s / %s | %s / %s%s | %s / %s%s | %s |\n", vs.Model, vs.Peer, recoveryText(vs.Default), recoveryText(vs.Other),
+			usefulCell(vs.Default), usefulCell(vs.Other), overPeer(vs.Default.Useful, vs.Other.Useful),
+			p99Cell(vs.Default.UsefulP99), p99Cell(vs.Other.UsefulP99), overPeer(float64(vs.Default.UsefulP99), float64(vs.Other.UsefulP99)), versusVerdict(vs))
 	}
 	b.printf("\n")
+}
+
+// overPeer is " (1.04×)", the default's figure over the peer's; "" where
+// either is unknown.
+func overPeer(def, peer float64) string {
+	if !(def > 0) || !(peer > 0) {
+		return ""
+	}
+	return fmt.Sprintf(" (%.2f×)", def/peer)
 }
 
 // recoveryText is a variant's recovery for the comparison: "0 s", "not

@@ -115,7 +115,7 @@ func TestMetastableReport(t *testing.T) {
 	assert.Contains(t, findings, "Recommended candidates (overloaded by the spike, and useful goodput back to 90 % of the base rate, held for 5 s, within 5 s of its end")
 	assert.Contains(t, findings, "**default**, **failsafe**, **failsafe-priority**, **lifo**, **fifo cap=256**, **fifo limit=gradient2**, **fifo+deadlines**, **lifo+deadlines**")
 	assert.Contains(t, findings, "The default against `failsafe`, under the clients where both were judged (`none`, `untuned`, `retry`, `backoff`, `budget`, `throttle`): recovered no later, with no less useful goodput and no higher useful p99 over the run (where recorded), under every one.")
-	assert.Contains(t, text, "| retry | failsafe | 1 s / 1 s | 5,005/s (63 %) / 5,005/s (63 %) | - / - | no later, no less, p99 not recorded |")
+	assert.Contains(t, text, "| retry | failsafe | 1 s / 1 s | 5,005/s (63 %) / 5,005/s (63 %) (1.00×) | - / - | no later, no less, p99 not recorded |")
 	assert.Contains(t, text, "### The default against the peer")
 	assert.Contains(t, text, "| retry | failsafe | 1 s / 1 s | ")
 
@@ -142,17 +142,30 @@ func TestMetastableReportRendersAgain(t *testing.T) {
 	assert.Equal(t, string(want), string(mustRead(t, again.Path)))
 }
 
+// reportText is c's report as Write writes it.
+func reportText(t *testing.T, c *result.Comparison) string {
+	t.Helper()
+	rep, err := Write(c, analysis.Analyze(c), t.TempDir())
+	require.NoError(t, err)
+	return string(mustRead(t, rep.Path))
+}
+
+// clientSide is a loader that spent 20 µs of its one CPU on an attempt
+// answered at once and 60 µs on one that timed out, kvserver 15 and 25,
+// at 5,000 attempts a second, with the six models' most attempts.
+func clientSide() *result.ClientSide {
+	return &result.ClientSide{Rate: 5000, LoaderCPUs: 1, Answered: 20 * time.Microsecond, TimedOut: 60 * time.Microsecond,
+		ServerAnswered: 15 * time.Microsecond, ServerTimedOut: 25 * time.Microsecond,
+		MostAttempts: map[string]float64{"none": 1, "untuned": 6, "retry": 3, "backoff": 3, "budget": 1.2, "throttle": 3}}
+}
+
 // TestClientSideTable: the loader's measured cost per attempt, and for
 // each model whether its worst second fits, with what would let it.
 func TestClientSideTable(t *testing.T) {
 	c := metaComparison(t, nil)
 	c.Plan.Metastable.SizeStorms = false // -store-slots given: one store
-	c.Metastable.ClientSide = &result.ClientSide{Rate: 5000, LoaderCPUs: 1, Answered: 20 * time.Microsecond, TimedOut: 60 * time.Microsecond,
-		ServerAnswered: 15 * time.Microsecond, ServerTimedOut: 25 * time.Microsecond,
-		MostAttempts: map[string]float64{"none": 1, "untuned": 6, "retry": 3, "backoff": 3, "budget": 1.2, "throttle": 3}}
-	rep, err := Write(c, analysis.Analyze(c), t.TempDir())
-	require.NoError(t, err)
-	text := string(mustRead(t, rep.Path))
+	c.Metastable.ClientSide = clientSide()
+	text := reportText(t, c)
 	assert.Contains(t, text, "at 5,000 attempts/s, one attempt cost the loader 20.0us of CPU where kvserver answered at once, and 60.0us where it never answered")
 	assert.Contains(t, text, "kvserver's side of them: 15.0us and 25.0us.")
 	// The spike: 2.5 × 6,000 = 15,000 req/s; none's worst second 15,000 × 60 µs = 0.9 CPU.
@@ -161,17 +174,13 @@ func TestClientSideTable(t *testing.T) {
 	assert.Contains(t, text, "| untuned | 90,000 | 5.40 (540 %) | no: give the loader 8 CPUs (-loader-cpus), or a slower store stand-in (-store-slots 2), ")
 
 	c.Metastable.ClientSide.LoaderCPUs = 8
-	rep, err = Write(c, analysis.Analyze(c), t.TempDir())
-	require.NoError(t, err)
-	assert.Contains(t, string(mustRead(t, rep.Path)), "| none | 15,000 | 0.90 (11 %) | yes |")
+	assert.Contains(t, reportText(t, c), "| none | 15,000 | 0.90 (11 %) | yes |")
 
 	// 15,000 first tries/s at 60 µs each: 0.9 of 1 CPU, over 70 %: the
 	// spike cannot even be sent, no run is made.
 	c.Metastable.ClientSide.LoaderCPUs, c.Metastable.ClientSide.Answered = 1, 60*time.Microsecond
 	c.Metastable.Runs = nil
-	rep, err = Write(c, analysis.Analyze(c), t.TempDir())
-	require.NoError(t, err)
-	text = string(mustRead(t, rep.Path))
+	text = reportText(t, c)
 	assert.Contains(t, text, "| none | 15,000 | 0.90 (90 %) | no, nor the spike's first tries: not run; give the loader 2 CPUs")
 	assert.Contains(t, text, "No run was made: the loader cannot send the spike's first tries on its CPUs")
 }
@@ -184,14 +193,11 @@ func TestStormSizesTable(t *testing.T) {
 	c := metaComparison(t, nil)
 	p, m := c.Plan.Metastable, c.Metastable
 	require.True(t, p.SizeStorms)
-	m.ClientSide = &result.ClientSide{Rate: 5000, LoaderCPUs: 1, Answered: 20 * time.Microsecond, TimedOut: 60 * time.Microsecond,
-		MostAttempts: map[string]float64{"none": 1, "untuned": 6, "retry": 3, "backoff": 3, "budget": 1.2, "throttle": 3}}
+	m.ClientSide = clientSide()
 	m.Sizes = []result.MetaSize{{Slots: 16, Models: []string{"none", "budget"}, Saturation: 10000, BaseRate: 6000, SpikeRate: 15000},
 		{Slots: 2, Models: []string{"retry", "backoff", "throttle"}, Saturation: 1600, BaseRate: 960, SpikeRate: 2400},
 		{Slots: 1, Models: []string{"untuned"}, Saturation: 800, BaseRate: 480, SpikeRate: 1200}}
-	rep, err := Write(c, analysis.Analyze(c), t.TempDir())
-	require.NoError(t, err)
-	text := string(mustRead(t, rep.Path))
+	text := reportText(t, c)
 	assert.Contains(t, text, "The storms were sized to the loader (no `-store-slots`)")
 	// untuned in front of 16 slots: 90,000 attempts/s, 5.4 CPUs; in front of 1: 7,200, 0.43.
 	assert.Contains(t, text, "| untuned | 90,000 | 5.40 (540 %) | no | 1 slot (`-io-concurrency 1`) | 7,200 attempts/s, 0.43 loader CPUs (43 %) |")
