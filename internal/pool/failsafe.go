@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/failsafe-go/failsafe-go/adaptivelimiter"
 	"github.com/failsafe-go/failsafe-go/priority"
+
+	"github.com/kvpool/kvpool/internal/limit"
 )
 
 // The peer: failsafe-go's adaptive limiter (github.com/failsafe-go/failsafe-go,
@@ -221,5 +224,17 @@ func resolveFailsafe(name string, cfg Config, workers int) (Config, error) {
 		return cfg, fmt.Errorf("%s queues in failsafe-go's limiter, which times no wait out: -queue-timeout does not apply (a request's own deadline does)", name)
 	}
 	cfg.Exec, cfg.failsafeInitial, cfg.resolvedFor = ExecHandler, workers, name
+	// What the settings say is what runs: the limit the library starts
+	// at, its own algorithm, and the queue it refuses every newcomer at.
+	cfg.Workers = cmp.Or(workers, failsafeInitialLimit)
+	cfg.Limit = limit.Config{Algorithm: FailsafeLimit}
+	cfg.Capacity, cfg.Overflow = failsafeMaxQueue*cfg.Workers, OverflowReject
 	return cfg, nil
 }
+
+// FailsafeLimit is the failsafe variants' limit as their resolved
+// Config names it: failsafe-go's own adaptive limit.
+const FailsafeLimit = "failsafe-go"
+
+// failsafeInitialLimit is the library's default first limit.
+const failsafeInitialLimit = 20

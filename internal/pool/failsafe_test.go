@@ -239,9 +239,13 @@ func TestFailsafeResolve(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, ExecHandler, cfg.Exec)
 		assert.Zero(t, cfg.failsafeInitial, "the library's own first limit")
+		assert.Equal(t, 20, cfg.Workers, "the settings say where the library's limit starts")
+		assert.Equal(t, 60, cfg.Capacity, "and the queue at which it refuses every newcomer")
+		assert.Equal(t, FailsafeLimit, cfg.Limit.Algorithm)
 		cfg, err = Resolve(name, Config{Workers: 16})
 		require.NoError(t, err)
 		assert.Equal(t, 16, cfg.failsafeInitial)
+		assert.Equal(t, 16, cfg.Workers)
 		for _, bad := range []Config{{MaxWait: time.Second}, {MaxWait: AutoMaxWait}, {QueueTimeout: time.Second}} {
 			_, err := Resolve(name, bad)
 			assert.Error(t, err, "%+v", bad)
