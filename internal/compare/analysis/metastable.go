@@ -449,11 +449,23 @@ func recommended(m *Metastable, t plan.MetaTiming) []string {
 	return slices.DeleteFunc(names, func(n string) bool { return counts[n] < len(m.RecommendModels) })
 }
 
+// MetaUsefulMargin and MetaP99Margin are how far apart the default's and
+// a peer's useful goodput and useful p99 over the run must be before the
+// default counts as keeping less or answering later: inside them a
+// difference is noise. They are the spread of three quick runs of one
+// variant on the 2-core VM (useful goodput up to 6.6 % apart under one
+// client model, useful p99 up to 32 %), rounded down.
+const (
+	MetaUsefulMargin = 0.05
+	MetaP99Margin    = 0.30
+)
+
 // MetaVersus is kvserver's default against a peer under one client
 // model, where both ran: whether the default recovered no later, kept
 // no less useful goodput over the run and no higher useful p99 over it
-// (each the medians over their judged runs). Judged is false where
-// either had no judged run; the verdicts are then false too.
+// (each the medians over their judged runs; less and higher only beyond
+// MetaUsefulMargin and MetaP99Margin). Judged is false where either had
+// no judged run; the verdicts are then false too.
 type MetaVersus struct {
 	Model, Peer    string
 	Default, Other *MetaVariant
@@ -489,9 +501,9 @@ func versus(m *Metastable, p *plan.Metastable) []MetaVersus {
 			vs.Judged = judgedRuns(def) > 0 && judgedRuns(other) > 0
 			if vs.Judged {
 				vs.RecoveryNoLater = recoveryOf(def) <= recoveryOf(other)
-				vs.UsefulNoLess = def.Useful >= other.Useful
+				vs.UsefulNoLess = def.Useful >= other.Useful*(1-MetaUsefulMargin)
 				vs.P99Known = def.UsefulP99 > 0 && other.UsefulP99 > 0
-				vs.P99NoHigher = vs.P99Known && def.UsefulP99 <= other.UsefulP99
+				vs.P99NoHigher = vs.P99Known && float64(def.UsefulP99) <= float64(other.UsefulP99)*(1+MetaP99Margin)
 			}
 			out = append(out, vs)
 		}

@@ -337,6 +337,12 @@ func TestDefaultAgainstThePeer(t *testing.T) {
 		if r.Variant == "failsafe-priority" && r.Model == "budget" {
 			r.Series[0].LoaderShare = 0.95 // its client side saturated
 		}
+		if r.Variant == "default" && r.Model == "none" {
+			r.Totals.UsefulP99 = 25 * time.Millisecond // 1.25×: inside the noise
+		}
+		if r.Variant == "default" && r.Model == "untuned" {
+			r.Totals.UsefulP99 = 27 * time.Millisecond // 1.35×: beyond it
+		}
 	}
 	got := map[string]MetaVersus{}
 	for _, v := range Analyze(c).Metastable.Versus {
@@ -350,6 +356,8 @@ func TestDefaultAgainstThePeer(t *testing.T) {
 	assert.False(t, backoff.RecoveryNoLater, "4 s against 1 s")
 	assert.False(t, backoff.UsefulNoLess)
 	assert.True(t, backoff.P99NoHigher, "equal is no higher")
+	assert.True(t, got["none/failsafe"].P99NoHigher, "1.25× the peer's p99 is inside the noise")
+	assert.False(t, got["untuned/failsafe"].P99NoHigher, "1.35× is beyond it")
 	budget := got["budget/failsafe-priority"]
 	assert.False(t, budget.Judged)
 	assert.False(t, budget.RecoveryNoLater || budget.UsefulNoLess || budget.P99NoHigher)

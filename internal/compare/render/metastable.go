@@ -43,7 +43,7 @@ func writeMetastable(b *page, c *result.Comparison, a *analysis.Analysis) {
 	case len(sizes) > 1:
 		b.printf("Each of the lab's pools runs `-workers` as many as its store has slots, one per slot, so that requests wait in the pool's queue and the store bounds every variant; "+
 			"`default` (kvserver given no pool flag) and the peers find their own limits. "+
-			"Each run starts a fresh kvserver whose store stand-in sleeps %v per operation, as many at a time as its client model's store has slots (`-io-concurrency`: below), ", plan.MetaIODelay)
+			"Each run starts a fresh kvserver whose store stand-in sleeps %v per operation, as many at a time as its client model's store has slots (`-io-concurrency`: below). ", plan.MetaIODelay)
 	default:
 		b.printf("Each of the lab's pools runs `-workers %d`, one per store slot, so that requests wait in the pool's queue and the store bounds every variant; "+
 			"`default` (kvserver given no pool flag) and the peers find their own limits. "+
@@ -51,7 +51,7 @@ func writeMetastable(b *page, c *result.Comparison, a *analysis.Analysis) {
 			p.Slots(), plan.MetaIODelay, p.Slots(), plan.MetaIODelay, p.Slots(), thousands(float64(p.Slots())/plan.MetaIODelay.Seconds()))
 	}
 	if len(sizes) > 1 {
-		b.printf("and asks it %.0f %% of direct's validated saturation in front of that store for %s, %g× that from %s to %s, then the base rate again for %s. ",
+		b.printf("A run asks it %.0f %% of direct's validated saturation in front of that store for %s, %g× that from %s to %s, then the base rate again for %s. ",
 			100*p.Share, secs(t.Base), t.Factor, secs(t.Base), secs(t.SpikeEnd()), secs(t.After))
 	} else {
 		b.printf("and asks it %s GET/s (%.0f %% of direct's validated saturation) for %s, %s/s (%g×) from %s to %s, then the base rate again for %s. ",
@@ -138,8 +138,10 @@ func writeVersus(b *page, am *analysis.Metastable) {
 	}
 	b.printf("### The default against the peer\n\n")
 	b.printf("Each cell: the default's, then the peer's (the medians of their judged runs), and the default's over the peer's. " +
-		"\"No later\", \"no less\" and \"no higher\" say whether the default did no worse in these runs, by any margin: how far runs here move apart says which differences count (results.md). " +
-		"A variant the spike did not overload had nothing to recover from (counted as 0 s), one that never recovered is the later.\n\n")
+		"\"No later\", \"no less\" and \"no higher\" say whether the default did no worse in these runs; "+
+		"less and higher count only beyond the noise of repeated runs: useful goodput %.0f %% below the peer's, useful p99 %.0f %% above it (results.md). " +
+		"A variant the spike did not overload had nothing to recover from (counted as 0 s), one that never recovered is the later.\n\n",
+		100*analysis.MetaUsefulMargin, 100*analysis.MetaP99Margin)
 	b.printf("| client | peer | recovered in | useful goodput (run) | useful p99 (run) | the default |\n|---|---|---|---|---|---|\n")
 	for _, vs := range am.Versus {
 		if !vs.Judged {
@@ -273,10 +275,10 @@ func writeClientSide(b *page, c *result.Comparison, p *plan.Metastable) (sendabl
 		b.printf("\n")
 		return sendable
 	}
-	b.printf("The storms were sized to the loader (no `-store-slots`): a model whose worst second in front of the store of %d slots fits keeps it; "+
-		"one whose worst second does not runs in front of a store of fewer slots, whose spike is as many times smaller "+
-		"(the most slots with which it would fit, rounded down to a power of two so that models share stores, 1 at the least), "+
-		"with direct's saturation searched in front of it; one that still does not fit there goes down again.\n\n", p.Slots())
+	b.printf("The storms were sized to the loader (no `-store-slots`): a model whose worst second in front of the store of %d slots fits keeps it. "+
+		"One whose worst second does not runs in front of a store of fewer slots, whose spike is as many times smaller: "+
+		"the most slots with which it would fit, rounded down to a power of two so that models share stores (1 at the least), "+
+		"with direct's saturation searched in front of it. One that still does not fit there goes down again.\n\n", p.Slots())
 	b.printf("| client | worst second in front of %d slots (attempts/s) | loader CPUs it takes | fits? | ran in front of | its worst second there |\n|---|---|---|---|---|---|\n", p.Slots())
 	for _, f := range fits {
 		there := "-"
@@ -415,12 +417,12 @@ func metastableSentences(c *result.Comparison, am *analysis.Metastable) []string
 		}
 		out = append(out, s+strings.Join(parts, "; ")+".")
 	}
-	crit := fmt.Sprintf("overloaded by the spike, and useful goodput back to %.0f %% of the base rate, held for %s, within %s of its end under every retrying client (%s), with the useful p99 back under %v as fast",
+	crit := fmt.Sprintf("A candidate was overloaded by the spike and had its useful goodput back to %.0f %% of the base rate, held for %s, within %s of its end under every retrying client (%s), with the useful p99 back under %v as fast.",
 		100*plan.MetaTarget, secs(t.Hold), secs(t.Recovery), strings.Join(am.RecommendModels, ", "), plan.MetaP99)
 	if len(am.Recommended) == 0 {
-		out = append(out, "No configuration is a recommended candidate ("+crit+").")
+		out = append(out, "No configuration is a recommended candidate. "+crit)
 	} else {
-		out = append(out, fmt.Sprintf("Recommended candidates (%s): **%s**.", crit, strings.Join(am.Recommended, "**, **")))
+		out = append(out, fmt.Sprintf("Recommended candidates: **%s**. %s", strings.Join(am.Recommended, "**, **"), crit))
 	}
 	return append(out, versusSentences(am)...)
 }
@@ -440,26 +442,42 @@ func versusSentences(am *analysis.Metastable) []string {
 	}
 	var out []string
 	for _, peer := range peers {
-		var judged, unjudged, worse []string
+		var judged, unjudged, later, less, higher []string
 		where := ""
 		for _, vs := range byPeer[peer] {
+			name := "`" + vs.Model + "`"
 			if !vs.Judged {
-				unjudged = append(unjudged, "`"+vs.Model+"`")
+				unjudged = append(unjudged, name)
 				continue
 			}
-			judged = append(judged, "`"+vs.Model+"`")
+			judged = append(judged, name)
 			if !vs.P99Known {
 				where = " (where recorded)"
 			}
-			if vs.Worse() {
-				worse = append(worse, fmt.Sprintf("`%s` (%s)", vs.Model, versusVerdict(vs)))
+			if !vs.RecoveryNoLater {
+				later = append(later, name)
+			}
+			if !vs.UsefulNoLess {
+				less = append(less, name)
+			}
+			if vs.P99Known && !vs.P99NoHigher {
+				higher = append(higher, name)
 			}
 		}
-		s := fmt.Sprintf("The default against `%s`, under the clients where both were judged (%s): ", peer, orNone(judged))
-		if len(worse) == 0 {
+		s := fmt.Sprintf("The default against `%s`, both judged under %s: ", peer, orNone(judged))
+		if len(later)+len(less)+len(higher) == 0 {
 			s += "recovered no later, with no less useful goodput and no higher useful p99 over the run" + where + ", under every one"
 		} else {
-			s += "did worse under " + strings.Join(worse, ", ")
+			var parts []string
+			for _, g := range []struct {
+				what  string
+				names []string
+			}{{"recovered later", later}, {"kept less useful goodput", less}, {"had a higher useful p99" + where, higher}} {
+				if len(g.names) > 0 {
+					parts = append(parts, "**"+g.what+"** under "+strings.Join(g.names, ", "))
+				}
+			}
+			s += strings.Join(parts, "; ") + ", no worse otherwise"
 		}
 		if len(unjudged) > 0 {
 			s += "; not compared under " + strings.Join(unjudged, ", ")

@@ -112,9 +112,9 @@ func TestMetastableReport(t *testing.T) {
 		findings += f + "\n"
 	}
 	assert.Contains(t, findings, "With `retry` clients after a 2.5× spike: recovered: default (in 1 s), failsafe (in 1 s), failsafe-priority (in 1 s), lifo (in 1 s), adaptive (in 8 s), fifo cap=256 (in 1 s), fifo limit=gradient2 (in 1 s), fifo+deadlines (in 1 s), lifo+deadlines (in 2 s); collapsed (useful goodput under half the base rate to the end): direct; not judged, the client side saturated or unrecorded: fifo.")
-	assert.Contains(t, findings, "Recommended candidates (overloaded by the spike, and useful goodput back to 90 % of the base rate, held for 5 s, within 5 s of its end")
+	assert.Contains(t, findings, "A candidate was overloaded by the spike and had its useful goodput back to 90 % of the base rate, held for 5 s, within 5 s of its end")
 	assert.Contains(t, findings, "**default**, **failsafe**, **failsafe-priority**, **lifo**, **fifo cap=256**, **fifo limit=gradient2**, **fifo+deadlines**, **lifo+deadlines**")
-	assert.Contains(t, findings, "The default against `failsafe`, under the clients where both were judged (`none`, `untuned`, `retry`, `backoff`, `budget`, `throttle`): recovered no later, with no less useful goodput and no higher useful p99 over the run (where recorded), under every one.")
+	assert.Contains(t, findings, "The default against `failsafe`, both judged under `none`, `untuned`, `retry`, `backoff`, `budget`, `throttle`: recovered no later, with no less useful goodput and no higher useful p99 over the run (where recorded), under every one.")
 	assert.Contains(t, text, "| retry | failsafe | 1 s / 1 s | 5,005/s (63 %) / 5,005/s (63 %) (1.00×) | - / - | no later, no less, p99 not recorded |")
 	assert.Contains(t, text, "### The default against the peer")
 	assert.Contains(t, text, "| retry | failsafe | 1 s / 1 s | ")
@@ -204,4 +204,22 @@ func TestStormSizesTable(t *testing.T) {
 	assert.Contains(t, text, "| none | 15,000 | 0.90 (90 %) | no | 16 slots (`-io-concurrency 16`) | - |")
 	assert.Contains(t, text, "| 2 slots (`-io-concurrency 2`) | retry, backoff, throttle | 1,600 | 960 | 2,400 |")
 	assert.Contains(t, text, "### Client `untuned`\n\nIn front of 1 slot (`-io-concurrency 1`): 480 GET/s, 1,200/s in the spike.")
+}
+
+// TestVersusSentences: where the default did worse, the sentence names
+// the clients under each of the three it missed, and those not compared.
+func TestVersusSentences(t *testing.T) {
+	judged := func(model string, later, less, higher bool) analysis.MetaVersus {
+		return analysis.MetaVersus{Model: model, Peer: "failsafe", Judged: true, P99Known: true,
+			RecoveryNoLater: !later, UsefulNoLess: !less, P99NoHigher: !higher}
+	}
+	am := &analysis.Metastable{Versus: []analysis.MetaVersus{
+		judged("none", false, false, true),
+		judged("retry", false, true, true),
+		judged("backoff", true, false, false),
+		{Model: "untuned", Peer: "failsafe"},
+	}}
+	assert.Equal(t, []string{"The default against `failsafe`, both judged under `none`, `retry`, `backoff`: " +
+		"**recovered later** under `backoff`; **kept less useful goodput** under `retry`; **had a higher useful p99** under `none`, `retry`, " +
+		"no worse otherwise; not compared under `untuned`."}, versusSentences(am))
 }
