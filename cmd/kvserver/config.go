@@ -82,12 +82,12 @@ func defineFlags(fs *flag.FlagSet, c *server.Config) {
 	fs.StringVar(&c.Pool, "pool", c.Pool, "worker `pool`: "+strings.Join(pool.Variants, "|"))
 	fs.Var(choice(&p.Exec, pool.ParseExec, pool.Exec.String), "exec",
 		"where an admitted job runs, `mode`: handler (in its HTTP handler, once one of -workers slots is free)|worker (handed to one of -workers goroutines)")
-	intVar(fs, &p.Workers, "workers", "pool workers (-exec worker) or slots (-exec handler), `n` >= 0 (0: GOMAXPROCS)")
+	intVar(fs, &p.Workers, "workers", "pool workers (-exec worker) or slots (-exec handler), `n` >= 0 (0: GOMAXPROCS; failsafe, failsafe-priority: where the library's limit starts, 0: its own 20)")
 	fs.Var(choice(&p.Capacity, parseCap, capString), "cap",
 		"queue bound, `n` >= -1 or auto (auto: -max-conns, one per connection; 0: no queue, fifo only; -1: unbounded, not fifo)")
 	fs.Var(choice(&p.Overflow, pool.ParseOverflow, pool.Overflow.String), "overflow", "full-queue `policy`: reject|drop-oldest|caller-runs|block")
 	fs.Var(choice(&p.QueueTimeout, parseQueueTimeout, queueTimeoutString), "queue-timeout",
-		"answer 503 for a job that waited longer than this `duration` (0: no limit; auto: "+server.DefaultQueueTimeout.String()+", none for adaptive, which CoDel sheds)")
+		"answer 503 for a job that waited longer than this `duration` (0: no limit; auto: "+server.DefaultQueueTimeout.String()+", none for adaptive, which CoDel sheds, for auto, bounded by -max-wait, and for failsafe, failsafe-priority, the library's queue)")
 	fs.Var(choice(&p.MaxWait, parseMaxWait, maxWaitString), "max-wait",
 		"refuse at once (503) a request that would expect to wait longer than this `duration` for a slot, a retry longer than a quarter of it "+
 			"(-exec handler; auto: derived from the store's measured service time for -pool auto, none for the others; 0: no bound, but -pool auto always bounds)")

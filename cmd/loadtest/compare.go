@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -92,7 +93,8 @@ func (f *compareFlags) define(fs *flag.FlagSet) {
 	// What runs.
 	fs.StringVar(&o.Preset, "preset", o.Preset, "experiment: "+strings.Join(plan.Presets, " | "))
 	fs.StringVar(&o.Kvserver, "kvserver", o.Kvserver, "kvserver binary to start (make build)")
-	fs.Var((*listFlag)(&o.Pools), "pools", "pools to compare, comma-separated (default: the preset's; direct, the baseline, always runs); valid: "+strings.Join(plan.Pools, ","))
+	fs.Var((*listFlag)(&o.Pools), "pools", "pools to compare, comma-separated (default: the preset's; direct, the baseline, always runs; under the metastable and writes presets the default too, under writes the peer too); valid: "+
+		strings.Join(slices.Concat(plan.Pools, []string{plan.AutoPool}, plan.Peers), ","))
 	fs.Var((*listFlag)(&o.Policies), "policies", "overflow policies of the seeds' grid at -cap 1024 (policies and overload presets), comma-separated, or none; valid: "+strings.Join(plan.Policies, ","))
 	fs.Var((*listFlag)(&o.Execs), "execs", "run each queueing variant once per kvserver -exec mode given, comma-separated (default: kvserver's own, no -exec flag); valid: "+strings.Join(plan.Execs, ","))
 	fs.Var(&f.timeouts, "queue-timeouts", "policies and overload presets: each queueing pool also at its defaults but for kvserver's -queue-timeout, once per value, comma-separated (10ms,50ms): the sweep that chose its default")
@@ -113,7 +115,7 @@ func (f *compareFlags) define(fs *flag.FlagSet) {
 	fs.IntVar(&o.MaxConns, "max-conns", o.MaxConns, "connections the loader may open in an overload step (needs ulimit -n above it)")
 	fs.Float64Var(&o.Factor, "factor", 0, "overload step rate as a multiple of direct's saturation (default 2; 10 for -preset overload); -preset metastable: the spike's multiple of its base rate (default 2.5)")
 	f.clients.Add(fs) // -preset metastable: one client population instead of the preset's
-	fs.IntVar(&o.StoreSlots, "store-slots", 0, fmt.Sprintf("-preset metastable: operations its store stand-in (each -io-delay %v) serves at once, and every pool's -workers (default %d); fewer make a slower store, whose storms a loader on fewer CPUs can hold", plan.MetaIODelay, plan.MetaIOConcurrency))
+	fs.IntVar(&o.StoreSlots, "store-slots", 0, fmt.Sprintf("-preset metastable: operations its store stand-in (each -io-delay %v) serves at once, and the lab's pools' -workers, for every client population (default: %d, and each population whose worst second the loader cannot hold there gets a store of fewer slots, sized to the loader's CPUs); fewer make a slower store, whose storms a loader on fewer CPUs can hold", plan.MetaIODelay, plan.MetaIOConcurrency))
 	fs.BoolVar(&o.FastStore, "fast-store", false, "-preset metastable: plain Pebble, no store stand-in: kvserver's CPU is its limit, and its storms take a loader on several times kvserver's CPUs to hold")
 	fs.Float64Var(&o.Rate, "rate", 0, "take this as direct's saturation (req/s) instead of searching; saturation searches of other variants still run")
 	// The writes preset's runs: a read stream and a write flood at once.

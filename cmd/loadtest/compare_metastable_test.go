@@ -19,6 +19,6 @@ func TestMetastableRefusesFlagsItIgnores(t *testing.T) {
 	f("-workers does not apply", "-workers", "8")
 	f("-overload-duration does not apply", "-overload-duration", "5s")
 	f("-io-delay does not apply", "-io-delay", "2ms")
-	f("-pools: the metastable preset runs a fixed set of variants", "-pools", "fifo")
+	f("-policies: the metastable preset runs a fixed set of variants", "-policies", "block")
 	f("-workload put: the metastable preset runs GETs only", "-workload", "put")
 }

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -102,35 +103,130 @@ func (r *runner) calibrate(ctx context.Context, wl, seed string, rate float64, m
 	return m, ok && m.res.Sent > 0
 }
 
-// unsendable says, before the storms, which client models' worst second
-// the loader can hold, and for those it cannot what would let it; it
-// returns the models whose spike the loader cannot even send (its first
-// tries, answered at once, over its room): their runs are not made.
-func (r *runner) unsendable(cs *result.ClientSide, models []string, spike float64, slots int) map[string]bool {
-	if cs == nil {
+// sizeStorms says, before the storms, which client models' worst second
+// the loader can hold, and chooses the store each model's runs go in
+// front of (r.c.Metastable.Sizes): the plan's, unless the preset sizes
+// storms (plan.Metastable.SizeStorms: no -store-slots) and a model's
+// worst second does not fit the loader's room there; such a model gets
+// the store analysis.StormSlots gives it, whose direct saturation is
+// searched (its spike is then known, and a model that still does not fit
+// goes down to a smaller store, to 1 slot at the least). A model whose
+// spike the loader cannot even send in front of its store (its first
+// tries alone, answered at once, over its room) is not run: none of its
+// runs could be judged.
+func (r *runner) sizeStorms(ctx context.Context, wr *result.WorkloadResult, seed string) {
+	m, mp := r.c.Metastable, r.p.Metastable
+	cs := m.ClientSide
+	first := result.MetaSize{Slots: mp.Slots(), Saturation: wr.BaseRate, BaseRate: m.BaseRate, SpikeRate: m.SpikeRate}
+	fits := analysis.ClientFits(cs, mp.Models, m.SpikeRate, mp.Slots())
+	if len(fits) == 0 {
 		r.note("the client side's cost was not measured: each storm is judged by its loader's CPU interval by interval only")
-		return nil
+		first.Models = slices.Clone(mp.Models)
+		m.Sizes = []result.MetaSize{first}
+		return
 	}
 	r.logf("client side: %v of loader CPU per answered attempt, %v per attempt that timed out and reconnected, on %d loader CPUs (kvserver: %v and %v)",
 		cs.Answered.Round(100*time.Nanosecond), cs.TimedOut.Round(100*time.Nanosecond), cs.LoaderCPUs,
 		cs.ServerAnswered.Round(100*time.Nanosecond), cs.ServerTimedOut.Round(100*time.Nanosecond))
-	var over []string
-	skip := map[string]bool{}
-	for _, f := range analysis.ClientFits(cs, models, spike, slots) {
-		r.logf("  %s: its worst second (%.0f attempts/s) takes %.0f %% of the loader's CPUs: %s", f.Model, f.Attempts, 100*f.Share, render.FitText(f))
+	for _, f := range fits {
+		r.logf("  %s: its worst second in front of %s (%.0f attempts/s) takes %.0f %% of the loader's CPUs: %s", f.Model, slotsText(mp.Slots()),
+			f.Attempts, 100*f.Share, render.FitText(f))
+	}
+	sizes := map[int]*result.MetaSize{mp.Slots(): &first}
+	slotsOf := map[string]int{}
+	for _, model := range mp.Models {
+		slotsOf[model] = mp.Slots()
+	}
+	if mp.SizeStorms {
+		slotsOf = analysis.StormStores(cs, mp.Models, m.SpikeRate, mp.Slots(), func(slots int) (float64, bool) {
+			size := r.searchStore(ctx, wr, seed, slots)
+			if size == nil {
+				return 0, false
+			}
+			sizes[slots] = size
+			return size.SpikeRate, true
+		})
+	}
+	var unsendable, over []string
+	for _, model := range mp.Models {
+		n, ok := slotsOf[model]
+		if !ok {
+			continue // its store's search failed, recorded
+		}
+		size := sizes[n]
+		fs := analysis.ClientFits(cs, []string{model}, size.SpikeRate, n)
+		if len(fs) == 0 { // its client model did not resolve: its runs say why
+			size.Models = append(size.Models, model)
+			continue
+		}
+		f := fs[0]
 		switch {
 		case !f.Sendable:
-			skip[f.Model] = true
+			unsendable = append(unsendable, model)
+			continue
 		case !f.Fits:
-			over = append(over, f.Model)
+			over = append(over, model)
+		}
+		size.Models = append(size.Models, model)
+		if n != mp.Slots() {
+			r.logf("  %s: runs in front of %s (%.0f GET/s, a %.0f/s spike): its worst second, %.0f attempts/s, takes %.0f %% of the loader's CPUs",
+				model, slotsText(n), size.BaseRate, size.SpikeRate, f.Attempts, 100*f.Share)
 		}
 	}
-	if len(skip) > 0 {
-		r.note("the loader cannot send the spike's first tries on its CPUs: no run of %s is made (see the client-side table)", strings.Join(slices.Sorted(maps.Keys(skip)), ", "))
+	for _, n := range slices.Sorted(maps.Keys(sizes)) {
+		if size := sizes[n]; len(size.Models) > 0 || n == mp.Slots() {
+			m.Sizes = append([]result.MetaSize{*size}, m.Sizes...) // the largest first: the plan's
+		}
+	}
+	if len(unsendable) > 0 {
+		r.note("the loader cannot send the spike's first tries on its CPUs: no run of %s is made (see the client-side table)", strings.Join(unsendable, ", "))
 	}
 	if len(over) > 0 {
 		r.note("the loader cannot hold the worst second of %s: their runs are judged only where their storm stayed within the loader's room, interval by interval (see the client-side table)",
 			strings.Join(over, ", "))
 	}
-	return skip
+}
+
+// searchStore searches direct's saturation in front of a store stand-in
+// of slots, for the runs of the client models sized to it: the store's
+// MetaSize, or nil where no rate validated (recorded as a failure).
+func (r *runner) searchStore(ctx context.Context, wr *result.WorkloadResult, seed string, slots int) *result.MetaSize {
+	mp := r.p.Metastable
+	base := wr.Baseline()
+	v := &result.VariantResult{Variant: sized(base.Variant, slots), Name: base.Name}
+	step := fmt.Sprintf("search in front of %s", slotsText(slots))
+	rel := filepath.Join("runs", "metastable", "stores", fmt.Sprintf("slots-%d", slots))
+	dir := filepath.Join(r.c.Dir, rel)
+	r.quiet(ctx, step)
+	srv := r.start(ctx, wr.Workload, v, step, seed, dir)
+	if srv == nil {
+		return nil
+	}
+	defer r.stop(ctx, srv, step)
+	hint := wr.BaseRate * float64(slots) / float64(mp.Slots())
+	r.logf("%s direct: saturation search in front of %s", wr.Workload, slotsText(slots))
+	sat, err := r.search(ctx, r.loadConfig(srv), dir, srv.Server, v.Config, hint)
+	switch {
+	case ctx.Err() != nil, r.died(ctx, srv, step):
+		return nil
+	case err != nil:
+		r.fail(wr.Workload, v.Name, step, err.Error(), srv.LogTail(10))
+		return nil
+	case !sat.Validated:
+		r.fail(wr.Workload, v.Name, step, fmt.Sprintf("no validated saturation: the search ended at %s, the validation of %.0f req/s failed", sat.Bracket, sat.Candidate), "")
+		return nil
+	}
+	run := satRunOf(sat)
+	run.Repeat, run.Dir = 1, rel
+	r.logf("%s direct in front of %s: saturation %.0f req/s (validated), bracket %s", wr.Workload, slotsText(slots), sat.Rate, sat.Bracket)
+	base2 := mp.Share * sat.Rate
+	return &result.MetaSize{Slots: slots, Saturation: sat.Rate, BaseRate: base2, SpikeRate: mp.Timing.Factor * base2, Search: &run}
+}
+
+// slotsText is "16 slots", "1 slot".
+func slotsText(n int) string {
+	if n == 1 {
+		return "1 slot"
+	}
+	return fmt.Sprintf("%d slots", n)
 }

@@ -19,7 +19,9 @@ import (
 )
 
 // metastable runs plan.Metastable's runs on wr's store, each on a fresh
-// kvserver, at its share of direct's validated saturation with a spike.
+// kvserver, at its share of direct's validated saturation with a spike,
+// in front of the store its client model's storm was sized to
+// (sizeStorms).
 func (r *runner) metastable(ctx context.Context, wr *result.WorkloadResult, seed string) {
 	mp := r.p.Metastable
 	if wr.BaseRate <= 0 {
@@ -28,9 +30,6 @@ func (r *runner) metastable(ctx context.Context, wr *result.WorkloadResult, seed
 	}
 	base := mp.Share * wr.BaseRate
 	r.c.Metastable = &result.Metastable{Workload: wr.Workload, BaseRate: base, SpikeRate: mp.Timing.Factor * base}
-	t := mp.Timing
-	r.logf("%s: %d metastable runs of %v at %.0f req/s (%g%% of direct's saturation), %g× for %v from %v", wr.Workload, mp.Runs(),
-		t.Duration(), base, 100*mp.Share, t.Factor, t.Spike, t.Base)
 	models := map[string]client.Model{}
 	for _, name := range mp.Models {
 		if cm, err := r.clientModel(name); err == nil {
@@ -38,24 +37,44 @@ func (r *runner) metastable(ctx context.Context, wr *result.WorkloadResult, seed
 		}
 	}
 	r.c.Metastable.ClientSide = r.measureClientSide(ctx, wr.Workload, seed, r.c.Metastable.SpikeRate, models)
-	skip := r.unsendable(r.c.Metastable.ClientSide, mp.Models, r.c.Metastable.SpikeRate, mp.Slots())
-	// One VariantResult per variant keeps kvserver's settings, once.
+	r.sizeStorms(ctx, wr, seed)
+	t := mp.Timing
+	runs := 0
+	for _, size := range r.c.Metastable.Sizes {
+		for _, cm := range size.Models {
+			for _, mv := range mp.Variants {
+				if mp.Applies(cm, mv) {
+					runs += max(mp.Repeat, 1)
+				}
+			}
+		}
+	}
+	r.logf("%s: %d metastable runs of %v at %g%% of direct's saturation in front of their store, %g× for %v from %v", wr.Workload, runs,
+		t.Duration(), 100*mp.Share, t.Factor, t.Spike, t.Base)
+	// One VariantResult per variant and store keeps kvserver's settings,
+	// once.
 	vrs := map[string]*result.VariantResult{}
 	for rep := 1; rep <= mp.Repeat; rep++ {
 		for _, cm := range mp.Models {
+			size := r.c.Metastable.Size(cm)
+			if size == nil {
+				continue // not run: the sizing said why
+			}
 			for _, mv := range mp.Variants {
-				if !mp.Applies(cm, mv) || skip[cm] {
+				if !mp.Applies(cm, mv) {
 					continue
 				}
 				if ctx.Err() != nil {
 					return
 				}
-				vr := vrs[mv.Name()]
+				mv.Variant = sized(mv.Variant, size.Slots)
+				key := mv.Name() + "/" + strconv.Itoa(size.Slots)
+				vr := vrs[key]
 				if vr == nil {
 					vr = &result.VariantResult{Variant: mv.Variant, Name: mv.Name()}
-					vrs[mv.Name()] = vr
+					vrs[key] = vr
 				}
-				if run := r.metaRun(ctx, wr.Workload, vr, cm, mv, rep, seed); run != nil {
+				if run := r.metaRun(ctx, wr.Workload, vr, cm, mv, rep, seed, size); run != nil {
 					r.c.Metastable.Runs = append(r.c.Metastable.Runs, run)
 				}
 			}
@@ -63,9 +82,23 @@ func (r *runner) metastable(ctx context.Context, wr *result.WorkloadResult, seed
 	}
 }
 
-// metaRun is one run: a fresh kvserver, the load with its spike, the
-// server's counters around it (nil: the run failed, recorded).
-func (r *runner) metaRun(ctx context.Context, wl string, vr *result.VariantResult, model string, mv plan.MetaVariant, rep int, seed string) *result.MetaRun {
+// sized is v in front of a store stand-in of slots (and, where v's pool
+// has a worker per store slot, as many workers); v unchanged on the fast
+// store, which has no stand-in.
+func sized(v plan.Variant, slots int) plan.Variant {
+	if v.IOConcurrency > 0 && slots > 0 {
+		v.IOConcurrency = slots
+		if v.Workers > 0 {
+			v.Workers = slots
+		}
+	}
+	return v
+}
+
+// metaRun is one run in front of size's store: a fresh kvserver, the
+// load with its spike, the server's counters around it (nil: the run
+// failed, recorded).
+func (r *runner) metaRun(ctx context.Context, wl string, vr *result.VariantResult, model string, mv plan.MetaVariant, rep int, seed string, size *result.MetaSize) *result.MetaRun {
 	mp := r.p.Metastable
 	step := result.MetaStepPrefix + model
 	cm, err := r.clientModel(model)
@@ -83,7 +116,7 @@ func (r *runner) metaRun(ctx context.Context, wl string, vr *result.VariantResul
 		return nil
 	}
 	defer r.stop(ctx, srv, step)
-	cfg := metaConfig(r.loadConfig(srv), mp, cm, mv, r.c.Metastable.BaseRate, r.o.MaxConns, r.t.RequestTimeout)
+	cfg := metaConfig(r.loadConfig(srv), mp, cm, mv, size.BaseRate, r.o.MaxConns, r.t.RequestTimeout)
 	before, berr := srv.Metrics(ctx)
 	// The loader's own CPU second by second: a run whose client side ran
 	// out is not judged (analysis.JudgeMetaRun).
@@ -93,7 +126,7 @@ func (r *runner) metaRun(ctx context.Context, wl string, vr *result.VariantResul
 	if !ok {
 		return nil
 	}
-	run := &result.MetaRun{Model: model, Variant: mv.Name(), Repeat: rep, Dir: rel, ConnsPeak: m.res.ConnsPeak, LoaderCPUs: m.res.LoaderCPUs}
+	run := &result.MetaRun{Model: model, Variant: mv.Name(), Repeat: rep, Slots: size.Slots, Dir: rel, ConnsPeak: m.res.ConnsPeak, LoaderCPUs: m.res.LoaderCPUs}
 	run.LoaderKeptUp = r.checkLoader(srv, step, m, "").KeptUp
 	for _, p := range m.res.Intervals {
 		t0 := m.res.Start.Add(time.Duration(p.StartS * float64(time.Second)))
@@ -108,7 +141,7 @@ func (r *runner) metaRun(ctx context.Context, wl string, vr *result.VariantResul
 	}
 	c := m.res.Clients // the loader's own count, of which the series is the breakdown
 	run.Totals = result.MetaTotals{FirstTries: c.FirstTries, Retries: c.Retries, Throttled: c.Throttled,
-		Useful: c.Useful, Timeouts: c.Timeouts, Shed: c.Shed, GaveUp: c.GaveUp}
+		Useful: c.Useful, Timeouts: c.Timeouts, Shed: c.Shed, GaveUp: c.GaveUp, UsefulP99: m.res.UsefulP99}
 	after, aerr := srv.Metrics(ctx)
 	switch {
 	case berr != nil:
@@ -118,9 +151,9 @@ func (r *runner) metaRun(ctx context.Context, wl string, vr *result.VariantResul
 	default:
 		run.Server = serverCounts(before, after)
 	}
-	j := analysis.JudgeMetaRun(run, r.c.Metastable.BaseRate, mp.Timing)
-	r.logf("%s %s %s: useful %d, timeouts %d, 503s %d, peak amplification %.2f; %s", wl, model, mv.Name(),
-		run.Totals.Useful, run.Totals.Timeouts, run.Totals.Shed, j.PeakAmplification, recoveryText(j))
+	j := analysis.JudgeMetaRun(run, size.BaseRate, mp.Timing)
+	r.logf("%s %s %s: useful %d (%.0f/s, p99 %v), timeouts %d, 503s %d, peak amplification %.2f; %s", wl, model, mv.Name(),
+		run.Totals.Useful, j.Useful, run.Totals.UsefulP99.Round(100*time.Microsecond), run.Totals.Timeouts, run.Totals.Shed, j.PeakAmplification, recoveryText(j))
 	return run
 }
 

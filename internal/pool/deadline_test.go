@@ -183,10 +183,15 @@ func (l *leaver) Abandoned() bool { l.asked.Add(1); return l.gone }
 // TestAbandonedAfterWaiting: with AbandonAfter a task that waited at least
 // that long is asked whether it has been abandoned where it would start,
 // and rejected ReasonAbandoned, unrun, if so; a task that waited less is
-// never asked.
+// never asked. The failsafe variants ask once the library grants the
+// permit, and give it back unrecorded.
 func TestAbandonedAfterWaiting(t *testing.T) {
 	const after = 5 * time.Millisecond
-	for _, c := range deadlineCases(OverflowReject, 0)[1:] {
+	cases := deadlineCases(OverflowReject, 0)[1:]
+	for _, v := range []string{Failsafe, FailsafePriority} {
+		cases = append(cases, conformanceCase{variant: v, cfg: Config{Exec: ExecHandler, Workers: 1}})
+	}
+	for _, c := range cases {
 		t.Run(c.String(), func(t *testing.T) {
 			clk := newFakeClock()
 			c.cfg.clock, c.cfg.AbandonAfter = clk, after

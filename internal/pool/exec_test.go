@@ -22,7 +22,7 @@ func TestRunsOnSubmitterSaysWhere(t *testing.T) {
 			t.Run(name+"/"+exec.String(), func(t *testing.T) {
 				p, err := New(name, Config{Exec: exec, Workers: 2, Capacity: 8})
 				require.NoError(t, err)
-				want := name == "direct" || name == Auto || exec == ExecHandler
+				want := HandlerOnly(name) || exec == ExecHandler
 				assert.Equal(t, want, p.RunsOnSubmitter())
 				ran := &ownerTask{}
 				p.Submit(ran)

@@ -21,6 +21,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/failsafe-go/failsafe-go/priority"
+
 	"github.com/kvpool/kvpool/internal/limit"
 	"github.com/kvpool/kvpool/internal/mono"
 )
@@ -133,6 +135,7 @@ var (
 	_ Pool = (*MultiQueue)(nil)
 	_ Pool = (*Adaptive)(nil)
 	_ Pool = (*slotPool)(nil)
+	_ Pool = (*failsafePool)(nil)
 )
 
 // Reason says why a task was rejected.
@@ -321,6 +324,14 @@ type Config struct {
 	// resolvedFor is the variant Resolve completed and checked this
 	// Config for: New builds it as it is, with no second look.
 	resolvedFor string
+	// failsafeInitial is the failsafe variants' first limit: Workers
+	// where it was given, else 0 (the library's own). Set by Resolve.
+	failsafeInitial int
+	// levels, if set, is the failsafe-priority prioritizer's level
+	// tracker, and calibrateByHand stops it calibrating on its own
+	// (tests only).
+	levels          priority.LevelTracker
+	calibrateByHand bool
 }
 
 // AutoMaxWait as Config.MaxWait bounds the wait by the store's own
@@ -372,7 +383,19 @@ func (c Config) withDefaults() Config {
 }
 
 // Variants lists the names New accepts, in the order documentation shows them.
-var Variants = []string{"auto", "direct", "fifo", "lifo", "msqueue", "multiqueue", "adaptive"}
+var Variants = []string{"auto", "direct", "fifo", "lifo", "msqueue", "multiqueue", "adaptive", Failsafe, FailsafePriority}
+
+// HandlerOnly tells whether variant name runs every task on its
+// submitter whatever Config.Exec asks (Resolve makes its Exec
+// ExecHandler): direct, auto and the failsafe variants, which have no
+// workers to hand a task to.
+func HandlerOnly(name string) bool {
+	switch name {
+	case "direct", Auto, Failsafe, FailsafePriority:
+		return true
+	}
+	return false
+}
 
 // Auto is the variant that needs no tuning, kvserver's default: reads
 // and writes (see Writer) admitted apart, each class fifo's queue in the
@@ -391,10 +414,13 @@ const Auto = "auto"
 // without resolving it again; a server checks and logs it before it opens
 // its store.
 func Resolve(name string, cfg Config) (Config, error) {
+	workersGiven := cfg.Workers
 	cfg = cfg.withDefaults()
 	switch {
 	case cfg.Exec != ExecHandler && cfg.Exec != ExecWorker:
 		return cfg, fmt.Errorf("unknown exec mode %v; want handler or worker", cfg.Exec)
+	case name == Failsafe || name == FailsafePriority:
+		return resolveFailsafe(name, cfg, workersGiven)
 	case adaptiveLimit(cfg) && name == "direct":
 		return cfg, fmt.Errorf("direct has no slots to limit: -limit %s needs a queueing pool (-pool fifo, lifo, msqueue, multiqueue or adaptive)", cfg.Limit.Algorithm)
 	case adaptiveLimit(cfg) && cfg.Exec == ExecWorker:
@@ -448,6 +474,9 @@ func New(name string, cfg Config) (Pool, error) {
 	}
 	if name == Auto {
 		return newClassPool(cfg)
+	}
+	if name == Failsafe || name == FailsafePriority {
+		return newFailsafePool(name, cfg), nil
 	}
 	if cfg.Exec == ExecHandler {
 		return newSlotPool(name, cfg, queues[name])

@@ -147,8 +147,9 @@ const AutoCapacity = -2
 // AutoQueueTimeout as Pcfg.QueueTimeout (-queue-timeout auto, the
 // default) is DefaultQueueTimeout for fifo, lifo, msqueue and multiqueue,
 // and none for adaptive, whose CoDel already sheds what waited past twice
-// its target, for auto, whose waits are bounded in time (-max-wait), and
-// for direct, which queues nothing.
+// its target, for auto, whose waits are bounded in time (-max-wait), for
+// the failsafe variants, whose queue is the library's, and for direct,
+// which queues nothing.
 const AutoQueueTimeout time.Duration = -1
 
 // AutoMaxWait as Pcfg.MaxWait (-max-wait auto, the default) is
@@ -200,7 +201,7 @@ func (c Config) Resolve() (Resolved, error) {
 	}
 	if p.QueueTimeout == AutoQueueTimeout {
 		p.QueueTimeout = 0
-		if c.Pool != "direct" && c.Pool != "adaptive" && c.Pool != pool.Auto {
+		if !pool.HandlerOnly(c.Pool) && c.Pool != "adaptive" {
 			p.QueueTimeout = DefaultQueueTimeout
 		}
 	}

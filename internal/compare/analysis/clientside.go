@@ -60,3 +60,70 @@ func ClientFits(cs *result.ClientSide, models []string, spike float64, slots int
 	}
 	return out
 }
+
+// StormSlots is the store stand-in's slots a client model's storm runs
+// in front of where the preset sizes storms to the loader
+// (plan.Metastable.SizeStorms), given f, its fit in front of a store of
+// slots: slots where its worst second fits the loader's room, else the
+// largest power of two no larger than f.FitSlots (so that populations
+// share stores, and direct's searches of them), and 1 where not even one
+// slot would fit: a storm that small is the least this stand-in asks,
+// and its runs are judged interval by interval, as every run is.
+func StormSlots(f ClientFit, slots int) int {
+	if f.Fits || slots <= 1 {
+		return slots
+	}
+	n := 1
+	for n*2 <= min(f.FitSlots, slots) {
+		n *= 2
+	}
+	return n
+}
+
+// StormStores is the store (its slots) each of models runs its storm in
+// front of where the preset sizes storms: each model whose worst second
+// fits in front of slots at spike stays there; each other goes to
+// StormSlots' store, where search gives the spike direct's saturation
+// there sets (ok false: none validated, and the models sized to it are
+// left out of the answer); a model that does not fit that spike goes
+// down again, to 1 slot at the least. search is called once per store
+// but slots, the largest first. Models cs has no figure for stay in
+// front of slots.
+func StormStores(cs *result.ClientSide, models []string, spike float64, slots int, search func(slots int) (spike float64, ok bool)) map[string]int {
+	out := map[string]int{}
+	for _, m := range models {
+		out[m] = slots
+	}
+	for _, f := range ClientFits(cs, models, spike, slots) {
+		out[f.Model] = StormSlots(f, slots)
+	}
+	searched := map[int]bool{slots: true}
+	for {
+		next := 0
+		for _, n := range out {
+			if !searched[n] && n > next {
+				next = n
+			}
+		}
+		if next == 0 {
+			return out
+		}
+		searched[next] = true
+		spikeThere, ok := search(next)
+		var at []string
+		for _, m := range models {
+			if n, in := out[m]; in && n == next {
+				at = append(at, m)
+			}
+		}
+		if !ok {
+			for _, m := range at {
+				delete(out, m)
+			}
+			continue
+		}
+		for _, f := range ClientFits(cs, at, spikeThere, next) {
+			out[f.Model] = StormSlots(f, next)
+		}
+	}
+}

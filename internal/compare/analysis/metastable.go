@@ -13,6 +13,8 @@ import (
 // each variant's runs judged, and the configurations that came back
 // quickly under every retrying client.
 type Metastable struct {
+	// BaseRate is the runs' base rate in front of the plan's store (each
+	// model's own is its MetaModel's).
 	BaseRate float64
 	Models   []*MetaModel // those under which a variant ran
 	// RecommendModels are the models a recommendation is held to: those
@@ -22,6 +24,9 @@ type Metastable struct {
 	// Recommended are the variants that met the recommendation's
 	// criteria under every model of RecommendModels (recommended).
 	Recommended []string
+	// Versus is the default against each peer (plan.Peers), per model
+	// under which both ran, in the plan's order.
+	Versus []MetaVersus
 }
 
 // MetaRecommendModels are the client models a recommended configuration
@@ -32,8 +37,22 @@ var MetaRecommendModels = []string{"untuned", "retry", "backoff", "budget", "thr
 // MetaModel is one client model's variants, in the plan's order; a
 // variant that did not run under it is left out.
 type MetaModel struct {
-	Name     string
-	Variants []*MetaVariant
+	Name string
+	// Slots is the store stand-in its runs ran in front of (0: the fast
+	// store), BaseRate and SpikeRate what they asked of it.
+	Slots               int
+	BaseRate, SpikeRate float64
+	Variants            []*MetaVariant
+}
+
+// Variant is m's variant named name (nil: none ran).
+func (m *MetaModel) Variant(name string) *MetaVariant {
+	for _, v := range m.Variants {
+		if v.Name == name {
+			return v
+		}
+	}
+	return nil
 }
 
 // MetaVariant is one variant's runs under one model, judged.
@@ -62,6 +81,13 @@ type MetaVariant struct {
 	// is the first such run's client side, or the busiest judged one's.
 	NotJudged int
 	Client    MetaClient
+	// Useful is the useful goodput over the whole run (answers to a
+	// client still waiting, per second of the schedule) and UsefulShare
+	// that over the first tries the schedule asked; UsefulP99 the useful
+	// answers' p99 over the whole run: each the median over its judged
+	// runs (NaN: none judged, or not recorded).
+	Useful, UsefulShare float64
+	UsefulP99           time.Duration
 }
 
 // MetaClient is a run's client side, judged from its series: only where
@@ -122,6 +148,12 @@ type MetaJudged struct {
 	// those it ran (NaN: the clients sent no deadline). UnusedShare is
 	// (ran − useful) ÷ ran (NaN: unknown): waste as the clients see it.
 	WastedShare, UnusedShare float64
+	// Useful is the run's useful goodput over its schedule (answers/s),
+	// UsefulShare its useful answers over the first tries the schedule
+	// asked; UsefulP99 the useful answers' p99 over the run (0: not
+	// recorded).
+	Useful, UsefulShare float64
+	UsefulP99           time.Duration
 }
 
 // metastableOf judges c's metastable runs (nil: not that preset).
@@ -132,7 +164,10 @@ func metastableOf(c *result.Comparison) *Metastable {
 	p, m := c.Plan.Metastable, c.Metastable
 	out := &Metastable{BaseRate: m.BaseRate}
 	for _, cm := range p.Models {
-		mm := &MetaModel{Name: cm}
+		mm := &MetaModel{Name: cm, Slots: p.Slots(), BaseRate: m.BaseRate, SpikeRate: m.SpikeRate}
+		if size := m.Size(cm); size != nil {
+			mm.Slots, mm.BaseRate, mm.SpikeRate = size.Slots, size.BaseRate, size.SpikeRate
+		}
 		for _, v := range p.Variants {
 			if !p.Applies(cm, v) {
 				continue
@@ -142,7 +177,7 @@ func metastableOf(c *result.Comparison) *Metastable {
 			for _, r := range m.Runs {
 				if r.Model == cm && r.Variant == mv.Name {
 					runs = append(runs, r)
-					mv.Runs = append(mv.Runs, JudgeMetaRun(r, m.BaseRate, p.Timing))
+					mv.Runs = append(mv.Runs, JudgeMetaRun(r, mm.BaseRate, p.Timing))
 				}
 			}
 			if len(runs) == 0 {
@@ -161,12 +196,13 @@ func metastableOf(c *result.Comparison) *Metastable {
 		}
 	}
 	out.Recommended = recommended(out, p.Timing)
+	out.Versus = versus(out, p)
 	return out
 }
 
 // summarise fills v's medians and counts from v.Runs, its totals from runs.
 func summarise(v *MetaVariant, runs []*result.MetaRun) {
-	var rec, p99, amp, wasted, unused []float64
+	var rec, p99, amp, wasted, unused, useful, share, runP99 []float64
 	for _, j := range v.Runs {
 		if !j.Judged() {
 			if v.NotJudged == 0 {
@@ -197,6 +233,16 @@ func summarise(v *MetaVariant, runs []*result.MetaRun) {
 		if !math.IsNaN(j.UnusedShare) {
 			unused = append(unused, j.UnusedShare)
 		}
+		if j.Judged() {
+			useful, share = append(useful, j.Useful), append(share, j.UsefulShare)
+			if j.UsefulP99 > 0 {
+				runP99 = append(runP99, float64(j.UsefulP99))
+			}
+		}
+	}
+	v.Useful, v.UsefulShare = medianOrNaN(useful), medianOrNaN(share)
+	if len(runP99) > 0 {
+		v.UsefulP99 = time.Duration(Median(runP99))
 	}
 	v.Recovery, v.P99 = estimateOf(rec), estimateOf(p99)
 	v.PeakAmplification, v.WastedShare, v.UnusedShare = medianOrNaN(amp), medianOrNaN(wasted), medianOrNaN(unused)
@@ -272,6 +318,15 @@ func JudgeMetaRun(r *result.MetaRun, base float64, t plan.MetaTiming) MetaJudged
 			j.PeakAmplification = max(j.PeakAmplification, float64(p.FirstTries+p.Retries)/float64(p.FirstTries))
 		}
 	}
+	var useful int64
+	for _, p := range series {
+		useful += p.Useful
+	}
+	j.Useful = float64(useful) / t.Duration().Seconds()
+	if asked := base*(t.Base+t.After).Seconds() + base*t.Factor*t.Spike.Seconds(); asked > 0 {
+		j.UsefulShare = float64(useful) / asked
+	}
+	j.UsefulP99 = r.Totals.UsefulP99
 	if s := r.Server; s != nil && s.Ran > 0 {
 		if s.DeadlineRequests > 0 {
 			j.WastedShare = float64(s.Wasted) / float64(s.Ran)
@@ -392,4 +447,81 @@ func recommended(m *Metastable, t plan.MetaTiming) []string {
 		}
 	}
 	return slices.DeleteFunc(names, func(n string) bool { return counts[n] < len(m.RecommendModels) })
+}
+
+// MetaUsefulMargin and MetaP99Margin are how far apart the default's and
+// a peer's useful goodput and useful p99 over the run must be before the
+// default counts as keeping less or answering later: inside them a
+// difference is noise. They are the spread of three quick runs of one
+// variant on the 2-core VM (useful goodput up to 6.6 % apart under one
+// client model, useful p99 up to 32 %), rounded down.
+const (
+	MetaUsefulMargin = 0.05
+	MetaP99Margin    = 0.30
+)
+
+// MetaVersus is kvserver's default against a peer under one client
+// model, where both ran: whether the default recovered no later, kept
+// no less useful goodput over the run and no higher useful p99 over it
+// (each the medians over their judged runs; less and higher only beyond
+// MetaUsefulMargin and MetaP99Margin). Judged is false where either had
+// no judged run; the verdicts are then false too.
+type MetaVersus struct {
+	Model, Peer    string
+	Default, Other *MetaVariant
+	Judged         bool
+	// RecoveryNoLater: the default's recovery (0 where the spike did not
+	// overload it: nothing to recover from) is no later than the peer's
+	// (never, where it did not recover or collapsed). P99Known: both
+	// useful p99s over the run were recorded (runs from before they were
+	// have none), which P99NoHigher needs.
+	RecoveryNoLater, UsefulNoLess, P99Known, P99NoHigher bool
+}
+
+// Worse tells whether the default did worse than the peer by any of the
+// three.
+func (vs MetaVersus) Worse() bool {
+	return vs.Judged && (!vs.RecoveryNoLater || !vs.UsefulNoLess || vs.P99Known && !vs.P99NoHigher)
+}
+
+// versus is the default against each peer of p's variants, per model.
+func versus(m *Metastable, p *plan.Metastable) []MetaVersus {
+	var out []MetaVersus
+	for _, mm := range m.Models {
+		def := mm.Variant(plan.Default)
+		for _, v := range p.Variants {
+			if !v.Variant.IsPeer() || v.Deadlines {
+				continue
+			}
+			other := mm.Variant(v.Name())
+			if def == nil || other == nil {
+				continue
+			}
+			vs := MetaVersus{Model: mm.Name, Peer: other.Name, Default: def, Other: other}
+			vs.Judged = judgedRuns(def) > 0 && judgedRuns(other) > 0
+			if vs.Judged {
+				vs.RecoveryNoLater = recoveryOf(def) <= recoveryOf(other)
+				vs.UsefulNoLess = def.Useful >= other.Useful*(1-MetaUsefulMargin)
+				vs.P99Known = def.UsefulP99 > 0 && other.UsefulP99 > 0
+				vs.P99NoHigher = vs.P99Known && float64(def.UsefulP99) <= float64(other.UsefulP99)*(1+MetaP99Margin)
+			}
+			out = append(out, vs)
+		}
+	}
+	return out
+}
+
+func judgedRuns(v *MetaVariant) int { return len(v.Runs) - v.NotJudged }
+
+// recoveryOf is v's recovery in seconds for a comparison: 0 where the
+// spike overloaded none of its judged runs, +Inf where it collapsed or
+// did not recover in all of them, else the median recovery.
+func recoveryOf(v *MetaVariant) float64 {
+	switch {
+	case v.Overloaded == 0:
+		return 0
+	case v.Collapsed > 0 || v.Recovered < judgedRuns(v):
+		return math.Inf(1)
+	}
+	return v.Recovery.Median
 }

@@ -161,7 +161,7 @@ func TestMetastableFindings(t *testing.T) {
 	m := a.Metastable
 	require.NotNil(t, m)
 	require.Len(t, m.Models, 6)
-	assert.Len(t, m.Models[0].Variants, 7, "none: no +deadlines variants")
+	assert.Len(t, m.Models[0].Variants, 9, "none: no +deadlines variants")
 	retry := m.Models[2]
 	require.Equal(t, "retry", retry.Name)
 	by := map[string]*MetaVariant{}
@@ -181,9 +181,9 @@ func TestMetastableFindings(t *testing.T) {
 	assert.Equal(t, 3.0, by["fifo"].PeakAmplification)
 	// fifo+deadlines (1 s everywhere) and lifo+deadlines (at most 4 s);
 	// adaptive took 8 s under retry, fifo limit=gradient2 and fifo
-	// cap=256 6 s under throttle; the default and lifo (1 s everywhere)
-	// too.
-	assert.Equal(t, []string{"default", "lifo", "fifo+deadlines", "lifo+deadlines"}, m.Recommended)
+	// cap=256 6 s under throttle; the default, the peers and lifo (1 s
+	// everywhere) too.
+	assert.Equal(t, []string{"default", "failsafe", "failsafe-priority", "lifo", "fifo+deadlines", "lifo+deadlines"}, m.Recommended)
 
 	// A variant the spike did not overload under one retrying model is
 	// not recommended: its recovery there proved nothing.
@@ -193,7 +193,7 @@ func TestMetastableFindings(t *testing.T) {
 		}
 	}
 	m = Analyze(c).Metastable
-	assert.Equal(t, []string{"default", "fifo+deadlines", "lifo+deadlines"}, m.Recommended)
+	assert.Equal(t, []string{"default", "failsafe", "failsafe-priority", "fifo+deadlines", "lifo+deadlines"}, m.Recommended)
 	for _, v := range m.Models[4].Variants {
 		if v.Name == "lifo" {
 			assert.Zero(t, v.Overloaded)
@@ -212,7 +212,8 @@ func TestNoMetastableElsewhere(t *testing.T) {
 // target is what recommends it; at 85 % it is not on target.
 func TestRecommendedByTheTarget(t *testing.T) {
 	c := metaComparison(t, map[string]map[string]float64{
-		"retry": {"direct": -1, "default": 9, "fifo": -1, "lifo": 9, "fifo limit=gradient2": 9, "fifo+deadlines": 9, "lifo+deadlines": 9, "adaptive": 9},
+		"retry": {"direct": -1, "default": 9, "failsafe": 9, "failsafe-priority": 9, "fifo": -1, "lifo": 9, "fifo limit=gradient2": 9,
+			"fifo+deadlines": 9, "lifo+deadlines": 9, "adaptive": 9},
 	})
 	tm := c.Plan.Metastable.Timing
 	shape := func(share float64) []result.MetaPoint {
@@ -302,3 +303,83 @@ func TestClientSideDecidesWhetherARunIsJudged(t *testing.T) {
 
 // s5 is the start of the sixth interval of t's series.
 func s5(t plan.MetaTiming) float64 { return 5 * t.Interval.Seconds() }
+
+// TestUsefulOverTheRun: a run's useful goodput is its useful answers
+// over its schedule's length, and over the first tries the schedule
+// asked; its useful p99 is the loader's over the whole run.
+func TestUsefulOverTheRun(t *testing.T) {
+	tm := plan.MetaQuickTiming()
+	r := &result.MetaRun{LoaderCPUs: 1, Series: calmSeries(tm, 1000), Totals: result.MetaTotals{UsefulP99: 7 * time.Millisecond}}
+	j := JudgeMetaRun(r, 1000, tm)
+	var useful, asked int64
+	for _, p := range r.Series {
+		useful, asked = useful+p.Useful, asked+p.FirstTries
+	}
+	assert.InDelta(t, float64(useful)/tm.Duration().Seconds(), j.Useful, 1e-9)
+	assert.InDelta(t, float64(useful)/float64(asked), j.UsefulShare, 1e-9, "every first try answered")
+	assert.Equal(t, 7*time.Millisecond, j.UsefulP99)
+}
+
+// TestDefaultAgainstThePeer: under each model where both ran, the
+// default is set against each peer: recovery (a variant that never
+// recovered is the later one), useful goodput and useful p99 over the
+// run; where either has no judged run nothing is compared.
+func TestDefaultAgainstThePeer(t *testing.T) {
+	c := metaComparison(t, map[string]map[string]float64{
+		"retry":   {"default": 0, "failsafe": 3, "failsafe-priority": -1},
+		"backoff": {"default": 4, "failsafe": 1},
+	})
+	for _, r := range c.Metastable.Runs {
+		r.Totals.UsefulP99 = 20 * time.Millisecond
+		if r.Variant == "failsafe" && r.Model == "retry" {
+			r.Totals.UsefulP99 = 400 * time.Millisecond
+		}
+		if r.Variant == "failsafe-priority" && r.Model == "budget" {
+			r.Series[0].LoaderShare = 0.95 // its client side saturated
+		}
+		if r.Variant == "default" && r.Model == "none" {
+			r.Totals.UsefulP99 = 25 * time.Millisecond // 1.25×: inside the noise
+		}
+		if r.Variant == "default" && r.Model == "untuned" {
+			r.Totals.UsefulP99 = 27 * time.Millisecond // 1.35×: beyond it
+		}
+	}
+	got := map[string]MetaVersus{}
+	for _, v := range Analyze(c).Metastable.Versus {
+		got[v.Model+"/"+v.Peer] = v
+	}
+	require.Len(t, got, 12, "6 models × 2 peers")
+	retry := got["retry/failsafe"]
+	assert.True(t, retry.Judged && retry.RecoveryNoLater && retry.UsefulNoLess && retry.P99NoHigher)
+	assert.True(t, got["retry/failsafe-priority"].RecoveryNoLater, "the peer never recovered")
+	backoff := got["backoff/failsafe"]
+	assert.False(t, backoff.RecoveryNoLater, "4 s against 1 s")
+	assert.False(t, backoff.UsefulNoLess)
+	assert.True(t, backoff.P99NoHigher, "equal is no higher")
+	assert.True(t, got["none/failsafe"].P99NoHigher, "1.25× the peer's p99 is inside the noise")
+	assert.False(t, got["untuned/failsafe"].P99NoHigher, "1.35× is beyond it")
+	budget := got["budget/failsafe-priority"]
+	assert.False(t, budget.Judged)
+	assert.False(t, budget.RecoveryNoLater || budget.UsefulNoLess || budget.P99NoHigher)
+}
+
+// TestRunsJudgedAtTheirStoresRate: a model whose storm ran in front of
+// a smaller store is judged against that store's base rate.
+func TestRunsJudgedAtTheirStoresRate(t *testing.T) {
+	c := metaComparison(t, nil)
+	m := c.Metastable
+	m.Sizes = []result.MetaSize{{Slots: 16, Models: []string{"none", "retry", "backoff", "budget", "throttle"}, BaseRate: 6000, SpikeRate: 15000},
+		{Slots: 1, Models: []string{"untuned"}, BaseRate: 600, SpikeRate: 1500}}
+	for _, r := range m.Runs {
+		if r.Model == "untuned" {
+			r.Series = metaSeries(c.Plan.Metastable.Timing, 600, 1, 3)
+		}
+	}
+	a := Analyze(c).Metastable
+	untuned := a.Models[1]
+	require.Equal(t, "untuned", untuned.Name)
+	assert.Equal(t, 1, untuned.Slots)
+	assert.Equal(t, 600.0, untuned.BaseRate)
+	assert.Equal(t, 1, untuned.Variant("default").Recovered, "back at 600/s: recovered")
+	assert.Equal(t, 16, a.Models[2].Slots)
+}

@@ -18,17 +18,20 @@ func rgb(hex uint32) color.Color {
 // a name reads the same in every chart of a report. direct, the baseline,
 // is near-black. Red is kept for the SLO line.
 var knownColours = map[string]color.Color{
-	"direct":      rgb(0x333333),
-	"fifo":        rgb(0x1f77b4),
-	"lifo":        rgb(0xff7f0e),
-	"msqueue":     rgb(0x2ca02c),
-	"multiqueue":  rgb(0x9467bd),
-	"adaptive":    rgb(0x8c564b),
-	"reject":      rgb(0x1f77b4),
-	"drop-oldest": rgb(0xff7f0e),
-	"caller-runs": rgb(0x2ca02c),
-	"block":       rgb(0x9467bd),
-	"unbounded":   rgb(0x8c564b),
+	"direct":     rgb(0x333333),
+	"fifo":       rgb(0x1f77b4),
+	"lifo":       rgb(0xff7f0e),
+	"msqueue":    rgb(0x2ca02c),
+	"multiqueue": rgb(0x9467bd),
+	"adaptive":   rgb(0x8c564b),
+	// The peers: failsafe-go's limiter, and with its prioritizer.
+	"failsafe":          rgb(0x17becf),
+	"failsafe-priority": rgb(0xe377c2),
+	"reject":            rgb(0x1f77b4),
+	"drop-oldest":       rgb(0xff7f0e),
+	"caller-runs":       rgb(0x2ca02c),
+	"block":             rgb(0x9467bd),
+	"unbounded":         rgb(0x8c564b),
 }
 
 // palette is where other names take their colour from.

@@ -187,6 +187,12 @@ type Metastable struct {
 	StoreSlots int `json:",omitempty"`
 	// FastStore: the runs were on plain Pebble, with no store stand-in.
 	FastStore bool `json:",omitempty"`
+	// SizeStorms: no -store-slots was given, so the runner gives each
+	// client population a store of as many slots as the loader can hold
+	// the worst second of its storm on (see StormSlots): StoreSlots is
+	// then the store direct's first search and the loader's calibration
+	// ran on, and the size of the populations whose storm fits it.
+	SizeStorms bool `json:",omitempty"`
 }
 
 // Slots is m's StoreSlots, MetaIOConcurrency where unset; 0 on the fast
@@ -240,15 +246,16 @@ func newMetastable(o *Options, store func(Variant) Variant) *Metastable {
 	bounded := Variant{Pool: "fifo", Cap: MetaBoundedCap, CapSet: true}
 	add(Variant{Pool: Baseline}, false)
 	add(Variant{Pool: Default}, false)
+	// The peers, each at its own defaults as the default is: failsafe-go's
+	// limiter with its queueing, and with its prioritizer (marked retries
+	// at a lower priority).
+	add(Variant{Pool: PeerPool}, false)
+	add(Variant{Pool: PeerPriorityPool}, false)
 	if o.Quick {
-		// Quick: the classic client, which cannot amplify a spike, is
-		// left out; direct, kvserver's default and the bounded fifo
-		// under every client that retries, in about four minutes.
-		if len(o.Clients) == 0 {
-			m.Models = slices.DeleteFunc(m.Models, func(name string) bool { return name == NoTimeoutModel })
-		}
+		// Quick: direct, kvserver's default, the peers and the bounded
+		// fifo under every client population.
 		add(bounded, false)
-		return m
+		return m.only(o.Pools)
 	}
 	add(Variant{Pool: "fifo"}, false)
 	add(Variant{Pool: "lifo"}, false)
@@ -257,6 +264,19 @@ func newMetastable(o *Options, store func(Variant) Variant) *Metastable {
 	add(Variant{Pool: "fifo", Limit: "gradient2"}, false)
 	add(Variant{Pool: "fifo"}, true)
 	add(Variant{Pool: "lifo"}, true)
+	return m.only(o.Pools)
+}
+
+// only keeps, where -pools names pools (nil: all), direct, the default
+// and the variants of the pools named: a shorter run of the same
+// question (the full preset's every variant takes about 45 minutes).
+func (m *Metastable) only(pools []string) *Metastable {
+	if pools != nil {
+		m.Variants = slices.DeleteFunc(m.Variants, func(v MetaVariant) bool {
+			p := v.Variant.Pool
+			return p != Baseline && p != Default && !slices.Contains(pools, p)
+		})
+	}
 	return m
 }
 
@@ -268,11 +288,11 @@ func (o *Options) validateMetastable() error {
 		flag  string
 		given bool
 	}{
-		{"-pools", o.Pools != nil}, {"-policies", o.Policies != nil}, {"-execs", o.Execs != nil},
+		{"-policies", o.Policies != nil}, {"-execs", o.Execs != nil},
 		{"-limits", o.Limits != nil}, {"-queue-timeouts", o.QueueTimeouts != nil},
 	} {
 		if x.given {
-			return fmt.Errorf("%s: the metastable preset runs a fixed set of variants (direct, fifo, lifo, adaptive, fifo limit=gradient2, fifo and lifo +deadlines); leave %s out", x.flag, x.flag)
+			return fmt.Errorf("%s: the metastable preset runs a fixed set of variants (direct, the default, failsafe, failsafe-priority, fifo, lifo, adaptive, fifo cap=256, fifo limit=gradient2, fifo and lifo +deadlines; -pools keeps fewer); leave %s out", x.flag, x.flag)
 		}
 	}
 	if o.Workload != "" && o.Workload != "get" {

@@ -8,10 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func metastablePlan(t *testing.T, quick bool) *Plan {
+func metastablePlan(t *testing.T, quick bool, set ...func(*Options)) *Plan {
 	t.Helper()
 	o := DefaultOptions()
 	o.Preset, o.Quick = "metastable", quick
+	for _, f := range set {
+		f(&o)
+	}
 	o.ApplyDefaults(false, false)
 	require.NoError(t, o.Validate())
 	p, err := New(&o, 1)
@@ -21,8 +24,11 @@ func metastablePlan(t *testing.T, quick bool) *Plan {
 
 // TestMetastablePlan: direct alone is searched, with the store
 // stand-in's flags; the runs are every model × variant but the deadline
-// variants under none: 6 × 9 − 2 = 52 in full; in quick, every retrying
-// model × direct, the default and the bounded fifo: 5 × 3.
+// variants under none: 6 × 11 − 2 = 64 in full; in quick, every model ×
+// direct, the default, the two peers and the bounded fifo: 6 × 5. The
+// default and the peers find their own limits: no -workers of the
+// preset's. Without -store-slots the runner sizes each population's
+// store (SizeStorms).
 func TestMetastablePlan(t *testing.T) {
 	p := metastablePlan(t, false)
 	require.Len(t, p.Variants, 1)
@@ -31,6 +37,7 @@ func TestMetastablePlan(t *testing.T) {
 	assert.False(t, p.Fixed || p.Overload || p.Profiles || p.SaturateAll)
 	m := p.Metastable
 	require.NotNil(t, m)
+	assert.True(t, m.SizeStorms, "no -store-slots: each population's store sized to the loader")
 	var names []string
 	for _, v := range m.Variants {
 		names = append(names, v.Name())
@@ -39,21 +46,23 @@ func TestMetastablePlan(t *testing.T) {
 		case Baseline:
 		case Default:
 			assert.Equal(t, []string{"-io-delay", "1ms", "-io-concurrency", "16"}, v.Variant.Args(), "default: no flag but the store's")
+		case PeerPool, PeerPriorityPool:
+			assert.Equal(t, []string{"-pool", v.Variant.Pool, "-io-delay", "1ms", "-io-concurrency", "16"}, v.Variant.Args(), "the peer at its own defaults")
 		default:
 			assert.Equal(t, MetaIOConcurrency, v.Variant.Workers, "%s: a worker per store slot", v.Name())
 		}
 	}
-	assert.Equal(t, "fifo-limitgradient2", m.Variants[6].Slug())
-	assert.Equal(t, []string{"direct", "default", "fifo", "lifo", "adaptive", "fifo cap=256", "fifo limit=gradient2", "fifo+deadlines", "lifo+deadlines"}, names)
+	assert.Equal(t, "fifo-limitgradient2", m.Variants[8].Slug())
+	assert.Equal(t, []string{"direct", "default", "failsafe", "failsafe-priority", "fifo", "lifo", "adaptive", "fifo cap=256", "fifo limit=gradient2", "fifo+deadlines", "lifo+deadlines"}, names)
 	assert.Equal(t, []string{"none", "untuned", "retry", "backoff", "budget", "throttle"}, m.Models)
-	assert.Equal(t, 52, m.Runs())
+	assert.Equal(t, 64, m.Runs())
 	assert.Equal(t, 38*time.Second, m.Timing.Duration())
-	assert.Less(t, time.Duration(m.Runs())*m.Timing.Duration(), 34*time.Minute, "full: the runs, a start each (about 2 s) and the search (about 2.5 min) under 40 minutes")
+	assert.Less(t, time.Duration(m.Runs())*m.Timing.Duration(), 41*time.Minute, "full: the runs, a start each (about 2 s) and the searches: about 48 minutes")
 
 	q := metastablePlan(t, true).Metastable
-	assert.Equal(t, 15, q.Runs())
-	assert.Equal(t, []string{"untuned", "retry", "backoff", "budget", "throttle"}, q.Models)
-	assert.Less(t, time.Duration(q.Runs())*q.Timing.Duration(), 3*time.Minute, "quick: under 4 minutes with the search and the starts")
+	assert.Equal(t, 30, q.Runs())
+	assert.Equal(t, []string{"none", "untuned", "retry", "backoff", "budget", "throttle"}, q.Models, "quick: every population, none included")
+	assert.Less(t, time.Duration(q.Runs())*q.Timing.Duration(), 6*time.Minute, "quick: the runs, a start each and the searches: about 9 minutes")
 	assert.True(t, q.Timing.Hold < q.Timing.After, "a recovery must be able to show its hold")
 
 	seen := map[string]bool{}
@@ -63,6 +72,25 @@ func TestMetastablePlan(t *testing.T) {
 	}
 }
 
+// TestMetastablePools: -pools keeps direct, the default and the
+// variants of the pools it names (the full preset's every variant takes
+// about 48 minutes); -store-slots sets every population's store and
+// turns the sizing off.
+func TestMetastablePools(t *testing.T) {
+	p := metastablePlan(t, false, func(o *Options) { o.Pools = Peers })
+	var names []string
+	for _, v := range p.Metastable.Variants {
+		names = append(names, v.Name())
+	}
+	assert.Equal(t, []string{"direct", "default", "failsafe", "failsafe-priority"}, names)
+	assert.Equal(t, 24, p.Metastable.Runs())
+
+	p = metastablePlan(t, false, func(o *Options) { o.Pools, o.StoreSlots = []string{"fifo"}, 4 })
+	assert.Len(t, p.Metastable.Variants, 6, "direct, the default and fifo's four")
+	assert.False(t, p.Metastable.SizeStorms, "-store-slots wins")
+	assert.Equal(t, 4, p.Metastable.Slots())
+}
+
 func TestMetastableRepeatAndFactor(t *testing.T) {
 	o := DefaultOptions()
 	o.Preset, o.Repeat, o.Factor = "metastable", 3, 3
@@ -70,7 +98,7 @@ func TestMetastableRepeatAndFactor(t *testing.T) {
 	require.NoError(t, o.Validate())
 	p, err := New(&o, 1)
 	require.NoError(t, err)
-	assert.Equal(t, 3*52, p.Metastable.Runs())
+	assert.Equal(t, 3*64, p.Metastable.Runs())
 	assert.Equal(t, 3.0, p.Metastable.Timing.Factor)
 	assert.Equal(t, uint64(QuickKeys), o.Keys)
 }
@@ -86,7 +114,6 @@ func TestMetastableRefusesWhatDoesNotApply(t *testing.T) {
 		require.Error(t, err, flag)
 		assert.Contains(t, err.Error(), flag)
 	}
-	f(func(o *Options) { o.Pools = []string{"fifo"} }, "-pools")
 	f(func(o *Options) { o.Policies = []string{} }, "-policies")
 	f(func(o *Options) { o.Execs = []string{"worker"} }, "-execs")
 	f(func(o *Options) { o.Limits = []string{"vegas"} }, "-limits")
@@ -107,7 +134,7 @@ func TestMetastableClientFlags(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{CustomModel}, p.Metastable.Models)
 	assert.Equal(t, o.Clients, p.Metastable.ClientArgs)
-	assert.Equal(t, 9, p.Metastable.Runs(), "every variant, the deadline ones too")
+	assert.Equal(t, 11, p.Metastable.Runs(), "every variant, the deadline ones too")
 
 	o = DefaultOptions()
 	o.Preset, o.Clients = "queues", []string{"-clients=retry"}

@@ -310,7 +310,7 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("-preset: unknown preset %q; valid: %s", o.Preset, strings.Join(Presets, ", "))
 	}
 	if err := cmp.Or(
-		checkNames("pool (-pools)", o.Pools, append(slices.Clone(Pools), AutoPool)),
+		checkNames("pool (-pools)", o.Pools, slices.Concat(Pools, []string{AutoPool}, Peers)),
 		checkNames("policy (-policies)", o.Policies, Policies),
 		checkNames("exec mode (-execs)", o.Execs, Execs),
 		checkNames("limit (-limits)", o.Limits, Limits),

@@ -56,7 +56,10 @@ type Plan struct {
 // presetPools are the pools each preset compares where -pools names
 // none (the metastable preset's variants are its own).
 var presetPools = map[string][]string{
-	"queues": Pools, "slow-backend": Pools, "overload": Pools, "scaling": Pools,
+	// queues: the pools, kvserver's default and the peer beside them,
+	// each paired with direct (its CPU per request) and overloaded.
+	"queues":       append(slices.Clone(Pools), AutoPool, PeerPool),
+	"slow-backend": Pools, "overload": Pools, "scaling": Pools,
 	"capacity": {"fifo", "lifo"},
 	"policies": Pools[1:], // the queueing pools: all but the baseline
 }
@@ -231,11 +234,12 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 				return v // plain Pebble, every pool at its own defaults
 			}
 			v.IODelay, v.IOConcurrency = MetaIODelay, slots
-			if !v.IsBaseline() && v.Pool != Default {
+			if !v.IsBaseline() && v.Pool != Default && !v.IsPeer() {
 				// One worker per store slot: with one per CPU a pool's own
 				// slots, not the admission under test, would set its
 				// capacity; with as many as the store's, requests wait in
 				// the pool's queue, and the store is every variant's limit.
+				// The default and the peers find their limits themselves.
 				v.Workers = slots
 			}
 			return v
@@ -243,6 +247,9 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 		vs = &variants{list: []Variant{store(base)}}
 		p.Metastable = newMetastable(o, store)
 		p.Metastable.StoreSlots, p.Metastable.FastStore = slots, o.FastStore
+		// Without -store-slots the runner sizes each client population's
+		// store to what the loader can hold of its storm (SizeStorms).
+		p.Metastable.SizeStorms = o.StoreSlots == 0 && !o.FastStore
 	case "writes":
 		p.Workloads = []string{"get"} // the read stream's; the flood's PUTs are its own
 		p.Writes = newWrites(o)

@@ -28,7 +28,8 @@ func TestPresetPlans(t *testing.T) {
 			seen[v.Slug()] = true
 		}
 	}
-	f("queues", 6, []string{"direct", "fifo", "lifo", "msqueue", "multiqueue", "adaptive"})
+	// The pools, kvserver's default and the peer beside them.
+	f("queues", 8, []string{"direct", "fifo", "lifo", "msqueue", "multiqueue", "adaptive", "auto", "failsafe"})
 	f("capacity", 13, []string{"direct", "fifo cap=32", "fifo cap=64"})
 	// direct, the 5 queued pools at kvserver's defaults, 5 × 4 policies
 	// at the seeds' bound, fifo and lifo × 3 adaptive limits.

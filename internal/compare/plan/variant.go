@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,12 @@ var (
 	// tuning: -pools may name it beside the lab's subjects (Pools), which
 	// the presets run unless told otherwise.
 	AutoPool = "auto"
+	// Peers are failsafe-go's adaptive limiter behind kvserver's pool
+	// interface (-pool failsafe), and the same built with its
+	// prioritizer, marked retries asking at a lower priority
+	// (failsafe-priority): the Go library a developer would reach for,
+	// measured beside the default in the same runs.
+	Peers    = []string{PeerPool, PeerPriorityPool}
 	Policies = []string{"reject", "drop-oldest", "caller-runs", "block"}
 	Execs    = []string{"handler", "worker"}
 	Limits   = []string{"gradient2", "vegas", "aimd"}
@@ -27,6 +34,12 @@ var (
 // Baseline is the pool every other is compared against: no pool at all,
 // the store call runs in the connection's handler.
 const Baseline = "direct"
+
+// PeerPool and PeerPriorityPool are the peers' -pool names (Peers).
+const (
+	PeerPool         = "failsafe"
+	PeerPriorityPool = "failsafe-priority"
+)
 
 // Default as a Variant's Pool is kvserver with no pool flag at all: what
 // a user who gives none runs (the metastable preset's "default").
@@ -166,12 +179,17 @@ func (v Variant) Args() []string {
 // IsBaseline tells whether v is the direct pool every ratio refers to.
 func (v Variant) IsBaseline() bool { return v.Pool == Baseline }
 
-// AtDefaults tells whether v is a queueing pool at kvserver's default
-// configuration: no -cap, -overflow, -queue-timeout, -workers or -limit
-// flag, and the default -exec (handler): what the defaults' targets
-// under overload judge (docs/load-lab.md, "Reading a report").
+// IsPeer tells whether v is one of the peers (Peers): failsafe-go's
+// limiter, which sets its own limit and queue.
+func (v Variant) IsPeer() bool { return slices.Contains(Peers, v.Pool) }
+
+// AtDefaults tells whether v is one of kvserver's own queueing pools at
+// kvserver's default configuration (not a peer): no -cap, -overflow,
+// -queue-timeout, -workers or -limit flag, and the default -exec
+// (handler): what the defaults' targets under overload judge
+// (docs/load-lab.md, "Reading a report").
 func (v Variant) AtDefaults() bool {
-	return !v.IsBaseline() && v.Policy == "" && !v.CapSet && !v.QueueTimeoutSet && v.Workers == 0 &&
+	return !v.IsBaseline() && !v.IsPeer() && v.Policy == "" && !v.CapSet && !v.QueueTimeoutSet && v.Workers == 0 &&
 		v.Limit == "" && (v.Exec == "" || v.Exec == "handler")
 }
 

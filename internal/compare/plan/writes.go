@@ -121,9 +121,9 @@ type WritesRunRef struct {
 var writesPools = []string{"fifo", "lifo", "adaptive"}
 
 // newWrites is the preset's plan from o: direct, kvserver's default
-// (auto), and in the full preset the pools of -pools (default fifo, lifo
-// and adaptive) at their defaults; -quick runs direct and the default
-// only.
+// (auto), the peer (failsafe-go's limiter, at its defaults), and in the
+// full preset the pools of -pools (default fifo, lifo and adaptive) at
+// their defaults; -quick runs direct, the default and the peer only.
 func newWrites(o *Options) *Writes {
 	d := *o
 	d.applyWritesDefaults()
@@ -133,7 +133,7 @@ func newWrites(o *Options) *Writes {
 		FloodAt: o.FloodAt, FloodFor: o.FloodFor, FloodConns: o.FloodConns, FloodValueSize: o.FloodValueSize,
 		FloodKeys: WritesKeyFactor * o.Keys, Interval: WritesInterval,
 	}
-	w.Variants = []Variant{{Pool: Baseline}, {Pool: Default}}
+	w.Variants = []Variant{{Pool: Baseline}, {Pool: Default}, {Pool: PeerPool}}
 	if o.Quick {
 		return w
 	}
@@ -144,7 +144,7 @@ func newWrites(o *Options) *Writes {
 	for _, pl := range pools {
 		v := Variant{Pool: pl}
 		if pl == Baseline || pl == AutoPool || slices.Contains(w.Variants, v) {
-			continue // direct and the default (auto) run already
+			continue // direct, the default (auto) and the peer run already
 		}
 		w.Variants = append(w.Variants, v)
 	}

@@ -40,11 +40,11 @@ func names(vs []Variant) []string {
 func TestWritesPlanVariants(t *testing.T) {
 	p, o := writesPlan(t, false, nil)
 	w := p.Writes
-	assert.Equal(t, []string{"direct", "default", "fifo", "lifo", "adaptive"}, names(w.Variants))
+	assert.Equal(t, []string{"direct", "default", "failsafe", "fifo", "lifo", "adaptive"}, names(w.Variants))
 	assert.Equal(t, w.Variants, p.Variants, "the comparison's variants are the runs'")
 	assert.Nil(t, w.Variants[1].Args(), "the default: kvserver given no pool flag")
 	assert.Equal(t, 3, w.Repeat)
-	assert.Equal(t, 15, w.Runs())
+	assert.Equal(t, 18, w.Runs())
 	assert.Equal(t, uint64(QuickKeys), o.Keys)
 	assert.Equal(t, 2*o.Keys, w.FloodKeys, "fresh ids and existing ones")
 	assert.Equal(t, []string{"get"}, p.Workloads)
@@ -54,12 +54,12 @@ func TestWritesPlanVariants(t *testing.T) {
 	assert.Equal(t, 30*time.Second, w.FloodEnd())
 
 	q, _ := writesPlan(t, true, nil)
-	assert.Equal(t, []string{"direct", "default"}, names(q.Writes.Variants))
+	assert.Equal(t, []string{"direct", "default", "failsafe"}, names(q.Writes.Variants))
 	assert.Equal(t, 2, q.Writes.Repeat)
-	assert.Equal(t, 4, q.Writes.Runs())
+	assert.Equal(t, 6, q.Writes.Runs())
 
 	r, _ := writesPlan(t, false, func(o *Options) { o.Pools = []string{"lifo", "direct", "auto", "msqueue"} })
-	assert.Equal(t, []string{"direct", "default", "lifo", "msqueue"}, names(r.Writes.Variants), "-pools: direct and the default always, once")
+	assert.Equal(t, []string{"direct", "default", "failsafe", "lifo", "msqueue"}, names(r.Writes.Variants), "-pools: direct, the default and the peer always, once")
 }
 
 // Runs are interleaved: every variant's first repetition, then every
@@ -70,7 +70,8 @@ func TestWritesPlanInterleaves(t *testing.T) {
 	for _, r := range p.Writes.Order() {
 		got = append(got, r.Variant.Name()+"/"+string(rune('0'+r.Repeat)))
 	}
-	assert.Equal(t, []string{"direct/1", "default/1", "direct/2", "default/2", "direct/3", "default/3", "direct/4", "default/4"}, got)
+	assert.Equal(t, []string{"direct/1", "default/1", "failsafe/1", "direct/2", "default/2", "failsafe/2",
+		"direct/3", "default/3", "failsafe/3", "direct/4", "default/4", "failsafe/4"}, got)
 }
 
 // The flood's shape flags, within their bounds, and refused elsewhere.

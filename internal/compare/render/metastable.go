@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
 	"github.com/kvpool/kvpool/internal/compare/chart"
@@ -35,22 +36,35 @@ func writeMetastable(b *page, c *result.Comparison, a *analysis.Analysis) {
 	}
 	t := p.Timing
 	b.printf("%s\n\n", HeadMetastable)
-	if p.FastStore {
+	sizes := c.Metastable.Sizes
+	switch {
+	case p.FastStore:
 		b.printf("Each run starts a fresh kvserver on plain Pebble (no store stand-in: kvserver's CPU is its limit, every pool at its own defaults), ")
-	} else {
-		b.printf("Every pool but `default` (kvserver given no pool flag) runs `-workers %d`, one per store slot, so that requests wait in the pool's queue and the store bounds every variant. "+
+	case len(sizes) > 1:
+		b.printf("Each of the lab's pools runs `-workers` as many as its store has slots, one per slot, so that requests wait in the pool's queue and the store bounds every variant; "+
+			"`default` (kvserver given no pool flag) and the peers find their own limits. "+
+			"Each run starts a fresh kvserver whose store stand-in sleeps %v per operation, as many at a time as its client model's store has slots (`-io-concurrency`: below). ", plan.MetaIODelay)
+	default:
+		b.printf("Each of the lab's pools runs `-workers %d`, one per store slot, so that requests wait in the pool's queue and the store bounds every variant; "+
+			"`default` (kvserver given no pool flag) and the peers find their own limits. "+
 			"Each run starts a fresh kvserver whose store stand-in sleeps %v per operation, %d at a time (`-io-delay %v -io-concurrency %d`: about %s op/s), ",
 			p.Slots(), plan.MetaIODelay, p.Slots(), plan.MetaIODelay, p.Slots(), thousands(float64(p.Slots())/plan.MetaIODelay.Seconds()))
 	}
-	b.printf("and asks it %s GET/s (%.0f %% of direct's validated saturation) for %s, %s/s (%g×) from %s to %s, then the base rate again for %s. ",
-		thousands(am.BaseRate), 100*p.Share, secs(t.Base), thousands(c.Metastable.SpikeRate), t.Factor, secs(t.Base), secs(t.SpikeEnd()), secs(t.After))
+	if len(sizes) > 1 {
+		b.printf("A run asks it %.0f %% of direct's validated saturation in front of that store for %s, %g× that from %s to %s, then the base rate again for %s. ",
+			100*p.Share, secs(t.Base), t.Factor, secs(t.Base), secs(t.SpikeEnd()), secs(t.After))
+	} else {
+		b.printf("and asks it %s GET/s (%.0f %% of direct's validated saturation) for %s, %s/s (%g×) from %s to %s, then the base rate again for %s. ",
+			thousands(am.BaseRate), 100*p.Share, secs(t.Base), thousands(c.Metastable.SpikeRate), t.Factor, secs(t.Base), secs(t.SpikeEnd()), secs(t.After))
+	}
 	b.printf("The spike **overloaded** a variant when, over the spike, its useful goodput averaged under %.0f %% of the spike's rate or its useful answers' p99 passed %v: "+
 		"one it did not overload had nothing to recover from. ", 100*plan.MetaRecovered, plan.MetaP99)
 	b.printf("A variant **recovered** once its useful goodput (answers to clients still waiting) stayed at %.0f %% of the base rate or more for %s; "+
 		"it **collapsed** if, over the run's last %s, it averaged under %.0f %% of it. Recovery times are from the spike's end, as is when the useful answers' p99 got back under %v for as long. "+
 		"Peak amplification is the most attempts sent per first try in any %s. "+
 		"\"Wasted\" is kvserver's operations that finished past the deadline their clients sent, of those it ran (known only where they send one: +deadlines). "+
-		"\"Unused\" is the answers kvserver gave that no waiting client used, of those it gave. Timeouts and 503s are the loader's counts per run, with kvserver's 503s by reason in brackets.\n\n",
+		"\"Unused\" is the answers kvserver gave that no waiting client used, of those it gave. Timeouts and 503s are the loader's counts per run, with kvserver's 503s by reason in brackets. "+
+		"Useful goodput over the run is its useful answers over the schedule's length, with their share of the first tries it asked; the useful p99 over the run is of every useful answer, from its send.\n\n",
 		100*plan.MetaRecovered, secs(t.Hold), secs(t.Hold), 100*plan.MetaCollapsed, plan.MetaP99, secs(t.Interval))
 	b.printf("Client models:\n\n")
 	for _, m := range p.Models {
@@ -72,18 +86,122 @@ func writeMetastable(b *page, c *result.Comparison, a *analysis.Analysis) {
 	}
 	for _, mm := range am.Models {
 		b.printf("### Client `%s`\n\n", mm.Name)
-		b.printf("| variant | client side | overloaded? | recovered in | collapsed? | p99 < %v in | peak amplification | wasted | unused | timeouts | 503s |\n", plan.MetaP99)
-		b.printf("|---|---|---|---|---|---|---|---|---|---|---|\n")
+		if len(sizes) > 1 {
+			b.printf("In front of %s: %s GET/s, %s/s in the spike.\n\n", slotsText(mm.Slots), thousands(mm.BaseRate), thousands(mm.SpikeRate))
+		}
+		b.printf("| variant | client side | overloaded? | recovered in | collapsed? | p99 < %v in | useful goodput (run) | useful p99 (run) | peak amplification | wasted | unused | timeouts | 503s |\n", plan.MetaP99)
+		b.printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, v := range mm.Variants {
-			judged := "not judged | not judged | not judged | not judged"
+			judged := "not judged | not judged | not judged | not judged | not judged | not judged"
 			if v.NotJudged < len(v.Runs) {
-				judged = strings.Join([]string{countCell(v.Overloaded, judgedRuns(v)), recoveredCell(v), collapsedCell(v), timesCell(v.P99Back, judgedRuns(v), v.P99)}, " | ")
+				judged = strings.Join([]string{countCell(v.Overloaded, judgedRuns(v)), recoveredCell(v), collapsedCell(v), timesCell(v.P99Back, judgedRuns(v), v.P99),
+					usefulCell(v), p99Cell(v.UsefulP99)}, " | ")
 			}
 			b.printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", v.Name, clientCell(v.Client), judged, orDash("%.2f×", v.PeakAmplification),
 				orDash("%.1f %%", 100*v.WastedShare), orDash("%.1f %%", 100*v.UnusedShare), thousands(float64(v.Timeouts)), shedCell(v))
 		}
 		b.printf("\n")
 	}
+	writeVersus(b, am)
+}
+
+// usefulCell is a variant's useful goodput over the run: "1,020/s (96 %)".
+func usefulCell(v *analysis.MetaVariant) string {
+	if math.IsNaN(v.Useful) {
+		return "-"
+	}
+	return fmt.Sprintf("%s/s (%.0f %%)", thousands(v.Useful), 100*v.UsefulShare)
+}
+
+// p99Cell is a latency, "-" where not recorded.
+func p99Cell(d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	return duration(d)
+}
+
+// slotsText is "16 slots" (`-io-concurrency 16`), "1 slot".
+func slotsText(n int) string {
+	if n == 1 {
+		return "1 slot (`-io-concurrency 1`)"
+	}
+	return fmt.Sprintf("%d slots (`-io-concurrency %d`)", n, n)
+}
+
+// writeVersus is the default against each peer, per client model where
+// both ran: recovery, useful goodput and useful p99 over the run, side
+// by side, with whether the default did no worse.
+func writeVersus(b *page, am *analysis.Metastable) {
+	if len(am.Versus) == 0 {
+		return
+	}
+	b.printf("### The default against the peer\n\n")
+	b.printf("Each cell: the default's, then the peer's (the medians of their judged runs), and the default's over the peer's. " +
+		"\"No later\", \"no less\" and \"no higher\" say whether the default did no worse in these runs; "+
+		"less and higher count only beyond the noise of repeated runs: useful goodput %.0f %% below the peer's, useful p99 %.0f %% above it (results.md). " +
+		"A variant the spike did not overload had nothing to recover from (counted as 0 s), one that never recovered is the later.\n\n",
+		100*analysis.MetaUsefulMargin, 100*analysis.MetaP99Margin)
+	b.printf("| client | peer | recovered in | useful goodput (run) | useful p99 (run) | the default |\n|---|---|---|---|---|---|\n")
+	for _, vs := range am.Versus {
+		if !vs.Judged {
+			b.printf("| %s | %s | %s / %s | | | not compared: %s |\n", vs.Model, vs.Peer, recoveryText(vs.Default), recoveryText(vs.Other), notComparedWhy(vs))
+			continue
+		}
+		b.printf("| %s | %s | %s / %s | %s / %s%s | %s / %s%s | %s |\n", vs.Model, vs.Peer, recoveryText(vs.Default), recoveryText(vs.Other),
+			usefulCell(vs.Default), usefulCell(vs.Other), overPeer(vs.Default.Useful, vs.Other.Useful),
+			p99Cell(vs.Default.UsefulP99), p99Cell(vs.Other.UsefulP99), overPeer(float64(vs.Default.UsefulP99), float64(vs.Other.UsefulP99)), versusVerdict(vs))
+	}
+	b.printf("\n")
+}
+
+// overPeer is " (1.04×)", the default's figure over the peer's; "" where
+// either is unknown.
+func overPeer(def, peer float64) string {
+	if !(def > 0) || !(peer > 0) {
+		return ""
+	}
+	return fmt.Sprintf(" (%.2f×)", def/peer)
+}
+
+// recoveryText is a variant's recovery for the comparison: "0 s", "not
+// overloaded", "never", "collapsed", "not judged".
+func recoveryText(v *analysis.MetaVariant) string {
+	switch {
+	case judgedRuns(v) == 0:
+		return "not judged"
+	case v.Overloaded == 0:
+		return "not overloaded"
+	case v.Collapsed > 0:
+		return "collapsed"
+	}
+	return recoveredCell(v)
+}
+
+func notComparedWhy(vs analysis.MetaVersus) string {
+	switch {
+	case judgedRuns(vs.Default) == 0 && judgedRuns(vs.Other) == 0:
+		return "neither was judged"
+	case judgedRuns(vs.Default) == 0:
+		return "the default was not judged"
+	}
+	return "the peer was not judged"
+}
+
+// versusVerdict is "no later, no less, no higher" with a missed one in
+// bold ("**later**").
+func versusVerdict(vs analysis.MetaVersus) string {
+	word := func(ok bool, yes, no string) string {
+		if ok {
+			return yes
+		}
+		return "**" + no + "**"
+	}
+	p99 := "p99 not recorded"
+	if vs.P99Known {
+		p99 = word(vs.P99NoHigher, "no higher", "higher")
+	}
+	return strings.Join([]string{word(vs.RecoveryNoLater, "no later", "later"), word(vs.UsefulNoLess, "no less", "less"), p99}, ", ")
 }
 
 // clientCell is a run's client side: "kept up (loader ≤ 41 %, 1,200
@@ -148,13 +266,52 @@ func writeClientSide(b *page, c *result.Comparison, p *plan.Metastable) (sendabl
 		"A model's worst second is the spike's rate times the most attempts it makes per first try, each at the dearer cost; "+
 		"a model whose worst second takes over %.0f %% of the loader's %d CPUs may still be judged, run by run, where its storm stayed smaller.\n\n",
 		thousands(cs.Rate), cpuMicros(cs.Answered), cpuMicros(cs.TimedOut), server, 100*plan.MetaClientShare, cs.LoaderCPUs)
-	b.printf("| client | worst second (attempts/s) | loader CPUs it takes | fits? |\n|---|---|---|---|\n")
+	if !p.SizeStorms {
+		b.printf("| client | worst second (attempts/s) | loader CPUs it takes | fits? |\n|---|---|---|---|\n")
+		for _, f := range fits {
+			b.printf("| %s | %s | %.2f (%.0f %%) | %s |\n", f.Model, thousands(f.Attempts), f.CPUs, 100*f.Share, FitText(f))
+			sendable = sendable || f.Sendable
+		}
+		b.printf("\n")
+		return sendable
+	}
+	b.printf("The storms were sized to the loader (no `-store-slots`): a model whose worst second in front of the store of %d slots fits keeps it. "+
+		"One whose worst second does not runs in front of a store of fewer slots, whose spike is as many times smaller: "+
+		"the most slots with which it would fit, rounded down to a power of two so that models share stores (1 at the least), "+
+		"with direct's saturation searched in front of it. One that still does not fit there goes down again.\n\n", p.Slots())
+	b.printf("| client | worst second in front of %d slots (attempts/s) | loader CPUs it takes | fits? | ran in front of | its worst second there |\n|---|---|---|---|---|---|\n", p.Slots())
 	for _, f := range fits {
-		b.printf("| %s | %s | %.2f (%.0f %%) | %s |\n", f.Model, thousands(f.Attempts), f.CPUs, 100*f.Share, FitText(f))
-		sendable = sendable || f.Sendable
+		there := "-"
+		size := c.Metastable.Size(f.Model)
+		switch {
+		case size == nil:
+			there = "not run"
+		case size.Slots != p.Slots():
+			g := analysis.ClientFits(cs, []string{f.Model}, size.SpikeRate, size.Slots)[0]
+			there = fmt.Sprintf("%s attempts/s, %.2f loader CPUs (%.0f %%)", thousands(g.Attempts), g.CPUs, 100*g.Share)
+			sendable = sendable || g.Sendable
+		default:
+			sendable = sendable || f.Sendable
+		}
+		store := "not run"
+		if size != nil {
+			store = slotsText(size.Slots)
+		}
+		b.printf("| %s | %s | %.2f (%.0f %%) | %s | %s | %s |\n", f.Model, thousands(f.Attempts), f.CPUs, 100*f.Share, yesNo(f.Fits, "yes"), store, there)
 	}
 	b.printf("\n")
+	writeStores(b, c.Metastable)
 	return sendable
+}
+
+// writeStores is each store the runs ran in front of: its slots, direct's
+// saturation there and the rates asked of it.
+func writeStores(b *page, m *result.Metastable) {
+	b.printf("| store | client models | direct's saturation (GET/s) | base (GET/s) | spike (GET/s) |\n|---|---|---|---|---|\n")
+	for _, size := range m.Sizes {
+		b.printf("| %s | %s | %s | %s | %s |\n", slotsText(size.Slots), orNone(size.Models), thousands(size.Saturation), thousands(size.BaseRate), thousands(size.SpikeRate))
+	}
+	b.printf("\n")
 }
 
 func judgedRuns(v *analysis.MetaVariant) int { return len(v.Runs) - v.NotJudged }
@@ -260,12 +417,72 @@ func metastableSentences(c *result.Comparison, am *analysis.Metastable) []string
 		}
 		out = append(out, s+strings.Join(parts, "; ")+".")
 	}
-	crit := fmt.Sprintf("overloaded by the spike, and useful goodput back to %.0f %% of the base rate, held for %s, within %s of its end under every retrying client (%s), with the useful p99 back under %v as fast",
+	crit := fmt.Sprintf("A candidate was overloaded by the spike and had its useful goodput back to %.0f %% of the base rate, held for %s, within %s of its end under every retrying client (%s), with the useful p99 back under %v as fast.",
 		100*plan.MetaTarget, secs(t.Hold), secs(t.Recovery), strings.Join(am.RecommendModels, ", "), plan.MetaP99)
 	if len(am.Recommended) == 0 {
-		out = append(out, "No configuration is a recommended candidate ("+crit+").")
+		out = append(out, "No configuration is a recommended candidate. "+crit)
 	} else {
-		out = append(out, fmt.Sprintf("Recommended candidates (%s): **%s**.", crit, strings.Join(am.Recommended, "**, **")))
+		out = append(out, fmt.Sprintf("Recommended candidates: **%s**. %s", strings.Join(am.Recommended, "**, **"), crit))
+	}
+	return append(out, versusSentences(am)...)
+}
+
+// versusSentences say, per peer, under how many client models the
+// default recovered no later, kept no less useful goodput and had no
+// higher useful p99 over the run than the peer, of those where both
+// were judged, and where it did worse.
+func versusSentences(am *analysis.Metastable) []string {
+	var peers []string
+	byPeer := map[string][]analysis.MetaVersus{}
+	for _, vs := range am.Versus {
+		if byPeer[vs.Peer] == nil {
+			peers = append(peers, vs.Peer)
+		}
+		byPeer[vs.Peer] = append(byPeer[vs.Peer], vs)
+	}
+	var out []string
+	for _, peer := range peers {
+		var judged, unjudged, later, less, higher []string
+		where := ""
+		for _, vs := range byPeer[peer] {
+			name := "`" + vs.Model + "`"
+			if !vs.Judged {
+				unjudged = append(unjudged, name)
+				continue
+			}
+			judged = append(judged, name)
+			if !vs.P99Known {
+				where = " (where recorded)"
+			}
+			if !vs.RecoveryNoLater {
+				later = append(later, name)
+			}
+			if !vs.UsefulNoLess {
+				less = append(less, name)
+			}
+			if vs.P99Known && !vs.P99NoHigher {
+				higher = append(higher, name)
+			}
+		}
+		s := fmt.Sprintf("The default against `%s`, both judged under %s: ", peer, orNone(judged))
+		if len(later)+len(less)+len(higher) == 0 {
+			s += "recovered no later, with no less useful goodput and no higher useful p99 over the run" + where + ", under every one"
+		} else {
+			var parts []string
+			for _, g := range []struct {
+				what  string
+				names []string
+			}{{"recovered later", later}, {"kept less useful goodput", less}, {"had a higher useful p99" + where, higher}} {
+				if len(g.names) > 0 {
+					parts = append(parts, "**"+g.what+"** under "+strings.Join(g.names, ", "))
+				}
+			}
+			s += strings.Join(parts, "; ") + ", no worse otherwise"
+		}
+		if len(unjudged) > 0 {
+			s += "; not compared under " + strings.Join(unjudged, ", ")
+		}
+		out = append(out, s+".")
 	}
 	return out
 }
@@ -279,6 +496,10 @@ func metastableCharts(c *result.Comparison, save func(name, title string) func(c
 	}
 	t := p.Timing
 	for _, cm := range p.Models {
+		base := m.BaseRate
+		if size := m.Size(cm); size != nil {
+			base = size.BaseRate
+		}
 		var lines []chart.XYLine
 		for _, v := range p.Variants {
 			for _, r := range m.Runs {
@@ -303,7 +524,7 @@ func metastableCharts(c *result.Comparison, save func(name, title string) func(c
 		title := fmt.Sprintf("Useful goodput through a %g× spike, clients: %s", t.Factor, cm)
 		spec := chart.Spec{Title: title, XLabel: "time since the run started (s)", YLabel: "useful goodput (answers/s)",
 			Caption: fmt.Sprintf("Answers to clients still waiting, per %s, one line per variant; the shaded span is the spike. The base rate is %s/s: a line that comes back to it recovered, one that stays low after the spike is held down by its clients' retries.",
-				secs(t.Interval), thousands(m.BaseRate))}
+				secs(t.Interval), thousands(base))}
 		save(Slug(m.Workload)+"-metastable-"+cm+".svg", title)(chart.TimeSeries(spec, lines, []chart.Mark{{From: t.Base.Seconds(), To: t.SpikeEnd().Seconds(), Label: fmt.Sprintf("spike %g×", t.Factor)}}))
 	}
 }

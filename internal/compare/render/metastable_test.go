@@ -75,6 +75,7 @@ func metaComparison(t *testing.T, back map[string]map[string]float64) *result.Co
 			m.Runs = append(m.Runs, r)
 		}
 	}
+	m.Sizes = []result.MetaSize{{Slots: p.Slots(), Models: p.Models, Saturation: 10000, BaseRate: m.BaseRate, SpikeRate: m.SpikeRate}}
 	c.Metastable = m
 	return c
 }
@@ -92,17 +93,17 @@ func TestMetastableReport(t *testing.T) {
 	require.NoError(t, err)
 	text := string(mustRead(t, rep.Path))
 	assert.Contains(t, text, HeadMetastable)
-	assert.Contains(t, text, "Variants `direct`, `default`, `fifo`, `lifo`, ", "the header names the variants of the runs, not only the searched one")
+	assert.Contains(t, text, "Variants `direct`, `default`, `failsafe`, `failsafe-priority`, `fifo`, `lifo`, ", "the header names the variants of the runs, not only the searched one")
 	assert.Contains(t, text, "then every variant under every client model through a spike from ")
 	for _, m := range []string{"none", "untuned", "retry", "backoff", "budget", "throttle"} {
 		assert.Contains(t, text, "### Client `"+m+"`")
 	}
 	retry := text[strings.Index(text, "### Client `retry`"):strings.Index(text, "### Client `backoff`")]
-	assert.Contains(t, retry, "| direct | kept up (loader ≤ 40 %) | yes | never | **yes** | never | 3.00× | - | ")
-	assert.Contains(t, retry, "| lifo+deadlines | kept up (loader ≤ 40 %) | yes | 2 s | no | 2 s | 3.00× | ")
+	assert.Contains(t, retry, "| direct | kept up (loader ≤ 40 %) | yes | never | **yes** | never | 2,021/s (26 %) | - | 3.00× | - | ")
+	assert.Contains(t, retry, "| lifo+deadlines | kept up (loader ≤ 40 %) | yes | 2 s | no | 2 s | 4,895/s (62 %) | - | 3.00× | ")
 	assert.Contains(t, retry, " | 0 (deadline 1,200, deadline (store) 30) |", "kvserver's 503s by reason")
 	assert.Contains(t, retry, "| adaptive | kept up (loader ≤ 40 %) | yes | 8 s | no | 8 s |")
-	assert.Contains(t, retry, "| fifo | **saturated**: the loader at 93 % of its CPU at 3 s (limit 70 %): not judged | not judged | not judged | not judged | not judged | 3.00× |",
+	assert.Contains(t, retry, "| fifo | **saturated**: the loader at 93 % of its CPU at 3 s (limit 70 %): not judged | not judged | not judged | not judged | not judged | not judged | not judged | 3.00× |",
 		"a run whose client side saturated gets no verdict, and says why")
 	assert.NotContains(t, text[strings.Index(text, "### Client `none`"):strings.Index(text, "### Client `untuned`")], "+deadlines |", "none sends no deadline")
 
@@ -110,9 +111,13 @@ func TestMetastableReport(t *testing.T) {
 	for _, f := range rep.Findings {
 		findings += f + "\n"
 	}
-	assert.Contains(t, findings, "With `retry` clients after a 2.5× spike: recovered: default (in 1 s), lifo (in 1 s), adaptive (in 8 s), fifo cap=256 (in 1 s), fifo limit=gradient2 (in 1 s), fifo+deadlines (in 1 s), lifo+deadlines (in 2 s); collapsed (useful goodput under half the base rate to the end): direct; not judged, the client side saturated or unrecorded: fifo.")
-	assert.Contains(t, findings, "Recommended candidates (overloaded by the spike, and useful goodput back to 90 % of the base rate, held for 5 s, within 5 s of its end")
-	assert.Contains(t, findings, "**default**, **lifo**, **fifo cap=256**, **fifo limit=gradient2**, **fifo+deadlines**, **lifo+deadlines**")
+	assert.Contains(t, findings, "With `retry` clients after a 2.5× spike: recovered: default (in 1 s), failsafe (in 1 s), failsafe-priority (in 1 s), lifo (in 1 s), adaptive (in 8 s), fifo cap=256 (in 1 s), fifo limit=gradient2 (in 1 s), fifo+deadlines (in 1 s), lifo+deadlines (in 2 s); collapsed (useful goodput under half the base rate to the end): direct; not judged, the client side saturated or unrecorded: fifo.")
+	assert.Contains(t, findings, "A candidate was overloaded by the spike and had its useful goodput back to 90 % of the base rate, held for 5 s, within 5 s of its end")
+	assert.Contains(t, findings, "**default**, **failsafe**, **failsafe-priority**, **lifo**, **fifo cap=256**, **fifo limit=gradient2**, **fifo+deadlines**, **lifo+deadlines**")
+	assert.Contains(t, findings, "The default against `failsafe`, both judged under `none`, `untuned`, `retry`, `backoff`, `budget`, `throttle`: recovered no later, with no less useful goodput and no higher useful p99 over the run (where recorded), under every one.")
+	assert.Contains(t, text, "| retry | failsafe | 1 s / 1 s | 5,005/s (63 %) / 5,005/s (63 %) (1.00×) | - / - | no later, no less, p99 not recorded |")
+	assert.Contains(t, text, "### The default against the peer")
+	assert.Contains(t, text, "| retry | failsafe | 1 s / 1 s | ")
 
 	for _, m := range []string{"none", "untuned", "retry", "backoff", "budget", "throttle"} {
 		path := filepath.Join(dir, ChartsDir, "get-metastable-"+m+".svg")
@@ -137,16 +142,30 @@ func TestMetastableReportRendersAgain(t *testing.T) {
 	assert.Equal(t, string(want), string(mustRead(t, again.Path)))
 }
 
+// reportText is c's report as Write writes it.
+func reportText(t *testing.T, c *result.Comparison) string {
+	t.Helper()
+	rep, err := Write(c, analysis.Analyze(c), t.TempDir())
+	require.NoError(t, err)
+	return string(mustRead(t, rep.Path))
+}
+
+// clientSide is a loader that spent 20 µs of its one CPU on an attempt
+// answered at once and 60 µs on one that timed out, kvserver 15 and 25,
+// at 5,000 attempts a second, with the six models' most attempts.
+func clientSide() *result.ClientSide {
+	return &result.ClientSide{Rate: 5000, LoaderCPUs: 1, Answered: 20 * time.Microsecond, TimedOut: 60 * time.Microsecond,
+		ServerAnswered: 15 * time.Microsecond, ServerTimedOut: 25 * time.Microsecond,
+		MostAttempts: map[string]float64{"none": 1, "untuned": 6, "retry": 3, "backoff": 3, "budget": 1.2, "throttle": 3}}
+}
+
 // TestClientSideTable: the loader's measured cost per attempt, and for
 // each model whether its worst second fits, with what would let it.
 func TestClientSideTable(t *testing.T) {
 	c := metaComparison(t, nil)
-	c.Metastable.ClientSide = &result.ClientSide{Rate: 5000, LoaderCPUs: 1, Answered: 20 * time.Microsecond, TimedOut: 60 * time.Microsecond,
-		ServerAnswered: 15 * time.Microsecond, ServerTimedOut: 25 * time.Microsecond,
-		MostAttempts: map[string]float64{"none": 1, "untuned": 6, "retry": 3, "backoff": 3, "budget": 1.2, "throttle": 3}}
-	rep, err := Write(c, analysis.Analyze(c), t.TempDir())
-	require.NoError(t, err)
-	text := string(mustRead(t, rep.Path))
+	c.Plan.Metastable.SizeStorms = false // -store-slots given: one store
+	c.Metastable.ClientSide = clientSide()
+	text := reportText(t, c)
 	assert.Contains(t, text, "at 5,000 attempts/s, one attempt cost the loader 20.0us of CPU where kvserver answered at once, and 60.0us where it never answered")
 	assert.Contains(t, text, "kvserver's side of them: 15.0us and 25.0us.")
 	// The spike: 2.5 × 6,000 = 15,000 req/s; none's worst second 15,000 × 60 µs = 0.9 CPU.
@@ -155,17 +174,52 @@ func TestClientSideTable(t *testing.T) {
 	assert.Contains(t, text, "| untuned | 90,000 | 5.40 (540 %) | no: give the loader 8 CPUs (-loader-cpus), or a slower store stand-in (-store-slots 2), ")
 
 	c.Metastable.ClientSide.LoaderCPUs = 8
-	rep, err = Write(c, analysis.Analyze(c), t.TempDir())
-	require.NoError(t, err)
-	assert.Contains(t, string(mustRead(t, rep.Path)), "| none | 15,000 | 0.90 (11 %) | yes |")
+	assert.Contains(t, reportText(t, c), "| none | 15,000 | 0.90 (11 %) | yes |")
 
 	// 15,000 first tries/s at 60 µs each: 0.9 of 1 CPU, over 70 %: the
 	// spike cannot even be sent, no run is made.
 	c.Metastable.ClientSide.LoaderCPUs, c.Metastable.ClientSide.Answered = 1, 60*time.Microsecond
 	c.Metastable.Runs = nil
-	rep, err = Write(c, analysis.Analyze(c), t.TempDir())
-	require.NoError(t, err)
-	text = string(mustRead(t, rep.Path))
+	text = reportText(t, c)
 	assert.Contains(t, text, "| none | 15,000 | 0.90 (90 %) | no, nor the spike's first tries: not run; give the loader 2 CPUs")
 	assert.Contains(t, text, "No run was made: the loader cannot send the spike's first tries on its CPUs")
+}
+
+// TestStormSizesTable: where the preset sized the storms, the client-side
+// table says which store each model ran in front of and what its worst
+// second took there, a table of the stores gives direct's saturation
+// and the rates asked of each, and each model's table names its store.
+func TestStormSizesTable(t *testing.T) {
+	c := metaComparison(t, nil)
+	p, m := c.Plan.Metastable, c.Metastable
+	require.True(t, p.SizeStorms)
+	m.ClientSide = clientSide()
+	m.Sizes = []result.MetaSize{{Slots: 16, Models: []string{"none", "budget"}, Saturation: 10000, BaseRate: 6000, SpikeRate: 15000},
+		{Slots: 2, Models: []string{"retry", "backoff", "throttle"}, Saturation: 1600, BaseRate: 960, SpikeRate: 2400},
+		{Slots: 1, Models: []string{"untuned"}, Saturation: 800, BaseRate: 480, SpikeRate: 1200}}
+	text := reportText(t, c)
+	assert.Contains(t, text, "The storms were sized to the loader (no `-store-slots`)")
+	// untuned in front of 16 slots: 90,000 attempts/s, 5.4 CPUs; in front of 1: 7,200, 0.43.
+	assert.Contains(t, text, "| untuned | 90,000 | 5.40 (540 %) | no | 1 slot (`-io-concurrency 1`) | 7,200 attempts/s, 0.43 loader CPUs (43 %) |")
+	assert.Contains(t, text, "| none | 15,000 | 0.90 (90 %) | no | 16 slots (`-io-concurrency 16`) | - |")
+	assert.Contains(t, text, "| 2 slots (`-io-concurrency 2`) | retry, backoff, throttle | 1,600 | 960 | 2,400 |")
+	assert.Contains(t, text, "### Client `untuned`\n\nIn front of 1 slot (`-io-concurrency 1`): 480 GET/s, 1,200/s in the spike.")
+}
+
+// TestVersusSentences: where the default did worse, the sentence names
+// the clients under each of the three it missed, and those not compared.
+func TestVersusSentences(t *testing.T) {
+	judged := func(model string, later, less, higher bool) analysis.MetaVersus {
+		return analysis.MetaVersus{Model: model, Peer: "failsafe", Judged: true, P99Known: true,
+			RecoveryNoLater: !later, UsefulNoLess: !less, P99NoHigher: !higher}
+	}
+	am := &analysis.Metastable{Versus: []analysis.MetaVersus{
+		judged("none", false, false, true),
+		judged("retry", false, true, true),
+		judged("backoff", true, false, false),
+		{Model: "untuned", Peer: "failsafe"},
+	}}
+	assert.Equal(t, []string{"The default against `failsafe`, both judged under `none`, `retry`, `backoff`: " +
+		"**recovered later** under `backoff`; **kept less useful goodput** under `retry`; **had a higher useful p99** under `none`, `retry`, " +
+		"no worse otherwise; not compared under `untuned`."}, versusSentences(am))
 }

@@ -21,7 +21,7 @@ func writesSummary(c *result.Comparison) string {
 	o, w := c.Options, c.Plan.Writes
 	mode := "full"
 	if o.Quick {
-		mode = "quick (direct and the default only)"
+		mode = "quick"
 	}
 	return fmt.Sprintf("Variants %s, each %s, interleaved (every variant's first run, then every one's second, …) so that the machine's drift falls on all alike. Mode: %s. "+
 		"Every run started a fresh kvserver on a copy (on disk before the start) of one store filled with %s ids of %d B, left to compact until its server idled; "+

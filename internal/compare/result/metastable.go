@@ -1,6 +1,9 @@
 package result
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Metastable is what the metastable preset measured: one run per client
 // model × variant × repeat, each with the loader's series and kvserver's
@@ -8,13 +11,45 @@ import "time"
 // Plan.Metastable.
 type Metastable struct {
 	Workload string
-	// BaseRate is the runs' base rate (plan.MetaShare of direct's
-	// validated saturation), SpikeRate the spike's.
+	// BaseRate is the base rate (plan.MetaShare of direct's validated
+	// saturation) in front of the plan's store (plan.Metastable.Slots),
+	// SpikeRate the spike's: those of the runs at that size, and what
+	// the loader's calibration was sized by.
 	BaseRate, SpikeRate float64
 	// ClientSide is what the loader was measured to hold before the
 	// runs (nil: not measured).
 	ClientSide *ClientSide `json:",omitempty"`
-	Runs       []*MetaRun
+	// Sizes are the stores the runs ran in front of, the plan's first:
+	// one unless the preset sized each client population's storm to the
+	// loader (plan.Metastable.SizeStorms).
+	Sizes []MetaSize
+	Runs  []*MetaRun
+}
+
+// MetaSize is one store stand-in the runs ran in front of, and the
+// rates they asked of it.
+type MetaSize struct {
+	// Slots is the stand-in's operations at once (-io-concurrency, and
+	// the lab's pools' -workers); 0 on the fast store, which has none.
+	Slots int
+	// Models are the client models whose runs ran in front of it.
+	Models []string
+	// Saturation is direct's validated saturation in front of it;
+	// BaseRate and SpikeRate the runs' rates, shares of it.
+	Saturation, BaseRate, SpikeRate float64
+	// Search is direct's saturation search in front of it where that is
+	// not the workload's own (nil: the workload's, at the plan's store).
+	Search *SatRun `json:",omitempty"`
+}
+
+// Size is the store model's runs ran in front of (nil: none).
+func (m *Metastable) Size(model string) *MetaSize {
+	for i := range m.Sizes {
+		if slices.Contains(m.Sizes[i].Models, model) {
+			return &m.Sizes[i]
+		}
+	}
+	return nil
 }
 
 // ClientSide is the loader's cost per attempt on its CPUs, measured just
@@ -42,6 +77,9 @@ type MetaRun struct {
 	Model   string
 	Variant string // plan.MetaVariant.Name
 	Repeat  int
+	// Slots is the store stand-in's slots it ran in front of (see
+	// MetaSize; 0 on the fast store).
+	Slots int `json:",omitempty"`
 	// Dir is the run's folder, relative to the report.
 	Dir string
 	// Series is the loader's, one point per interval.
@@ -79,10 +117,12 @@ type MetaPoint struct {
 	LoaderShare           float64       `json:",omitempty"`
 }
 
-// MetaTotals are a run's counts.
+// MetaTotals are a run's counts; UsefulP99 is the useful answers' p99
+// from their send over the whole run (0: not recorded).
 type MetaTotals struct {
 	FirstTries, Retries, Throttled int64
 	Useful, Timeouts, Shed, GaveUp int64
+	UsefulP99                      time.Duration `json:",omitempty"`
 }
 
 // ServerCounts are kvserver's counters over one run (the difference of

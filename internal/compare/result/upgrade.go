@@ -15,7 +15,7 @@ import (
 // nothing past Load tells one version from another: a change to the
 // schema that gives an absent field a meaning bumps Version and says here
 // what an earlier file's absence means.
-const Version = 2
+const Version = 3
 
 // upgrade brings c, as read from a file of version c.Version, to Version.
 func (c *Comparison) upgrade() error {
@@ -34,6 +34,9 @@ func (c *Comparison) upgrade() error {
 			c.Plan.SaturateAll = true
 		}
 		c.Plan.Paired = c.Plan.SaturateAll
+	}
+	if c.Version < 3 {
+		c.upgradeMetaSizes()
 	}
 	c.Version = Version
 	return nil
@@ -137,6 +140,27 @@ func (c *Comparison) restateMetaLoaderChecks() {
 		l.Asked, l.SendRate, l.Scheduled = planned/length, float64(issued)/length, true
 		l.KeptUp = float64(issued) >= 0.99*planned
 		run.LoaderKeptUp = l.KeptUp
+	}
+}
+
+// upgradeMetaSizes gives a metastable comparison of version 2 or
+// earlier, whose runs all ran in front of the plan's store, that store
+// as its one size, of every client model, at the rates recorded.
+func (c *Comparison) upgradeMetaSizes() {
+	m := c.Metastable
+	if m == nil || c.Plan == nil || c.Plan.Metastable == nil {
+		return
+	}
+	p := c.Plan.Metastable
+	size := MetaSize{Slots: p.Slots(), Models: p.Models, BaseRate: m.BaseRate, SpikeRate: m.SpikeRate}
+	for _, w := range c.Workloads {
+		if w.Workload == m.Workload {
+			size.Saturation = w.BaseRate
+		}
+	}
+	m.Sizes = []MetaSize{size}
+	for _, r := range m.Runs {
+		r.Slots = size.Slots
 	}
 }
 

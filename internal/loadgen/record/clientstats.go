@@ -1,6 +1,8 @@
 package record
 
 import (
+	"time"
+
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
@@ -132,6 +134,27 @@ func (t ClientTotals) Amplification() float64 {
 		return 0
 	}
 	return float64(t.FirstTries+t.Retries) / float64(t.FirstTries)
+}
+
+// usefulP99 is the p99 of every useful answer's latency from its send,
+// over the whole run (0: none): the intervals' histograms merged.
+func (s *clientStats) usefulP99() time.Duration {
+	var all *hdrhistogram.Histogram
+	for i := range s.ivs {
+		h := s.ivs[i].usefulLat
+		switch {
+		case h == nil:
+		case all == nil:
+			all = NewIntervalHistogram()
+			fallthrough
+		default:
+			all.Merge(h)
+		}
+	}
+	if all == nil {
+		return 0
+	}
+	return time.Duration(all.ValueAtQuantile(99))
 }
 
 func (s *clientStats) totals() ClientTotals {

@@ -524,6 +524,7 @@ func (c *Collector) Finish(res *Result) {
 	if c.clients != nil {
 		res.Intervals = c.clients.fill(res.Intervals)
 		res.Clients = c.clients.totals()
+		res.UsefulP99 = c.clients.usefulP99()
 	}
 	res.Intervals = extend(res.Intervals, len(reconnects), time.Duration(c.interval).Seconds())
 	for i, n := range reconnects {

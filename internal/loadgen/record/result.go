@@ -90,6 +90,9 @@ type Result struct {
 	Unpinned string
 
 	Clients ClientTotals // zero without a client model (Config.Client)
+	// UsefulP99 is the p99 of the useful answers' latency from their
+	// send over the whole run (Config.Client; 0: none).
+	UsefulP99 time.Duration
 
 	// Ops is each operation's part of the run (GET, PUT, DELETE, in that
 	// order; only those it sent): in a run of several, counted apart; in
