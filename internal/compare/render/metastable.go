@@ -137,9 +137,9 @@ func writeVersus(b *page, am *analysis.Metastable) {
 		return
 	}
 	b.printf("### The default against the peer\n\n")
-	b.printf("Each cell: the default's, then the peer's (the medians of their judged runs), and the default's over the peer's. " +
+	b.printf("Each cell: the default's, then the peer's (the medians of their judged runs), and the default's over the peer's. "+
 		"\"No later\", \"no less\" and \"no higher\" say whether the default did no worse in these runs; "+
-		"less and higher count only beyond the noise of repeated runs: useful goodput %.0f %% below the peer's, useful p99 %.0f %% above it (results.md). " +
+		"less and higher count only beyond the noise of repeated runs: useful goodput %.0f %% below the peer's, useful p99 %.0f %% above it (results.md). "+
 		"A variant the spike did not overload had nothing to recover from (counted as 0 s), one that never recovered is the later.\n\n",
 		100*analysis.MetaUsefulMargin, 100*analysis.MetaP99Margin)
 	b.printf("| client | peer | recovered in | useful goodput (run) | useful p99 (run) | the default |\n|---|---|---|---|---|---|\n")
