@@ -137,7 +137,7 @@ var sweeps = []sweep{
 	// and begun filling the store: the quick one above ran every step.
 	{readme: "make compare", interruptOn: regexp.MustCompile(`filling a store`),
 		check: func(t *testing.T, s *session, out string) {
-			assert.Contains(t, out, "compare queues: 6 variants × 3 workloads", "the full preset: every pool, GET, PUT and mixed")
+			assert.Contains(t, out, "compare queues: 8 variants × 3 workloads", "the full preset: every pool and the peer, GET, PUT and mixed")
 			assert.Contains(t, out, "loadtest compare: interrupted; the report of what finished is in ")
 			assert.FileExists(t, filepath.Join(s.dir, s.newest(t, "results/compare-*-queues"), "REPORT.md"))
 		}},
