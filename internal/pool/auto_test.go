@@ -51,14 +51,17 @@ func autoPool(t *testing.T, lim *timedSlots, maxWait time.Duration) (*slotPool, 
 	return reads, holdWorkers(t, reads, lim.slots)
 }
 
-// TestAutoBoundsTheWaitInTime: with 2 slots each held 1 ms, the ahead-th
-// task in the queue waits ahead × 0.5 ms; the auto bound is 20 × the
-// lowest hold (20 ms): a first try that would wait past it is refused at
-// once (full), a retry past a quarter of it (5 ms) is refused (retry),
-// and everything admitted runs exactly once.
+// TestAutoBoundsTheWaitInTime: with 1 slot held 1 ms, the ahead-th task
+// in the queue waits ahead × 1 ms; the auto bound is the time the slots
+// take to serve 20 operations (20 ms): a first try that would wait past
+// it is refused at once (full). A retry is admitted up to a quarter of it
+// (5 ms), refused past it (retry), and in between refused with a
+// probability rising from 0 to 1 (here the draw is 0.5: refused past
+// 12.5 ms); everything admitted runs exactly once.
 func TestAutoBoundsTheWaitInTime(t *testing.T) {
-	lim := newTimedSlots(2, time.Millisecond, time.Millisecond)
+	lim := newTimedSlots(1, time.Millisecond, time.Millisecond)
 	p, release := autoPool(t, lim, 0)
+	p.cfg.draw = func() float64 { return 0.5 }
 	var queued []*probe
 	queue := func(n int) {
 		for range n {
@@ -67,49 +70,103 @@ func TestAutoBoundsTheWaitInTime(t *testing.T) {
 			queued = append(queued, pr)
 		}
 	}
-	queue(9) // the next waits (9+1) × 0.5 = 5 ms: a retry may
-	retry := &retryProbe{}
-	place(t, p, retry)
-	late := &retryProbe{}
-	p.Submit(late) // 11th: 5.5 ms, past a retry's 5 ms: refused before Submit returns
-	assert.EqualValues(t, 1, late.rejects.Load())
-	assert.EqualValues(t, ReasonRetry, late.reason.Load())
-	queue(30) // 40 queued: the 40th waits (39+1) × 0.5 = 20 ms, the bound
+	var retries []*retryProbe
+	retry := func(want Reason) {
+		t.Helper()
+		r := &retryProbe{}
+		if want == 0 {
+			place(t, p, r)
+			retries = append(retries, r)
+			return
+		}
+		p.Submit(r) // refused before Submit returns
+		assert.EqualValues(t, 1, r.rejects.Load())
+		assert.EqualValues(t, want, r.reason.Load())
+	}
+	queue(4)
+	retry(0) // waits (4+1) × 1 = 5 ms: a quarter of the bound, admitted
+	queue(6)
+	retry(0)           // 12 ms: refused with probability (12-5)/15 = 0.47, under the draw
+	retry(ReasonRetry) // 13 ms: 0.53, over it
+	queue(8)           // 20 queued: the 20th waits 20 ms, the bound
 	first := &probe{}
-	p.Submit(first) // 41st: 20.5 ms
+	p.Submit(first) // 21st: 21 ms
 	assert.EqualValues(t, 1, first.rejects.Load())
 	assert.EqualValues(t, ReasonFull, first.reason.Load())
-	assert.Equal(t, 20*time.Millisecond, p.Drain(first), "40 queued × 1 ms ÷ 2 slots")
+	retry(ReasonRetry) // past the bound a retry is always refused, as a retry
+	assert.Equal(t, 20*time.Millisecond, p.Drain(first), "20 queued × 1 ms ÷ 1 slot")
 
 	close(release)
 	waitIdle(t, p)
 	p.Close()
-	for _, pr := range append(queued, &retry.probe) {
+	for _, r := range retries {
+		queued = append(queued, &r.probe)
+	}
+	for _, pr := range queued {
 		assert.EqualValues(t, 1, pr.runs.Load())
 		assert.Zero(t, pr.rejects.Load())
 	}
 	s := p.Stats()
-	assert.EqualValues(t, 1, s.Rejected[ReasonRetry])
+	assert.EqualValues(t, 2, s.Rejected[ReasonRetry])
 	assert.EqualValues(t, 1, s.Rejected[ReasonFull])
 }
 
-// TestAutoBoundFollowsTheStore: the auto bound is 20 × the lowest slot
-// hold within [10 ms, 1 s], and an explicit MaxWait replaces it; before
-// any window was timed (median 0) nothing is refused.
+// TestShedRetry: a retry is never refused up to a quarter of the bound,
+// always from the bound on, and in between with a probability that
+// rises in proportion to its expected wait.
+func TestShedRetry(t *testing.T) {
+	bound := 20 * time.Millisecond
+	var c Config
+	for _, x := range []struct {
+		wait time.Duration
+		draw float64
+		want bool
+	}{
+		{5 * time.Millisecond, 0, false},
+		{6 * time.Millisecond, 0, true},          // probability 1/15
+		{6 * time.Millisecond, 0.07, false},      // over it
+		{12500 * time.Microsecond, 0.49, true},   // 1/2
+		{12500 * time.Microsecond, 0.5, false},   //
+		{19999 * time.Microsecond, 0.9999, true}, // nearly 1
+		{20 * time.Millisecond, 0.999999, true},  // the bound
+		{time.Second, 0.999999, true},            // past it
+	} {
+		draw := x.draw
+		c.draw = func() float64 { return draw }
+		assert.Equal(t, x.want, c.shedRetry(x.wait, bound), "wait %v, draw %v", x.wait, x.draw)
+	}
+	c.draw = nil // the real draw: about half refused at the midpoint
+	refused := 0
+	for range 10000 {
+		if c.shedRetry(12500*time.Microsecond, bound) {
+			refused++
+		}
+	}
+	assert.InDelta(t, 5000, refused, 500)
+}
+
+// TestAutoBoundFollowsTheStore: the auto bound is the time the slots
+// take to serve 20 operations (20 × the lowest slot hold ÷ the limit)
+// within [10 ms, 1 s], and an explicit MaxWait replaces it; before any
+// window was timed (median 0) nothing is refused.
 func TestAutoBoundFollowsTheStore(t *testing.T) {
-	f := func(lowest, maxWait, want time.Duration) {
+	f := func(slots int, lowest, maxWait, want time.Duration) {
 		t.Helper()
-		p := &slotPool{cfg: Config{MaxWait: maxWait}, lat: newTimedSlots(1, lowest, lowest)}
+		l := newTimedSlots(slots, lowest, lowest)
+		p := &slotPool{cfg: Config{MaxWait: maxWait}, lat: l, lim: l}
 		bound, _, ok := p.waitBound()
 		assert.True(t, ok)
-		assert.Equal(t, want, bound, "lowest %v, MaxWait %v", lowest, maxWait)
+		assert.Equal(t, want, bound, "%d slots, lowest %v, MaxWait %v", slots, lowest, maxWait)
 	}
-	f(time.Millisecond, AutoMaxWait, 20*time.Millisecond)
-	f(5*time.Microsecond, AutoMaxWait, 10*time.Millisecond) // a fast store: the floor
-	f(100*time.Millisecond, AutoMaxWait, time.Second)       // a very slow one: the ceiling
-	f(time.Millisecond, 3*time.Millisecond, 3*time.Millisecond)
+	f(1, time.Millisecond, AutoMaxWait, 20*time.Millisecond)
+	f(8, time.Millisecond, AutoMaxWait, 10*time.Millisecond)   // 2.5 ms of 8 slots' work: the floor
+	f(4, 4*time.Millisecond, AutoMaxWait, 20*time.Millisecond) // 20 × 4 ms ÷ 4
+	f(1, 5*time.Microsecond, AutoMaxWait, 10*time.Millisecond) // a fast store: the floor
+	f(2, 200*time.Millisecond, AutoMaxWait, time.Second)       // a very slow one: the ceiling
+	f(1, time.Millisecond, 3*time.Millisecond, 3*time.Millisecond)
 
-	_, _, ok := (&slotPool{cfg: Config{MaxWait: AutoMaxWait}, lat: newTimedSlots(1, 0, 0)}).waitBound()
+	nothing := newTimedSlots(1, 0, 0)
+	_, _, ok := (&slotPool{cfg: Config{MaxWait: AutoMaxWait}, lat: nothing, lim: nothing}).waitBound()
 	assert.False(t, ok, "nothing timed yet: no bound")
 	lim := newTimedSlots(1, 0, 0)
 	p, release := autoPool(t, lim, 0)

@@ -98,12 +98,14 @@ func TestAutoWritesAtTheirBoundLeaveReadsAdmitted(t *testing.T) {
 // bytes from a bucket that holds paceMinBurst (1 MiB) and refills at the
 // rate; one that finds it empty waits for its bytes on the clock, reads
 // meanwhile pass at once, a retry that would wait past a quarter of the
-// bound and a write past the whole bound (1 s) are refused (their bytes
-// given back), the Retry-After a write would hear is the backlog, and
-// lifting the rate lets writes through at once again.
+// bound (refused there with a probability rising to 1 at the bound: here
+// the draw is 0, so at once) and a write past the whole bound (1 s) are
+// refused (their bytes given back), the Retry-After a write would hear is
+// the backlog, and lifting the rate lets writes through at once again.
 func TestAutoPacesWritesToTheRate(t *testing.T) {
 	clock := newFakeClock()
 	p := twoClasses(t, newTimedSlots(4, time.Millisecond, time.Millisecond), clock)
+	p.writes.cfg.draw = func() float64 { return 0 }
 	const rate = 1 << 20 // 1 MiB/s
 	p.SetWriteRate(rate)
 	assert.Equal(t, float64(rate), p.Pace().Rate)

@@ -103,7 +103,8 @@ func (pc *pacer) rate() float64 {
 
 // admit waits, for a paced write t, until its bytes are due, and reports
 // whether t must be refused instead, and why: its wait would pass bound
-// (ReasonIO; a retry already past a quarter of it, ReasonRetry), its
+// (ReasonIO; a retry past a quarter of it, ReasonRetry as shedRetry
+// decides), its
 // deadline would pass first (ReasonDeadline), the pool closed while it
 // waited (ReasonClosed), or it waited at least cfg.AbandonAfter and its
 // client has gone (ReasonAbandoned). A read, or any task while no rate is
@@ -133,7 +134,7 @@ func (pc *pacer) admit(t Task, cfg *Config, bound time.Duration, closed <-chan s
 		return ReasonIO, true
 	case deadline != 0 && at+int64(delay) > deadline:
 		return refuse(ReasonDeadline)
-	case isRetry(t) && delay > bound/retryWaitShare:
+	case isRetry(t) && cfg.shedRetry(delay, bound):
 		return refuse(ReasonRetry)
 	case delay > bound:
 		return refuse(ReasonIO)

@@ -17,6 +17,7 @@ package pool
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"time"
@@ -61,9 +62,11 @@ type Abandonable interface {
 // Retried is a Task that can tell whether its submitter is trying it
 // again after an attempt that failed (an HTTP client's retry, marked by
 // an attempt count). A pool that bounds waits in time (Config.MaxWait)
-// admits a retry only while the wait it would expect is within a quarter
-// of the bound, so that when the pool must shed, retries go first: a
-// retry storm is what keeps an overloaded server overloaded.
+// admits a retry freely while the wait it would expect is within a
+// quarter of the bound and refuses it past that with a probability that
+// rises to 1 at the bound (Config.shedRetry), so that when the pool must
+// shed, retries go first: a retry storm is what keeps an overloaded
+// server overloaded.
 type Retried interface {
 	Task
 	Retry() bool
@@ -91,6 +94,29 @@ func isWrite(t Task) (int, bool) {
 func isRetry(t Task) bool {
 	r, ok := t.(Retried)
 	return ok && r.Retry()
+}
+
+// shedRetry tells whether a retry that would wait wait, where first
+// tries may wait bound, is refused: never up to a quarter of the bound
+// (retryWaitShare), always past the bound, and in between with a
+// probability that rises in proportion. Retries go first, so that a
+// storm of them cannot hold the queue, but in proportion to the excess
+// rather than all of them at once: a client refused at its first try
+// whose retries all meet a refusal gives up, and its answer is lost
+// while the store still had room for some of them.
+func (c *Config) shedRetry(wait, bound time.Duration) bool {
+	from := bound / retryWaitShare
+	switch {
+	case wait <= from:
+		return false
+	case wait >= bound:
+		return true
+	}
+	draw := rand.Float64
+	if c.draw != nil {
+		draw = c.draw
+	}
+	return draw() < float64(wait-from)/float64(bound-from)
 }
 
 // Drainer is a Pool that can tell how long the tasks queued now ahead of
@@ -286,8 +312,10 @@ type Config struct {
 	// tasks): one that arrives when the tasks queued ahead of it would
 	// take longer than MaxWait to reach a slot (queued × the median slot
 	// hold ÷ the limit) is rejected at once with ReasonFull, where a
-	// refusal costs least and its client hears at once; a retry (see
-	// Retried) already past a quarter of MaxWait, with ReasonRetry. A
+	// refusal costs least and its client hears at once. A retry (see
+	// Retried) that would wait past a quarter of MaxWait is rejected with
+	// ReasonRetry, with a probability rising from 0 there to 1 at
+	// MaxWait (see shedRetry). A
 	// task that waited 4 × MaxWait all the same (the store slowed down
 	// after it was admitted) is rejected with ReasonExpired where it
 	// would start. AutoMaxWait derives the bound from what the store
@@ -318,6 +346,9 @@ type Config struct {
 	// clock, if set, replaces the mono clock and the runtime's timers
 	// (tests only).
 	clock mono.Clock
+	// draw, if set, replaces the uniform draw in [0, 1) shedRetry
+	// compares against (tests only).
+	draw func() float64
 	// limiter, if set, replaces the limit an ExecHandler pool would build
 	// (tests only).
 	limiter limiter
@@ -335,13 +366,18 @@ type Config struct {
 }
 
 // AutoMaxWait as Config.MaxWait bounds the wait by the store's own
-// speed: autoWaitRTTs × the lowest median slot hold of the last 5-10 s
-// (limit.Latencies), within [autoWaitMin, autoWaitMax]. In front of a
-// store that serves an operation in 1 ms that is 20 ms: a queue of 20
-// operations' time, far under any client's timeout, which absorbs a
-// burst and refuses a lasting excess on arrival. In front of one that
-// answers in microseconds it is the floor, 10 ms, which a burst or a GC
-// pause does not fill. No store needs a number chosen for it.
+// speed: the time the slots take to serve autoWaitRTTs operations, that
+// is autoWaitRTTs × the lowest median slot hold of the last 5-10 s
+// (limit.Latencies) ÷ the limit, within [autoWaitMin, autoWaitMax]. A
+// queue of 20 operations absorbs a burst and refuses a lasting excess
+// on arrival; counted in operations rather than in holds, the queue a
+// store of many slots keeps waiting is as short, in its own terms, as
+// one of one slot: a queue's waits spread over fewer holds the more
+// slots serve it. In front of a store that serves an operation in 1 ms
+// one at a time that is 20 ms, far under any client's timeout; with 8
+// slots, or in front of one that answers in microseconds, it is the
+// floor, 10 ms, which a burst or a GC pause does not fill. No store needs
+// a number chosen for it.
 const AutoMaxWait time.Duration = -1
 
 const (

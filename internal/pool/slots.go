@@ -247,9 +247,9 @@ func (p *slotPool) block(t Task, it item) (queued bool) {
 }
 
 // overBound tells whether t, about to queue, would expect to wait past the
-// bound Config.MaxWait sets (a retry: past a quarter of it), and the
-// reason to reject it with. With no bound, or before a window of tasks
-// has been timed, nothing is over it.
+// bound Config.MaxWait sets (a retry: see shedRetry), and the reason to
+// reject it with. With no bound, or before a window of tasks has been
+// timed, nothing is over it.
 func (p *slotPool) overBound(t Task) (Reason, bool) {
 	bound, median, ok := p.waitBound()
 	if !ok {
@@ -259,7 +259,7 @@ func (p *slotPool) overBound(t Task) (Reason, bool) {
 	switch {
 	case wait <= bound/retryWaitShare:
 		return 0, false
-	case isRetry(t):
+	case isRetry(t) && p.cfg.shedRetry(wait, bound):
 		return ReasonRetry, true
 	case wait > bound:
 		return ReasonFull, true
@@ -282,7 +282,8 @@ func (p *slotPool) waitBound() (bound, median time.Duration, ok bool) {
 	if p.cfg.MaxWait > 0 {
 		return p.cfg.MaxWait, median, true
 	}
-	return min(max(autoWaitRTTs*lowest, autoWaitMin), autoWaitMax), median, true
+	serve := autoWaitRTTs * lowest / time.Duration(max(p.lim.Current(), 1))
+	return min(max(serve, autoWaitMin), autoWaitMax), median, true
 }
 
 // expectedWait is how long the ahead-th task in the queue waits for a
