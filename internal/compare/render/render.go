@@ -91,16 +91,7 @@ func Write(c *result.Comparison, a *analysis.Analysis, dir string) (*Report, err
 	b.printf("%s\n\n", runSummary(c))
 	b.printf("%s\n\n%s\n\n", HeadPools, poolsInGo)
 	writeEnvironment(&b, c, r.Notes)
-	if len(c.Failures) > 0 {
-		b.printf("%s\n\n", HeadFailures)
-		for _, f := range c.Failures {
-			b.printf("- **%s** %s %s: %s\n", f.Workload, f.Variant, f.Step, f.Reason)
-			if f.LogTail != "" {
-				b.printf("\n  ```\n%s\n  ```\n", "  "+strings.ReplaceAll(strings.TrimRight(f.LogTail, "\n"), "\n", "\n  "))
-			}
-		}
-		b.printf("\n")
-	}
+	writeFailures(&b, c.Failures)
 	for i, wr := range c.Workloads {
 		if c.Plan.Writes != nil {
 			break // its section is its own: no search, no step
@@ -133,3 +124,28 @@ is shed when the queue is full. A goroutine per job is cheaper than any pool
 hand-off (` + "`make bench-pools`" + ` measures both), so ` + "`direct`" + ` (the store call in
 the handler) is the baseline every ratio below refers to: a pool earns its
 place by what it does under load (bounds, order, shedding), not by raw speed.`
+
+// writeFailures lists the steps that failed, each with its reason and,
+// in a block, kvserver's last output. A reason of several lines (an error
+// that quotes that output) gives the bullet its first line; the rest is
+// shown in a block too, once.
+func writeFailures(b *page, failures []result.Failure) {
+	if len(failures) == 0 {
+		return
+	}
+	b.printf("%s\n\n", HeadFailures)
+	for _, f := range failures {
+		reason, rest, _ := strings.Cut(f.Reason, "\n")
+		b.printf("- **%s** %s %s: %s\n", f.Workload, f.Variant, f.Step, reason)
+		tail := strings.TrimRight(f.LogTail, "\n")
+		if strings.TrimSpace(rest) == strings.TrimSpace(tail) {
+			rest = ""
+		}
+		for _, block := range []string{strings.TrimRight(rest, "\n"), tail} {
+			if strings.TrimSpace(block) != "" {
+				b.printf("\n  ```\n%s\n  ```\n", "  "+strings.ReplaceAll(block, "\n", "\n  "))
+			}
+		}
+	}
+	b.printf("\n")
+}

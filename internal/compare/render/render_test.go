@@ -554,3 +554,20 @@ func TestProbesStopped(t *testing.T) {
 	assert.Equal(t, ", stopping at the first normal one", probesStopped(c))
 	assert.Contains(t, runSummary(c), "stopping at the first normal one")
 }
+
+// TestFailedSteps: a failure's reason of several lines (an error quoting
+// kvserver's last output) keeps its first line in the bullet and shows
+// the output once, in a block, so that no line of a log reads as prose.
+func TestFailedSteps(t *testing.T) {
+	tail := "  time=1 level=INFO msg=serving\n  time=2 level=ERROR msg=\"unclean stop\"\n"
+	var b page
+	writeFailures(&b, []result.Failure{
+		{Workload: "get", Variant: "direct", Step: "metastable untuned", Reason: "kvserver did not stop cleanly; its last output:\n" + tail, LogTail: tail},
+		{Workload: "get", Variant: "fifo", Step: "overload", Reason: "kvserver exited"},
+	})
+	assert.Equal(t, HeadFailures+"\n\n"+
+		"- **get** direct metastable untuned: kvserver did not stop cleanly; its last output:\n"+
+		"\n  ```\n    time=1 level=INFO msg=serving\n    time=2 level=ERROR msg=\"unclean stop\"\n  ```\n"+
+		"- **get** fifo overload: kvserver exited\n\n", b.String())
+	assert.Empty(t, longSentences(b.String()))
+}
