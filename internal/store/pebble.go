@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"os"
 	"slices"
@@ -179,24 +180,51 @@ type Pebble struct {
 	// writing counts each key stripe's writes in flight, with Sync only
 	// (nil without): a Get of a key whose stripe has one waits for the
 	// WAL sync before it returns (see Get).
-	writing     *[writeStripes]atomic.Int32
+	writing     *writesInFlight
 	syncedReads atomic.Uint64
 }
 
 // writeStripes is how many stripes writes in flight are counted in: a
 // GET pays for a sync only when a write to a key of its stripe is in
 // flight, so with k writes in flight a GET of a key that none of them
-// writes pays with a probability of about k/writeStripes.
+// writes pays with a probability of about k/writeStripes. A power of two.
 const writeStripes = 4096
 
-// stripe is key's stripe (FNV-1a).
-func stripe(key []byte) int {
-	h := uint32(2166136261)
-	for _, b := range key {
-		h = (h ^ uint32(b)) * 16777619
-	}
-	return int(h % writeStripes)
+// writesInFlight counts writes in flight per key stripe, keys hashed as
+// the row cache hashes them to its shards. Its methods take a nil
+// receiver (no Sync: nothing counted) and do nothing.
+type writesInFlight struct {
+	seed    maphash.Seed
+	stripes [writeStripes]inFlight
 }
+
+// inFlight is one stripe's count.
+type inFlight struct{ atomic.Int32 }
+
+// of is key's stripe.
+func (w *writesInFlight) of(key []byte) *inFlight {
+	return &w.stripes[maphash.Bytes(w.seed, key)&(writeStripes-1)]
+}
+
+// enter counts a write to key as in flight until the stripe it returns
+// is left: defer w.enter(key).leave().
+func (w *writesInFlight) enter(key []byte) *inFlight {
+	if w == nil {
+		return nil
+	}
+	n := w.of(key)
+	n.Add(1)
+	return n
+}
+
+func (n *inFlight) leave() {
+	if n != nil {
+		n.Add(-1)
+	}
+}
+
+// busy tells whether a write to a key of key's stripe is in flight.
+func (w *writesInFlight) busy(key []byte) bool { return w != nil && w.of(key).Load() > 0 }
 
 var _ Store = (*Pebble)(nil)
 
@@ -244,7 +272,7 @@ func Open(opts Options) (*Pebble, error) {
 	}
 	p := &Pebble{db: db, write: write, stalls: stalls, thresholds: thresholds}
 	if opts.Sync {
-		p.writing = new([writeStripes]atomic.Int32)
+		p.writing = &writesInFlight{seed: maphash.MakeSeed()}
 	}
 	return p, nil
 }
@@ -297,7 +325,7 @@ func (s *Pebble) Get(_ int64, dst, key []byte) ([]byte, error) {
 		dst = append(dst, v...)
 		err = closer.Close()
 	}
-	if s.writing != nil && s.writing[stripe(key)].Load() > 0 {
+	if s.writing.busy(key) {
 		s.syncedReads.Add(1)
 		if serr := s.db.LogData(nil, pebble.Sync); serr != nil && (err == nil || errors.Is(err, pebble.ErrNotFound)) {
 			return dst, serr
@@ -311,23 +339,13 @@ func (s *Pebble) Get(_ int64, dst, key []byte) ([]byte, error) {
 
 // Put implements Store.
 func (s *Pebble) Put(_ int64, key, value []byte) error {
-	if s.writing == nil {
-		return s.db.Set(key, value, s.write)
-	}
-	n := &s.writing[stripe(key)]
-	n.Add(1)
-	defer n.Add(-1)
+	defer s.writing.enter(key).leave()
 	return s.db.Set(key, value, s.write)
 }
 
 // Delete implements Store.
 func (s *Pebble) Delete(_ int64, key []byte) error {
-	if s.writing == nil {
-		return s.db.Delete(key, s.write)
-	}
-	n := &s.writing[stripe(key)]
-	n.Add(1)
-	defer n.Add(-1)
+	defer s.writing.enter(key).leave()
 	return s.db.Delete(key, s.write)
 }
 

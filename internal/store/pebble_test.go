@@ -184,12 +184,14 @@ func TestPebbleCompactOnOpenMovesTheMemtableIntoSSTables(t *testing.T) {
 // holds it between its call into Pebble and Pebble's return.
 func TestPebbleSyncedReadWaitsForWAL(t *testing.T) {
 	walBytes := func(s *Pebble) uint64 { return s.Metrics().WAL.BytesWritten }
-	key, other := []byte("k"), []byte("other")
-	require.NotEqual(t, stripe(key), stripe(other), "the test needs two keys in two stripes")
-
 	s, err := Open(Options{Dir: t.TempDir(), Sync: true})
 	require.NoError(t, err)
 	defer s.Close()
+	key, other := []byte("k"), []byte("other")
+	for i := 0; s.writing.of(key) == s.writing.of(other); i++ { // stripes are seeded per store
+		other = fmt.Appendf(nil, "other-%d", i)
+	}
+	require.NotSame(t, s.writing.of(key), s.writing.of(other), "the test needs two keys in two stripes")
 	require.NoError(t, s.Put(0, key, []byte("v1")))
 
 	before := walBytes(s)
@@ -199,7 +201,7 @@ func TestPebbleSyncedReadWaitsForWAL(t *testing.T) {
 	assert.Equal(t, before, walBytes(s), "no write in flight: the read touches no WAL")
 	assert.Zero(t, s.Metrics().SyncedReads)
 
-	s.writing[stripe(key)].Add(1) // a write to key's stripe in flight
+	s.writing.of(key).Add(1) // a write to key's stripe in flight
 	got, err = s.Get(0, nil, key)
 	require.NoError(t, err)
 	assert.Equal(t, "v1", string(got))
@@ -209,7 +211,7 @@ func TestPebbleSyncedReadWaitsForWAL(t *testing.T) {
 	_, err = s.Get(0, nil, other)
 	assert.ErrorIs(t, err, ErrNotFound, "a read of another stripe's absent key")
 	assert.EqualValues(t, 1, s.Metrics().SyncedReads, "another stripe's read does not wait")
-	s.writing[stripe(key)].Add(-1)
+	s.writing.of(key).Add(-1)
 
 	u, err := Open(Options{Dir: t.TempDir()})
 	require.NoError(t, err)
