@@ -222,16 +222,22 @@ func TestDeadlinePassedInStoreNeverTouchesIt(t *testing.T) {
 
 // TestWastedWork: a request whose operation ran and finished past its
 // deadline is answered as usual and counted as wasted; one that finished
-// in time is not.
+// in time is not. The slow one's 100 ms must outlast its way to the
+// store (1 ms did not on a busy machine under -race: the pool refused it
+// first, and the test waited for the store for ever).
 func TestWastedWork(t *testing.T) {
 	st := newWatchedStore(t)
 	cfg := DefaultConfig()
 	s, err := New(resolved(t, cfg), st, Options{})
 	require.NoError(t, err)
 	defer s.pool.Close()
-	slow := serveAsync(t, s, getWithTimeout("hold", "1"))
-	<-st.held
-	passed(t, mono.Now(), time.Millisecond) // in the store: its deadline was set before now
+	slow := serveAsync(t, s, getWithTimeout("hold", "100"))
+	select {
+	case <-st.held:
+	case r := <-slow:
+		t.Fatalf("answered %d %q before it reached the store", r.code, r.reason)
+	}
+	passed(t, mono.Now(), 100*time.Millisecond) // in the store: its deadline was set before now
 	close(st.release)
 	assert.Equal(t, 200, receive(t, slow).code)
 	assert.Equal(t, 200, receive(t, serveAsync(t, s, getWithTimeout("quick", "60000"))).code)
