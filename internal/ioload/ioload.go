@@ -242,7 +242,7 @@ func (c *Controller) memTableRate(s Sample) (float64, bool) {
 // is from healthy, the faster compactions must outrun the writes. Halfway
 // and not lower: a compaction out of a deeper L0 moves more per byte of
 // CPU, and one held near the compaction point took a tenth more of the
-// writes' goodput for no fewer stalls (docs/results.md). Before anything left L0, the flush rate stands
+// writes' goodput for no fewer stalls (docs/journal/2026-11-28.md). Before anything left L0, the flush rate stands
 // in for what compactions move (a compaction rewrites what a flush
 // wrote, and is no faster).
 func (c *Controller) l0Rate(s Sample) (float64, bool) {

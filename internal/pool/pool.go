@@ -285,7 +285,7 @@ const Unbounded = -1
 
 // DefaultCapacity bounds the queue when no capacity is given: deep enough
 // to absorb bursts, yet a full queue's wait stays far below the load lab's
-// 100 ms SLO at the server's measured cost per request (docs/results.md,
+// 100 ms SLO at the server's measured cost per request (docs/journal/2026-11-27.md,
 // The server: CPU per request, has the cost).
 const DefaultCapacity = 1024
 

@@ -26,7 +26,7 @@ const quantumLagShare = 10
 
 // quantumMinBatch is the fewest requests a quantum must hold for
 // batching them to pay: below it batching saves little CPU and costs the
-// precision of every request. docs/results.md has the measurements.
+// precision of every request. docs/journal/2026-11-26.md has the measurements.
 const quantumMinBatch = 2
 
 // PreciseQuantum is the quantum of a loop that sends each request at its
