@@ -95,23 +95,31 @@ func goPackages(t *testing.T, root string) []string {
 	return out
 }
 
+// differ fails the test once for each of want that have lacks (missing,
+// with the name for %s) and each of have that want lacks (extra).
+func differ(t *testing.T, want, have []string, missing, extra string) {
+	t.Helper()
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			t.Errorf(missing, w)
+		}
+	}
+	for _, h := range have {
+		if !slices.Contains(want, h) {
+			t.Errorf(extra, h)
+		}
+	}
+}
+
 // TestArchitectureLayout holds architecture.md's layout to the tree: every
-// folder it lists is a package, and every package under cmd/ and
-// internal/ is listed.
+// folder it lists under cmd/, internal/ or deploy/ is a package, and every
+// package there is listed.
 func TestArchitectureLayout(t *testing.T) {
 	listed := listedPackages(t, "architecture.md")
 	require.NotEmpty(t, listed, "architecture.md lists no folder")
-	packages := goPackages(t, "..")
-	for _, p := range listed {
-		if !slices.Contains(packages, p) {
-			t.Errorf("architecture.md lists %s/, which holds no Go package: drop it or correct its path", p)
-		}
-	}
-	for _, p := range packages {
-		if !slices.Contains(listed, p) {
-			t.Errorf("package %s is missing from architecture.md's layout: add a line for it", p)
-		}
-	}
+	differ(t, goPackages(t, ".."), listed,
+		"package %s is missing from architecture.md's layout: add a line for it",
+		"architecture.md lists %s/, which holds no Go package: drop it or correct its path")
 }
 
 // TestListedPackages checks the reading of a page on a small one.
@@ -197,15 +205,7 @@ func TestArchitectureSubcommands(t *testing.T) {
 	require.Contains(t, subs, "attack", "the subcommands table was not read")
 	line, ok := listedFolders(t, "architecture.md")["cmd/loadtest"]
 	require.True(t, ok, "architecture.md's layout has no cmd/loadtest/ line")
-	named := strings.Split(line, " | ")
-	for _, s := range subs {
-		if !slices.Contains(named, s) {
-			t.Errorf("loadtest %s is missing from architecture.md's cmd/loadtest/ line", s)
-		}
-	}
-	for _, n := range named {
-		if !slices.Contains(subs, n) {
-			t.Errorf("architecture.md's cmd/loadtest/ line names %q, which loadtest does not dispatch on", n)
-		}
-	}
+	differ(t, subs, strings.Split(line, " | "),
+		"loadtest %s is missing from architecture.md's cmd/loadtest/ line",
+		"architecture.md's cmd/loadtest/ line names %q, which loadtest does not dispatch on")
 }
