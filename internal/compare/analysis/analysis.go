@@ -21,6 +21,11 @@ type Analysis struct {
 	Findings   []Finding   // in the report's order
 	Metastable *Metastable // nil but for the metastable preset
 	Writes     *Writes     // nil but for the writes preset
+	// ProbesStopped: a variant's recovery probes stopped at the first
+	// normal one (verdict.Normal), which the recovery rule reads no
+	// further than; false where every variant took them all, or a failed
+	// probe ended them.
+	ProbesStopped bool
 }
 
 // Workload is one workload's derived numbers.
@@ -166,6 +171,7 @@ func Analyze(c *result.Comparison) *Analysis {
 	a.Findings = findings(c, a)
 	a.Metastable = metastableOf(c)
 	a.Writes = writesOf(c)
+	a.ProbesStopped = probesStopped(c)
 	return a
 }
 

@@ -507,3 +507,26 @@ func TestEstimates(t *testing.T) {
 	assert.Equal(t, 0.5, ratio(1, 2))
 	assert.True(t, math.IsNaN(ratio(1, 0)), "no ratio without a base")
 }
+
+// TestProbesStopped: the analysis says the recovery probes stopped early
+// only where one did at a normal second; all probes taken, or a run that
+// ended on a slow probe (a failed one after it), say nothing.
+func TestProbesStopped(t *testing.T) {
+	c := comparisonOf(t, map[string][]float64{"direct": {1000}, "fifo": {1000}}, "direct", "fifo")
+	n := c.Options.StepTiming().RecoverProbes
+	require.Greater(t, n, 1)
+	baseline := time.Millisecond // normal: up to 6 ms
+	slow := make([]time.Duration, n)
+	for i := range slow {
+		slow[i] = time.Second
+	}
+	c.Workloads[0].Variants[0].Overload = &result.OverloadRun{BaselineP99: baseline, RecoveryP99: slow}
+	c.Workloads[0].Variants[1].Overload = &result.OverloadRun{BaselineP99: baseline, RecoveryP99: slow}
+	assert.False(t, Analyze(c).ProbesStopped, "every probe taken")
+
+	c.Workloads[0].Variants[1].Overload.RecoveryP99 = []time.Duration{time.Second}
+	assert.False(t, Analyze(c).ProbesStopped, "ended on a slow probe: a failed one, not a stop")
+
+	c.Workloads[0].Variants[1].Overload.RecoveryP99 = []time.Duration{time.Second, 3 * time.Millisecond}
+	assert.True(t, Analyze(c).ProbesStopped)
+}

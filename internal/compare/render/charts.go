@@ -111,7 +111,7 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 			xy(wl+"-sweep-p99.svg", chart.Spec{Title: fmt.Sprintf("p99 at 70 %% of %s against %s, %s", refName(p), p.Sweep, wr.Workload), XLabel: xl, YLabel: "corrected p99 (ms)"}, p99, chart.Sweep)
 		}
 	}
-	metastableCharts(c, save)
+	metastableCharts(c, a.Metastable, save)
 	writesCharts(c, a, save)
 }
 

@@ -176,7 +176,7 @@ func TestOwnRatesTable(t *testing.T) {
 	assert.Contains(t, text, "|---|---|---|---|---|---|---|---|---|---|---|---|\n", "one rule cell per column")
 	assert.Contains(t, text, "| 1,225 | ", "fifo's own rate")
 	assert.Contains(t, text, "| 43,400 | ", "direct's")
-	assert.Contains(t, runSummary(c), "a fixed-rate step of 20s at 70 % of each variant's own saturation")
+	assert.Contains(t, runSummary(c, analysis.Analyze(c)), "a fixed-rate step of 20s at 70 % of each variant's own saturation")
 }
 
 func TestOverloadBarsSeries(t *testing.T) {
@@ -531,28 +531,12 @@ func TestCrossCheckAccountsForTheGap(t *testing.T) {
 }
 
 // TestProbesStopped: the overload's description says the recovery probes
-// stopped early only where one did at a normal second; all probes taken,
-// or a run that ended on a slow probe (a failed one after it), say
-// nothing.
+// stopped early where the analysis found that one did.
 func TestProbesStopped(t *testing.T) {
-	c := comparisonOf(t, "queues", map[string][]float64{"direct": {1000}, "fifo": {1000}}, "direct", "fifo")
-	n := c.Options.StepTiming().RecoverProbes
-	require.Greater(t, n, 1)
-	baseline := time.Millisecond // normal: up to 6 ms
-	slow := make([]time.Duration, n)
-	for i := range slow {
-		slow[i] = time.Second
-	}
-	c.Workloads[0].Variants[0].Overload = &result.OverloadRun{BaselineP99: baseline, RecoveryP99: slow}
-	c.Workloads[0].Variants[1].Overload = &result.OverloadRun{BaselineP99: baseline, RecoveryP99: slow}
-	assert.Empty(t, probesStopped(c), "every probe taken")
-
-	c.Workloads[0].Variants[1].Overload.RecoveryP99 = []time.Duration{time.Second}
-	assert.Empty(t, probesStopped(c), "ended on a slow probe: a failed one, not a stop")
-
-	c.Workloads[0].Variants[1].Overload.RecoveryP99 = []time.Duration{time.Second, 3 * time.Millisecond}
-	assert.Equal(t, ", stopping at the first normal one", probesStopped(c))
-	assert.Contains(t, runSummary(c), "stopping at the first normal one")
+	c := comparisonOf(t, "queues", map[string][]float64{"direct": {1000}}, "direct")
+	c.Plan.Overload = true
+	assert.NotContains(t, runSummary(c, &analysis.Analysis{}), "stopping at the first normal one")
+	assert.Contains(t, runSummary(c, &analysis.Analysis{ProbesStopped: true}), ", stopping at the first normal one")
 }
 
 // TestFailedSteps: a failure's reason of several lines (an error quoting
