@@ -68,6 +68,7 @@ func TestSaturationLeadsAndTies(t *testing.T) {
 	assert.InDelta(t, 35500.0/40500, r.Value, 1e-9, "the median of the pairs' ratios")
 	assert.Equal(t, 3, r.Interval.N)
 	assert.True(t, math.IsInf(r.Interval.Lo, -1) && math.IsInf(r.Interval.Hi, 1), "unbounded under 6 pairs")
+	assert.Equal(t, Unbounded, r.Verdict)
 	assert.Equal(t, "lifo's saturation against direct's, paired by repeat: 0.88× (n=3: too few pairs for an interval)", lead.Note)
 	vs := find(t, a, SaturationVsDirect)
 	assert.Equal(t, Tied, vs.Verdict, "no 95 % interval from 3 pairs: no difference measurable")
@@ -87,6 +88,7 @@ func TestSaturationLeadsAndTies(t *testing.T) {
 	assert.InDelta(t, 0.8, r.Value, 0.005)
 	assert.Equal(t, Interval{Lo: r.Interval.Lo, Hi: r.Interval.Hi, N: 6, Level: 0.95}, *r.Interval)
 	assert.True(t, r.Interval.Lo > 0.77 && r.Interval.Hi < 0.82, "finite, below 1: %+v", r.Interval)
+	assert.Equal(t, Below, r.Verdict)
 	lead = find(t, a, SaturationLead)
 	assert.Equal(t, Clear, lead.Verdict)
 	assert.Equal(t, []string{"direct", "fifo"}, lead.Variants)
@@ -98,6 +100,8 @@ func TestSaturationLeadsAndTies(t *testing.T) {
 		"lifo":   {44000, 46300, 45000, 43000, 44500, 45600},
 	}, "direct", "lifo"))
 	assert.Equal(t, Above, find(t, a, SaturationVsDirect).Verdict)
+	r, _ = find(t, a, SaturationVsDirect).Figure("lifo", SatRatio)
+	assert.Equal(t, Above, r.Verdict)
 	assert.Equal(t, []string{"lifo", "direct"}, find(t, a, SaturationLead).Variants)
 
 	// Six repeats whose pairs straddle 1: no difference, and a tie,
@@ -111,6 +115,7 @@ func TestSaturationLeadsAndTies(t *testing.T) {
 	r, _ = vs.Figure("lifo", SatRatio)
 	assert.False(t, math.IsInf(r.Interval.Lo, 0), "six pairs bound an interval")
 	assert.True(t, r.Interval.Lo < 1 && r.Interval.Hi > 1)
+	assert.Equal(t, NoDifference, r.Verdict)
 	lead = find(t, a, SaturationLead)
 	assert.Equal(t, Tie, lead.Verdict, "the interval includes 1")
 	assert.Contains(t, lead.Note, "paired by repeat: ~ ")
@@ -478,11 +483,22 @@ func TestCrossCheckAccounts(t *testing.T) {
 	assert.Equal(t, float64(19*time.Microsecond), f.Value("direct", ClosedCPUPerRequest))
 	assert.InDelta(t, 85, f.Value("direct", ServerBusy), 1e-9)
 	assert.InDelta(t, 99, f.Value("direct", ClosedServerBusy), 1e-9)
+	// Open ÷ closed 41,000 ÷ 51,000 = utilisation 85/99 × cost 19/21 × the rest.
+	open, ok := f.Figure("direct", OpenOverClosed)
+	require.True(t, ok)
+	assert.InDelta(t, 41000.0/51000, open.Value, 1e-9)
+	assert.Equal(t, IdleMost, open.Verdict, "utilisation 0.86 is the smaller factor against cost 0.90")
+	assert.InDelta(t, 41000.0/51000/(85.0/99*19/21), f.Value("direct", Unexplained), 1e-9)
+	for i := range v.Sat {
+		v.Sat[i].ServerCPUPerRequest = 30 * time.Microsecond // cost 19/30: the smaller
+	}
+	open, _ = find(t, Analyze(c), CrossCheck).Figure("direct", OpenOverClosed)
+	assert.Equal(t, CostMost, open.Verdict)
 
 	for i := range v.Closed.Rounds {
 		v.Closed.Rounds[i].ServerShare = -1 // unknown
 	}
-	_, ok := find(t, Analyze(c), CrossCheck).Figure("direct", ServerBusy)
+	_, ok = find(t, Analyze(c), CrossCheck).Figure("direct", ServerBusy)
 	assert.False(t, ok, "without the closed loop's share nothing is accounted for")
 }
 

@@ -83,8 +83,18 @@ func pairedVerdict(iv ratios.Interval) Verdict {
 	return Below
 }
 
+// intervalFigure is iv as a figure: its verdict pairedVerdict's, but
+// NoPairs where no pair had both figures and Unbounded where too few
+// pairs bound no interval.
 func intervalFigure(of string, name Measure, iv ratios.Interval) Figure {
-	return Figure{Of: of, Name: name, Value: iv.Median, Interval: &Interval{Lo: iv.Lo, Hi: iv.Hi, N: iv.N, Level: ratios.Confidence}, Verdict: pairedVerdict(iv)}
+	x := Figure{Of: of, Name: name, Value: iv.Median, Interval: &Interval{Lo: iv.Lo, Hi: iv.Hi, N: iv.N, Level: ratios.Confidence}, Verdict: pairedVerdict(iv)}
+	switch {
+	case math.IsNaN(iv.Median):
+		x.Verdict = NoPairs
+	case !iv.Finite():
+		x.Verdict = Unbounded
+	}
+	return x
 }
 
 // pairedFindings is one finding per measure (throughput, server CPU per

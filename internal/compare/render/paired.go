@@ -71,11 +71,6 @@ func pairedSentence(f analysis.Finding) (string, bool) {
 	return fmt.Sprintf("`%s`, paired with direct: %s, **no difference measurable here** (the 95 %% interval includes 1): %s.", f.Workload, what, list), true
 }
 
-func ratioOf(f analysis.Finding, v string, name analysis.Measure) ratios.Interval {
-	x, _ := f.Figure(v, name)
-	return figureRatio(x)
-}
-
 func figureRatio(x analysis.Figure) ratios.Interval {
 	if x.Interval == nil {
 		return ratios.Interval{Median: x.Value, Lo: math.Inf(-1), Hi: math.Inf(1)}
@@ -88,8 +83,8 @@ func figureRatio(x analysis.Figure) ratios.Interval {
 // (no ratio) is followed by none where it is not "".
 func ratioList(f analysis.Finding, name analysis.Measure, none string) string {
 	return strings.Join(each(f.Variants, func(v string) string {
-		if iv := ratioOf(f, v, name); none == "" || !math.IsNaN(iv.Median) {
-			return fmt.Sprintf("%s %s", v, iv)
+		if x, _ := f.Figure(v, name); none == "" || x.Verdict != analysis.NoPairs {
+			return fmt.Sprintf("%s %s", v, figureRatio(x))
 		}
 		return v + " " + none
 	}), ", ")
@@ -104,11 +99,11 @@ func satVsDirectSentence(f analysis.Finding) string {
 		return fmt.Sprintf("%s: **%s** beyond the 95 %% interval: %s.", head, beyondDirect(f.Verdict), list)
 	}
 	finite, unbounded := false, false
-	for _, v := range f.Variants {
-		if ratioOf(f, v, analysis.SatRatio).Finite() {
-			finite = true
-		} else {
+	for _, x := range f.All(analysis.SatRatio) {
+		if x.Verdict == analysis.NoPairs || x.Verdict == analysis.Unbounded {
 			unbounded = true
+		} else {
+			finite = true
 		}
 	}
 	why := "the 95 % interval includes 1"

@@ -506,23 +506,26 @@ func TestCrossCheckAccountsForTheGap(t *testing.T) {
 	assert.Contains(t, crossCheckSentence(f), "the search stopped short", "no CPU figures: the causes it may have")
 
 	// accounted is f with the split's figures as the analysis gives them.
-	accounted := func(openCPU time.Duration, openBusy float64) analysis.Finding {
+	accounted := func(openCPU time.Duration, openBusy float64, most analysis.Verdict) analysis.Finding {
 		a := f
+		busy, cost := openBusy/99.7, float64(19200*time.Nanosecond)/float64(openCPU)
 		a.Figures = append(append([]analysis.Figure{}, f.Figures...),
 			analysis.Figure{Of: "direct", Name: analysis.CPUPerRequest, Value: float64(openCPU)},
 			analysis.Figure{Of: "direct", Name: analysis.ClosedCPUPerRequest, Value: float64(19200 * time.Nanosecond)},
 			analysis.Figure{Of: "direct", Name: analysis.ServerBusy, Value: openBusy},
 			analysis.Figure{Of: "direct", Name: analysis.ClosedServerBusy, Value: 99.7},
-			analysis.Figure{Of: "direct", Name: analysis.UtilisationRatio, Value: openBusy / 99.7},
-			analysis.Figure{Of: "direct", Name: analysis.CostRatio, Value: float64(19200*time.Nanosecond) / float64(openCPU)})
+			analysis.Figure{Of: "direct", Name: analysis.UtilisationRatio, Value: busy},
+			analysis.Figure{Of: "direct", Name: analysis.CostRatio, Value: cost},
+			analysis.Figure{Of: "direct", Name: analysis.OpenOverClosed, Value: 42000.0 / 52000, Verdict: most},
+			analysis.Figure{Of: "direct", Name: analysis.Unexplained, Value: 42000.0 / 52000 / (busy * cost)})
 		return a
 	}
-	idle := accounted(20600*time.Nanosecond, 86)
+	idle := accounted(20600*time.Nanosecond, 86, analysis.IdleMost)
 	s := crossCheckSentence(idle)
 	assert.Contains(t, s, "Open ÷ closed 0.81 = utilisation 0.86 × cost 0.93 × 1.00 unexplained: kvserver's CPUs were 86 % busy over the validating runs against 100 % in the closed loop, and a request took 20.6us of CPU against 19.2us.")
 	assert.Contains(t, s, "Most of the gap is CPU left idle")
 
-	costly := accounted(23*time.Microsecond, 97)
+	costly := accounted(23*time.Microsecond, 97, analysis.CostMost)
 	assert.Contains(t, crossCheckSentence(costly), "Most of the gap is cost")
 
 	within := idle
