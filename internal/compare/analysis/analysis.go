@@ -46,6 +46,17 @@ type Workload struct {
 	// OverloadMultiple is direct's overload step's asked rate ÷ BaseRate
 	// (0: none ran).
 	OverloadMultiple float64
+	// SweepSaturation and SweepP99 are the lines of a sweep of -cap or
+	// -workers (plan.Plan.Sweep; nil: none), one per pool and policy,
+	// direct left out: its median saturation and its fixed-rate step's
+	// corrected p99 (ms) against the swept setting.
+	SweepSaturation, SweepP99 []Line
+}
+
+// Line is a variant's figure against x, as a chart draws it.
+type Line struct {
+	Name string
+	X, Y []float64
 }
 
 // Variant is the workload's variant named name (nil: none).
@@ -166,7 +177,11 @@ type Overload struct {
 func Analyze(c *result.Comparison) *Analysis {
 	a := &Analysis{}
 	for _, wr := range c.Workloads {
-		a.Workloads = append(a.Workloads, workloadOf(wr))
+		w := workloadOf(wr)
+		if c.Plan != nil && c.Plan.Sweep != "" {
+			w.SweepSaturation, w.SweepP99 = sweepLines(wr, w, c.Plan.Sweep)
+		}
+		a.Workloads = append(a.Workloads, w)
 	}
 	a.Findings = findings(c, a)
 	a.Metastable = metastableOf(c)
@@ -201,6 +216,39 @@ func workloadOf(wr *result.WorkloadResult) *Workload {
 		w.Grid = gridOf(w)
 	}
 	return w
+}
+
+// sweepLines are w's lines against sweep's setting ("cap" or "workers").
+func sweepLines(wr *result.WorkloadResult, w *Workload, sweep string) (sat, p99 []Line) {
+	satBy, p99By := map[string]*Line{}, map[string]*Line{}
+	var order []string
+	for i, v := range wr.Variants {
+		x := float64(v.Variant.Cap)
+		if sweep == "workers" {
+			x = float64(v.Variant.Workers)
+		}
+		if v.Variant.IsBaseline() || x <= 0 {
+			continue
+		}
+		name := v.Variant.Pool
+		if v.Variant.Policy != "" {
+			name += "/" + v.Variant.Policy
+		}
+		if _, ok := satBy[name]; !ok {
+			order = append(order, name)
+			satBy[name], p99By[name] = &Line{Name: name}, &Line{Name: name}
+		}
+		if s := w.Variants[i].Sat; s != nil {
+			satBy[name].X, satBy[name].Y = append(satBy[name].X, x), append(satBy[name].Y, s.Rate.Median)
+		}
+		if v.Fixed != nil {
+			p99By[name].X, p99By[name].Y = append(p99By[name].X, x), append(p99By[name].Y, ms(v.Fixed.Corrected.P99))
+		}
+	}
+	for _, n := range order {
+		sat, p99 = appendLine(sat, *satBy[n]), appendLine(p99, *p99By[n])
+	}
+	return sat, p99
 }
 
 func (x *Variant) ratiosTo(base *Variant) {

@@ -116,12 +116,6 @@ type MetaVariant struct {
 	FirstRun *Line
 }
 
-// Line is a variant's figure against x, as a chart draws it.
-type Line struct {
-	Name string
-	X, Y []float64
-}
-
 // MetaClient is a run's client side, judged from its series: only where
 // the loader kept up is the storm the server saw the one the client model
 // asked for.

@@ -250,12 +250,13 @@ func TestChartsOfACapacitySweep(t *testing.T) {
 	}
 	assert.Equal(t, []string{"get-latency.svg", "get-saturation.svg", "get-sweep-saturation.svg", "get-sweep-p99.svg"}, names)
 
-	sat, p99 := sweepLines(wr, a.Workloads[0], "cap")
+	sat, p99 := a.Workloads[0].SweepSaturation, a.Workloads[0].SweepP99
 	require.Len(t, sat, 2, "one line per pool, direct left out")
 	assert.Equal(t, "fifo", sat[0].Name)
 	assert.Equal(t, []float64{32, 256, 1024}, sat[0].X)
 	assert.InDelta(t, 1.01*(38000+32), sat[0].Y[0], 1, "the median of the repeats")
-	assert.Len(t, p99, 2)
+	require.Len(t, p99, 2)
+	assert.Equal(t, []float64{2, 2, 2}, p99[1].Y, "lifo's fixed-rate p99s, in ms")
 }
 
 func TestPerSecondLineHasGapsForUnsentSeconds(t *testing.T) {
