@@ -51,6 +51,9 @@ type Workload struct {
 	// direct left out: its median saturation and its fixed-rate step's
 	// corrected p99 (ms) against the swept setting.
 	SweepSaturation, SweepP99 []Line
+	// PairedWidths are the narrowest and widest half-widths of its paired
+	// closed-loop intervals (pairedWidths; N 0: none is bounded).
+	PairedWidths Interval
 }
 
 // Line is a variant's figure against x, as a chart draws it.
@@ -208,7 +211,7 @@ func workloadOf(wr *result.WorkloadResult) *Workload {
 			of[v].ratiosTo(base)
 		}
 	}
-	w.Base = of[wr.Baseline()]
+	w.Base, w.PairedWidths = of[wr.Baseline()], pairedWidths(w)
 	if b := wr.Baseline(); b != nil && b.Overload != nil && wr.BaseRate > 0 {
 		w.OverloadMultiple = b.Overload.Asked / wr.BaseRate
 	}

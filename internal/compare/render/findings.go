@@ -69,7 +69,7 @@ func sentence(f analysis.Finding) string {
 		parts := each(f.All(analysis.AchievedShare), func(x analysis.Figure) string { return fmt.Sprintf("%s (%s)", x.Of, x.Text) })
 		return fmt.Sprintf("`%s` at the fixed rate, **did not keep up**, and nothing is ranked from those steps:%s", wl, nested(parts))
 	case analysis.FixedErrors:
-		parts := each(f.Variants, func(v string) string { return v + " " + errorShare(f.Value(v, analysis.ErrorRate)) })
+		parts := each(f.Variants, func(v string) string { return v + " " + pctCell(f.Value(v, analysis.ErrorRate)) })
 		return fmt.Sprintf("`%s` at the fixed rate, failed requests (503s or time-outs) of what was sent: %s; their percentiles include those answers, so read a lower p99 there as shed load, not as faster service.",
 			wl, strings.Join(parts, ", "))
 	case analysis.ConcurrencyBound:

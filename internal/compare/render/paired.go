@@ -34,8 +34,8 @@ func writePairedTable(b *page, c *result.Comparison, wr *result.WorkloadResult, 
 		b.printf("| %s | %d | %d | %s | %s | %s | %s | %s | %s |\n", v.Name, p.Pairs, p.Conns, thousands(p.BaseRate), thousands(p.Rate),
 			p.Throughput, cpuMicros(p.CPUPerRequest), p.CPU, yesNo(p.LoaderBound, "**yes**: throughput not ranked"))
 	}
-	if lo, hi, ok := aw.PairedWidths(); ok {
-		b.printf("\nThe intervals came out ±%s to ±%s of their medians (half their width, the larger side): a difference smaller than that is not measurable with these pairs on this machine; more pairs (`-closed-pairs`) narrow them, short ones (`-pair-round`) at no more load.\n", pct(lo), pct(hi))
+	if w := aw.PairedWidths; w.N > 0 {
+		b.printf("\nThe intervals came out ±%s to ±%s of their medians (half their width, the larger side): a difference smaller than that is not measurable with these pairs on this machine; more pairs (`-closed-pairs`) narrow them, short ones (`-pair-round`) at no more load.\n", pct(w.Lo), pct(w.Hi))
 	} else {
 		b.printf("\nNo interval is bounded: fewer than %d pairs ran (`-closed-pairs`), so no difference is measurable.\n", ratios.MinPairs)
 	}

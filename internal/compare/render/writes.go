@@ -157,8 +157,8 @@ func writeWritesRuns(b *page, c *result.Comparison, aw *analysis.Writes) {
 			admission = thousands(f.AdmissionRejected["read"]) + " / " + thousands(f.AdmissionRejected["write"])
 		}
 		b.printf("| %s | %d | %s (%s) | %s (at %s) | %s (at %s) | %s | %s | %s | %s | %s | %s | %s | `%s` |\n", r.Variant, r.Repeat,
-			thousands(float64(f.ReadsRefused)), pctCell(f.RefusedShare), thousandsOrDash(f.WorstReadRate), secsOrDash(f.WorstReadAt),
-			duration(f.WorstReadP99), secsOrDash(f.WorstP99At), duration(f.ReadP99), thousands(f.WriteGoodput), thousands(float64(f.WritesRefused)),
+			thousands(float64(f.ReadsRefused)), pctCell(f.RefusedShare), thousandsOrDash(f.WorstReadRate), orDash("%g s", f.WorstReadAt),
+			duration(f.WorstReadP99), orDash("%g s", f.WorstP99At), duration(f.ReadP99), thousands(f.WriteGoodput), thousands(float64(f.WritesRefused)),
 			stalls, thousandsOrDash(f.L0Max), admission, loaderCell(f, c.Criteria.LoaderBusy), r.Dir)
 	}
 	b.printf("\n")
@@ -192,13 +192,6 @@ func estCell(e analysis.Estimate, format func(float64) string) string {
 	return s
 }
 
-func pctCell(x float64) string {
-	if x == 0 {
-		return "0"
-	}
-	return fmt.Sprintf("%.2f %%", 100*x)
-}
-
 func msCell(x float64) string { return duration(time.Duration(x * float64(time.Millisecond))) }
 
 func oneDecimal(x float64) string { return fmt.Sprintf("%.1f", x) }
@@ -208,13 +201,6 @@ func thousandsOrDash(x float64) string {
 		return "-"
 	}
 	return thousands(x)
-}
-
-func secsOrDash(x float64) string {
-	if math.IsNaN(x) {
-		return "-"
-	}
-	return fmt.Sprintf("%g s", x)
 }
 
 // writesSentences are the findings of a writes comparison: direct's
