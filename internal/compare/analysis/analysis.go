@@ -54,12 +54,10 @@ type Workload struct {
 	// PairedWidths are the narrowest and widest half-widths of its paired
 	// closed-loop intervals (pairedWidths; N 0: none is bounded).
 	PairedWidths Interval
-}
-
-// Line is a variant's figure against x, as a chart draws it.
-type Line struct {
-	Name string
-	X, Y []float64
+	// OverloadBars and OverloadTimeline are the overload step's charts
+	// (overloadBars, overloadTimeline; nil: it did not run).
+	OverloadBars     *Bars
+	OverloadTimeline []Line
 }
 
 // Variant is the workload's variant named name (nil: none).
@@ -181,6 +179,7 @@ func Analyze(c *result.Comparison) *Analysis {
 	a := &Analysis{}
 	for _, wr := range c.Workloads {
 		w := workloadOf(wr)
+		w.OverloadBars, w.OverloadTimeline = overloadBars(wr), overloadTimeline(wr, c.Options.StepTiming())
 		if c.Plan != nil && c.Plan.Sweep != "" {
 			w.SweepSaturation, w.SweepP99 = sweepLines(wr, w, c.Plan.Sweep)
 		}

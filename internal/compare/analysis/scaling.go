@@ -68,14 +68,6 @@ func gridOf(w *Workload) *Grid {
 	return g
 }
 
-// appendLine appends l to ls where it has a point.
-func appendLine(ls []Line, l Line) []Line {
-	if len(l.X) == 0 {
-		return ls
-	}
-	return append(ls, l)
-}
-
 // At is row's variant on n CPUs (nil: not measured there).
 func (g *Grid) At(row string, n int) *Variant { return g.at[row][n] }
 

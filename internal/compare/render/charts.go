@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
 	"github.com/kvpool/kvpool/internal/compare/chart"
-	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
 )
 
@@ -89,18 +87,19 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 			xy(wl+"-scaling-cpu.svg", chart.Spec{Title: fmt.Sprintf("Server CPU per request against kvserver's CPUs, %s", wr.Workload), XLabel: "kvserver's CPUs", YLabel: "kvserver CPU per request (µs)",
 				Caption: "kvserver's CPU time per request in the closed loop (where it ran; else the saturation's validating run), one line per pool: what each pool costs beyond direct at each count, and how that grows with CPUs."}, aw.Grid.CPU, chart.Sweep)
 		}
-		if groups, series, good, p99 := overloadBars(wr); len(groups) > 0 {
+		if bars := aw.OverloadBars; bars != nil {
 			title := fmt.Sprintf("Goodput under overload, %s", wr.Workload)
-			save(wl+"-goodput.svg", title)(chart.GroupedBars(chart.Spec{Title: title, YLabel: "goodput: served answers (req/s)"}, groups, series, good))
+			save(wl+"-goodput.svg", title)(chart.GroupedBars(chart.Spec{Title: title, YLabel: "goodput: served answers (req/s)"}, bars.Groups, bars.Series, bars.Goodput))
 			title = fmt.Sprintf("p99 of served requests under overload, %s", wr.Workload)
-			save(wl+"-overload-p99.svg", title)(chart.GroupedBars(chart.Spec{Title: title, YLabel: "corrected p99 of served (ms)"}, groups, series, p99))
+			save(wl+"-overload-p99.svg", title)(chart.GroupedBars(chart.Spec{Title: title, YLabel: "corrected p99 of served (ms)"}, bars.Groups, bars.Series, bars.P99))
 		}
-		if lines, marks := perSecondLines(wr, t, p.OverloadFactor); len(lines) > 0 {
+		if lines := aw.OverloadTimeline; len(lines) > 0 {
+			mark := chart.Mark{From: 0, To: t.Overload.Seconds(), Label: fmt.Sprintf("overload %g×", p.OverloadFactor)}
 			if wr.BaseLowerBound {
-				marks[0].Label = fmt.Sprintf("overload, at most %g×", p.OverloadFactor)
+				mark.Label = fmt.Sprintf("overload, at most %g×", p.OverloadFactor)
 			}
 			title := fmt.Sprintf("Corrected p99 per second through the overload and after, %s", wr.Workload)
-			save(wl+"-overload-timeline.svg", title)(chart.TimeSeries(chart.Spec{Title: title, YLabel: "corrected p99 (ms)"}, lines, marks))
+			save(wl+"-overload-timeline.svg", title)(chart.TimeSeries(chart.Spec{Title: title, YLabel: "corrected p99 (ms)"}, xyLines(lines), []chart.Mark{mark}))
 		}
 		if p.Sweep != "" {
 			xl := map[string]string{"cap": "queue capacity (-cap)", "workers": "workers (-workers)"}[p.Sweep]
@@ -158,107 +157,4 @@ func xyLines(ls []analysis.Line) []chart.XYLine {
 		out[i] = chart.XYLine(l)
 	}
 	return out
-}
-
-// overloadBars: groups are pools (with their workers or exec mode),
-// series their configurations: the policy (of the policy variants, at
-// -cap 1024), kvserver's defaults, an adaptive limit, unbounded; NaN
-// where a pool has no such series (direct).
-func overloadBars(wr *result.WorkloadResult) (groups, series []string, goodput, p99 [][]float64) {
-	kinds := map[string]bool{}
-	for _, v := range wr.Variants {
-		if v.Overload != nil && !v.Variant.IsBaseline() {
-			kinds[barSeries(v.Variant)] = true
-		}
-	}
-	// One configuration (or none besides direct): one series, no legend
-	// of configurations.
-	seriesOf := func(v plan.Variant) string {
-		switch {
-		case len(kinds) <= 1:
-			return "at each pool's default policy"
-		case v.IsBaseline():
-			return "direct (no queue)"
-		}
-		return barSeries(v)
-	}
-	groupOf := func(v plan.Variant) string {
-		return plan.Variant{Pool: v.Pool, Workers: v.Workers, Exec: v.Exec, CPUs: v.CPUs}.Name()
-	}
-	for _, v := range wr.Variants {
-		if v.Overload == nil {
-			continue
-		}
-		if g := groupOf(v.Variant); !slices.Contains(groups, g) {
-			groups = append(groups, g)
-		}
-		if s := seriesOf(v.Variant); !slices.Contains(series, s) {
-			series = append(series, s)
-		}
-	}
-	if len(groups) == 0 {
-		return nil, nil, nil, nil
-	}
-	goodput, p99 = nanGrid(len(series), len(groups)), nanGrid(len(series), len(groups))
-	for _, v := range wr.Variants {
-		if o := v.Overload; o != nil {
-			s, g := slices.Index(series, seriesOf(v.Variant)), slices.Index(groups, groupOf(v.Variant))
-			goodput[s][g], p99[s][g] = o.Goodput, ms(o.ServedP99)
-		}
-	}
-	return groups, series, goodput, p99
-}
-
-// barSeries is v's configuration as an overload chart's series: its
-// policy, "unbounded", "limit=vegas", or "defaults".
-func barSeries(v plan.Variant) string {
-	switch {
-	case v.CapSet && v.Cap < 0:
-		return "unbounded"
-	case v.Limit != "":
-		return "limit=" + v.Limit
-	case v.Policy != "":
-		return v.Policy
-	}
-	return "defaults"
-}
-
-func nanGrid(rows, cols int) [][]float64 {
-	g := make([][]float64, rows)
-	for i := range g {
-		g[i] = slices.Repeat([]float64{math.NaN()}, cols)
-	}
-	return g
-}
-
-// perSecondLines: corrected p99 per second of the overload step (by the
-// second each request was due in), then one point per recovery probe.
-func perSecondLines(wr *result.WorkloadResult, t plan.Timing, factor float64) ([]chart.XYLine, []chart.Mark) {
-	var lines []chart.XYLine
-	for _, v := range wr.Variants {
-		o := v.Overload
-		if o == nil || len(o.PerSecond) == 0 {
-			continue
-		}
-		// A second of the step whose requests were never sent (the loader
-		// fell behind) is a gap in the line, not a slope to the next point.
-		n := int(math.Ceil(t.Overload.Seconds()))
-		l := chart.XYLine{Name: v.Name, Y: slices.Repeat([]float64{math.NaN()}, n)}
-		for sec := range n {
-			l.X = append(l.X, float64(sec)+0.5)
-		}
-		for _, p := range o.PerSecond {
-			if p.Second >= 0 && p.Second < n {
-				l.Y[p.Second] = ms(p.P99)
-			}
-		}
-		end := t.Overload.Seconds()
-		for i, p := range o.RecoveryP99 {
-			l.X = append(l.X, end+(float64(i)+0.5)*t.ProbeLength.Seconds())
-			l.Y = append(l.Y, ms(p))
-		}
-		lines = append(lines, l)
-	}
-	marks := []chart.Mark{{From: 0, To: t.Overload.Seconds(), Label: fmt.Sprintf("overload %g×", factor)}}
-	return lines, marks
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
-	"github.com/kvpool/kvpool/internal/compare/chart"
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
 )
@@ -179,30 +178,6 @@ func TestOwnRatesTable(t *testing.T) {
 	assert.Contains(t, runSummary(c, analysis.Analyze(c)), "a fixed-rate step of 20s at 70 % of each variant's own saturation")
 }
 
-func TestOverloadBarsSeries(t *testing.T) {
-	w := &result.WorkloadResult{Variants: []*result.VariantResult{
-		{Variant: plan.Variant{Pool: "direct"}, Overload: &result.OverloadRun{Goodput: 100}},
-		{Variant: plan.Variant{Pool: "fifo"}, Overload: &result.OverloadRun{Goodput: 90}},
-	}}
-	groups, series, good, _ := overloadBars(w)
-	assert.Equal(t, []string{"direct", "fifo"}, groups)
-	assert.Equal(t, []string{"at each pool's default policy"}, series, "one policy: one series")
-	assert.Equal(t, [][]float64{{100, 90}}, good)
-
-	w = &result.WorkloadResult{Variants: []*result.VariantResult{
-		{Variant: plan.Variant{Pool: "direct"}, Overload: &result.OverloadRun{Goodput: 100}},
-		{Variant: plan.Variant{Pool: "fifo", Policy: "reject"}, Overload: &result.OverloadRun{Goodput: 80}},
-		{Variant: plan.Variant{Pool: "fifo", Policy: "block"}, Overload: &result.OverloadRun{Goodput: 70}},
-	}}
-	groups, series, good, _ = overloadBars(w)
-	assert.Equal(t, []string{"direct", "fifo"}, groups)
-	assert.Equal(t, []string{"direct (no queue)", "reject", "block"}, series)
-	assert.Equal(t, 100.0, good[0][0])
-	assert.True(t, math.IsNaN(good[0][1]), "direct's series has no fifo bar")
-	assert.Equal(t, 80.0, good[1][1])
-	assert.Equal(t, 70.0, good[2][1])
-}
-
 // TestChartsOfACapacitySweep draws the charts of a synthetic capacity
 // comparison: every chart the numbers allow is drawn, valid SVG, linked
 // with its caption, and none becomes a note.
@@ -257,22 +232,6 @@ func TestChartsOfACapacitySweep(t *testing.T) {
 	assert.InDelta(t, 1.01*(38000+32), sat[0].Y[0], 1, "the median of the repeats")
 	require.Len(t, p99, 2)
 	assert.Equal(t, []float64{2, 2, 2}, p99[1].Y, "lifo's fixed-rate p99s, in ms")
-}
-
-func TestPerSecondLineHasGapsForUnsentSeconds(t *testing.T) {
-	wr := &result.WorkloadResult{Variants: []*result.VariantResult{{Name: "lifo", Variant: plan.Variant{Pool: "lifo"}, Overload: &result.OverloadRun{
-		PerSecond:   []result.SecondPoint{{Second: 0, P99: time.Millisecond}, {Second: 1, P99: 2 * time.Millisecond}},
-		RecoveryP99: []time.Duration{time.Millisecond},
-	}}}}
-	tm := plan.QuickTiming()
-	tm.Overload = 3 * time.Second
-	lines, marks := perSecondLines(wr, tm, 2)
-	require.Len(t, lines, 1)
-	assert.Equal(t, []float64{0.5, 1.5, 2.5, 3.5}, lines[0].X)
-	assert.Equal(t, []float64{1, 2}, lines[0].Y[:2])
-	assert.True(t, math.IsNaN(lines[0].Y[2]), "second 2 had no request sent: a gap")
-	assert.Equal(t, 1.0, lines[0].Y[3], "the recovery probe after the overload")
-	assert.Equal(t, []chart.Mark{{From: 0, To: 3, Label: "overload 2×"}}, marks)
 }
 
 // TestRenderAVersion0Comparison: a version-0 compare.json without the
