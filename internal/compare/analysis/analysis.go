@@ -26,6 +26,8 @@ type Analysis struct {
 	// further than; false where every variant took them all, or a failed
 	// probe ended them.
 	ProbesStopped bool
+	// LoaderKept counts the steps whose loader kept up, of c.Loader.
+	LoaderKept int
 }
 
 // Workload is one workload's derived numbers.
@@ -189,6 +191,11 @@ func Analyze(c *result.Comparison) *Analysis {
 	a.Metastable = metastableOf(c)
 	a.Writes = writesOf(c)
 	a.ProbesStopped = probesStopped(c)
+	for _, l := range c.Loader {
+		if l.KeptUp {
+			a.LoaderKept++
+		}
+	}
 	return a
 }
 

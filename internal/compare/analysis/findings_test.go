@@ -546,3 +546,10 @@ func TestProbesStopped(t *testing.T) {
 	c.Workloads[0].Variants[1].Overload.RecoveryP99 = []time.Duration{time.Second, 3 * time.Millisecond}
 	assert.True(t, Analyze(c).ProbesStopped)
 }
+
+// TestLoaderKept counts the steps whose loader kept up.
+func TestLoaderKept(t *testing.T) {
+	c := comparisonOf(t, map[string][]float64{"direct": {40000}}, "direct")
+	c.Loader = []result.LoaderCheck{{KeptUp: true}, {Backlog: "grew"}, {}, {KeptUp: true}}
+	assert.Equal(t, 2, Analyze(c).LoaderKept)
+}

@@ -65,10 +65,8 @@ type MetaModel struct {
 
 // Variant is m's variant named name (nil: none ran).
 func (m *MetaModel) Variant(name string) *MetaVariant {
-	for _, v := range m.Variants {
-		if v.Name == name {
-			return v
-		}
+	if i := slices.IndexFunc(m.Variants, func(v *MetaVariant) bool { return v.Name == name }); i >= 0 {
+		return m.Variants[i]
 	}
 	return nil
 }

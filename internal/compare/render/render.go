@@ -90,7 +90,7 @@ func Write(c *result.Comparison, a *analysis.Analysis, dir string) (*Report, err
 	}
 	b.printf("%s\n\n", runSummary(c, a))
 	b.printf("%s\n\n%s\n\n", HeadPools, poolsInGo)
-	writeEnvironment(&b, c, r.Notes)
+	writeEnvironment(&b, c, a, r.Notes)
 	writeFailures(&b, c.Failures)
 	for i, wr := range c.Workloads {
 		if c.Plan.Writes != nil {

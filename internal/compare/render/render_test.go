@@ -442,7 +442,7 @@ func TestLoaderTableNamesGrowingBacklogs(t *testing.T) {
 		{Workload: "get", Variant: "fifo", Step: "overload", Asked: 80000, SendRate: 40000},
 	}
 	var b page
-	writeLoader(&b, c)
+	writeLoader(&b, c, analysis.Analyze(c).LoaderKept)
 	text := b.String()
 	assert.Contains(t, text, "1 of 3 steps kept up.")
 	assert.Regexp(t, `\| get \| direct \| fixed \| 28,000 \| 28,000 \| .* \| yes \| [^|]+ \|`, text)

@@ -130,7 +130,7 @@ func anyVariant(c *result.Comparison, is func(*result.VariantResult) bool) bool 
 	return slices.ContainsFunc(c.Workloads, func(wr *result.WorkloadResult) bool { return slices.ContainsFunc(wr.Variants, is) })
 }
 
-func writeEnvironment(b *page, c *result.Comparison, renderNotes []string) {
+func writeEnvironment(b *page, c *result.Comparison, a *analysis.Analysis, renderNotes []string) {
 	e := c.Env
 	b.printf("%s\n\n| | |\n|---|---|\n", HeadEnvironment)
 	b.printf("| CPU | %s, %d cores |\n", e.CPUModel, e.Cores)
@@ -153,16 +153,17 @@ func writeEnvironment(b *page, c *result.Comparison, renderNotes []string) {
 	if len(notes) > 0 {
 		b.printf("\n")
 	}
-	writeLoader(b, c)
+	writeLoader(b, c, a.LoaderKept)
 }
 
-func writeLoader(b *page, c *result.Comparison) {
+// writeLoader is the loader's table: whether it kept up with each step
+// (kept of them did).
+func writeLoader(b *page, c *result.Comparison, kept int) {
 	b.printf("%s\n\n", HeadLoader)
 	if len(c.Loader) == 0 {
 		b.printf("No step finished.\n\n")
 		return
 	}
-	kept := len(slices.DeleteFunc(slices.Clone(c.Loader), func(l result.LoaderCheck) bool { return !l.KeptUp }))
 	b.printf("A step counts as kept up when the loader sent at least 99 %% of the asked rate on schedule and, at the fixed rate, the backlog did not grow. "+
 		"The backlog grew when requests in flight or the send lag's p99 rose by more than a tenth of the SLO from the step's earlier half to its later half (the rule of the searches). "+
 		"A validation counts as its search judged it (nothing left unsent, the backlog level). %d of %d steps kept up.", kept, len(c.Loader))
