@@ -294,13 +294,7 @@ func summarise(v *MetaVariant, runs []*result.MetaRun) {
 		if j.Collapsed {
 			v.Collapsed++
 		}
-		amp = append(amp, j.PeakAmplification)
-		if !math.IsNaN(j.WastedShare) {
-			wasted = append(wasted, j.WastedShare)
-		}
-		if !math.IsNaN(j.UnusedShare) {
-			unused = append(unused, j.UnusedShare)
-		}
+		amp, wasted, unused = append(amp, j.PeakAmplification), appendKnown(wasted, j.WastedShare), appendKnown(unused, j.UnusedShare)
 		if j.Judged() {
 			useful, share = append(useful, j.Useful), append(share, j.UsefulShare)
 			if j.UsefulP99 > 0 {

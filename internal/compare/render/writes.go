@@ -121,13 +121,10 @@ func writeWritesTargets(b *page, c *result.Comparison, aw *analysis.Writes) {
 // targetCell is a target's verdict: "met (2 of 2)", "**not met** (1 of
 // 2)", "not judged: loader-bound".
 func targetCell(t analysis.WritesTarget) string {
-	switch t.Verdict {
-	case analysis.TargetMet:
-		return fmt.Sprintf("met (%d of %d)", t.Met, t.Of)
-	case analysis.TargetNotMet:
-		return fmt.Sprintf("**not met** (%d of %d)", t.Met, t.Of)
+	if t.Verdict == analysis.TargetNotJudged {
+		return "not judged: " + string(t.NotJudged)
 	}
-	return "not judged: " + string(t.NotJudged)
+	return fmt.Sprintf("%s (%d of %d)", verdictWord(t), t.Met, t.Of)
 }
 
 // writeWritesRuns is the table of every run, in the order they ran.
