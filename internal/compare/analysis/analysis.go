@@ -229,8 +229,7 @@ func workloadOf(wr *result.WorkloadResult) *Workload {
 
 // sweepLines are w's lines against sweep's setting ("cap" or "workers").
 func sweepLines(wr *result.WorkloadResult, w *Workload, sweep string) (sat, p99 []Line) {
-	satBy, p99By := map[string]*Line{}, map[string]*Line{}
-	var order []string
+	var names []string
 	for i, v := range wr.Variants {
 		x := float64(v.Variant.Cap)
 		if sweep == "workers" {
@@ -243,21 +242,19 @@ func sweepLines(wr *result.WorkloadResult, w *Workload, sweep string) (sat, p99 
 		if v.Variant.Policy != "" {
 			name += "/" + v.Variant.Policy
 		}
-		if _, ok := satBy[name]; !ok {
-			order = append(order, name)
-			satBy[name], p99By[name] = &Line{Name: name}, &Line{Name: name}
+		k := slices.Index(names, name)
+		if k < 0 {
+			k, names = len(names), append(names, name)
+			sat, p99 = append(sat, Line{Name: name}), append(p99, Line{Name: name})
 		}
 		if s := w.Variants[i].Sat; s != nil {
-			satBy[name].X, satBy[name].Y = append(satBy[name].X, x), append(satBy[name].Y, s.Rate.Median)
+			sat[k].X, sat[k].Y = append(sat[k].X, x), append(sat[k].Y, s.Rate.Median)
 		}
 		if v.Fixed != nil {
-			p99By[name].X, p99By[name].Y = append(p99By[name].X, x), append(p99By[name].Y, ms(v.Fixed.Corrected.P99))
+			p99[k].X, p99[k].Y = append(p99[k].X, x), append(p99[k].Y, ms(v.Fixed.Corrected.P99))
 		}
 	}
-	for _, n := range order {
-		sat, p99 = appendLine(sat, *satBy[n]), appendLine(p99, *p99By[n])
-	}
-	return sat, p99
+	return slices.DeleteFunc(sat, noPoint), slices.DeleteFunc(p99, noPoint)
 }
 
 func (x *Variant) ratiosTo(base *Variant) {

@@ -14,13 +14,8 @@ type Line struct {
 	X, Y []float64
 }
 
-// appendLine appends l to ls where it has a point.
-func appendLine(ls []Line, l Line) []Line {
-	if len(l.X) == 0 {
-		return ls
-	}
-	return append(ls, l)
-}
+// noPoint: l has no point to draw (a chart leaves it out).
+func noPoint(l Line) bool { return len(l.X) == 0 }
 
 // Bars are the overload step's bar charts: Groups are pools (with their
 // workers or exec mode), Series their configurations: the policy (of the

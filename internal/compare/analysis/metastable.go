@@ -40,9 +40,9 @@ type Metastable struct {
 // (plan.Metastable.SizeStorms), the store it ran in front of.
 type MetaFit struct {
 	ClientFit
-	// Slots is the store's its runs ran in front of (0: none ran); There
-	// its fit there, where that store is a smaller one (nil: the plan's
-	// store, or not run).
+	// Slots is the store its runs ran in front of (its slots; 0: none
+	// ran); There its fit there, where that store is a smaller one (nil:
+	// the plan's store, or not run).
 	Slots int
 	There *ClientFit
 }

@@ -63,8 +63,9 @@ func gridOf(w *Workload) *Grid {
 				cpu.X, cpu.Y = append(cpu.X, float64(n)), append(cpu.Y, float64(d)/float64(time.Microsecond))
 			}
 		}
-		g.Saturation, g.CPU = appendLine(g.Saturation, sat), appendLine(g.CPU, cpu)
+		g.Saturation, g.CPU = append(g.Saturation, sat), append(g.CPU, cpu)
 	}
+	g.Saturation, g.CPU = slices.DeleteFunc(g.Saturation, noPoint), slices.DeleteFunc(g.CPU, noPoint)
 	return g
 }
 
