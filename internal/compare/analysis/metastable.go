@@ -76,8 +76,9 @@ type MetaVariant struct {
 	Name string
 	Runs []MetaJudged
 	// JudgedRuns counts its runs whose client side kept up (Runs less
-	// NotJudged).
+	// NotJudged); Outcome is what they add up to (a Spike* verdict).
 	JudgedRuns int
+	Outcome    Verdict
 	Overloaded int // its runs the spike overloaded
 	// Recovered and Collapsed count its runs that did; Recovery is the
 	// median and range of the recovered runs' recovery times (seconds).
@@ -113,6 +114,18 @@ type MetaVariant struct {
 	// length): the chart's line. nil: that run recorded no series.
 	FirstRun *Line
 }
+
+// A metastable variant's outcomes under one client model, the first
+// that holds: none of its runs judged; one collapsed; the spike
+// overloaded none (nothing to recover from); one recovered; else it
+// neither recovered nor collapsed.
+const (
+	SpikeNotJudged Verdict = "spike-not-judged"
+	SpikeCollapsed Verdict = "spike-collapsed"
+	SpikeCalm      Verdict = "spike-not-overloaded"
+	SpikeRecovered Verdict = "spike-recovered"
+	SpikeNeither   Verdict = "spike-neither"
+)
 
 // MetaClient is a run's client side, judged from its series: only where
 // the loader kept up is the storm the server saw the one the client model
@@ -324,6 +337,18 @@ func summarise(v *MetaVariant, runs []*result.MetaRun) {
 		}
 	}
 	v.JudgedRuns = len(v.Runs) - v.NotJudged
+	switch {
+	case v.JudgedRuns == 0:
+		v.Outcome = SpikeNotJudged
+	case v.Collapsed > 0:
+		v.Outcome = SpikeCollapsed
+	case v.Overloaded == 0:
+		v.Outcome = SpikeCalm
+	case v.Recovered > 0:
+		v.Outcome = SpikeRecovered
+	default:
+		v.Outcome = SpikeNeither
+	}
 	n := int64(len(runs)) // never 0: metastableOf skips a variant with none
 	v.Timeouts, v.Shed, v.GaveUp = v.Timeouts/n, v.Shed/n, v.GaveUp/n
 	for reason := range v.ServerShed {

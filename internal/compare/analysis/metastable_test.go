@@ -170,7 +170,9 @@ func TestMetastableFindings(t *testing.T) {
 	}
 	assert.Equal(t, 1, by["direct"].Collapsed)
 	assert.Equal(t, 0, by["direct"].Recovered)
+	assert.Equal(t, SpikeCollapsed, by["direct"].Outcome)
 	assert.Equal(t, 1, by["lifo+deadlines"].Recovered)
+	assert.Equal(t, SpikeRecovered, by["lifo+deadlines"].Outcome)
 	assert.Equal(t, 2.0, by["lifo+deadlines"].Recovery.Median)
 	assert.Equal(t, 8.0, by["adaptive"].Recovery.Median)
 	assert.Equal(t, 8.0, by["adaptive"].P99.Median)
@@ -187,18 +189,23 @@ func TestMetastableFindings(t *testing.T) {
 
 	// A variant the spike did not overload under one retrying model is
 	// not recommended: its recovery there proved nothing.
+	// A variant whose only run's client side saturated is not judged.
 	for _, r := range c.Metastable.Runs {
 		if r.Model == "budget" && r.Variant == "lifo" {
 			r.Series = calmSeries(c.Plan.Metastable.Timing, c.Metastable.BaseRate)
 		}
+		if r.Model == "budget" && r.Variant == "fifo" {
+			r.Series[0].LoaderShare = 0.95
+		}
 	}
 	m = Analyze(c).Metastable
 	assert.Equal(t, []string{"default", "failsafe", "failsafe-priority", "fifo+deadlines", "lifo+deadlines"}, m.Recommended)
-	for _, v := range m.Models[4].Variants {
-		if v.Name == "lifo" {
-			assert.Zero(t, v.Overloaded)
-		}
-	}
+	budget := m.Models[4]
+	require.Equal(t, "budget", budget.Name)
+	assert.Zero(t, budget.Variant("lifo").Overloaded)
+	assert.Equal(t, SpikeCalm, budget.Variant("lifo").Outcome)
+	assert.Equal(t, SpikeNotJudged, budget.Variant("fifo").Outcome)
+	assert.Equal(t, 0, budget.Variant("fifo").JudgedRuns)
 }
 
 func TestNoMetastableElsewhere(t *testing.T) {

@@ -360,35 +360,28 @@ func metastableSentences(c *result.Comparison, am *analysis.Metastable) []string
 	t := c.Plan.Metastable.Timing
 	var out []string
 	for _, mm := range am.Models {
-		var rec, col, neither, calm, unjudged []string
+		by := map[analysis.Verdict][]string{}
 		for _, v := range mm.Variants {
-			switch {
-			case v.NotJudged == len(v.Runs):
-				unjudged = append(unjudged, v.Name)
-			case v.Collapsed > 0:
-				col = append(col, v.Name)
-			case v.Overloaded == 0:
-				calm = append(calm, v.Name)
-			case v.Recovered > 0:
-				rec = append(rec, fmt.Sprintf("%s (in %s)", v.Name, recoveredCell(v)))
-			default:
-				neither = append(neither, v.Name)
+			name := v.Name
+			if v.Outcome == analysis.SpikeRecovered {
+				name += fmt.Sprintf(" (in %s)", recoveredCell(v))
 			}
+			by[v.Outcome] = append(by[v.Outcome], name)
 		}
 		s := fmt.Sprintf("With `%s` clients after a %g× spike: ", mm.Name, t.Factor)
 		var parts []string
 		for _, g := range []struct {
-			head  string
-			names []string
+			head    string
+			outcome analysis.Verdict
 		}{
-			{"recovered: ", rec},
-			{"collapsed (useful goodput under half the base rate to the end): ", col},
-			{"neither recovered nor collapsed: ", neither},
-			{"not overloaded by the spike (nothing to recover from): ", calm},
-			{"not judged, the client side saturated or unrecorded: ", unjudged},
+			{"recovered: ", analysis.SpikeRecovered},
+			{"collapsed (useful goodput under half the base rate to the end): ", analysis.SpikeCollapsed},
+			{"neither recovered nor collapsed: ", analysis.SpikeNeither},
+			{"not overloaded by the spike (nothing to recover from): ", analysis.SpikeCalm},
+			{"not judged, the client side saturated or unrecorded: ", analysis.SpikeNotJudged},
 		} {
-			if len(g.names) > 0 {
-				parts = append(parts, g.head+strings.Join(g.names, ", "))
+			if names := by[g.outcome]; len(names) > 0 {
+				parts = append(parts, g.head+strings.Join(names, ", "))
 			}
 		}
 		out = append(out, s+strings.Join(parts, "; ")+".")
