@@ -569,12 +569,6 @@ type MetaVersus struct {
 	UsefulRatio, P99Ratio float64
 }
 
-// Worse tells whether the default did worse than the peer by any of the
-// three.
-func (vs MetaVersus) Worse() bool {
-	return vs.Judged && (!vs.RecoveryNoLater || !vs.UsefulNoLess || vs.P99Known && !vs.P99NoHigher)
-}
-
 // versus is the default against each peer of p's variants, per model.
 func versus(m *Metastable, p *plan.Metastable) []MetaVersus {
 	var out []MetaVersus
