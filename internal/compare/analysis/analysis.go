@@ -21,6 +21,13 @@ type Analysis struct {
 	Findings   []Finding   // in the report's order
 	Metastable *Metastable // nil but for the metastable preset
 	Writes     *Writes     // nil but for the writes preset
+	// ProbesStopped: a variant's recovery probes stopped at the first
+	// normal one (verdict.Normal), which the recovery rule reads no
+	// further than; false where every variant took them all, or a failed
+	// probe ended them.
+	ProbesStopped bool
+	// LoaderKept counts the steps whose loader kept up, of c.Loader.
+	LoaderKept int
 }
 
 // Workload is one workload's derived numbers.
@@ -41,6 +48,18 @@ type Workload struct {
 	// OverloadMultiple is direct's overload step's asked rate ÷ BaseRate
 	// (0: none ran).
 	OverloadMultiple float64
+	// SweepSaturation and SweepP99 are the lines of a sweep of -cap or
+	// -workers (plan.Plan.Sweep; nil: none), one per pool and policy,
+	// direct left out: its median saturation and its fixed-rate step's
+	// corrected p99 (ms) against the swept setting.
+	SweepSaturation, SweepP99 []Line
+	// PairedWidths are the narrowest and widest half-widths of its paired
+	// closed-loop intervals (pairedWidths; N 0: none is bounded).
+	PairedWidths Interval
+	// OverloadBars and OverloadTimeline are the overload step's charts
+	// (overloadBars, overloadTimeline; nil: it did not run).
+	OverloadBars     *Bars
+	OverloadTimeline []Line
 }
 
 // Variant is the workload's variant named name (nil: none).
@@ -161,11 +180,22 @@ type Overload struct {
 func Analyze(c *result.Comparison) *Analysis {
 	a := &Analysis{}
 	for _, wr := range c.Workloads {
-		a.Workloads = append(a.Workloads, workloadOf(wr))
+		w := workloadOf(wr)
+		w.OverloadBars, w.OverloadTimeline = overloadBars(wr), overloadTimeline(wr, c.Options.StepTiming())
+		if c.Plan != nil && c.Plan.Sweep != "" {
+			w.SweepSaturation, w.SweepP99 = sweepLines(wr, w, c.Plan.Sweep)
+		}
+		a.Workloads = append(a.Workloads, w)
 	}
 	a.Findings = findings(c, a)
 	a.Metastable = metastableOf(c)
 	a.Writes = writesOf(c)
+	a.ProbesStopped = probesStopped(c)
+	for _, l := range c.Loader {
+		if l.KeptUp {
+			a.LoaderKept++
+		}
+	}
 	return a
 }
 
@@ -187,7 +217,7 @@ func workloadOf(wr *result.WorkloadResult) *Workload {
 			of[v].ratiosTo(base)
 		}
 	}
-	w.Base = of[wr.Baseline()]
+	w.Base, w.PairedWidths = of[wr.Baseline()], pairedWidths(w)
 	if b := wr.Baseline(); b != nil && b.Overload != nil && wr.BaseRate > 0 {
 		w.OverloadMultiple = b.Overload.Asked / wr.BaseRate
 	}
@@ -195,6 +225,36 @@ func workloadOf(wr *result.WorkloadResult) *Workload {
 		w.Grid = gridOf(w)
 	}
 	return w
+}
+
+// sweepLines are w's lines against sweep's setting ("cap" or "workers").
+func sweepLines(wr *result.WorkloadResult, w *Workload, sweep string) (sat, p99 []Line) {
+	var names []string
+	for i, v := range wr.Variants {
+		x := float64(v.Variant.Cap)
+		if sweep == "workers" {
+			x = float64(v.Variant.Workers)
+		}
+		if v.Variant.IsBaseline() || x <= 0 {
+			continue
+		}
+		name := v.Variant.Pool
+		if v.Variant.Policy != "" {
+			name += "/" + v.Variant.Policy
+		}
+		k := slices.Index(names, name)
+		if k < 0 {
+			k, names = len(names), append(names, name)
+			sat, p99 = append(sat, Line{Name: name}), append(p99, Line{Name: name})
+		}
+		if s := w.Variants[i].Sat; s != nil {
+			sat[k].X, sat[k].Y = append(sat[k].X, x), append(sat[k].Y, s.Rate.Median)
+		}
+		if v.Fixed != nil {
+			p99[k].X, p99[k].Y = append(p99[k].X, x), append(p99[k].Y, ms(v.Fixed.Corrected.P99))
+		}
+	}
+	return slices.DeleteFunc(sat, noPoint), slices.DeleteFunc(p99, noPoint)
 }
 
 func (x *Variant) ratiosTo(base *Variant) {

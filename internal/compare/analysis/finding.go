@@ -34,8 +34,12 @@ const (
 	// Verdict SatLowerBound, ClosedLowerBound (Note: why), Within, Below
 	// or Above. Where both sides' CPU is known, what accounts for the
 	// ratio (throughput = CPUs busy ÷ CPU per request): CPUPerRequest,
-	// ServerBusy, ClosedCPUPerRequest, ClosedServerBusy, and the factors
-	// UtilisationRatio (open over closed) and CostRatio (closed over open).
+	// ServerBusy, ClosedCPUPerRequest, ClosedServerBusy, the factors
+	// UtilisationRatio (open over closed) and CostRatio (closed over open)
+	// of OpenOverClosed (IdleMost where utilisation is the smaller factor,
+	// so idle CPU accounts for more of a shortfall than cost, else
+	// CostMost), and what they leave Unexplained (the medians being of
+	// different runs).
 	CrossCheck Kind = "cross-check"
 	// PairedThroughput and PairedCPU: the variants' ThroughputRatio or
 	// CPURatio to direct from paired closed-loop rounds. Verdict Above
@@ -147,6 +151,11 @@ const (
 	// NoDifference: the interval includes 1: no difference measurable
 	// here (benchstat's "~").
 	NoDifference Verdict = "no-difference"
+	// NoPairs and Unbounded are a ratio figure's where no pair had both
+	// figures (its Value NaN), or too few did to bound an interval
+	// (ratio.MinPairs): no difference measurable either.
+	NoPairs      Verdict = "no-pairs"
+	Unbounded    Verdict = "unbounded"
 	Bound        Verdict = "bound"
 	LowerBound   Verdict = "lower-bound"
 	Behind       Verdict = "behind"
@@ -162,6 +171,8 @@ const (
 	Failed       Verdict = "failed"
 	Exception    Verdict = "exception"
 	Passed       Verdict = "passed"
+	IdleMost     Verdict = "idle-most"
+	CostMost     Verdict = "cost-most"
 )
 
 // Measure names what a figure is.
@@ -223,6 +234,8 @@ const (
 	ClosedServerBusy        Measure = "closed-server-busy-%"
 	UtilisationRatio        Measure = "utilisation-ratio"
 	CostRatio               Measure = "cost-ratio"
+	OpenOverClosed          Measure = "open-over-closed"
+	Unexplained             Measure = "unexplained"
 	CPURatio                Measure = "cpu-ratio"
 	WorstCPURatio           Measure = "worst-cpu-ratio"
 	Tolerance               Measure = "tolerance"

@@ -68,6 +68,7 @@ func TestSaturationLeadsAndTies(t *testing.T) {
 	assert.InDelta(t, 35500.0/40500, r.Value, 1e-9, "the median of the pairs' ratios")
 	assert.Equal(t, 3, r.Interval.N)
 	assert.True(t, math.IsInf(r.Interval.Lo, -1) && math.IsInf(r.Interval.Hi, 1), "unbounded under 6 pairs")
+	assert.Equal(t, Unbounded, r.Verdict)
 	assert.Equal(t, "lifo's saturation against direct's, paired by repeat: 0.88× (n=3: too few pairs for an interval)", lead.Note)
 	vs := find(t, a, SaturationVsDirect)
 	assert.Equal(t, Tied, vs.Verdict, "no 95 % interval from 3 pairs: no difference measurable")
@@ -87,6 +88,7 @@ func TestSaturationLeadsAndTies(t *testing.T) {
 	assert.InDelta(t, 0.8, r.Value, 0.005)
 	assert.Equal(t, Interval{Lo: r.Interval.Lo, Hi: r.Interval.Hi, N: 6, Level: 0.95}, *r.Interval)
 	assert.True(t, r.Interval.Lo > 0.77 && r.Interval.Hi < 0.82, "finite, below 1: %+v", r.Interval)
+	assert.Equal(t, Below, r.Verdict)
 	lead = find(t, a, SaturationLead)
 	assert.Equal(t, Clear, lead.Verdict)
 	assert.Equal(t, []string{"direct", "fifo"}, lead.Variants)
@@ -98,6 +100,8 @@ func TestSaturationLeadsAndTies(t *testing.T) {
 		"lifo":   {44000, 46300, 45000, 43000, 44500, 45600},
 	}, "direct", "lifo"))
 	assert.Equal(t, Above, find(t, a, SaturationVsDirect).Verdict)
+	r, _ = find(t, a, SaturationVsDirect).Figure("lifo", SatRatio)
+	assert.Equal(t, Above, r.Verdict)
 	assert.Equal(t, []string{"lifo", "direct"}, find(t, a, SaturationLead).Variants)
 
 	// Six repeats whose pairs straddle 1: no difference, and a tie,
@@ -111,6 +115,7 @@ func TestSaturationLeadsAndTies(t *testing.T) {
 	r, _ = vs.Figure("lifo", SatRatio)
 	assert.False(t, math.IsInf(r.Interval.Lo, 0), "six pairs bound an interval")
 	assert.True(t, r.Interval.Lo < 1 && r.Interval.Hi > 1)
+	assert.Equal(t, NoDifference, r.Verdict)
 	lead = find(t, a, SaturationLead)
 	assert.Equal(t, Tie, lead.Verdict, "the interval includes 1")
 	assert.Contains(t, lead.Note, "paired by repeat: ~ ")
@@ -478,11 +483,22 @@ func TestCrossCheckAccounts(t *testing.T) {
 	assert.Equal(t, float64(19*time.Microsecond), f.Value("direct", ClosedCPUPerRequest))
 	assert.InDelta(t, 85, f.Value("direct", ServerBusy), 1e-9)
 	assert.InDelta(t, 99, f.Value("direct", ClosedServerBusy), 1e-9)
+	// Open ÷ closed 41,000 ÷ 51,000 = utilisation 85/99 × cost 19/21 × the rest.
+	open, ok := f.Figure("direct", OpenOverClosed)
+	require.True(t, ok)
+	assert.InDelta(t, 41000.0/51000, open.Value, 1e-9)
+	assert.Equal(t, IdleMost, open.Verdict, "utilisation 0.86 is the smaller factor against cost 0.90")
+	assert.InDelta(t, 41000.0/51000/(85.0/99*19/21), f.Value("direct", Unexplained), 1e-9)
+	for i := range v.Sat {
+		v.Sat[i].ServerCPUPerRequest = 30 * time.Microsecond // cost 19/30: the smaller
+	}
+	open, _ = find(t, Analyze(c), CrossCheck).Figure("direct", OpenOverClosed)
+	assert.Equal(t, CostMost, open.Verdict)
 
 	for i := range v.Closed.Rounds {
 		v.Closed.Rounds[i].ServerShare = -1 // unknown
 	}
-	_, ok := find(t, Analyze(c), CrossCheck).Figure("direct", ServerBusy)
+	_, ok = find(t, Analyze(c), CrossCheck).Figure("direct", ServerBusy)
 	assert.False(t, ok, "without the closed loop's share nothing is accounted for")
 }
 
@@ -506,4 +522,79 @@ func TestEstimates(t *testing.T) {
 	assert.Zero(t, Median(nil))
 	assert.Equal(t, 0.5, ratio(1, 2))
 	assert.True(t, math.IsNaN(ratio(1, 0)), "no ratio without a base")
+}
+
+// TestProbesStopped: the analysis says the recovery probes stopped early
+// only where one did at a normal second; all probes taken, or a run that
+// ended on a slow probe (a failed one after it), say nothing.
+func TestProbesStopped(t *testing.T) {
+	c := comparisonOf(t, map[string][]float64{"direct": {1000}, "fifo": {1000}}, "direct", "fifo")
+	n := c.Options.StepTiming().RecoverProbes
+	require.Greater(t, n, 1)
+	baseline := time.Millisecond // normal: up to 6 ms
+	slow := make([]time.Duration, n)
+	for i := range slow {
+		slow[i] = time.Second
+	}
+	c.Workloads[0].Variants[0].Overload = &result.OverloadRun{BaselineP99: baseline, RecoveryP99: slow}
+	c.Workloads[0].Variants[1].Overload = &result.OverloadRun{BaselineP99: baseline, RecoveryP99: slow}
+	assert.False(t, Analyze(c).ProbesStopped, "every probe taken")
+
+	c.Workloads[0].Variants[1].Overload.RecoveryP99 = []time.Duration{time.Second}
+	assert.False(t, Analyze(c).ProbesStopped, "ended on a slow probe: a failed one, not a stop")
+
+	c.Workloads[0].Variants[1].Overload.RecoveryP99 = []time.Duration{time.Second, 3 * time.Millisecond}
+	assert.True(t, Analyze(c).ProbesStopped)
+}
+
+// TestLoaderKept counts the steps whose loader kept up.
+func TestLoaderKept(t *testing.T) {
+	c := comparisonOf(t, map[string][]float64{"direct": {40000}}, "direct")
+	c.Loader = []result.LoaderCheck{{KeptUp: true}, {Backlog: "grew"}, {}, {KeptUp: true}}
+	assert.Equal(t, 2, Analyze(c).LoaderKept)
+}
+
+// TestOverloadBarsSeries: one configuration besides direct makes one
+// series; several make one each, direct's its own, with no bar where a
+// pool has no such series.
+func TestOverloadBarsSeries(t *testing.T) {
+	assert.Nil(t, overloadBars(&result.WorkloadResult{Variants: []*result.VariantResult{{Variant: plan.Variant{Pool: "direct"}}}}), "no overload step: no bars")
+	b := overloadBars(&result.WorkloadResult{Variants: []*result.VariantResult{
+		{Variant: plan.Variant{Pool: "direct"}, Overload: &result.OverloadRun{Goodput: 100, ServedP99: 3 * time.Millisecond}},
+		{Variant: plan.Variant{Pool: "fifo"}, Overload: &result.OverloadRun{Goodput: 90}},
+	}})
+	assert.Equal(t, []string{"direct", "fifo"}, b.Groups)
+	assert.Equal(t, []string{"at each pool's default policy"}, b.Series, "one policy: one series")
+	assert.Equal(t, [][]float64{{100, 90}}, b.Goodput)
+	assert.Equal(t, [][]float64{{3, 0}}, b.P99, "in ms")
+
+	b = overloadBars(&result.WorkloadResult{Variants: []*result.VariantResult{
+		{Variant: plan.Variant{Pool: "direct"}, Overload: &result.OverloadRun{Goodput: 100}},
+		{Variant: plan.Variant{Pool: "fifo", Policy: "reject"}, Overload: &result.OverloadRun{Goodput: 80}},
+		{Variant: plan.Variant{Pool: "fifo", Policy: "block"}, Overload: &result.OverloadRun{Goodput: 70}},
+	}})
+	assert.Equal(t, []string{"direct", "fifo"}, b.Groups)
+	assert.Equal(t, []string{"direct (no queue)", "reject", "block"}, b.Series)
+	assert.Equal(t, 100.0, b.Goodput[0][0])
+	assert.True(t, math.IsNaN(b.Goodput[0][1]), "direct's series has no fifo bar")
+	assert.Equal(t, 80.0, b.Goodput[1][1])
+	assert.Equal(t, 70.0, b.Goodput[2][1])
+}
+
+// TestOverloadTimelineHasGapsForUnsentSeconds: a second of the overload
+// step in which no request was sent is a gap (NaN); the recovery probes
+// follow the step, one point each.
+func TestOverloadTimelineHasGapsForUnsentSeconds(t *testing.T) {
+	wr := &result.WorkloadResult{Variants: []*result.VariantResult{{Name: "lifo", Variant: plan.Variant{Pool: "lifo"}, Overload: &result.OverloadRun{
+		PerSecond:   []result.SecondPoint{{Second: 0, P99: time.Millisecond}, {Second: 1, P99: 2 * time.Millisecond}},
+		RecoveryP99: []time.Duration{time.Millisecond},
+	}}}}
+	tm := plan.QuickTiming()
+	tm.Overload = 3 * time.Second
+	lines := overloadTimeline(wr, tm)
+	require.Len(t, lines, 1)
+	assert.Equal(t, []float64{0.5, 1.5, 2.5, 3 + 0.5*tm.ProbeLength.Seconds()}, lines[0].X)
+	assert.Equal(t, []float64{1, 2}, lines[0].Y[:2])
+	assert.True(t, math.IsNaN(lines[0].Y[2]), "second 2 had no request sent: a gap")
+	assert.Equal(t, 1.0, lines[0].Y[3], "the recovery probe after the overload")
 }

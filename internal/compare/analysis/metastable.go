@@ -27,6 +27,24 @@ type Metastable struct {
 	// Versus is the default against each peer (plan.Peers), per model
 	// under which both ran, in the plan's order.
 	Versus []MetaVersus
+	// Fits are whether the loader holds each client model's worst second
+	// in front of the plan's store (metaFits; nil: nothing measured).
+	// Sendable: it could send some model's spike's first tries, where it
+	// ran (true where nothing was measured); where not, no run was made.
+	Fits     []MetaFit
+	Sendable bool
+}
+
+// MetaFit is a client model's ClientFit in front of the plan's store at
+// the plan's spike and, where the storms were sized to the loader
+// (plan.Metastable.SizeStorms), the store it ran in front of.
+type MetaFit struct {
+	ClientFit
+	// Slots is the store its runs ran in front of (its slots; 0: none
+	// ran); There its fit there, where that store is a smaller one (nil:
+	// the plan's store, or not run).
+	Slots int
+	There *ClientFit
 }
 
 // MetaRecommendModels are the client models a recommended configuration
@@ -47,18 +65,20 @@ type MetaModel struct {
 
 // Variant is m's variant named name (nil: none ran).
 func (m *MetaModel) Variant(name string) *MetaVariant {
-	for _, v := range m.Variants {
-		if v.Name == name {
-			return v
-		}
+	if i := slices.IndexFunc(m.Variants, func(v *MetaVariant) bool { return v.Name == name }); i >= 0 {
+		return m.Variants[i]
 	}
 	return nil
 }
 
 // MetaVariant is one variant's runs under one model, judged.
 type MetaVariant struct {
-	Name       string
-	Runs       []MetaJudged
+	Name string
+	Runs []MetaJudged
+	// JudgedRuns counts its runs whose client side kept up (Runs less
+	// NotJudged); Outcome is what they add up to (a Spike* verdict).
+	JudgedRuns int
+	Outcome    Verdict
 	Overloaded int // its runs the spike overloaded
 	// Recovered and Collapsed count its runs that did; Recovery is the
 	// median and range of the recovered runs' recovery times (seconds).
@@ -88,7 +108,24 @@ type MetaVariant struct {
 	// runs (NaN: none judged, or not recorded).
 	Useful, UsefulShare float64
 	UsefulP99           time.Duration
+	// FirstRun is its first run's useful goodput (answers/s) in each
+	// interval of the schedule (Scheduled), at the interval's middle
+	// (seconds since the run started; NaN where an interval has no
+	// length): the chart's line. nil: that run recorded no series.
+	FirstRun *Line
 }
+
+// A metastable variant's outcomes under one client model, the first
+// that holds: none of its runs judged; one collapsed; the spike
+// overloaded none (nothing to recover from); one recovered; else it
+// neither recovered nor collapsed.
+const (
+	SpikeNotJudged Verdict = "spike-not-judged"
+	SpikeCollapsed Verdict = "spike-collapsed"
+	SpikeCalm      Verdict = "spike-not-overloaded"
+	SpikeRecovered Verdict = "spike-recovered"
+	SpikeNeither   Verdict = "spike-neither"
+)
 
 // MetaClient is a run's client side, judged from its series: only where
 // the loader kept up is the storm the server saw the one the client model
@@ -178,6 +215,9 @@ func metastableOf(c *result.Comparison) *Metastable {
 				if r.Model == cm && r.Variant == mv.Name {
 					runs = append(runs, r)
 					mv.Runs = append(mv.Runs, JudgeMetaRun(r, mm.BaseRate, p.Timing))
+					if r.Repeat == 1 && len(r.Series) > 0 {
+						mv.FirstRun = usefulLine(mv.Name, r.Series, p.Timing)
+					}
 				}
 			}
 			if len(runs) == 0 {
@@ -197,7 +237,48 @@ func metastableOf(c *result.Comparison) *Metastable {
 	}
 	out.Recommended = recommended(out, p.Timing)
 	out.Versus = versus(out, p)
+	out.Fits, out.Sendable = metaFits(m, p)
 	return out
+}
+
+// usefulLine is a run's useful goodput per interval of its schedule.
+func usefulLine(name string, series []result.MetaPoint, t plan.MetaTiming) *Line {
+	l := &Line{Name: name}
+	for _, pt := range Scheduled(series, t) {
+		y := math.NaN()
+		if pt.Length > 0 {
+			y = float64(pt.Useful) / pt.Length
+		}
+		l.X, l.Y = append(l.X, pt.T+pt.Length/2), append(l.Y, y)
+	}
+	return l
+}
+
+// metaFits are m's client side's fits (ClientFits) of p's models in front
+// of p's store, and where p sized the storms, in front of the store each
+// ran in front of; sendable tells whether some model's spike could be
+// sent where it ran (true where nothing was measured).
+func metaFits(m *result.Metastable, p *plan.Metastable) (fits []MetaFit, sendable bool) {
+	at := ClientFits(m.ClientSide, p.Models, m.SpikeRate, p.Slots())
+	if len(at) == 0 {
+		return nil, true
+	}
+	for _, f := range at {
+		mf := MetaFit{ClientFit: f}
+		size := m.Size(f.Model)
+		if size != nil {
+			mf.Slots = size.Slots
+		}
+		switch {
+		case !p.SizeStorms || size != nil && size.Slots == p.Slots():
+			sendable = sendable || f.Sendable
+		case size != nil:
+			there := ClientFits(m.ClientSide, []string{f.Model}, size.SpikeRate, size.Slots)[0]
+			mf.There, sendable = &there, sendable || there.Sendable
+		}
+		fits = append(fits, mf)
+	}
+	return fits, sendable
 }
 
 // summarise fills v's medians and counts from v.Runs, its totals from runs.
@@ -226,13 +307,7 @@ func summarise(v *MetaVariant, runs []*result.MetaRun) {
 		if j.Collapsed {
 			v.Collapsed++
 		}
-		amp = append(amp, j.PeakAmplification)
-		if !math.IsNaN(j.WastedShare) {
-			wasted = append(wasted, j.WastedShare)
-		}
-		if !math.IsNaN(j.UnusedShare) {
-			unused = append(unused, j.UnusedShare)
-		}
+		amp, wasted, unused = append(amp, j.PeakAmplification), appendKnown(wasted, j.WastedShare), appendKnown(unused, j.UnusedShare)
 		if j.Judged() {
 			useful, share = append(useful, j.Useful), append(share, j.UsefulShare)
 			if j.UsefulP99 > 0 {
@@ -260,6 +335,19 @@ func summarise(v *MetaVariant, runs []*result.MetaRun) {
 				v.ServerShed[reason] += k
 			}
 		}
+	}
+	v.JudgedRuns = len(v.Runs) - v.NotJudged
+	switch {
+	case v.JudgedRuns == 0:
+		v.Outcome = SpikeNotJudged
+	case v.Collapsed > 0:
+		v.Outcome = SpikeCollapsed
+	case v.Overloaded == 0:
+		v.Outcome = SpikeCalm
+	case v.Recovered > 0:
+		v.Outcome = SpikeRecovered
+	default:
+		v.Outcome = SpikeNeither
 	}
 	n := int64(len(runs)) // never 0: metastableOf skips a variant with none
 	v.Timeouts, v.Shed, v.GaveUp = v.Timeouts/n, v.Shed/n, v.GaveUp/n
@@ -476,12 +564,9 @@ type MetaVersus struct {
 	// useful p99s over the run were recorded (runs from before they were
 	// have none), which P99NoHigher needs.
 	RecoveryNoLater, UsefulNoLess, P99Known, P99NoHigher bool
-}
-
-// Worse tells whether the default did worse than the peer by any of the
-// three.
-func (vs MetaVersus) Worse() bool {
-	return vs.Judged && (!vs.RecoveryNoLater || !vs.UsefulNoLess || vs.P99Known && !vs.P99NoHigher)
+	// UsefulRatio and P99Ratio are the default's useful goodput and
+	// useful p99 over the peer's (NaN where either is unknown).
+	UsefulRatio, P99Ratio float64
 }
 
 // versus is the default against each peer of p's variants, per model.
@@ -497,8 +582,9 @@ func versus(m *Metastable, p *plan.Metastable) []MetaVersus {
 			if def == nil || other == nil {
 				continue
 			}
-			vs := MetaVersus{Model: mm.Name, Peer: other.Name, Default: def, Other: other}
-			vs.Judged = judgedRuns(def) > 0 && judgedRuns(other) > 0
+			vs := MetaVersus{Model: mm.Name, Peer: other.Name, Default: def, Other: other,
+				UsefulRatio: overPeer(def.Useful, other.Useful), P99Ratio: overPeer(float64(def.UsefulP99), float64(other.UsefulP99))}
+			vs.Judged = def.JudgedRuns > 0 && other.JudgedRuns > 0
 			if vs.Judged {
 				vs.RecoveryNoLater = recoveryOf(def) <= recoveryOf(other)
 				vs.UsefulNoLess = def.Useful >= other.Useful*(1-MetaUsefulMargin)
@@ -511,7 +597,14 @@ func versus(m *Metastable, p *plan.Metastable) []MetaVersus {
 	return out
 }
 
-func judgedRuns(v *MetaVariant) int { return len(v.Runs) - v.NotJudged }
+// overPeer is def over peer, NaN where either is unknown (NaN, or not
+// above 0).
+func overPeer(def, peer float64) float64 {
+	if !(def > 0) || !(peer > 0) {
+		return math.NaN()
+	}
+	return def / peer
+}
 
 // recoveryOf is v's recovery in seconds for a comparison: 0 where the
 // spike overloaded none of its judged runs, +Inf where it collapsed or
@@ -520,7 +613,7 @@ func recoveryOf(v *MetaVariant) float64 {
 	switch {
 	case v.Overloaded == 0:
 		return 0
-	case v.Collapsed > 0 || v.Recovered < judgedRuns(v):
+	case v.Collapsed > 0 || v.Recovered < v.JudgedRuns:
 		return math.Inf(1)
 	}
 	return v.Recovery.Median

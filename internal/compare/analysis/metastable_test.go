@@ -170,7 +170,9 @@ func TestMetastableFindings(t *testing.T) {
 	}
 	assert.Equal(t, 1, by["direct"].Collapsed)
 	assert.Equal(t, 0, by["direct"].Recovered)
+	assert.Equal(t, SpikeCollapsed, by["direct"].Outcome)
 	assert.Equal(t, 1, by["lifo+deadlines"].Recovered)
+	assert.Equal(t, SpikeRecovered, by["lifo+deadlines"].Outcome)
 	assert.Equal(t, 2.0, by["lifo+deadlines"].Recovery.Median)
 	assert.Equal(t, 8.0, by["adaptive"].Recovery.Median)
 	assert.Equal(t, 8.0, by["adaptive"].P99.Median)
@@ -187,18 +189,23 @@ func TestMetastableFindings(t *testing.T) {
 
 	// A variant the spike did not overload under one retrying model is
 	// not recommended: its recovery there proved nothing.
+	// A variant whose only run's client side saturated is not judged.
 	for _, r := range c.Metastable.Runs {
 		if r.Model == "budget" && r.Variant == "lifo" {
 			r.Series = calmSeries(c.Plan.Metastable.Timing, c.Metastable.BaseRate)
 		}
+		if r.Model == "budget" && r.Variant == "fifo" {
+			r.Series[0].LoaderShare = 0.95
+		}
 	}
 	m = Analyze(c).Metastable
 	assert.Equal(t, []string{"default", "failsafe", "failsafe-priority", "fifo+deadlines", "lifo+deadlines"}, m.Recommended)
-	for _, v := range m.Models[4].Variants {
-		if v.Name == "lifo" {
-			assert.Zero(t, v.Overloaded)
-		}
-	}
+	budget := m.Models[4]
+	require.Equal(t, "budget", budget.Name)
+	assert.Zero(t, budget.Variant("lifo").Overloaded)
+	assert.Equal(t, SpikeCalm, budget.Variant("lifo").Outcome)
+	assert.Equal(t, SpikeNotJudged, budget.Variant("fifo").Outcome)
+	assert.Equal(t, 0, budget.Variant("fifo").JudgedRuns)
 }
 
 func TestNoMetastableElsewhere(t *testing.T) {
@@ -357,9 +364,15 @@ func TestDefaultAgainstThePeer(t *testing.T) {
 	assert.False(t, backoff.UsefulNoLess)
 	assert.True(t, backoff.P99NoHigher, "equal is no higher")
 	assert.True(t, got["none/failsafe"].P99NoHigher, "1.25× the peer's p99 is inside the noise")
+	assert.InDelta(t, 1.25, got["none/failsafe"].P99Ratio, 1e-9, "the default's useful p99 over the peer's")
+	assert.InDelta(t, 0.05, retry.P99Ratio, 1e-9)
+	assert.Less(t, backoff.UsefulRatio, 1.0, "recovered later: less useful goodput over the run")
+	assert.InDelta(t, 1, got["none/failsafe"].UsefulRatio, 1e-9)
 	assert.False(t, got["untuned/failsafe"].P99NoHigher, "1.35× is beyond it")
 	budget := got["budget/failsafe-priority"]
 	assert.False(t, budget.Judged)
+	assert.Equal(t, 0, budget.Other.JudgedRuns)
+	assert.Equal(t, 1, budget.Default.JudgedRuns)
 	assert.False(t, budget.RecoveryNoLater || budget.UsefulNoLess || budget.P99NoHigher)
 }
 
@@ -382,4 +395,79 @@ func TestRunsJudgedAtTheirStoresRate(t *testing.T) {
 	assert.Equal(t, 600.0, untuned.BaseRate)
 	assert.Equal(t, 1, untuned.Variant("default").Recovered, "back at 600/s: recovered")
 	assert.Equal(t, 16, a.Models[2].Slots)
+}
+
+// TestMetaFits: the analysis gives each client model's fit in front of
+// the plan's store and, where the storms were sized to the loader, its
+// fit in front of the store it ran in front of, and whether the loader
+// could send some model's spike at all.
+func TestMetaFits(t *testing.T) {
+	c := metaComparison(t, nil)
+	p, m := c.Plan.Metastable, c.Metastable
+	require.True(t, p.SizeStorms)
+	assert.Nil(t, Analyze(c).Metastable.Fits, "nothing measured")
+	assert.True(t, Analyze(c).Metastable.Sendable, "nothing measured: nothing stopped")
+
+	// 20 µs an attempt answered at once, 60 µs one that timed out, on 1 CPU.
+	m.ClientSide = &result.ClientSide{Rate: 5000, LoaderCPUs: 1, Answered: 20 * time.Microsecond, TimedOut: 60 * time.Microsecond,
+		MostAttempts: map[string]float64{"none": 1, "untuned": 6, "retry": 3, "backoff": 3, "budget": 1.2, "throttle": 3}}
+	m.SpikeRate = 15000
+	m.Sizes = []result.MetaSize{{Slots: 16, Models: []string{"none", "budget"}, BaseRate: 6000, SpikeRate: 15000},
+		{Slots: 1, Models: []string{"untuned"}, BaseRate: 480, SpikeRate: 1200}}
+	a := Analyze(c).Metastable
+	fits := map[string]MetaFit{}
+	for _, f := range a.Fits {
+		fits[f.Model] = f
+	}
+	require.Len(t, fits, 6)
+	untuned := fits["untuned"]
+	assert.InDelta(t, 90000, untuned.Attempts, 1e-6, "in front of the plan's store: 15,000 × 6")
+	assert.Equal(t, 1, untuned.Slots)
+	require.NotNil(t, untuned.There)
+	assert.InDelta(t, 7200, untuned.There.Attempts, 1e-6, "in front of 1 slot: 1,200 × 6")
+	assert.InDelta(t, 0.432, untuned.There.CPUs, 1e-9)
+	assert.Equal(t, 16, fits["none"].Slots)
+	assert.Nil(t, fits["none"].There, "ran in front of the plan's store")
+	assert.Equal(t, 0, fits["retry"].Slots, "no store: not run")
+	assert.True(t, a.Sendable, "untuned's first tries fit in front of 1 slot")
+
+	// 15,000 first tries at 60 µs: 0.9 of 1 CPU, over the limit, and
+	// untuned sent its storm nowhere smaller.
+	m.ClientSide.Answered = 60 * time.Microsecond
+	m.Sizes = m.Sizes[:1]
+	assert.False(t, Analyze(c).Metastable.Sendable)
+}
+
+// TestFirstRunLine: each variant's chart line is its first run's useful
+// goodput per interval of the schedule, at the interval's middle; the
+// series' seconds past the schedule are left out.
+func TestFirstRunLine(t *testing.T) {
+	c := metaComparison(t, nil)
+	tm := c.Plan.Metastable.Timing
+	var first *result.MetaRun
+	for _, r := range c.Metastable.Runs {
+		if r.Model == "retry" && r.Variant == "default" {
+			first = r
+		}
+	}
+	require.NotNil(t, first)
+	scheduled := len(first.Series)
+	step := tm.Interval.Seconds()
+	first.Series = append(first.Series, result.MetaPoint{T: tm.Duration().Seconds(), Length: step, Useful: 1})
+	first.Series[1].Length = 0
+	second := *first
+	second.Repeat, second.Series = 2, nil
+	c.Metastable.Runs = append(c.Metastable.Runs, &second)
+	var l *Line
+	for _, mm := range Analyze(c).Metastable.Models {
+		if mm.Name == "retry" {
+			l = mm.Variant("default").FirstRun
+		}
+	}
+	require.NotNil(t, l)
+	assert.Equal(t, "default", l.Name)
+	require.Len(t, l.X, scheduled, "the interval past the schedule is left out")
+	assert.InDelta(t, step/2, l.X[0], 1e-9)
+	assert.InDelta(t, 6000, l.Y[0], 1e-6, "useful answers over the interval's length")
+	assert.True(t, math.IsNaN(l.Y[1]), "an interval of no length")
 }

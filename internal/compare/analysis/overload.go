@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/compare/result"
+	"github.com/kvpool/kvpool/internal/compare/verdict"
 )
 
 // The targets for kvserver's default configurations under overload
@@ -259,4 +260,24 @@ func shedWaitFindings(wr *result.WorkloadResult) []Finding {
 		f.Figures = append(f.Figures, Figure{Of: k, Name: ShedWaitP50, Interval: spanOf(shed[k])}, Figure{Of: k, Name: ServedWaitP50, Interval: spanOf(served[k])})
 	}
 	return []Finding{f}
+}
+
+// probesStopped tells whether a variant of c took fewer recovery probes
+// than the plan's and its last was normal (verdict.Normal): it stopped
+// there, as the runner does at the first normal one. A variant that
+// took fewer and ended on a slow probe failed one instead.
+func probesStopped(c *result.Comparison) bool {
+	n := c.Options.StepTiming().RecoverProbes
+	for _, wr := range c.Workloads {
+		for _, v := range wr.Variants {
+			o := v.Overload
+			if o == nil || len(o.RecoveryP99) == 0 || len(o.RecoveryP99) >= n {
+				continue
+			}
+			if verdict.Normal(ms(o.BaselineP99), ms(o.RecoveryP99[len(o.RecoveryP99)-1])) {
+				return true
+			}
+		}
+	}
+	return false
 }

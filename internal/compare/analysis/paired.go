@@ -83,8 +83,18 @@ func pairedVerdict(iv ratios.Interval) Verdict {
 	return Below
 }
 
+// intervalFigure is iv as a figure: its verdict pairedVerdict's, but
+// NoPairs where no pair had both figures and Unbounded where too few
+// pairs bound no interval.
 func intervalFigure(of string, name Measure, iv ratios.Interval) Figure {
-	return Figure{Of: of, Name: name, Value: iv.Median, Interval: &Interval{Lo: iv.Lo, Hi: iv.Hi, N: iv.N, Level: ratios.Confidence}, Verdict: pairedVerdict(iv)}
+	x := Figure{Of: of, Name: name, Value: iv.Median, Interval: &Interval{Lo: iv.Lo, Hi: iv.Hi, N: iv.N, Level: ratios.Confidence}, Verdict: pairedVerdict(iv)}
+	switch {
+	case math.IsNaN(iv.Median):
+		x.Verdict = NoPairs
+	case !iv.Finite():
+		x.Verdict = Unbounded
+	}
+	return x
 }
 
 // pairedFindings is one finding per measure (throughput, server CPU per
@@ -114,20 +124,20 @@ func pairedFindings(w *Workload) []Finding {
 	return out
 }
 
-// PairedWidths are the narrowest and widest half-widths (ratio.HalfWidth,
-// a share of the median) of w's paired intervals, both measures; ok
-// false where none is bounded.
-func (w *Workload) PairedWidths() (lo, hi float64, ok bool) {
-	lo, hi = math.Inf(1), 0
+// pairedWidths are the narrowest and widest half-widths (ratio.HalfWidth,
+// a share of the median) of w's paired intervals, both measures (N: how
+// many are bounded).
+func pairedWidths(w *Workload) Interval {
+	out := Interval{Lo: math.Inf(1)}
 	for _, v := range w.Variants {
 		if v.Paired == nil {
 			continue
 		}
 		for _, iv := range []ratios.Interval{v.Paired.Throughput, v.Paired.CPU} {
 			if iv.Finite() {
-				lo, hi, ok = min(lo, iv.HalfWidth()), max(hi, iv.HalfWidth()), true
+				out.Lo, out.Hi, out.N = min(out.Lo, iv.HalfWidth()), max(out.Hi, iv.HalfWidth()), out.N+1
 			}
 		}
 	}
-	return lo, hi, ok
+	return out
 }

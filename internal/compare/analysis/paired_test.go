@@ -57,9 +57,9 @@ func TestPairedFindings(t *testing.T) {
 	assert.True(t, math.IsInf(m.Interval.Lo, -1), "3 pairs bound nothing, however far the median")
 	assert.Equal(t, []string{"fifo"}, findVerdict(t, a, PairedCPU, Above).Variants)
 
-	lo, hi, ok := a.Workloads[0].PairedWidths()
-	require.True(t, ok)
-	assert.Greater(t, hi, lo)
+	w := a.Workloads[0].PairedWidths
+	assert.Equal(t, 4, w.N, "fifo's and lifo's six pairs bound both measures, msqueue's three neither")
+	assert.Greater(t, w.Hi, w.Lo)
 
 	wr.Variants[1].Paired.Variant[2].LoaderBound = true
 	a = Analyze(c)

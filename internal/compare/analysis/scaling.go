@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"slices"
+	"time"
 
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
@@ -15,6 +16,12 @@ type Grid struct {
 	Rows   []string
 	Counts []int
 	at     map[string]map[int]*Variant
+	// Saturation and CPU are the scaling charts' lines, one a row: its
+	// median saturation (req/s) against kvserver's CPUs, loader-bound
+	// points left out (they are lower bounds, not the curve), and its
+	// CPU per request (µs) against them: the closed loop's, else the
+	// validating runs'. A row with no point has no line.
+	Saturation, CPU []Line
 }
 
 func gridOf(w *Workload) *Grid {
@@ -35,6 +42,30 @@ func gridOf(w *Workload) *Grid {
 		}
 	}
 	slices.Sort(g.Counts)
+	for _, row := range g.Rows {
+		sat, cpu := Line{Name: row}, Line{Name: row}
+		for _, n := range g.Counts {
+			v := g.At(row, n)
+			if v == nil {
+				continue
+			}
+			if r := v.ranked(); r > 0 {
+				sat.X, sat.Y = append(sat.X, float64(n)), append(sat.Y, r)
+			}
+			var d time.Duration
+			if v.Closed != nil {
+				d = v.Closed.CPUPerRequest
+			}
+			if d <= 0 && v.Sat != nil {
+				d = v.Sat.CPUPerRequest
+			}
+			if d > 0 {
+				cpu.X, cpu.Y = append(cpu.X, float64(n)), append(cpu.Y, float64(d)/float64(time.Microsecond))
+			}
+		}
+		g.Saturation, g.CPU = append(g.Saturation, sat), append(g.CPU, cpu)
+	}
+	g.Saturation, g.CPU = slices.DeleteFunc(g.Saturation, noPoint), slices.DeleteFunc(g.CPU, noPoint)
 	return g
 }
 

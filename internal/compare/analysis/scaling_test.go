@@ -132,3 +132,20 @@ func TestScalingFindings(t *testing.T) {
 	assert.Equal(t, Figure{Of: "fifo", Name: WorstCPURatio, CPUs: 1, Value: 1.1, Verdict: Missed}, worst)
 	assert.NotContains(t, kinds(a), ScalingEfficiency, "one count: nothing to scale from")
 }
+
+// TestScalingLines: the scaling charts' lines, one a row: the median
+// saturation at each count where it is no lower bound, and the closed
+// loop's CPU per request (µs), else the validating runs'.
+func TestScalingLines(t *testing.T) {
+	c := scalingComparison(t)
+	fifo1 := c.Workloads[0].Variants[1]
+	require.Equal(t, "fifo cpus=1", fifo1.Name)
+	fifo1.Sat[0].LoaderBound = true // a lower bound on 1 CPU: no point there
+	fifo1.Closed = nil              // its CPU from the validating runs
+	g := Analyze(c).Workloads[0].Grid
+	require.Len(t, g.Saturation, 3)
+	assert.Equal(t, Line{Name: "direct", X: []float64{1, 2}, Y: []float64{40200, 80400}}, g.Saturation[0], "the medians of six searches")
+	assert.Equal(t, []float64{2}, g.Saturation[1].X, "fifo's lower bound left out")
+	require.Len(t, g.CPU, 3)
+	assert.Equal(t, Line{Name: "fifo", X: []float64{1, 2}, Y: []float64{21, 21}}, g.CPU[1], "on 1 CPU the searches', on 2 the closed loop's")
+}

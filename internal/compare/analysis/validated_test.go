@@ -90,6 +90,14 @@ func TestUnvalidatedRepeatDropsItsPair(t *testing.T) {
 	fifo.Sat = fifo.Sat[:5]
 	r, _ = below(c).Figure("fifo", SatRatio)
 	assert.Equal(t, 5, r.Interval.N)
+	assert.Equal(t, Unbounded, r.Verdict)
+
+	// No repeat held on both sides: no pair, so no ratio.
+	c = comparisonOf(t, map[string][]float64{"direct": {40000, 0}, "fifo": {0, 32000}}, "direct", "fifo")
+	c.Workloads[0].Variants[0].Sat[1].Validated, c.Workloads[0].Variants[1].Sat[0].Validated = false, false
+	r, _ = below(c).Figure("fifo", SatRatio)
+	assert.True(t, math.IsNaN(r.Value))
+	assert.Equal(t, NoPairs, r.Verdict)
 }
 
 // TestFixedBehind: a fixed-rate step that achieved less than

@@ -19,6 +19,13 @@ type Writes struct {
 	// FloodSeconds are the read stream's intervals judged as the
 	// flood's: those within [FloodAt, FloodAt+FloodFor) of the plan.
 	FloodSeconds int
+	// ReadP99, ReadOK, WriteOK and L0Sublevels are the charted figures:
+	// the read stream's corrected p99 (ms) and answers a second, the
+	// flood's answers a second, and Pebble's L0 sublevels. Each has a
+	// line per variant that measured it: the median over its runs per
+	// interval, at the interval's middle (seconds since the start); NaN
+	// where none was measured.
+	ReadP99, ReadOK, WriteOK, L0Sublevels []Line
 }
 
 // Variant is the variant named name (nil: none ran).
@@ -47,18 +54,6 @@ type WritesVariant struct {
 	Stalls, StallSeconds, L0Max, PacedSeconds Estimate
 	// NotJudged counts its runs whose loader was the limit (WritesFigures.LoaderBound).
 	NotJudged int
-	// Series is, per interval since the start, the median over its runs
-	// of each charted figure.
-	Series WritesSeries
-}
-
-// WritesSeries is a variant's charted figures per interval: at T
-// (seconds since the start, the interval's middle), the read stream's
-// corrected p99 (ms) and answers a second, the flood's answers a second,
-// and Pebble's L0 sublevels; NaN where none was measured.
-type WritesSeries struct {
-	T                                     []float64
-	ReadP99, ReadOK, WriteOK, L0Sublevels []float64
 }
 
 // WritesFigures are one run's figures.
@@ -170,7 +165,13 @@ func writesOf(c *result.Comparison) *Writes {
 		if len(wv.Runs) == 0 {
 			continue
 		}
-		wv.summarize(p)
+		wv.summarize()
+		x, ys := writesSeriesOf(wv.Runs, p)
+		for k, lines := range []*[]Line{&out.ReadP99, &out.ReadOK, &out.WriteOK, &out.L0Sublevels} {
+			if slices.ContainsFunc(ys[k], func(y float64) bool { return !math.IsNaN(y) }) {
+				*lines = append(*lines, Line{Name: wv.Name, X: x, Y: ys[k]})
+			}
+		}
 		out.Variants = append(out.Variants, wv)
 		out.FloodSeconds = max(out.FloodSeconds, len(wv.Runs[0].Flood))
 	}
@@ -319,8 +320,8 @@ func nanMax(a, b float64) float64 {
 	return a
 }
 
-// summarize sets wv's figures over its runs and its charted series.
-func (wv *WritesVariant) summarize(p *plan.Writes) {
+// summarize sets wv's figures over its runs.
+func (wv *WritesVariant) summarize() {
 	var refused, share, worst, worstP99, p99, goodput, wrefused, wp99, stalls, stallSecs, l0, paced []float64
 	for _, f := range wv.Runs {
 		if f.LoaderBound {
@@ -336,7 +337,6 @@ func (wv *WritesVariant) summarize(p *plan.Writes) {
 	wv.WorstReadP99, wv.ReadP99 = estimateOf(worstP99), estimateOf(p99)
 	wv.WriteGoodput, wv.WritesRefused, wv.WriteP99 = estimateOf(goodput), estimateOf(wrefused), estimateOf(wp99)
 	wv.Stalls, wv.StallSeconds, wv.L0Max, wv.PacedSeconds = estimateOf(stalls), estimateOf(stallSecs), estimateOf(l0), estimateOf(paced)
-	wv.Series = writesSeriesOf(wv.Runs, p)
 }
 
 func appendKnown(xs []float64, x float64) []float64 {
@@ -348,14 +348,14 @@ func appendKnown(xs []float64, x float64) []float64 {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// writesSeriesOf is the median over runs of each charted figure per
-// interval of p's run: a point whose start is within half an interval of
-// interval i's counts in i (the flood's series starts just after FloodAt,
-// kvserver's samples just after each second).
-func writesSeriesOf(runs []*WritesFigures, p *plan.Writes) WritesSeries {
+// writesSeriesOf is the median over runs of each charted figure (ys, in
+// Writes' order) per interval of p's run, at x: a point whose start is
+// within half an interval of interval i's counts in i (the flood's series
+// starts just after FloodAt, kvserver's samples just after each second).
+func writesSeriesOf(runs []*WritesFigures, p *plan.Writes) (x []float64, ys [4][]float64) {
 	iv := p.Interval.Seconds()
 	if iv <= 0 {
-		return WritesSeries{}
+		return nil, ys
 	}
 	n := int(math.Ceil(p.Duration.Seconds() / iv))
 	at := func(t float64) int { return int(math.Round(t / iv)) }
@@ -386,18 +386,17 @@ func writesSeriesOf(runs []*WritesFigures, p *plan.Writes) WritesSeries {
 			}
 		}
 	}
-	s := WritesSeries{}
 	for i := range n {
-		s.T = append(s.T, (float64(i)+0.5)*iv)
-		for k, dst := range []*[]float64{&s.ReadP99, &s.ReadOK, &s.WriteOK, &s.L0Sublevels} {
-			x := math.NaN()
+		x = append(x, (float64(i)+0.5)*iv)
+		for k := range ys {
+			y := math.NaN()
 			if len(cols[i][k]) > 0 {
-				x = Median(cols[i][k])
+				y = Median(cols[i][k])
 			}
-			*dst = append(*dst, x)
+			ys[k] = append(ys[k], y)
 		}
 	}
-	return s
+	return x, ys
 }
 
 // JudgeWrites judges variant v against direct (base; nil: direct ran

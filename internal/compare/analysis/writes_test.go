@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -235,21 +236,30 @@ func TestWritesServerFigures(t *testing.T) {
 	assert.Nil(t, g.AdmissionRejected)
 }
 
-// The charted series is the median over a variant's runs, interval by
+// The charted lines are the median over a variant's runs, interval by
 // interval, the flood's points and kvserver's samples placed by their
-// start.
+// start; a variant that measured none of a figure has no line of it.
 func TestWritesSeriesMedian(t *testing.T) {
-	w, _ := judge(t, nil, func(r *result.WritesRun) {
+	w, _ := judge(t, func(r *result.WritesRun) { r.Server = nil }, func(r *result.WritesRun) {
 		r.ReadSeries[12].P99 = time.Duration(r.Repeat) * 100 * time.Millisecond
 		r.ReadSeries[3] = result.WritesPoint{T: 3, Length: 1} // nothing answered
 	})
-	s := w.Variant("default").Series
-	require.Len(t, s.T, 40)
-	assert.Equal(t, 12.5, s.T[12])
-	assert.Equal(t, 150.0, s.ReadP99[12], "the median of 100 and 200 ms")
-	assert.True(t, math.IsNaN(s.ReadP99[3]), "a second without answers has no p99")
-	assert.Equal(t, 0.0, s.ReadOK[3])
-	assert.True(t, math.IsNaN(s.WriteOK[5]), "no flood yet")
-	assert.Equal(t, 4000.0, s.WriteOK[10])
-	assert.Equal(t, 5.0, s.L0Sublevels[30])
+	line := func(ls []Line) Line {
+		t.Helper()
+		i := slices.IndexFunc(ls, func(l Line) bool { return l.Name == "default" })
+		require.GreaterOrEqual(t, i, 0, "default has a line")
+		return ls[i]
+	}
+	p99, reads, writes, l0 := line(w.ReadP99), line(w.ReadOK), line(w.WriteOK), line(w.L0Sublevels)
+	require.Len(t, p99.X, 40)
+	assert.Equal(t, 12.5, p99.X[12])
+	assert.Equal(t, 150.0, p99.Y[12], "the median of 100 and 200 ms")
+	assert.True(t, math.IsNaN(p99.Y[3]), "a second without answers has no p99")
+	assert.Equal(t, 0.0, reads.Y[3])
+	assert.True(t, math.IsNaN(writes.Y[5]), "no flood yet")
+	assert.Equal(t, 4000.0, writes.Y[10])
+	assert.Equal(t, 5.0, l0.Y[30])
+	assert.Len(t, w.ReadP99, 2, "direct's and default's")
+	assert.Equal(t, []string{"default"}, []string{w.L0Sublevels[0].Name}, "direct's kvserver served no L0 figure")
+	assert.Len(t, w.L0Sublevels, 1)
 }

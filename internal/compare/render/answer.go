@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
@@ -56,10 +55,8 @@ func writeAnswer(b *page, preset string, a *analysis.Analysis) {
 				if x.CPUs > 0 {
 					what += " on " + cpusText(x.CPUs, "CPU")
 				}
-				iv := figureRatio(x)
-				verdict := ratioVerdict(iv, f.Verdict == analysis.NotRanked)
-				rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s |", f.Workload, what, x.Of, iv, verdict))
-				if !iv.Differs() && !math.IsNaN(iv.Median) {
+				rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s |", f.Workload, what, x.Of, figureRatio(x), ratioVerdict(x.Verdict, f.Verdict == analysis.NotRanked)))
+				if x.Verdict == analysis.NoDifference || x.Verdict == analysis.Unbounded {
 					same = append(same, x.Of)
 				}
 			}
@@ -79,17 +76,18 @@ func writeAnswer(b *page, preset string, a *analysis.Analysis) {
 	}
 }
 
-func ratioVerdict(iv ratios.Interval, loaderBound bool) string {
+// ratioVerdict words a ratio figure's verdict in the answer's table.
+func ratioVerdict(v analysis.Verdict, loaderBound bool) string {
 	switch {
 	case loaderBound:
 		return "not ranked: loader-bound"
-	case math.IsNaN(iv.Median):
+	case v == analysis.NoPairs:
 		return "no repeat held on both sides"
-	case !iv.Finite():
+	case v == analysis.Unbounded:
 		return fmt.Sprintf("no interval: fewer than %d pairs", ratios.MinPairs)
-	case !iv.Differs():
+	case v == analysis.NoDifference:
 		return "no difference measurable"
-	case iv.Median > 1:
+	case v == analysis.Above:
 		return "**higher**"
 	}
 	return "**lower**"

@@ -1,7 +1,11 @@
 package render
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,4 +27,29 @@ func TestNoMeasuringCode(t *testing.T) {
 		assert.False(t, measuring, "render or analysis imports %s", pkg)
 	}
 	assert.Contains(t, string(out), "/internal/compare/analysis", "the list is of the packages asked for")
+}
+
+// TestFormatsOnly: render formats what analysis computed; it calls no
+// function of analysis or verdict (it uses analysis's types), so that a
+// figure or verdict the report shows has one place where it is derived.
+func TestFormatsOnly(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+		require.NoError(t, err)
+		ast.Inspect(f, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok {
+				if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
+					if pkg, ok := sel.X.(*ast.Ident); ok && (pkg.Name == "analysis" || pkg.Name == "verdict") {
+						t.Errorf("%s calls %s.%s: derive it in analysis.Analyze and read the field", name, pkg.Name, sel.Sel.Name)
+					}
+				}
+			}
+			return true
+		})
+	}
 }

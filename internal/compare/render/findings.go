@@ -69,7 +69,7 @@ func sentence(f analysis.Finding) string {
 		parts := each(f.All(analysis.AchievedShare), func(x analysis.Figure) string { return fmt.Sprintf("%s (%s)", x.Of, x.Text) })
 		return fmt.Sprintf("`%s` at the fixed rate, **did not keep up**, and nothing is ranked from those steps:%s", wl, nested(parts))
 	case analysis.FixedErrors:
-		parts := each(f.Variants, func(v string) string { return v + " " + errorShare(f.Value(v, analysis.ErrorRate)) })
+		parts := each(f.Variants, func(v string) string { return v + " " + pctCell(f.Value(v, analysis.ErrorRate)) })
 		return fmt.Sprintf("`%s` at the fixed rate, failed requests (503s or time-outs) of what was sent: %s; their percentiles include those answers, so read a lower p99 there as shed load, not as faster service.",
 			wl, strings.Join(parts, ", "))
 	case analysis.ConcurrencyBound:
@@ -92,12 +92,11 @@ func sentence(f analysis.Finding) string {
 // and, where both sides' CPU was measured, what accounts for their ratio.
 func crossCheckSentence(f analysis.Finding) string {
 	v := f.Variants[0]
-	sat := f.Value(v, analysis.Saturation)
 	cl, _ := f.Figure(v, analysis.ClosedRate)
 	closed := fmt.Sprintf("the closed loop's %s req/s (%d rounds, %s–%s, %d connections)", thousands(cl.Value), cl.Interval.N,
 		thousands(cl.Interval.Lo), thousands(cl.Interval.Hi), int(f.Value(v, analysis.Conns)))
-	head := fmt.Sprintf("`%s` cross-check, %s's saturation %s req/s against %s", f.Workload, v, thousands(sat), closed)
-	account, idleMost, known := crossCheckAccount(f, v, sat/cl.Value)
+	head := fmt.Sprintf("`%s` cross-check, %s's saturation %s req/s against %s", f.Workload, v, thousands(f.Value(v, analysis.Saturation)), closed)
+	account, idleMost, known := crossCheckAccount(f, v)
 	switch f.Verdict {
 	case analysis.SatLowerBound:
 		return fmt.Sprintf("%s: **loader-bound: the saturation is a lower bound**, so the cross-check cannot confirm it.", head)
@@ -119,22 +118,20 @@ func crossCheckSentence(f analysis.Finding) string {
 		head, f.Value(v, analysis.Difference), account)
 }
 
-// crossCheckAccount words the analysis's split of open ÷ closed (ratio)
-// on one server, as saturate.Explain prints it: utilisation × cost × what
-// the medians, being of different runs, leave unexplained. idleMost:
-// utilisation is the smaller factor, so idle CPU, not cost, accounts for
-// more of a shortfall. known is false (and the text empty) where either
-// side's CPU was not measured.
-func crossCheckAccount(f analysis.Finding, v string, ratio float64) (text string, idleMost, known bool) {
-	busy, ok := f.Figure(v, analysis.UtilisationRatio)
+// crossCheckAccount words the analysis's split of open ÷ closed on one
+// server, as saturate.Explain prints it: utilisation × cost × what the
+// medians, being of different runs, leave unexplained. idleMost: idle
+// CPU, not cost, accounts for more of a shortfall. known is false (and
+// the text empty) where either side's CPU was not measured.
+func crossCheckAccount(f analysis.Finding, v string) (text string, idleMost, known bool) {
+	open, ok := f.Figure(v, analysis.OpenOverClosed)
 	if !ok {
 		return "", false, false
 	}
-	cost := f.Value(v, analysis.CostRatio)
 	text = fmt.Sprintf(" Open ÷ closed %.2f = utilisation %.2f × cost %.2f × %.2f unexplained: kvserver's CPUs were %.0f %% busy over the validating runs against %.0f %% in the closed loop, and a request took %s of CPU against %s.",
-		ratio, busy.Value, cost, ratio/(busy.Value*cost), f.Value(v, analysis.ServerBusy), f.Value(v, analysis.ClosedServerBusy),
+		open.Value, f.Value(v, analysis.UtilisationRatio), f.Value(v, analysis.CostRatio), f.Value(v, analysis.Unexplained), f.Value(v, analysis.ServerBusy), f.Value(v, analysis.ClosedServerBusy),
 		cpuMicros(time.Duration(f.Value(v, analysis.CPUPerRequest))), cpuMicros(time.Duration(f.Value(v, analysis.ClosedCPUPerRequest))))
-	return text, busy.Value <= cost, true
+	return text, open.Verdict == analysis.IdleMost, true
 }
 
 func scalingSentence(f analysis.Finding) (string, bool) {

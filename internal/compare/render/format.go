@@ -48,13 +48,14 @@ func durRatio(d time.Duration, x float64) string { return duration(d) + ratio(x)
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// errorShare is a fixed step's share of failed requests (503s, time-outs,
-// transport errors), "0" when none failed.
-func errorShare(rate float64) string {
-	if rate == 0 {
+// pctCell is a share as a percentage to two decimals, "0" where it is 0:
+// a fixed step's failed requests (503s, time-outs, transport errors), the
+// reads a write flood's read stream had refused.
+func pctCell(share float64) string {
+	if share == 0 {
 		return "0"
 	}
-	return fmt.Sprintf("%.2f %%", 100*rate)
+	return fmt.Sprintf("%.2f %%", 100*share)
 }
 
 // shareCell is a CPU share of n CPUs: "93 % of 8", "unknown" where it

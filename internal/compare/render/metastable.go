@@ -75,9 +75,9 @@ func writeMetastable(b *page, c *result.Comparison, a *analysis.Analysis) {
 		b.printf("- `%s`: %s\n", m, orUnknown(text))
 	}
 	b.printf("\n")
-	sendable := writeClientSide(b, c, p)
+	writeClientSide(b, c, am)
 	if len(c.Metastable.Runs) == 0 {
-		if !sendable {
+		if !am.Sendable {
 			b.printf("No run was made: the loader cannot send the spike's first tries on its CPUs (the table above).\n\n")
 			return
 		}
@@ -94,7 +94,7 @@ func writeMetastable(b *page, c *result.Comparison, a *analysis.Analysis) {
 		for _, v := range mm.Variants {
 			judged := "not judged | not judged | not judged | not judged | not judged | not judged"
 			if v.NotJudged < len(v.Runs) {
-				judged = strings.Join([]string{countCell(v.Overloaded, judgedRuns(v)), recoveredCell(v), collapsedCell(v), timesCell(v.P99Back, judgedRuns(v), v.P99),
+				judged = strings.Join([]string{countCell(v.Overloaded, v.JudgedRuns), recoveredCell(v), collapsedCell(v), timesCell(v.P99Back, v.JudgedRuns, v.P99),
 					usefulCell(v), p99Cell(v.UsefulP99)}, " | ")
 			}
 			b.printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", v.Name, clientCell(v.Client), judged, orDash("%.2f×", v.PeakAmplification),
@@ -149,26 +149,17 @@ func writeVersus(b *page, am *analysis.Metastable) {
 			continue
 		}
 		b.printf("| %s | %s | %s / %s | %s / %s%s | %s / %s%s | %s |\n", vs.Model, vs.Peer, recoveryText(vs.Default), recoveryText(vs.Other),
-			usefulCell(vs.Default), usefulCell(vs.Other), overPeer(vs.Default.Useful, vs.Other.Useful),
-			p99Cell(vs.Default.UsefulP99), p99Cell(vs.Other.UsefulP99), overPeer(float64(vs.Default.UsefulP99), float64(vs.Other.UsefulP99)), versusVerdict(vs))
+			usefulCell(vs.Default), usefulCell(vs.Other), ratio(vs.UsefulRatio),
+			p99Cell(vs.Default.UsefulP99), p99Cell(vs.Other.UsefulP99), ratio(vs.P99Ratio), versusVerdict(vs))
 	}
 	b.printf("\n")
-}
-
-// overPeer is " (1.04×)", the default's figure over the peer's; "" where
-// either is unknown.
-func overPeer(def, peer float64) string {
-	if !(def > 0) || !(peer > 0) {
-		return ""
-	}
-	return fmt.Sprintf(" (%.2f×)", def/peer)
 }
 
 // recoveryText is a variant's recovery for the comparison: "0 s", "not
 // overloaded", "never", "collapsed", "not judged".
 func recoveryText(v *analysis.MetaVariant) string {
 	switch {
-	case judgedRuns(v) == 0:
+	case v.JudgedRuns == 0:
 		return "not judged"
 	case v.Overloaded == 0:
 		return "not overloaded"
@@ -180,9 +171,9 @@ func recoveryText(v *analysis.MetaVariant) string {
 
 func notComparedWhy(vs analysis.MetaVersus) string {
 	switch {
-	case judgedRuns(vs.Default) == 0 && judgedRuns(vs.Other) == 0:
+	case vs.Default.JudgedRuns == 0 && vs.Other.JudgedRuns == 0:
 		return "neither was judged"
-	case judgedRuns(vs.Default) == 0:
+	case vs.Default.JudgedRuns == 0:
 		return "the default was not judged"
 	}
 	return "the peer was not judged"
@@ -249,13 +240,11 @@ func fitAdvice(f analysis.ClientFit) string {
 }
 
 // writeClientSide is the table of what the loader was measured to hold
-// before the storms, one row per client model; it tells whether the
-// loader could send some model's spike (true where nothing was measured).
-func writeClientSide(b *page, c *result.Comparison, p *plan.Metastable) (sendable bool) {
-	cs := c.Metastable.ClientSide
-	fits := analysis.ClientFits(cs, p.Models, c.Metastable.SpikeRate, p.Slots())
-	if len(fits) == 0 {
-		return true
+// before the storms, one row per client model.
+func writeClientSide(b *page, c *result.Comparison, am *analysis.Metastable) {
+	cs, p := c.Metastable.ClientSide, c.Plan.Metastable
+	if len(am.Fits) == 0 {
+		return
 	}
 	server := ""
 	if cs.ServerAnswered > 0 && cs.ServerTimedOut > 0 {
@@ -268,40 +257,29 @@ func writeClientSide(b *page, c *result.Comparison, p *plan.Metastable) (sendabl
 		thousands(cs.Rate), cpuMicros(cs.Answered), cpuMicros(cs.TimedOut), server, 100*plan.MetaClientShare, cs.LoaderCPUs)
 	if !p.SizeStorms {
 		b.printf("| client | worst second (attempts/s) | loader CPUs it takes | fits? |\n|---|---|---|---|\n")
-		for _, f := range fits {
-			b.printf("| %s | %s | %.2f (%.0f %%) | %s |\n", f.Model, thousands(f.Attempts), f.CPUs, 100*f.Share, FitText(f))
-			sendable = sendable || f.Sendable
+		for _, f := range am.Fits {
+			b.printf("| %s | %s | %.2f (%.0f %%) | %s |\n", f.Model, thousands(f.Attempts), f.CPUs, 100*f.Share, FitText(f.ClientFit))
 		}
 		b.printf("\n")
-		return sendable
+		return
 	}
 	b.printf("The storms were sized to the loader (no `-store-slots`): a model whose worst second in front of the store of %d slots fits keeps it. "+
 		"One whose worst second does not runs in front of a store of fewer slots, whose spike is as many times smaller: "+
 		"the most slots with which it would fit, rounded down to a power of two so that models share stores (1 at the least), "+
 		"with direct's saturation searched in front of it. One that still does not fit there goes down again.\n\n", p.Slots())
 	b.printf("| client | worst second in front of %d slots (attempts/s) | loader CPUs it takes | fits? | ran in front of | its worst second there |\n|---|---|---|---|---|---|\n", p.Slots())
-	for _, f := range fits {
-		there := "-"
-		size := c.Metastable.Size(f.Model)
-		switch {
-		case size == nil:
-			there = "not run"
-		case size.Slots != p.Slots():
-			g := analysis.ClientFits(cs, []string{f.Model}, size.SpikeRate, size.Slots)[0]
-			there = fmt.Sprintf("%s attempts/s, %.2f loader CPUs (%.0f %%)", thousands(g.Attempts), g.CPUs, 100*g.Share)
-			sendable = sendable || g.Sendable
-		default:
-			sendable = sendable || f.Sendable
+	for _, f := range am.Fits {
+		store, there := "not run", "not run"
+		if f.Slots > 0 {
+			store, there = slotsText(f.Slots), "-"
 		}
-		store := "not run"
-		if size != nil {
-			store = slotsText(size.Slots)
+		if g := f.There; g != nil {
+			there = fmt.Sprintf("%s attempts/s, %.2f loader CPUs (%.0f %%)", thousands(g.Attempts), g.CPUs, 100*g.Share)
 		}
 		b.printf("| %s | %s | %.2f (%.0f %%) | %s | %s | %s |\n", f.Model, thousands(f.Attempts), f.CPUs, 100*f.Share, yesNo(f.Fits, "yes"), store, there)
 	}
 	b.printf("\n")
 	writeStores(b, c.Metastable)
-	return sendable
 }
 
 // writeStores is each store the runs ran in front of: its slots, direct's
@@ -314,10 +292,8 @@ func writeStores(b *page, m *result.Metastable) {
 	b.printf("\n")
 }
 
-func judgedRuns(v *analysis.MetaVariant) int { return len(v.Runs) - v.NotJudged }
-
 func recoveredCell(v *analysis.MetaVariant) string {
-	return timesCell(v.Recovered, judgedRuns(v), v.Recovery)
+	return timesCell(v.Recovered, v.JudgedRuns, v.Recovery)
 }
 
 // timesCell is "2 s", "2 s (1–3 s)" over repeats, "never", or "2 s (2
@@ -351,10 +327,10 @@ func collapsedCell(v *analysis.MetaVariant) string {
 	switch {
 	case v.Collapsed == 0:
 		return "no"
-	case judgedRuns(v) == 1:
+	case v.JudgedRuns == 1:
 		return "**yes**"
 	}
-	return fmt.Sprintf("**yes** (%d of %d runs)", v.Collapsed, judgedRuns(v))
+	return fmt.Sprintf("**yes** (%d of %d runs)", v.Collapsed, v.JudgedRuns)
 }
 
 // shedCell is the loader's 503s with kvserver's reasons: "1,200
@@ -384,35 +360,28 @@ func metastableSentences(c *result.Comparison, am *analysis.Metastable) []string
 	t := c.Plan.Metastable.Timing
 	var out []string
 	for _, mm := range am.Models {
-		var rec, col, neither, calm, unjudged []string
+		by := map[analysis.Verdict][]string{}
 		for _, v := range mm.Variants {
-			switch {
-			case v.NotJudged == len(v.Runs):
-				unjudged = append(unjudged, v.Name)
-			case v.Collapsed > 0:
-				col = append(col, v.Name)
-			case v.Overloaded == 0:
-				calm = append(calm, v.Name)
-			case v.Recovered > 0:
-				rec = append(rec, fmt.Sprintf("%s (in %s)", v.Name, recoveredCell(v)))
-			default:
-				neither = append(neither, v.Name)
+			name := v.Name
+			if v.Outcome == analysis.SpikeRecovered {
+				name += fmt.Sprintf(" (in %s)", recoveredCell(v))
 			}
+			by[v.Outcome] = append(by[v.Outcome], name)
 		}
 		s := fmt.Sprintf("With `%s` clients after a %g× spike: ", mm.Name, t.Factor)
 		var parts []string
 		for _, g := range []struct {
-			head  string
-			names []string
+			head    string
+			outcome analysis.Verdict
 		}{
-			{"recovered: ", rec},
-			{"collapsed (useful goodput under half the base rate to the end): ", col},
-			{"neither recovered nor collapsed: ", neither},
-			{"not overloaded by the spike (nothing to recover from): ", calm},
-			{"not judged, the client side saturated or unrecorded: ", unjudged},
+			{"recovered: ", analysis.SpikeRecovered},
+			{"collapsed (useful goodput under half the base rate to the end): ", analysis.SpikeCollapsed},
+			{"neither recovered nor collapsed: ", analysis.SpikeNeither},
+			{"not overloaded by the spike (nothing to recover from): ", analysis.SpikeCalm},
+			{"not judged, the client side saturated or unrecorded: ", analysis.SpikeNotJudged},
 		} {
-			if len(g.names) > 0 {
-				parts = append(parts, g.head+strings.Join(g.names, ", "))
+			if names := by[g.outcome]; len(names) > 0 {
+				parts = append(parts, g.head+strings.Join(names, ", "))
 			}
 		}
 		out = append(out, s+strings.Join(parts, "; ")+".")
@@ -489,42 +458,25 @@ func versusSentences(am *analysis.Metastable) []string {
 
 // metastableCharts draws useful goodput per interval, one chart per
 // client model, one line per variant (its first run), the spike shaded.
-func metastableCharts(c *result.Comparison, save func(name, title string) func(chart.Chart, error)) {
-	p, m := c.Plan.Metastable, c.Metastable
-	if p == nil || m == nil {
+func metastableCharts(c *result.Comparison, am *analysis.Metastable, save func(name, title string) func(chart.Chart, error)) {
+	if am == nil {
 		return
 	}
-	t := p.Timing
-	for _, cm := range p.Models {
-		base := m.BaseRate
-		if size := m.Size(cm); size != nil {
-			base = size.BaseRate
-		}
+	t := c.Plan.Metastable.Timing
+	for _, mm := range am.Models {
 		var lines []chart.XYLine
-		for _, v := range p.Variants {
-			for _, r := range m.Runs {
-				if r.Model != cm || r.Variant != v.Name() || r.Repeat != 1 || len(r.Series) == 0 {
-					continue
-				}
-				l := chart.XYLine{Name: v.Name()}
-				for _, pt := range analysis.Scheduled(r.Series, t) {
-					y := math.NaN()
-					if pt.Length > 0 {
-						y = float64(pt.Useful) / pt.Length
-					}
-					l.X = append(l.X, pt.T+pt.Length/2)
-					l.Y = append(l.Y, y)
-				}
-				lines = append(lines, l)
+		for _, v := range mm.Variants {
+			if v.FirstRun != nil {
+				lines = append(lines, chart.XYLine(*v.FirstRun))
 			}
 		}
 		if len(lines) == 0 {
 			continue
 		}
-		title := fmt.Sprintf("Useful goodput through a %g× spike, clients: %s", t.Factor, cm)
+		title := fmt.Sprintf("Useful goodput through a %g× spike, clients: %s", t.Factor, mm.Name)
 		spec := chart.Spec{Title: title, XLabel: "time since the run started (s)", YLabel: "useful goodput (answers/s)",
 			Caption: fmt.Sprintf("Answers to clients still waiting, per %s, one line per variant; the shaded span is the spike. The base rate is %s/s: a line that comes back to it recovered, one that stays low after the spike is held down by its clients' retries.",
-				secs(t.Interval), thousands(base))}
-		save(Slug(m.Workload)+"-metastable-"+cm+".svg", title)(chart.TimeSeries(spec, lines, []chart.Mark{{From: t.Base.Seconds(), To: t.SpikeEnd().Seconds(), Label: fmt.Sprintf("spike %g×", t.Factor)}}))
+				secs(t.Interval), thousands(mm.BaseRate))}
+		save(Slug(c.Metastable.Workload)+"-metastable-"+mm.Name+".svg", title)(chart.TimeSeries(spec, lines, []chart.Mark{{From: t.Base.Seconds(), To: t.SpikeEnd().Seconds(), Label: fmt.Sprintf("spike %g×", t.Factor)}}))
 	}
 }

@@ -34,8 +34,8 @@ func writePairedTable(b *page, c *result.Comparison, wr *result.WorkloadResult, 
 		b.printf("| %s | %d | %d | %s | %s | %s | %s | %s | %s |\n", v.Name, p.Pairs, p.Conns, thousands(p.BaseRate), thousands(p.Rate),
 			p.Throughput, cpuMicros(p.CPUPerRequest), p.CPU, yesNo(p.LoaderBound, "**yes**: throughput not ranked"))
 	}
-	if lo, hi, ok := aw.PairedWidths(); ok {
-		b.printf("\nThe intervals came out ±%s to ±%s of their medians (half their width, the larger side): a difference smaller than that is not measurable with these pairs on this machine; more pairs (`-closed-pairs`) narrow them, short ones (`-pair-round`) at no more load.\n", pct(lo), pct(hi))
+	if w := aw.PairedWidths; w.N > 0 {
+		b.printf("\nThe intervals came out ±%s to ±%s of their medians (half their width, the larger side): a difference smaller than that is not measurable with these pairs on this machine; more pairs (`-closed-pairs`) narrow them, short ones (`-pair-round`) at no more load.\n", pct(w.Lo), pct(w.Hi))
 	} else {
 		b.printf("\nNo interval is bounded: fewer than %d pairs ran (`-closed-pairs`), so no difference is measurable.\n", ratios.MinPairs)
 	}
@@ -71,11 +71,6 @@ func pairedSentence(f analysis.Finding) (string, bool) {
 	return fmt.Sprintf("`%s`, paired with direct: %s, **no difference measurable here** (the 95 %% interval includes 1): %s.", f.Workload, what, list), true
 }
 
-func ratioOf(f analysis.Finding, v string, name analysis.Measure) ratios.Interval {
-	x, _ := f.Figure(v, name)
-	return figureRatio(x)
-}
-
 func figureRatio(x analysis.Figure) ratios.Interval {
 	if x.Interval == nil {
 		return ratios.Interval{Median: x.Value, Lo: math.Inf(-1), Hi: math.Inf(1)}
@@ -88,8 +83,8 @@ func figureRatio(x analysis.Figure) ratios.Interval {
 // (no ratio) is followed by none where it is not "".
 func ratioList(f analysis.Finding, name analysis.Measure, none string) string {
 	return strings.Join(each(f.Variants, func(v string) string {
-		if iv := ratioOf(f, v, name); none == "" || !math.IsNaN(iv.Median) {
-			return fmt.Sprintf("%s %s", v, iv)
+		if x, _ := f.Figure(v, name); none == "" || x.Verdict != analysis.NoPairs {
+			return fmt.Sprintf("%s %s", v, figureRatio(x))
 		}
 		return v + " " + none
 	}), ", ")
@@ -104,11 +99,11 @@ func satVsDirectSentence(f analysis.Finding) string {
 		return fmt.Sprintf("%s: **%s** beyond the 95 %% interval: %s.", head, beyondDirect(f.Verdict), list)
 	}
 	finite, unbounded := false, false
-	for _, v := range f.Variants {
-		if ratioOf(f, v, analysis.SatRatio).Finite() {
-			finite = true
-		} else {
+	for _, x := range f.All(analysis.SatRatio) {
+		if x.Verdict == analysis.NoPairs || x.Verdict == analysis.Unbounded {
 			unbounded = true
+		} else {
+			finite = true
 		}
 	}
 	why := "the 95 % interval includes 1"

@@ -88,9 +88,9 @@ func Write(c *result.Comparison, a *analysis.Analysis, dir string) (*Report, err
 		b.printf("*Published from `%s` by `make compare-publish`: the charts and CPU call graphs are here; the raw profiles (`.pb.gz`, for `make pprof-diff` and `go tool pprof -http`) stayed in that run's folder.*\n\n",
 			filepath.Base(p.From))
 	}
-	b.printf("%s\n\n", runSummary(c))
+	b.printf("%s\n\n", runSummary(c, a))
 	b.printf("%s\n\n%s\n\n", HeadPools, poolsInGo)
-	writeEnvironment(&b, c, r.Notes)
+	writeEnvironment(&b, c, a, r.Notes)
 	writeFailures(&b, c.Failures)
 	for i, wr := range c.Workloads {
 		if c.Plan.Writes != nil {

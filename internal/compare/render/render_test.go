@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
-	"github.com/kvpool/kvpool/internal/compare/chart"
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
 )
@@ -55,8 +54,8 @@ func TestNumbers(t *testing.T) {
 	assert.Equal(t, "", ratio(math.NaN()), "no ratio without a baseline")
 	assert.Equal(t, "12.3us", cpuMicros(12340*time.Nanosecond))
 	assert.Equal(t, "2.46ms (1.20×)", durRatio(2460*time.Microsecond, 1.2))
-	assert.Equal(t, "0", errorShare(0))
-	assert.Equal(t, "0.65 %", errorShare(0.0065))
+	assert.Equal(t, "0", pctCell(0))
+	assert.Equal(t, "0.65 %", pctCell(0.0065))
 	assert.Equal(t, "93 % of 8", shareCell(0.93, 8))
 	assert.Equal(t, "unknown", shareCell(-1, 8))
 	assert.Equal(t, "-", shareCell(0.5, 0))
@@ -176,31 +175,7 @@ func TestOwnRatesTable(t *testing.T) {
 	assert.Contains(t, text, "|---|---|---|---|---|---|---|---|---|---|---|---|\n", "one rule cell per column")
 	assert.Contains(t, text, "| 1,225 | ", "fifo's own rate")
 	assert.Contains(t, text, "| 43,400 | ", "direct's")
-	assert.Contains(t, runSummary(c), "a fixed-rate step of 20s at 70 % of each variant's own saturation")
-}
-
-func TestOverloadBarsSeries(t *testing.T) {
-	w := &result.WorkloadResult{Variants: []*result.VariantResult{
-		{Variant: plan.Variant{Pool: "direct"}, Overload: &result.OverloadRun{Goodput: 100}},
-		{Variant: plan.Variant{Pool: "fifo"}, Overload: &result.OverloadRun{Goodput: 90}},
-	}}
-	groups, series, good, _ := overloadBars(w)
-	assert.Equal(t, []string{"direct", "fifo"}, groups)
-	assert.Equal(t, []string{"at each pool's default policy"}, series, "one policy: one series")
-	assert.Equal(t, [][]float64{{100, 90}}, good)
-
-	w = &result.WorkloadResult{Variants: []*result.VariantResult{
-		{Variant: plan.Variant{Pool: "direct"}, Overload: &result.OverloadRun{Goodput: 100}},
-		{Variant: plan.Variant{Pool: "fifo", Policy: "reject"}, Overload: &result.OverloadRun{Goodput: 80}},
-		{Variant: plan.Variant{Pool: "fifo", Policy: "block"}, Overload: &result.OverloadRun{Goodput: 70}},
-	}}
-	groups, series, good, _ = overloadBars(w)
-	assert.Equal(t, []string{"direct", "fifo"}, groups)
-	assert.Equal(t, []string{"direct (no queue)", "reject", "block"}, series)
-	assert.Equal(t, 100.0, good[0][0])
-	assert.True(t, math.IsNaN(good[0][1]), "direct's series has no fifo bar")
-	assert.Equal(t, 80.0, good[1][1])
-	assert.Equal(t, 70.0, good[2][1])
+	assert.Contains(t, runSummary(c, analysis.Analyze(c)), "a fixed-rate step of 20s at 70 % of each variant's own saturation")
 }
 
 // TestChartsOfACapacitySweep draws the charts of a synthetic capacity
@@ -250,28 +225,13 @@ func TestChartsOfACapacitySweep(t *testing.T) {
 	}
 	assert.Equal(t, []string{"get-latency.svg", "get-saturation.svg", "get-sweep-saturation.svg", "get-sweep-p99.svg"}, names)
 
-	sat, p99 := sweepLines(wr, a.Workloads[0], "cap")
+	sat, p99 := a.Workloads[0].SweepSaturation, a.Workloads[0].SweepP99
 	require.Len(t, sat, 2, "one line per pool, direct left out")
 	assert.Equal(t, "fifo", sat[0].Name)
 	assert.Equal(t, []float64{32, 256, 1024}, sat[0].X)
 	assert.InDelta(t, 1.01*(38000+32), sat[0].Y[0], 1, "the median of the repeats")
-	assert.Len(t, p99, 2)
-}
-
-func TestPerSecondLineHasGapsForUnsentSeconds(t *testing.T) {
-	wr := &result.WorkloadResult{Variants: []*result.VariantResult{{Name: "lifo", Variant: plan.Variant{Pool: "lifo"}, Overload: &result.OverloadRun{
-		PerSecond:   []result.SecondPoint{{Second: 0, P99: time.Millisecond}, {Second: 1, P99: 2 * time.Millisecond}},
-		RecoveryP99: []time.Duration{time.Millisecond},
-	}}}}
-	tm := plan.QuickTiming()
-	tm.Overload = 3 * time.Second
-	lines, marks := perSecondLines(wr, tm, 2)
-	require.Len(t, lines, 1)
-	assert.Equal(t, []float64{0.5, 1.5, 2.5, 3.5}, lines[0].X)
-	assert.Equal(t, []float64{1, 2}, lines[0].Y[:2])
-	assert.True(t, math.IsNaN(lines[0].Y[2]), "second 2 had no request sent: a gap")
-	assert.Equal(t, 1.0, lines[0].Y[3], "the recovery probe after the overload")
-	assert.Equal(t, []chart.Mark{{From: 0, To: 3, Label: "overload 2×"}}, marks)
+	require.Len(t, p99, 2)
+	assert.Equal(t, []float64{2, 2, 2}, p99[1].Y, "lifo's fixed-rate p99s, in ms")
 }
 
 // TestRenderAVersion0Comparison: a version-0 compare.json without the
@@ -482,7 +442,7 @@ func TestLoaderTableNamesGrowingBacklogs(t *testing.T) {
 		{Workload: "get", Variant: "fifo", Step: "overload", Asked: 80000, SendRate: 40000},
 	}
 	var b page
-	writeLoader(&b, c)
+	writeLoader(&b, c, analysis.Analyze(c).LoaderKept)
 	text := b.String()
 	assert.Contains(t, text, "1 of 3 steps kept up.")
 	assert.Regexp(t, `\| get \| direct \| fixed \| 28,000 \| 28,000 \| .* \| yes \| [^|]+ \|`, text)
@@ -506,23 +466,26 @@ func TestCrossCheckAccountsForTheGap(t *testing.T) {
 	assert.Contains(t, crossCheckSentence(f), "the search stopped short", "no CPU figures: the causes it may have")
 
 	// accounted is f with the split's figures as the analysis gives them.
-	accounted := func(openCPU time.Duration, openBusy float64) analysis.Finding {
+	accounted := func(openCPU time.Duration, openBusy float64, most analysis.Verdict) analysis.Finding {
 		a := f
+		busy, cost := openBusy/99.7, float64(19200*time.Nanosecond)/float64(openCPU)
 		a.Figures = append(append([]analysis.Figure{}, f.Figures...),
 			analysis.Figure{Of: "direct", Name: analysis.CPUPerRequest, Value: float64(openCPU)},
 			analysis.Figure{Of: "direct", Name: analysis.ClosedCPUPerRequest, Value: float64(19200 * time.Nanosecond)},
 			analysis.Figure{Of: "direct", Name: analysis.ServerBusy, Value: openBusy},
 			analysis.Figure{Of: "direct", Name: analysis.ClosedServerBusy, Value: 99.7},
-			analysis.Figure{Of: "direct", Name: analysis.UtilisationRatio, Value: openBusy / 99.7},
-			analysis.Figure{Of: "direct", Name: analysis.CostRatio, Value: float64(19200*time.Nanosecond) / float64(openCPU)})
+			analysis.Figure{Of: "direct", Name: analysis.UtilisationRatio, Value: busy},
+			analysis.Figure{Of: "direct", Name: analysis.CostRatio, Value: cost},
+			analysis.Figure{Of: "direct", Name: analysis.OpenOverClosed, Value: 42000.0 / 52000, Verdict: most},
+			analysis.Figure{Of: "direct", Name: analysis.Unexplained, Value: 42000.0 / 52000 / (busy * cost)})
 		return a
 	}
-	idle := accounted(20600*time.Nanosecond, 86)
+	idle := accounted(20600*time.Nanosecond, 86, analysis.IdleMost)
 	s := crossCheckSentence(idle)
 	assert.Contains(t, s, "Open ÷ closed 0.81 = utilisation 0.86 × cost 0.93 × 1.00 unexplained: kvserver's CPUs were 86 % busy over the validating runs against 100 % in the closed loop, and a request took 20.6us of CPU against 19.2us.")
 	assert.Contains(t, s, "Most of the gap is CPU left idle")
 
-	costly := accounted(23*time.Microsecond, 97)
+	costly := accounted(23*time.Microsecond, 97, analysis.CostMost)
 	assert.Contains(t, crossCheckSentence(costly), "Most of the gap is cost")
 
 	within := idle
@@ -531,28 +494,12 @@ func TestCrossCheckAccountsForTheGap(t *testing.T) {
 }
 
 // TestProbesStopped: the overload's description says the recovery probes
-// stopped early only where one did at a normal second; all probes taken,
-// or a run that ended on a slow probe (a failed one after it), say
-// nothing.
+// stopped early where the analysis found that one did.
 func TestProbesStopped(t *testing.T) {
-	c := comparisonOf(t, "queues", map[string][]float64{"direct": {1000}, "fifo": {1000}}, "direct", "fifo")
-	n := c.Options.StepTiming().RecoverProbes
-	require.Greater(t, n, 1)
-	baseline := time.Millisecond // normal: up to 6 ms
-	slow := make([]time.Duration, n)
-	for i := range slow {
-		slow[i] = time.Second
-	}
-	c.Workloads[0].Variants[0].Overload = &result.OverloadRun{BaselineP99: baseline, RecoveryP99: slow}
-	c.Workloads[0].Variants[1].Overload = &result.OverloadRun{BaselineP99: baseline, RecoveryP99: slow}
-	assert.Empty(t, probesStopped(c), "every probe taken")
-
-	c.Workloads[0].Variants[1].Overload.RecoveryP99 = []time.Duration{time.Second}
-	assert.Empty(t, probesStopped(c), "ended on a slow probe: a failed one, not a stop")
-
-	c.Workloads[0].Variants[1].Overload.RecoveryP99 = []time.Duration{time.Second, 3 * time.Millisecond}
-	assert.Equal(t, ", stopping at the first normal one", probesStopped(c))
-	assert.Contains(t, runSummary(c), "stopping at the first normal one")
+	c := comparisonOf(t, "queues", map[string][]float64{"direct": {1000}}, "direct")
+	c.Plan.Overload = true
+	assert.NotContains(t, runSummary(c, &analysis.Analysis{}), "stopping at the first normal one")
+	assert.Contains(t, runSummary(c, &analysis.Analysis{ProbesStopped: true}), ", stopping at the first normal one")
 }
 
 // TestFailedSteps: a failure's reason of several lines (an error quoting

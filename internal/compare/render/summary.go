@@ -6,14 +6,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/compare/analysis"
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
-	"github.com/kvpool/kvpool/internal/compare/verdict"
 	"github.com/kvpool/kvpool/internal/cpuset"
 )
 
 // runSummary is the report's first paragraph: what was run.
-func runSummary(c *result.Comparison) string {
+func runSummary(c *result.Comparison, a *analysis.Analysis) string {
 	if c.Plan.Writes != nil {
 		return writesSummary(c)
 	}
@@ -41,8 +41,12 @@ func runSummary(c *result.Comparison) string {
 		steps = append(steps, fmt.Sprintf("a fixed-rate step of %v at %.0f %% of %s", t.Fixed, 100*plan.FixedShare, refName(p)))
 	}
 	if p.Overload {
+		stopped := "" // where a variant's recovery probes stopped at the first normal one
+		if a.ProbesStopped {
+			stopped = ", stopping at the first normal one"
+		}
 		steps = append(steps, fmt.Sprintf("an overload step of %v at %g× direct's saturation over up to %d connections, between probes at %.0f %% of %s (%v before, %d × %v after%s)",
-			t.Overload, p.OverloadFactor, o.MaxConns, 100*plan.ProbeShare, refName(p), t.ProbeBaseline, t.RecoverProbes, t.ProbeLength, probesStopped(c)))
+			t.Overload, p.OverloadFactor, o.MaxConns, 100*plan.ProbeShare, refName(p), t.ProbeBaseline, t.RecoverProbes, t.ProbeLength, stopped))
 	}
 	switch {
 	case len(p.Steps) > 0:
@@ -126,7 +130,7 @@ func anyVariant(c *result.Comparison, is func(*result.VariantResult) bool) bool 
 	return slices.ContainsFunc(c.Workloads, func(wr *result.WorkloadResult) bool { return slices.ContainsFunc(wr.Variants, is) })
 }
 
-func writeEnvironment(b *page, c *result.Comparison, renderNotes []string) {
+func writeEnvironment(b *page, c *result.Comparison, a *analysis.Analysis, renderNotes []string) {
 	e := c.Env
 	b.printf("%s\n\n| | |\n|---|---|\n", HeadEnvironment)
 	b.printf("| CPU | %s, %d cores |\n", e.CPUModel, e.Cores)
@@ -149,16 +153,17 @@ func writeEnvironment(b *page, c *result.Comparison, renderNotes []string) {
 	if len(notes) > 0 {
 		b.printf("\n")
 	}
-	writeLoader(b, c)
+	writeLoader(b, c, a.LoaderKept)
 }
 
-func writeLoader(b *page, c *result.Comparison) {
+// writeLoader is the loader's table: whether it kept up with each step
+// (kept of them did).
+func writeLoader(b *page, c *result.Comparison, kept int) {
 	b.printf("%s\n\n", HeadLoader)
 	if len(c.Loader) == 0 {
 		b.printf("No step finished.\n\n")
 		return
 	}
-	kept := len(slices.DeleteFunc(slices.Clone(c.Loader), func(l result.LoaderCheck) bool { return !l.KeptUp }))
 	b.printf("A step counts as kept up when the loader sent at least 99 %% of the asked rate on schedule and, at the fixed rate, the backlog did not grow. "+
 		"The backlog grew when requests in flight or the send lag's p99 rose by more than a tenth of the SLO from the step's earlier half to its later half (the rule of the searches). "+
 		"A validation counts as its search judged it (nothing left unsent, the backlog level). %d of %d steps kept up.", kept, len(c.Loader))
@@ -270,25 +275,4 @@ func variantNames(c *result.Comparison) []string {
 		}
 	}
 	return names
-}
-
-// probesStopped is what the overload's description adds where a
-// variant's recovery probes stopped at the first normal one, which the
-// recovery rule reads no further than; "" where every variant took them
-// all (or a failed probe ended them).
-func probesStopped(c *result.Comparison) string {
-	n := c.Options.StepTiming().RecoverProbes
-	for _, wr := range c.Workloads {
-		for _, v := range wr.Variants {
-			o := v.Overload
-			if o == nil || len(o.RecoveryP99) == 0 || len(o.RecoveryP99) >= n {
-				continue
-			}
-			last := o.RecoveryP99[len(o.RecoveryP99)-1]
-			if verdict.Normal(ms(o.BaselineP99), ms(last)) {
-				return ", stopping at the first normal one"
-			}
-		}
-	}
-	return ""
 }

@@ -103,7 +103,7 @@ func writeResultsTable(b *page, c *result.Comparison, wr *result.WorkloadResult,
 		if f, x := v.Fixed, av.Fixed; f != nil {
 			lat = []string{
 				durRatio(f.Corrected.P50, x.P50), durRatio(f.Corrected.P90, x.P90), durRatio(f.Corrected.P99, x.P99),
-				durRatio(f.Corrected.P999, x.P999), durRatio(f.Corrected.Max, x.Max), errorShare(f.ErrorRate),
+				durRatio(f.Corrected.P999, x.P999), durRatio(f.Corrected.Max, x.Max), pctCell(f.ErrorRate),
 				cpuMicros(f.ServerCPUPerRequest) + ratio(x.CPU),
 			}
 			peak = connsCell(f.ConnsStart, f.ConnsPeak, f.InFlightPeak)

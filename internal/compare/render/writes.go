@@ -121,13 +121,10 @@ func writeWritesTargets(b *page, c *result.Comparison, aw *analysis.Writes) {
 // targetCell is a target's verdict: "met (2 of 2)", "**not met** (1 of
 // 2)", "not judged: loader-bound".
 func targetCell(t analysis.WritesTarget) string {
-	switch t.Verdict {
-	case analysis.TargetMet:
-		return fmt.Sprintf("met (%d of %d)", t.Met, t.Of)
-	case analysis.TargetNotMet:
-		return fmt.Sprintf("**not met** (%d of %d)", t.Met, t.Of)
+	if t.Verdict == analysis.TargetNotJudged {
+		return "not judged: " + string(t.NotJudged)
 	}
-	return "not judged: " + string(t.NotJudged)
+	return fmt.Sprintf("%s (%d of %d)", verdictWord(t), t.Met, t.Of)
 }
 
 // writeWritesRuns is the table of every run, in the order they ran.
@@ -157,8 +154,8 @@ func writeWritesRuns(b *page, c *result.Comparison, aw *analysis.Writes) {
 			admission = thousands(f.AdmissionRejected["read"]) + " / " + thousands(f.AdmissionRejected["write"])
 		}
 		b.printf("| %s | %d | %s (%s) | %s (at %s) | %s (at %s) | %s | %s | %s | %s | %s | %s | %s | `%s` |\n", r.Variant, r.Repeat,
-			thousands(float64(f.ReadsRefused)), pctCell(f.RefusedShare), thousandsOrDash(f.WorstReadRate), secsOrDash(f.WorstReadAt),
-			duration(f.WorstReadP99), secsOrDash(f.WorstP99At), duration(f.ReadP99), thousands(f.WriteGoodput), thousands(float64(f.WritesRefused)),
+			thousands(float64(f.ReadsRefused)), pctCell(f.RefusedShare), thousandsOrDash(f.WorstReadRate), orDash("%g s", f.WorstReadAt),
+			duration(f.WorstReadP99), orDash("%g s", f.WorstP99At), duration(f.ReadP99), thousands(f.WriteGoodput), thousands(float64(f.WritesRefused)),
 			stalls, thousandsOrDash(f.L0Max), admission, loaderCell(f, c.Criteria.LoaderBusy), r.Dir)
 	}
 	b.printf("\n")
@@ -192,13 +189,6 @@ func estCell(e analysis.Estimate, format func(float64) string) string {
 	return s
 }
 
-func pctCell(x float64) string {
-	if x == 0 {
-		return "0"
-	}
-	return fmt.Sprintf("%.2f %%", 100*x)
-}
-
 func msCell(x float64) string { return duration(time.Duration(x * float64(time.Millisecond))) }
 
 func oneDecimal(x float64) string { return fmt.Sprintf("%.1f", x) }
@@ -208,13 +198,6 @@ func thousandsOrDash(x float64) string {
 		return "-"
 	}
 	return thousands(x)
-}
-
-func secsOrDash(x float64) string {
-	if math.IsNaN(x) {
-		return "-"
-	}
-	return fmt.Sprintf("%g s", x)
 }
 
 // writesSentences are the findings of a writes comparison: direct's
@@ -283,51 +266,30 @@ func p99Over(t analysis.WritesTarget) string {
 // second, and Pebble's L0 sublevels, the flood shaded.
 func writesCharts(c *result.Comparison, a *analysis.Analysis, save func(name, title string) func(chart.Chart, error)) {
 	aw, p := a.Writes, c.Plan.Writes
-	if aw == nil || p == nil || len(aw.Variants) == 0 {
+	if aw == nil || p == nil {
 		return
 	}
 	flood := []chart.Mark{{From: p.FloodAt.Seconds(), To: p.FloodEnd().Seconds(), Label: fmt.Sprintf("flood: %d writers × %s", p.FloodConns, bytesText(p.FloodValueSize))}}
-	lines := func(y func(s analysis.WritesSeries) []float64) []chart.XYLine {
-		var out []chart.XYLine
-		for _, v := range aw.Variants {
-			ys := y(v.Series)
-			if !anyFinite(ys) {
-				continue
-			}
-			out = append(out, chart.XYLine{Name: v.Name, X: v.Series.T, Y: ys})
-		}
-		return out
-	}
 	per := perInterval(p.Interval) + ", one line per variant (the median of its runs, interval by interval); the shaded span is the flood"
 	for _, ch := range []struct {
 		name, title, ylabel, caption string
-		y                            func(s analysis.WritesSeries) []float64
+		lines                        []analysis.Line
 	}{
 		{"writes-read-p99.svg", "Read p99 through the write flood", "corrected read p99 (ms)",
-			"The read stream's corrected p99 " + per + ". A line that climbs with the flood is reads waiting behind writes.", func(s analysis.WritesSeries) []float64 { return s.ReadP99 }},
+			"The read stream's corrected p99 " + per + ". A line that climbs with the flood is reads waiting behind writes.", aw.ReadP99},
 		{"writes-reads.svg", "Reads answered through the write flood", "reads answered (GET/s)",
-			fmt.Sprintf("Reads answered (2xx, 404) %s. The read stream asks %s GET/s; a line below it is reads refused or still waiting.", per, thousands(p.ReadRate)), func(s analysis.WritesSeries) []float64 { return s.ReadOK }},
+			fmt.Sprintf("Reads answered (2xx, 404) %s. The read stream asks %s GET/s; a line below it is reads refused or still waiting.", per, thousands(p.ReadRate)), aw.ReadOK},
 		{"writes-writes.svg", "Writes answered during the write flood", "writes answered (PUT/s)",
-			"The flood's PUTs answered 201 " + per + ". Pebble's write stalls show as seconds near 0.", func(s analysis.WritesSeries) []float64 { return s.WriteOK }},
+			"The flood's PUTs answered 201 " + per + ". Pebble's write stalls show as seconds near 0.", aw.WriteOK},
 		{"writes-l0.svg", "Pebble's L0 sublevels through the write flood", "L0 sublevels",
-			"kvserver's kvserver_pebble_l0_sublevels, read once " + per + ". L0 grows while flushes outrun compactions, and Pebble stalls writes past its threshold.", func(s analysis.WritesSeries) []float64 { return s.L0Sublevels }},
+			"kvserver's kvserver_pebble_l0_sublevels, read once " + per + ". L0 grows while flushes outrun compactions, and Pebble stalls writes past its threshold.", aw.L0Sublevels},
 	} {
-		ls := lines(ch.y)
-		if len(ls) == 0 {
+		if len(ch.lines) == 0 {
 			continue
 		}
 		spec := chart.Spec{Title: ch.title, XLabel: "time since the read stream started (s)", YLabel: ch.ylabel, Caption: ch.caption}
-		save(ch.name, ch.title)(chart.TimeSeries(spec, ls, flood))
+		save(ch.name, ch.title)(chart.TimeSeries(spec, xyLines(ch.lines), flood))
 	}
-}
-
-func anyFinite(xs []float64) bool {
-	for _, x := range xs {
-		if !math.IsNaN(x) {
-			return true
-		}
-	}
-	return false
 }
 
 // perInterval is "per second", or "per 500 ms" for another interval.
