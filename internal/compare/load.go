@@ -2,15 +2,12 @@ package compare
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kvpool/kvpool/internal/compare/result"
-	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/engine"
-	"github.com/kvpool/kvpool/internal/loadgen/fill"
 	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 )
@@ -43,25 +40,6 @@ func runInto(ctx context.Context, cfg config.Config, dir string, settings map[st
 		note = werr.Error()
 	}
 	return res, note, nil
-}
-
-// fillStore PUTs ids 1..keys of valueSize bytes into the server at
-// target, the loader on its CPUs (empty: unpinned).
-func fillStore(ctx context.Context, target string, keys uint64, valueSize int, cpus cpuset.Set) (elapsed time.Duration, rate float64, err error) {
-	cfg := config.Default()
-	cfg.Target = target
-	cfg.CPUs = cpus
-	cfg.Workload.Keys, cfg.Workload.ValueSize = keys, valueSize
-	cfg.Progress = 0
-	cfg.KeepResults = false
-	fr, err := fill.Run(ctx, cfg, fill.Range{From: 1, To: keys}, nil)
-	if err != nil {
-		return 0, 0, err
-	}
-	if !fr.Complete {
-		return 0, 0, fmt.Errorf("fill stopped at id %d of %d (%d errors)", fr.ResumeFrom, keys, fr.ErrorCount)
-	}
-	return fr.Elapsed, fr.AchievedRate(), nil
 }
 
 // latenciesOf are the tables' percentiles of h (µs, as the loader records).

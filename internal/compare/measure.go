@@ -21,7 +21,7 @@ type stepRun struct {
 // CPU just before and after (every step but the searches). ok is false
 // where ctx was cancelled, kvserver died or the run failed (each but the
 // first recorded); a run kvserver died in still returns its result.
-func (r *runner) measure(ctx context.Context, srv *instance, step string, cfg config.Config, dir string) (stepRun, bool) {
+func (r *step) measure(ctx context.Context, srv *instance, step string, cfg config.Config, dir string) (stepRun, bool) {
 	before, berr := srv.Sample()
 	res, note, err := runInto(ctx, cfg, dir, srv.v.Config)
 	m := stepRun{res: res, span: r.span(srv.Server, before, berr)}
@@ -95,18 +95,17 @@ func loaderShare(res *record.Result) float64 {
 	return cpu.Seconds() / (res.Elapsed.Seconds() * float64(res.LoaderCPUs))
 }
 
-// sawLoader notes the loader's loops and pinning for the environment.
-func (r *runner) sawLoader(res *record.Result) {
-	r.c.Env.LoaderLoops = max(r.c.Env.LoaderLoops, res.Loops)
-	if !res.Config.CPUs.IsEmpty() && !res.Pinned && r.c.Env.LoaderUnpinned == "" {
-		r.c.Env.LoaderUnpinned = res.Unpinned
-		r.note("the loader could not pin itself to CPUs %s and ran unpinned: %s", res.Config.CPUs, res.Unpinned)
+// sawLoader keeps the loader's loops and pinning for the environment.
+func (r *step) sawLoader(res *record.Result) {
+	r.out.loops = max(r.out.loops, res.Loops)
+	if !res.Config.CPUs.IsEmpty() && !res.Pinned && r.out.unpinned == "" {
+		r.out.unpinned, r.out.unpinnedCPUs = res.Unpinned, res.Config.CPUs.String()
 	}
 }
 
 // newLoaderCheck is what res says of the loader in one step; the
 // server's share and the bound are the caller's to fill in.
-func (r *runner) newLoaderCheck(wl, variant, step string, res *record.Result) result.LoaderCheck {
+func (r *step) newLoaderCheck(wl, variant, step string, res *record.Result) result.LoaderCheck {
 	r.sawLoader(res)
 	asked := res.Config.AskedRate() // the schedule's mean rate, a spike included
 	sent, unsent := scheduleSent(res)
@@ -143,7 +142,7 @@ func scheduleSent(res *record.Result) (rate float64, unsent int64) {
 // empty, says how the backlog of a step meant to be sustained (the fixed
 // rate) grew: then it did not keep up however the loader sent. An
 // overload step, asked for more than the server serves, passes "".
-func (r *runner) checkLoader(srv *instance, step string, m stepRun, backlog string) result.LoaderCheck {
+func (r *step) checkLoader(srv *instance, step string, m stepRun, backlog string) result.LoaderCheck {
 	res := m.res
 	lc := withBacklog(r.newLoaderCheck(srv.wl, srv.v.Name, step, res), backlog)
 	lc.ServerShare, lc.ServerCPUs = m.span.share(), m.span.cpus
@@ -155,7 +154,7 @@ func (r *runner) checkLoader(srv *instance, step string, m stepRun, backlog stri
 	if !lc.LoaderBound {
 		lc.Why = ""
 	}
-	r.c.Loader = append(r.c.Loader, lc)
+	r.out.loader = append(r.out.loader, lc)
 	return lc
 }
 
@@ -171,7 +170,7 @@ func withBacklog(lc result.LoaderCheck, backlog string) result.LoaderCheck {
 // checkValidation records the loader's check of a search's validating
 // run as the search judged it (s: nothing unsent, the backlog level), so
 // that the table agrees with the search.
-func (r *runner) checkValidation(wl, variant, step string, res *record.Result, s *saturate.Step) {
+func (r *step) checkValidation(wl, variant, step string, res *record.Result, s *saturate.Step) {
 	lc := r.newLoaderCheck(wl, variant, step, res)
 	if s != nil {
 		lc.KeptUp = s.Unsent == 0
@@ -182,5 +181,5 @@ func (r *runner) checkValidation(wl, variant, step string, res *record.Result, s
 			lc.Why = ""
 		}
 	}
-	r.c.Loader = append(r.c.Loader, lc)
+	r.out.loader = append(r.out.loader, lc)
 }
