@@ -204,12 +204,9 @@ func (r *step) searchStore(ctx context.Context, wr *result.WorkloadResult, seed 
 	defer r.stop(ctx, srv, step)
 	hint := wr.BaseRate * float64(slots) / float64(mp.Slots())
 	r.logf("%s direct: saturation search in front of %s", wr.Workload, slotsText(slots))
-	sat, err := r.search(ctx, r.loadConfig(srv), dir, srv.Server, v.Config, hint)
+	sat := r.search(ctx, srv, step, dir, hint)
 	switch {
-	case ctx.Err() != nil, r.died(ctx, srv, step):
-		return nil
-	case err != nil:
-		r.fail(wr.Workload, v.Name, step, err.Error(), srv.LogTail(10))
+	case sat == nil:
 		return nil
 	case !sat.Validated:
 		r.fail(wr.Workload, v.Name, step, fmt.Sprintf("no validated saturation: the search ended at %s, the validation of %.0f req/s failed", sat.Bracket, sat.Candidate), "")

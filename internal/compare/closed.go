@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
 	"github.com/kvpool/kvpool/internal/compare/plan"
@@ -61,22 +60,9 @@ func (r *step) closedRound(m stepRun) result.ClosedRound {
 	r.sawLoader(res)
 	round := result.ClosedRound{Rate: res.AchievedRate(), LoaderShare: loaderShare(res), LoaderCPUs: res.LoaderCPUs,
 		ServerShare: m.span.share(), ServerCPUs: m.span.cpus, ErrorRate: res.ErrorRate(), ServerCPUPerRequest: m.perRequest()}
-	round.LoaderBound, round.Why = saturate.Bound(&saturate.Step{
+	round.LoaderBound, round.Why = boundWhy(saturate.Bound(&saturate.Step{
 		LoaderCPUShare: round.LoaderShare, LoaderCPUs: round.LoaderCPUs,
 		ServerCPUShare: round.ServerShare, ServerCPUs: round.ServerCPUs, Shared: r.pl.Shared(),
-	})
-	if !round.LoaderBound {
-		round.Why = ""
-	}
+	}))
 	return round
-}
-
-// pause waits d, or until ctx is done: false then.
-func pause(ctx context.Context, d time.Duration) bool {
-	select {
-	case <-ctx.Done():
-		return false
-	case <-time.After(d):
-		return true
-	}
 }

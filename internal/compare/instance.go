@@ -45,6 +45,14 @@ type instance struct {
 	deathRecorded bool
 }
 
+// quiet waits before a step, up to -quiet-wait, while other processes
+// keep the cores busy (quietCheck), noting it.
+func (r *step) quiet(ctx context.Context, what string) {
+	if n := r.quietness.before(ctx, what); n != "" {
+		r.note("%s", n)
+	}
+}
+
 // start starts kvserver for v (with extra flags) on a fresh copy of seed,
 // its output in runDir/kvserver.log, and warms it (warm) for the steps
 // that measure it. A nil server comes with the failure already recorded.

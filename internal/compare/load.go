@@ -1,15 +1,12 @@
 package compare
 
 import (
-	"context"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
-	"github.com/kvpool/kvpool/internal/loadgen/engine"
-	"github.com/kvpool/kvpool/internal/loadgen/record"
-	"github.com/kvpool/kvpool/internal/loadgen/report"
 )
 
 // loadConfig is the loader's configuration for srv's workload against it.
@@ -23,23 +20,6 @@ func (r *runner) loadConfig(srv *instance) config.Config {
 	cfg.KeepResults = false
 	cfg.CPUs = r.pl.Loader // Loops 0: as many event loops as the step's rate needs, every CPU of the set for a search or a closed loop
 	return cfg
-}
-
-// runInto runs cfg with its files in dir; a file it could not write is
-// returned as note, and the run stands.
-func runInto(ctx context.Context, cfg config.Config, dir string, settings map[string]string) (res *record.Result, note string, err error) {
-	cfg.Out = dir
-	res, err = engine.Run(ctx, cfg, nil)
-	if err != nil {
-		return nil, "", err
-	}
-	if res.OutputErr != nil {
-		note = res.OutputErr.Error()
-	}
-	if werr := report.WriteFiles(dir, res, settings); werr != nil {
-		note = werr.Error()
-	}
-	return res, note, nil
 }
 
 // latenciesOf are the tables' percentiles of h (µs, as the loader records).

@@ -7,7 +7,9 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/harness"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/engine"
 	"github.com/kvpool/kvpool/internal/loadgen/record"
+	"github.com/kvpool/kvpool/internal/loadgen/report"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
 
@@ -36,6 +38,23 @@ func (r *step) measure(ctx context.Context, srv *instance, step string, cfg conf
 		r.note("%s %s: %s", step, srv.v.Name, note)
 	}
 	return m, true
+}
+
+// runInto runs cfg with its files in dir; a file it could not write is
+// returned as note, and the run stands.
+func runInto(ctx context.Context, cfg config.Config, dir string, settings map[string]string) (res *record.Result, note string, err error) {
+	cfg.Out = dir
+	res, err = engine.Run(ctx, cfg, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	if res.OutputErr != nil {
+		note = res.OutputErr.Error()
+	}
+	if werr := report.WriteFiles(dir, res, settings); werr != nil {
+		note = werr.Error()
+	}
+	return res, note, nil
 }
 
 // perRequest is kvserver's CPU over m per request sent (0: unknown).
@@ -150,10 +169,7 @@ func (r *step) checkLoader(srv *instance, step string, m stepRun, backlog string
 	ev.Pass, ev.FellBehind = lc.KeptUp, !lc.KeptUp
 	ev.LoaderCPUShare, ev.LoaderCPUs = lc.LoaderShare, lc.LoaderCPUs
 	ev.ServerCPUShare, ev.ServerCPUs, ev.Shared = lc.ServerShare, lc.ServerCPUs, r.pl.Shared()
-	lc.LoaderBound, lc.Why = saturate.Bound(&ev)
-	if !lc.LoaderBound {
-		lc.Why = ""
-	}
+	lc.LoaderBound, lc.Why = boundWhy(saturate.Bound(&ev))
 	r.out.loader = append(r.out.loader, lc)
 	return lc
 }
@@ -176,10 +192,26 @@ func (r *step) checkValidation(wl, variant, step string, res *record.Result, s *
 		lc.KeptUp = s.Unsent == 0
 		lc.BacklogGrew(s.Backlog)
 		lc.ServerShare, lc.ServerCPUs = s.ServerCPUShare, s.ServerCPUs
-		lc.LoaderBound, lc.Why = s.LoaderBound, s.BoundWhy
-		if !lc.LoaderBound {
-			lc.Why = ""
-		}
+		lc.LoaderBound, lc.Why = boundWhy(s.LoaderBound, s.BoundWhy)
 	}
 	r.out.loader = append(r.out.loader, lc)
+}
+
+// boundWhy is whether a run was loader-bound by saturate.Bound, and why
+// where it was ("" where not: then Bound's why says why not).
+func boundWhy(bound bool, why string) (bool, string) {
+	if !bound {
+		return false, ""
+	}
+	return true, why
+}
+
+// pause waits d, or until ctx is done: false then.
+func pause(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
 }

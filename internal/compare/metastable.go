@@ -46,9 +46,6 @@ func (r *runner) metastable(ctx context.Context, wr *result.WorkloadResult, seed
 	}
 	r.logf("%s: %d metastable runs of %v at %g%% of direct's saturation in front of their store, %g× for %v from %v", wr.Workload, runs,
 		t.Duration(), 100*mp.Share, t.Factor, t.Spike, t.Base)
-	// One VariantResult per variant and store keeps kvserver's settings,
-	// once.
-	vrs := map[string]*result.VariantResult{}
 	for rep := 1; rep <= mp.Repeat; rep++ {
 		for _, cm := range mp.Models {
 			size := m.Size(cm)
@@ -63,12 +60,7 @@ func (r *runner) metastable(ctx context.Context, wr *result.WorkloadResult, seed
 					return m, s.out
 				}
 				mv.Variant = sized(mv.Variant, size.Slots)
-				key := mv.Name() + "/" + strconv.Itoa(size.Slots)
-				vr := vrs[key]
-				if vr == nil {
-					vr = &result.VariantResult{Variant: mv.Variant, Name: mv.Name()}
-					vrs[key] = vr
-				}
+				vr := &result.VariantResult{Variant: mv.Variant, Name: mv.Name()}
 				if run := s.metaRun(ctx, wr.Workload, vr, cm, mv, rep, seed, size); run != nil {
 					m.Runs = append(m.Runs, run)
 				}

@@ -65,7 +65,7 @@ func runComparison(ctx context.Context, c Checked, log io.Writer, onStart func(s
 	if err := result.Save(dir, comparison); err != nil {
 		return comparison, nil, err
 	}
-	rep, err := render.Write(comparison, analysis.Analyze(comparison), dir)
+	rep, err := writeReport(comparison, dir)
 	if err != nil {
 		return comparison, rep, err
 	}

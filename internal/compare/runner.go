@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -65,22 +64,18 @@ type outcome struct {
 	version string
 }
 
-// step begins a step; of wr's variants (nil: none) it records into fresh
-// copies (outcome.variants) that keep only what says which kvserver runs.
+// step begins a step. It records what it measures of wr's variants (nil:
+// none) in records of its own (outcome.variants), each begun with only
+// what says which kvserver runs: variant, name, kvserver's settings.
 func (r *runner) step(wr *result.WorkloadResult) *step {
 	s := &step{runner: r}
-	if wr != nil {
-		for _, v := range wr.Variants {
-			s.out.variants = append(s.out.variants, fresh(v))
-		}
+	if wr == nil {
+		return s
+	}
+	for _, v := range wr.Variants {
+		s.out.variants = append(s.out.variants, &result.VariantResult{Variant: v.Variant, Name: v.Name, Config: v.Config})
 	}
 	return s
-}
-
-// fresh is a record of v for a step's servers to fill: its variant, name
-// and kvserver's settings (so that they are read once).
-func fresh(v *result.VariantResult) *result.VariantResult {
-	return &result.VariantResult{Variant: v.Variant, Name: v.Name, Config: v.Config}
 }
 
 func (r *runner) logf(format string, args ...any) {
@@ -96,14 +91,6 @@ func (r *step) note(format string, args ...any) {
 func (r *step) fail(wl, variant, step, reason, tail string) {
 	r.out.failures = append(r.out.failures, result.Failure{Workload: wl, Variant: variant, Step: step, Reason: reason, LogTail: tail})
 	r.logf("FAILED %s %s %s: %s", wl, variant, step, reason)
-}
-
-// quiet waits before a step, up to -quiet-wait, while other processes
-// keep the cores busy (quietCheck), noting it.
-func (r *step) quiet(ctx context.Context, what string) {
-	if n := r.quietness.before(ctx, what); n != "" {
-		r.note("%s", n)
-	}
 }
 
 // runDir is the folder of one step's run, and its path relative to the

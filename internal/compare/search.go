@@ -7,8 +7,6 @@ import (
 
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
-	"github.com/kvpool/kvpool/internal/harness"
-	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
@@ -66,12 +64,8 @@ func (r *step) saturateOne(ctx context.Context, wl string, v *result.VariantResu
 	}
 	defer r.stop(ctx, srv, step)
 	r.logf("%s %s: saturation search %d/%d", wl, v.Name, rep, r.o.Repeat)
-	sat, err := r.search(ctx, r.loadConfig(srv), dir, srv.Server, v.Config, hint)
-	switch {
-	case ctx.Err() != nil, r.died(ctx, srv, step):
-		return
-	case err != nil:
-		r.fail(wl, v.Name, step, err.Error(), srv.LogTail(10))
+	sat := r.search(ctx, srv, step, dir, hint)
+	if sat == nil {
 		return
 	}
 	run := satRunOf(sat)
@@ -107,41 +101,48 @@ func (r *runner) saturateConfig(dir string) saturate.Config {
 	return sc
 }
 
-// search runs a saturation search of srv, its files in dir. With
+// search runs a saturation search of srv, its files in dir: nil where
+// ctx ended, srv died or the search failed (recorded as step's). With
 // Timing.AnchorRounds a closed loop on srv comes first and bounds it
 // (saturate's Anchor); without, the ramp starts at half of hint where
 // that is above the configured start. Each step reads srv's CPU, so that
 // saturate.Bound can tell a loader's shortfall from the server's limit.
-func (r *runner) search(ctx context.Context, cfg config.Config, dir string, srv *harness.Server, settings map[string]string, hint float64) (*saturate.Saturation, error) {
-	sc := r.saturateConfig(dir)
+func (r *step) search(ctx context.Context, srv *instance, step, dir string, hint float64) *saturate.Saturation {
+	cfg, sc := r.loadConfig(srv), r.saturateConfig(dir)
 	sc.StartRate = max(sc.StartRate, math.Round(hint/2))
 	sc.MaxRate = max(sc.MaxRate, sc.StartRate)
-	cpus := r.serverCPUs(srv)
+	cpus := r.serverCPUs(srv.Server)
 	sc.ServerCPU = func(context.Context) (time.Duration, int, error) {
 		p, err := srv.Sample()
 		return p.CPU, cpus, err
 	}
 	var closed *saturate.ClosedLoop
+	var sat *saturate.Saturation
+	var err error
 	if n := r.t.AnchorRounds; n > 0 {
 		load := cfg
 		load.Conns, load.MaxConns = plan.MinConns, plan.MinConns
-		var err error
 		closed, err = saturate.MeasureClosedLoop(ctx, load, saturate.ClosedConfig{Rounds: n, For: r.t.SatStep, Cooldown: r.t.SatCooldown}, &sc)
-		if err != nil {
-			return nil, err
+		if err == nil {
+			sc.Anchor, sc.AnchorShare = closed.Throughput, plan.AnchorShare
 		}
-		sc.Anchor, sc.AnchorShare = closed.Throughput, plan.AnchorShare
 	}
-	sat, err := saturate.Run(ctx, cfg, sc, nil, nil)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		sat, err = saturate.Run(ctx, cfg, sc, nil, nil)
+	}
+	switch {
+	case ctx.Err() != nil, r.died(ctx, srv, step):
+		return nil
+	case err != nil:
+		r.fail(srv.wl, srv.v.Name, step, err.Error(), srv.LogTail(10))
+		return nil
 	}
 	sat.ClosedLoop = closed
 	if sat.Validation != nil {
-		report.WriteFiles(dir, sat.Validation, settings)
+		report.WriteFiles(dir, sat.Validation, srv.v.Config)
 	}
 	report.WriteJSON(dir, "saturate.json", sat)
-	return sat, nil
+	return sat
 }
 
 // satRunOf is sat as compare.json keeps it (result does not import the
