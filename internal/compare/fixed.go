@@ -12,11 +12,12 @@ import (
 
 // steps is the step of wr's step plan (wr.Steps): per variant on one
 // server, the fixed-rate step and then the overload step, each over the
-// connections planned for every variant. Beside what it met it returns
+// connections planned for every variant. Beside its outcome it returns
 // the variants (workload and name) whose overload step failed the
 // degradation checks.
-func (r *runner) steps(ctx context.Context, wr *result.WorkloadResult, seed string) (failed []string, out outcome) {
+func (r *runner) steps(ctx context.Context, wr *result.WorkloadResult, seed string) ([]string, outcome) {
 	s := r.step(wr)
+	var failed []string
 	for i, v := range wr.Variants {
 		if ctx.Err() != nil {
 			break

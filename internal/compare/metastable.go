@@ -107,8 +107,7 @@ func (r *step) metaRun(ctx context.Context, wl string, vr *result.VariantResult,
 	cfg := metaConfig(r.loadConfig(srv), mp, cm, mv, size.BaseRate, r.o.MaxConns, r.t.RequestTimeout)
 	before, berr := srv.Metrics(ctx)
 	// The loader's own CPU second by second: a run whose client side ran
-	// out is not judged (analysis.JudgeMetaRun judges it, once, in the
-	// report).
+	// out is not judged (analysis.JudgeMetaRun, the report's only judge).
 	stopTrace := saturate.TraceSelfCPU(cfg.Interval / 4)
 	m, ok := r.measure(ctx, srv, step, cfg, dir)
 	trace := stopTrace()
@@ -140,9 +139,8 @@ func (r *step) metaRun(ctx context.Context, wl string, vr *result.VariantResult,
 	default:
 		run.Server = serverCounts(before, after)
 	}
-	tot := run.Totals
 	r.logf("%s %s %s: %d first tries, %d retries, %d throttled; useful %d (p99 %v), timeouts %d, 503s %d, gave up %d; the loader kept up: %v", wl, model, mv.Name(),
-		tot.FirstTries, tot.Retries, tot.Throttled, tot.Useful, tot.UsefulP99.Round(100*time.Microsecond), tot.Timeouts, tot.Shed, tot.GaveUp, run.LoaderKeptUp)
+		c.FirstTries, c.Retries, c.Throttled, c.Useful, m.res.UsefulP99.Round(100*time.Microsecond), c.Timeouts, c.Shed, c.GaveUp, run.LoaderKeptUp)
 	return run
 }
 

@@ -2,8 +2,9 @@
 // runner, which starts kvserver per variant on a fresh copy of a filled
 // store, runs a preset's steps (plan), each returning what it measured,
 // and assembles a result.Comparison from them, kept in compare.json;
-// analysis derives from it, render writes the report. It drives kvserver as a user would, through internal/harness
-// and internal/loadgen, and never imports the server's packages.
+// analysis derives from it, render writes the report. It drives kvserver
+// as a user would, through internal/harness and internal/loadgen, and
+// never imports the server's packages.
 package compare
 
 import (
@@ -99,8 +100,7 @@ func (r *runner) runAll(ctx context.Context, env result.Environment) *result.Com
 			break
 		}
 		if r.p.Writes != nil {
-			writes, out := r.writes(ctx, wr, seed) // its rates are its own: no search
-			c.Writes = writes
+			c.Writes, out = r.writes(ctx, wr, seed) // its rates are its own: no search
 			r.add(c, wr, out)
 			continue
 		}
@@ -127,8 +127,7 @@ func (r *runner) runAll(ctx context.Context, env result.Environment) *result.Com
 			continue
 		}
 		if r.p.Metastable != nil {
-			m, out := r.metastable(ctx, wr, seed)
-			c.Metastable = m
+			c.Metastable, out = r.metastable(ctx, wr, seed)
 			r.add(c, wr, out)
 			continue
 		}
@@ -141,8 +140,8 @@ func (r *runner) runAll(ctx context.Context, env result.Environment) *result.Com
 			break
 		}
 		if r.p.Profiles && i == 0 {
-			sets, out := r.profiles(ctx, wr, seed)
-			c.ProfileWorkload, c.Profiles = w, sets
+			c.ProfileWorkload = w
+			c.Profiles, out = r.profiles(ctx, wr, seed)
 			r.add(c, wr, out)
 			if ctx.Err() != nil {
 				break
