@@ -207,11 +207,17 @@ func boundWhy(bound bool, why string) (bool, string) {
 }
 
 // pause waits d, or until ctx is done: false then.
-func pause(ctx context.Context, d time.Duration) bool {
+func pause(ctx context.Context, d time.Duration) bool { return waitUntil(ctx, time.Now().Add(d)) }
+
+// waitUntil waits for the instant at (a scheduled start, not a wait for
+// an event), false if ctx ended first.
+func waitUntil(ctx context.Context, at time.Time) bool {
+	t := time.NewTimer(time.Until(at))
+	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return false
-	case <-time.After(d):
+	case <-t.C:
 		return true
 	}
 }

@@ -164,19 +164,6 @@ func writesPoints(res *record.Result, off float64, trace *saturate.CPUTrace) []r
 	return out
 }
 
-// waitUntil waits for the instant at (a scheduled start, not a wait for
-// an event), false if ctx ended first.
-func waitUntil(ctx context.Context, at time.Time) bool {
-	t := time.NewTimer(time.Until(at))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
 // scrapeWrites reads srv's result.WritesMetrics from start and every iv
 // after until stop is called, which returns the samples, each at its
 // time since start. A read that fails is left out: the samples say when
