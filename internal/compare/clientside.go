@@ -11,7 +11,6 @@ import (
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
 	"github.com/kvpool/kvpool/internal/compare/plan"
-	"github.com/kvpool/kvpool/internal/compare/render"
 	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
 )
@@ -40,7 +39,7 @@ func calibrationRate(worst float64, maxConns int) float64 {
 // CPUs (result.ClientSide), with the most attempts per first try of each
 // of models; nil where a server would not start or a run failed (noted:
 // the storms are judged interval by interval all the same).
-func (r *runner) measureClientSide(ctx context.Context, wl, seed string, spike float64, models map[string]client.Model) *result.ClientSide {
+func (r *step) measureClientSide(ctx context.Context, wl, seed string, spike float64, models map[string]client.Model) *result.ClientSide {
 	cs := &result.ClientSide{MostAttempts: map[string]float64{}}
 	for name, m := range models {
 		cs.MostAttempts[name] = m.MostAttempts()
@@ -68,14 +67,14 @@ func (r *runner) measureClientSide(ctx context.Context, wl, seed string, spike f
 // calibrate is one calibration run: a direct kvserver on the server's
 // CPUs, one that never answers where mute, and the loader with client
 // model cm on its own.
-func (r *runner) calibrate(ctx context.Context, wl, seed string, rate float64, mute bool, cm client.Model) (stepRun, bool) {
+func (r *step) calibrate(ctx context.Context, wl, seed string, rate float64, mute bool, cm client.Model) (stepRun, bool) {
 	name, extra := "answered", []string(nil)
 	if mute {
 		name, extra = "never-answered", []string{"-io-delay", muteDelay.String()}
 	}
 	step := "client-side " + name
 	vr := &result.VariantResult{Variant: plan.Variant{Pool: plan.Baseline}, Name: plan.Baseline}
-	dir := filepath.Join(r.c.Dir, "runs", "metastable", "client-side", name)
+	dir := filepath.Join(r.dir, "runs", "metastable", "client-side", name)
 	srv := r.startCold(ctx, wl, vr, step, seed, dir, extra...)
 	if srv == nil {
 		return stepRun{}, false
@@ -105,7 +104,7 @@ func (r *runner) calibrate(ctx context.Context, wl, seed string, rate float64, m
 
 // sizeStorms says, before the storms, which client models' worst second
 // the loader can hold, and chooses the store each model's runs go in
-// front of (r.c.Metastable.Sizes): the plan's, unless the preset sizes
+// front of (m.Sizes): the plan's, unless the preset sizes
 // storms (plan.Metastable.SizeStorms: no -store-slots) and a model's
 // worst second does not fit the loader's room there; such a model gets
 // the store analysis.StormSlots gives it, whose direct saturation is
@@ -114,8 +113,8 @@ func (r *runner) calibrate(ctx context.Context, wl, seed string, rate float64, m
 // spike the loader cannot even send in front of its store (its first
 // tries alone, answered at once, over its room) is not run: none of its
 // runs could be judged.
-func (r *runner) sizeStorms(ctx context.Context, wr *result.WorkloadResult, seed string) {
-	m, mp := r.c.Metastable, r.p.Metastable
+func (r *step) sizeStorms(ctx context.Context, wr *result.WorkloadResult, seed string, m *result.Metastable) {
+	mp := r.p.Metastable
 	cs := m.ClientSide
 	first := result.MetaSize{Slots: mp.Slots(), Saturation: wr.BaseRate, BaseRate: m.BaseRate, SpikeRate: m.SpikeRate}
 	fits := analysis.ClientFits(cs, mp.Models, m.SpikeRate, mp.Slots())
@@ -130,7 +129,7 @@ func (r *runner) sizeStorms(ctx context.Context, wr *result.WorkloadResult, seed
 		cs.ServerAnswered.Round(100*time.Nanosecond), cs.ServerTimedOut.Round(100*time.Nanosecond))
 	for _, f := range fits {
 		r.logf("  %s: its worst second in front of %s (%.0f attempts/s) takes %.0f %% of the loader's CPUs: %s", f.Model, slotsText(mp.Slots()),
-			f.Attempts, 100*f.Share, render.FitText(f))
+			f.Attempts, 100*f.Share, f.Text())
 	}
 	sizes := map[int]*result.MetaSize{mp.Slots(): &first}
 	slotsOf := map[string]int{}
@@ -190,13 +189,13 @@ func (r *runner) sizeStorms(ctx context.Context, wr *result.WorkloadResult, seed
 // searchStore searches direct's saturation in front of a store stand-in
 // of slots, for the runs of the client models sized to it: the store's
 // MetaSize, or nil where no rate validated (recorded as a failure).
-func (r *runner) searchStore(ctx context.Context, wr *result.WorkloadResult, seed string, slots int) *result.MetaSize {
+func (r *step) searchStore(ctx context.Context, wr *result.WorkloadResult, seed string, slots int) *result.MetaSize {
 	mp := r.p.Metastable
 	base := wr.Baseline()
 	v := &result.VariantResult{Variant: sized(base.Variant, slots), Name: base.Name}
 	step := fmt.Sprintf("search in front of %s", slotsText(slots))
 	rel := filepath.Join("runs", "metastable", "stores", fmt.Sprintf("slots-%d", slots))
-	dir := filepath.Join(r.c.Dir, rel)
+	dir := filepath.Join(r.dir, rel)
 	r.quiet(ctx, step)
 	srv := r.start(ctx, wr.Workload, v, step, seed, dir)
 	if srv == nil {
@@ -205,12 +204,9 @@ func (r *runner) searchStore(ctx context.Context, wr *result.WorkloadResult, see
 	defer r.stop(ctx, srv, step)
 	hint := wr.BaseRate * float64(slots) / float64(mp.Slots())
 	r.logf("%s direct: saturation search in front of %s", wr.Workload, slotsText(slots))
-	sat, err := r.search(ctx, r.loadConfig(srv), dir, srv.Server, v.Config, hint)
+	sat := r.search(ctx, srv, step, dir, hint)
 	switch {
-	case ctx.Err() != nil, r.died(ctx, srv, step):
-		return nil
-	case err != nil:
-		r.fail(wr.Workload, v.Name, step, err.Error(), srv.LogTail(10))
+	case sat == nil:
 		return nil
 	case !sat.Validated:
 		r.fail(wr.Workload, v.Name, step, fmt.Sprintf("no validated saturation: the search ended at %s, the validation of %.0f req/s failed", sat.Bracket, sat.Candidate), "")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
 	"github.com/kvpool/kvpool/internal/compare/plan"
@@ -29,7 +28,8 @@ func (r *runner) wantsClosed(v *result.VariantResult) bool {
 // CPUs), once it is idle again. Its connections are Little's law's at
 // v's median saturation with the answer time when nothing queues
 // (unloadedAnswerTime): in a closed loop more only queue in the server.
-func (r *runner) closed(ctx context.Context, v *result.VariantResult, srv *instance) {
+// Nil where a round did not finish.
+func (r *step) closed(ctx context.Context, v *result.VariantResult, srv *instance) *result.ClosedRun {
 	wl := srv.wl
 	dir, rel := r.runDir(wl, v, closedStep)
 	r.settle(ctx, srv.Server, fmt.Sprintf("%s %s %s", wl, v.Name, closedStep), settleStart)
@@ -40,42 +40,29 @@ func (r *runner) closed(ctx context.Context, v *result.VariantResult, srv *insta
 	cr := &result.ClosedRun{Conns: cfg.Conns, Dir: rel}
 	for i := 1; i <= r.t.ClosedRounds; i++ {
 		if i > 1 && !pause(ctx, r.t.SatCooldown) { // the first follows the settle
-			return
+			return nil
 		}
 		m, ok := r.measure(ctx, srv, closedStep, cfg, filepath.Join(dir, fmt.Sprintf("round-%d", i)))
 		if !ok {
-			return
+			return nil
 		}
 		cr.Rounds = append(cr.Rounds, r.closedRound(m))
 	}
-	v.Closed = cr
 	r.logf("%s %s: closed loop %.0f req/s (median of %d rounds), loader-bound: %v", wl, v.Name, analysis.Median(cr.Rates()), len(cr.Rounds), cr.LoaderBound())
+	return cr
 }
 
 // closedRound is what a closed-loop run m measured; it was loader-bound
 // by saturate.Bound's CPU rule alone: with no schedule, a closed loop
 // cannot fall behind.
-func (r *runner) closedRound(m stepRun) result.ClosedRound {
+func (r *step) closedRound(m stepRun) result.ClosedRound {
 	res := m.res
 	r.sawLoader(res)
 	round := result.ClosedRound{Rate: res.AchievedRate(), LoaderShare: loaderShare(res), LoaderCPUs: res.LoaderCPUs,
 		ServerShare: m.span.share(), ServerCPUs: m.span.cpus, ErrorRate: res.ErrorRate(), ServerCPUPerRequest: m.perRequest()}
-	round.LoaderBound, round.Why = saturate.Bound(&saturate.Step{
+	round.LoaderBound, round.Why = boundWhy(saturate.Bound(&saturate.Step{
 		LoaderCPUShare: round.LoaderShare, LoaderCPUs: round.LoaderCPUs,
 		ServerCPUShare: round.ServerShare, ServerCPUs: round.ServerCPUs, Shared: r.pl.Shared(),
-	})
-	if !round.LoaderBound {
-		round.Why = ""
-	}
+	}))
 	return round
-}
-
-// pause waits d, or until ctx is done: false then.
-func pause(ctx context.Context, d time.Duration) bool {
-	select {
-	case <-ctx.Done():
-		return false
-	case <-time.After(d):
-		return true
-	}
 }

@@ -30,7 +30,7 @@ func (r *runner) planner() planner { return planner{p: r.p, maxConns: r.o.MaxCon
 // queueing (unloadedAnswerTime).
 func (pl planner) steps(wr *result.WorkloadResult) *plan.Steps {
 	base := wr.Baseline()
-	s := &plan.Steps{Workload: wr.Workload}
+	s := &plan.Steps{}
 	if pl.p.Fixed {
 		rate := plan.FixedShare * wr.BaseRate
 		w := answerTime(base, rate)

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -8,6 +9,64 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
+
+// steps is the step of wr's step plan (wr.Steps): per variant on one
+// server, the fixed-rate step and then the overload step, each over the
+// connections planned for every variant. Beside its outcome it returns
+// the variants (workload and name) whose overload step failed the
+// degradation checks.
+func (r *runner) steps(ctx context.Context, wr *result.WorkloadResult, seed string) ([]string, outcome) {
+	s := r.step(wr)
+	var failed []string
+	for i, v := range wr.Variants {
+		if ctx.Err() != nil {
+			break
+		}
+		got := s.out.variants[i]
+		dir, _ := r.runDir(wr.Workload, v, "server")
+		s.quiet(ctx, "steps of "+v.Name)
+		srv := s.start(ctx, wr.Workload, got, "fixed/overload", seed, dir)
+		if srv == nil {
+			continue
+		}
+		ok := true
+		if r.p.Fixed {
+			got.Fixed = s.fixed(ctx, wr, v, srv)
+			ok = got.Fixed != nil
+		}
+		if ok && r.p.Overload && ctx.Err() == nil {
+			var judgedFailed bool
+			got.Overload, judgedFailed = s.overload(ctx, wr, v, srv)
+			if judgedFailed {
+				failed = append(failed, wr.Workload+" "+v.Name)
+			}
+			continue // overload stops the server itself: its exit code is a verdict
+		}
+		s.stop(ctx, srv, result.FixedStep)
+	}
+	return failed, s.out
+}
+
+// fixed is v's fixed-rate step on srv; nil where the server died or the
+// step could not run.
+func (r *step) fixed(ctx context.Context, wr *result.WorkloadResult, v *result.VariantResult, srv *instance) *result.FixedRun {
+	dir, rel := r.runDir(wr.Workload, v, result.FixedStep)
+	cfg := r.planner().fixed(r.loadConfig(srv), wr, v, wr.Steps)
+	r.logf("%s %s: fixed rate %.0f req/s for %v over %d connections (up to %d)", wr.Workload, v.Name, cfg.Rate, cfg.Duration, cfg.Conns, cfg.MaxConns)
+	m, ok := r.measure(ctx, srv, result.FixedStep, cfg, dir)
+	if !ok {
+		return nil
+	}
+	res := m.res
+	lc := r.checkLoader(srv, result.FixedStep, m, fixedBacklog(res, r.o.SLO))
+	return &result.FixedRun{Behind: fixedBehind(res, lc),
+		Asked: cfg.Rate, Achieved: res.AchievedRate(),
+		Corrected: latenciesOf(res.Corrected), Uncorrected: latenciesOf(res.Uncorrected),
+		Distribution:        distributionOf(res.Corrected, res.Uncorrected, chartPercentiles),
+		ServerCPUPerRequest: m.perRequest(),
+		ErrorRate:           res.ErrorRate(), ConnsStart: res.ConnsStart, ConnsPeak: res.ConnsPeak, InFlightPeak: res.InFlightPeak, Dir: rel,
+	}
+}
 
 // fixedInterval is the fixed-rate step's interval: the saturation
 // search's rule (a tenth of the step after a warm-up, at most a second),

@@ -45,10 +45,18 @@ type instance struct {
 	deathRecorded bool
 }
 
+// quiet waits before a step, up to -quiet-wait, while other processes
+// keep the cores busy (quietCheck), noting it.
+func (r *step) quiet(ctx context.Context, what string) {
+	if n := r.quietness.before(ctx, what); n != "" {
+		r.note("%s", n)
+	}
+}
+
 // start starts kvserver for v (with extra flags) on a fresh copy of seed,
 // its output in runDir/kvserver.log, and warms it (warm) for the steps
 // that measure it. A nil server comes with the failure already recorded.
-func (r *runner) start(ctx context.Context, wl string, v *result.VariantResult, step, seed, runDir string, extra ...string) *instance {
+func (r *step) start(ctx context.Context, wl string, v *result.VariantResult, step, seed, runDir string, extra ...string) *instance {
 	srv := r.startCold(ctx, wl, v, step, seed, runDir, extra...)
 	if srv != nil {
 		r.warm(ctx, srv, step)
@@ -59,7 +67,7 @@ func (r *runner) start(ctx context.Context, wl string, v *result.VariantResult, 
 // warm serves srv an unmeasured closed loop of GETs for Timing.WarmUp, so
 // that the step after it finds the block cache filled (GETs whatever the
 // workload: they change nothing). A failed warm-up is only noted.
-func (r *runner) warm(ctx context.Context, srv *instance, step string) {
+func (r *step) warm(ctx context.Context, srv *instance, step string) {
 	if r.t.WarmUp <= 0 {
 		return
 	}
@@ -73,7 +81,7 @@ func (r *runner) warm(ctx context.Context, srv *instance, step string) {
 }
 
 // startCold is start without the warm-up.
-func (r *runner) startCold(ctx context.Context, wl string, v *result.VariantResult, step, seed, runDir string, extra ...string) *instance {
+func (r *step) startCold(ctx context.Context, wl string, v *result.VariantResult, step, seed, runDir string, extra ...string) *instance {
 	srv := r.launch(ctx, wl, v, step, seed, runDir, extra...)
 	if srv != nil {
 		r.settled(ctx, step, srv)
@@ -83,7 +91,7 @@ func (r *runner) startCold(ctx context.Context, wl string, v *result.VariantResu
 
 // launch starts kvserver for v as startCold does, without waiting for
 // it to idle; a workload wl that does not parse is recorded as its failure.
-func (r *runner) launch(ctx context.Context, wl string, v *result.VariantResult, step, seed, runDir string, extra ...string) *instance {
+func (r *step) launch(ctx context.Context, wl string, v *result.VariantResult, step, seed, runDir string, extra ...string) *instance {
 	var logf *os.File
 	mix, err := workload.ParseMix(wl)
 	if err == nil {
@@ -116,8 +124,8 @@ func (r *runner) launch(ctx context.Context, wl string, v *result.VariantResult,
 	if v.Config == nil {
 		if info, err := srv.ConfigInfo(ctx); err == nil {
 			v.Config = info
-			if r.c.Env.KvserverVersion == "" {
-				r.c.Env.KvserverVersion = info["version"]
+			if r.out.version == "" {
+				r.out.version = info["version"]
 			}
 		}
 	}
@@ -129,7 +137,7 @@ func (r *runner) launch(ctx context.Context, wl string, v *result.VariantResult,
 // (settleStart), all at once: the wait is a second of the machine doing
 // nothing, and servers started side by side can share it. Then it shows
 // each to onStart.
-func (r *runner) settled(ctx context.Context, step string, srvs ...*instance) {
+func (r *step) settled(ctx context.Context, step string, srvs ...*instance) {
 	type idle struct {
 		waited time.Duration
 		err    error
@@ -152,7 +160,7 @@ func (r *runner) settled(ctx context.Context, step string, srvs ...*instance) {
 
 // stop stops srv, recording an unclean stop as a failure of step. After
 // Ctrl-C nothing is recorded: the step is incomplete, not failed.
-func (r *runner) stop(ctx context.Context, srv *instance, step string) error {
+func (r *step) stop(ctx context.Context, srv *instance, step string) error {
 	select {
 	case <-srv.Exited(): // died mid-step: already recorded as such
 		return srv.Cleanup()
@@ -185,7 +193,7 @@ func exited(ctx context.Context, srv *harness.Server) (string, bool) {
 
 // died tells whether srv has exited on its own, recording it, once per
 // server, as a failure of step with the end of its log.
-func (r *runner) died(ctx context.Context, srv *instance, step string) bool {
+func (r *step) died(ctx context.Context, srv *instance, step string) bool {
 	why, dead := exited(ctx, srv.Server)
 	if dead && !srv.deathRecorded {
 		srv.deathRecorded = true
@@ -196,14 +204,14 @@ func (r *runner) died(ctx context.Context, srv *instance, step string) bool {
 
 // settle waits until srv is idle, so that no step pays for its
 // compactions; the report notes a server that never idled.
-func (r *runner) settle(ctx context.Context, srv *harness.Server, what string, rule settleRule) {
+func (r *step) settle(ctx context.Context, srv *harness.Server, what string, rule settleRule) {
 	waited, err := srv.WaitIdle(ctx, rule.windows, rule.within)
 	r.noteIdle(ctx, what, waited, err)
 }
 
 // noteIdle notes a wait for an idle server that failed, and logs one that
 // took long.
-func (r *runner) noteIdle(ctx context.Context, what string, waited time.Duration, err error) {
+func (r *step) noteIdle(ctx context.Context, what string, waited time.Duration, err error) {
 	switch {
 	case ctx.Err() != nil:
 	case err != nil:

@@ -1,18 +1,12 @@
 package compare
 
 import (
-	"context"
-	"fmt"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/kvpool/kvpool/internal/compare/result"
-	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
-	"github.com/kvpool/kvpool/internal/loadgen/engine"
-	"github.com/kvpool/kvpool/internal/loadgen/fill"
-	"github.com/kvpool/kvpool/internal/loadgen/record"
-	"github.com/kvpool/kvpool/internal/loadgen/report"
 )
 
 // loadConfig is the loader's configuration for srv's workload against it.
@@ -26,42 +20,6 @@ func (r *runner) loadConfig(srv *instance) config.Config {
 	cfg.KeepResults = false
 	cfg.CPUs = r.pl.Loader // Loops 0: as many event loops as the step's rate needs, every CPU of the set for a search or a closed loop
 	return cfg
-}
-
-// runInto runs cfg with its files in dir; a file it could not write is
-// returned as note, and the run stands.
-func runInto(ctx context.Context, cfg config.Config, dir string, settings map[string]string) (res *record.Result, note string, err error) {
-	cfg.Out = dir
-	res, err = engine.Run(ctx, cfg, nil)
-	if err != nil {
-		return nil, "", err
-	}
-	if res.OutputErr != nil {
-		note = res.OutputErr.Error()
-	}
-	if werr := report.WriteFiles(dir, res, settings); werr != nil {
-		note = werr.Error()
-	}
-	return res, note, nil
-}
-
-// fillStore PUTs ids 1..keys of valueSize bytes into the server at
-// target, the loader on its CPUs (empty: unpinned).
-func fillStore(ctx context.Context, target string, keys uint64, valueSize int, cpus cpuset.Set) (elapsed time.Duration, rate float64, err error) {
-	cfg := config.Default()
-	cfg.Target = target
-	cfg.CPUs = cpus
-	cfg.Workload.Keys, cfg.Workload.ValueSize = keys, valueSize
-	cfg.Progress = 0
-	cfg.KeepResults = false
-	fr, err := fill.Run(ctx, cfg, fill.Range{From: 1, To: keys}, nil)
-	if err != nil {
-		return 0, 0, err
-	}
-	if !fr.Complete {
-		return 0, 0, fmt.Errorf("fill stopped at id %d of %d (%d errors)", fr.ResumeFrom, keys, fr.ErrorCount)
-	}
-	return fr.Elapsed, fr.AchievedRate(), nil
 }
 
 // latenciesOf are the tables' percentiles of h (µs, as the loader records).

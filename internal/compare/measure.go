@@ -7,7 +7,9 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/harness"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
+	"github.com/kvpool/kvpool/internal/loadgen/engine"
 	"github.com/kvpool/kvpool/internal/loadgen/record"
+	"github.com/kvpool/kvpool/internal/loadgen/report"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
 
@@ -21,7 +23,7 @@ type stepRun struct {
 // CPU just before and after (every step but the searches). ok is false
 // where ctx was cancelled, kvserver died or the run failed (each but the
 // first recorded); a run kvserver died in still returns its result.
-func (r *runner) measure(ctx context.Context, srv *instance, step string, cfg config.Config, dir string) (stepRun, bool) {
+func (r *step) measure(ctx context.Context, srv *instance, step string, cfg config.Config, dir string) (stepRun, bool) {
 	before, berr := srv.Sample()
 	res, note, err := runInto(ctx, cfg, dir, srv.v.Config)
 	m := stepRun{res: res, span: r.span(srv.Server, before, berr)}
@@ -36,6 +38,23 @@ func (r *runner) measure(ctx context.Context, srv *instance, step string, cfg co
 		r.note("%s %s: %s", step, srv.v.Name, note)
 	}
 	return m, true
+}
+
+// runInto runs cfg with its files in dir; a file it could not write is
+// returned as note, and the run stands.
+func runInto(ctx context.Context, cfg config.Config, dir string, settings map[string]string) (res *record.Result, note string, err error) {
+	cfg.Out = dir
+	res, err = engine.Run(ctx, cfg, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	if res.OutputErr != nil {
+		note = res.OutputErr.Error()
+	}
+	if werr := report.WriteFiles(dir, res, settings); werr != nil {
+		note = werr.Error()
+	}
+	return res, note, nil
 }
 
 // perRequest is kvserver's CPU over m per request sent (0: unknown).
@@ -95,18 +114,17 @@ func loaderShare(res *record.Result) float64 {
 	return cpu.Seconds() / (res.Elapsed.Seconds() * float64(res.LoaderCPUs))
 }
 
-// sawLoader notes the loader's loops and pinning for the environment.
-func (r *runner) sawLoader(res *record.Result) {
-	r.c.Env.LoaderLoops = max(r.c.Env.LoaderLoops, res.Loops)
-	if !res.Config.CPUs.IsEmpty() && !res.Pinned && r.c.Env.LoaderUnpinned == "" {
-		r.c.Env.LoaderUnpinned = res.Unpinned
-		r.note("the loader could not pin itself to CPUs %s and ran unpinned: %s", res.Config.CPUs, res.Unpinned)
+// sawLoader keeps the loader's loops and pinning for the environment.
+func (r *step) sawLoader(res *record.Result) {
+	r.out.loops = max(r.out.loops, res.Loops)
+	if !res.Config.CPUs.IsEmpty() && !res.Pinned && r.out.unpinned == "" {
+		r.out.unpinned, r.out.unpinnedCPUs = res.Unpinned, res.Config.CPUs.String()
 	}
 }
 
 // newLoaderCheck is what res says of the loader in one step; the
 // server's share and the bound are the caller's to fill in.
-func (r *runner) newLoaderCheck(wl, variant, step string, res *record.Result) result.LoaderCheck {
+func (r *step) newLoaderCheck(wl, variant, step string, res *record.Result) result.LoaderCheck {
 	r.sawLoader(res)
 	asked := res.Config.AskedRate() // the schedule's mean rate, a spike included
 	sent, unsent := scheduleSent(res)
@@ -143,7 +161,7 @@ func scheduleSent(res *record.Result) (rate float64, unsent int64) {
 // empty, says how the backlog of a step meant to be sustained (the fixed
 // rate) grew: then it did not keep up however the loader sent. An
 // overload step, asked for more than the server serves, passes "".
-func (r *runner) checkLoader(srv *instance, step string, m stepRun, backlog string) result.LoaderCheck {
+func (r *step) checkLoader(srv *instance, step string, m stepRun, backlog string) result.LoaderCheck {
 	res := m.res
 	lc := withBacklog(r.newLoaderCheck(srv.wl, srv.v.Name, step, res), backlog)
 	lc.ServerShare, lc.ServerCPUs = m.span.share(), m.span.cpus
@@ -151,11 +169,8 @@ func (r *runner) checkLoader(srv *instance, step string, m stepRun, backlog stri
 	ev.Pass, ev.FellBehind = lc.KeptUp, !lc.KeptUp
 	ev.LoaderCPUShare, ev.LoaderCPUs = lc.LoaderShare, lc.LoaderCPUs
 	ev.ServerCPUShare, ev.ServerCPUs, ev.Shared = lc.ServerShare, lc.ServerCPUs, r.pl.Shared()
-	lc.LoaderBound, lc.Why = saturate.Bound(&ev)
-	if !lc.LoaderBound {
-		lc.Why = ""
-	}
-	r.c.Loader = append(r.c.Loader, lc)
+	lc.LoaderBound, lc.Why = boundWhy(saturate.Bound(&ev))
+	r.out.loader = append(r.out.loader, lc)
 	return lc
 }
 
@@ -171,16 +186,38 @@ func withBacklog(lc result.LoaderCheck, backlog string) result.LoaderCheck {
 // checkValidation records the loader's check of a search's validating
 // run as the search judged it (s: nothing unsent, the backlog level), so
 // that the table agrees with the search.
-func (r *runner) checkValidation(wl, variant, step string, res *record.Result, s *saturate.Step) {
+func (r *step) checkValidation(wl, variant, step string, res *record.Result, s *saturate.Step) {
 	lc := r.newLoaderCheck(wl, variant, step, res)
 	if s != nil {
 		lc.KeptUp = s.Unsent == 0
 		lc.BacklogGrew(s.Backlog)
 		lc.ServerShare, lc.ServerCPUs = s.ServerCPUShare, s.ServerCPUs
-		lc.LoaderBound, lc.Why = s.LoaderBound, s.BoundWhy
-		if !lc.LoaderBound {
-			lc.Why = ""
-		}
+		lc.LoaderBound, lc.Why = boundWhy(s.LoaderBound, s.BoundWhy)
 	}
-	r.c.Loader = append(r.c.Loader, lc)
+	r.out.loader = append(r.out.loader, lc)
+}
+
+// boundWhy is whether a run was loader-bound by saturate.Bound, and why
+// where it was ("" where not: then Bound's why says why not).
+func boundWhy(bound bool, why string) (bool, string) {
+	if !bound {
+		return false, ""
+	}
+	return true, why
+}
+
+// pause waits d, or until ctx is done: false then.
+func pause(ctx context.Context, d time.Duration) bool { return waitUntil(ctx, time.Now().Add(d)) }
+
+// waitUntil waits for the instant at (a scheduled start, not a wait for
+// an event), false if ctx ended first.
+func waitUntil(ctx context.Context, at time.Time) bool {
+	t := time.NewTimer(time.Until(at))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }

@@ -2,14 +2,12 @@ package compare
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"strconv"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/kvpool/kvpool/internal/compare/analysis"
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
@@ -18,29 +16,26 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 )
 
-// metastable runs plan.Metastable's runs on wr's store, each on a fresh
-// kvserver, at its share of direct's validated saturation with a spike,
-// in front of the store its client model's storm was sized to
-// (sizeStorms).
-func (r *runner) metastable(ctx context.Context, wr *result.WorkloadResult, seed string) {
+// metastable is the step of plan.Metastable's runs on wr's store, each
+// on a fresh kvserver, at its share of direct's validated saturation
+// (wr.BaseRate) with a spike, in front of the store its client model's
+// storm was sized to (sizeStorms).
+func (r *runner) metastable(ctx context.Context, wr *result.WorkloadResult, seed string) (*result.Metastable, outcome) {
+	s := r.step(nil)
 	mp := r.p.Metastable
-	if wr.BaseRate <= 0 {
-		r.c.Failures = append(r.c.Failures, result.Failure{Workload: wr.Workload, Step: "metastable runs", Reason: noBaseRate(wr)})
-		return
-	}
 	base := mp.Share * wr.BaseRate
-	r.c.Metastable = &result.Metastable{Workload: wr.Workload, BaseRate: base, SpikeRate: mp.Timing.Factor * base}
+	m := &result.Metastable{Workload: wr.Workload, BaseRate: base, SpikeRate: mp.Timing.Factor * base}
 	models := map[string]client.Model{}
 	for _, name := range mp.Models {
 		if cm, err := r.clientModel(name); err == nil {
 			models[name] = cm
 		}
 	}
-	r.c.Metastable.ClientSide = r.measureClientSide(ctx, wr.Workload, seed, r.c.Metastable.SpikeRate, models)
-	r.sizeStorms(ctx, wr, seed)
+	m.ClientSide = s.measureClientSide(ctx, wr.Workload, seed, m.SpikeRate, models)
+	s.sizeStorms(ctx, wr, seed, m)
 	t := mp.Timing
 	runs := 0
-	for _, size := range r.c.Metastable.Sizes {
+	for _, size := range m.Sizes {
 		for _, cm := range size.Models {
 			for _, mv := range mp.Variants {
 				if mp.Applies(cm, mv) {
@@ -51,12 +46,9 @@ func (r *runner) metastable(ctx context.Context, wr *result.WorkloadResult, seed
 	}
 	r.logf("%s: %d metastable runs of %v at %g%% of direct's saturation in front of their store, %g× for %v from %v", wr.Workload, runs,
 		t.Duration(), 100*mp.Share, t.Factor, t.Spike, t.Base)
-	// One VariantResult per variant and store keeps kvserver's settings,
-	// once.
-	vrs := map[string]*result.VariantResult{}
 	for rep := 1; rep <= mp.Repeat; rep++ {
 		for _, cm := range mp.Models {
-			size := r.c.Metastable.Size(cm)
+			size := m.Size(cm)
 			if size == nil {
 				continue // not run: the sizing said why
 			}
@@ -65,21 +57,17 @@ func (r *runner) metastable(ctx context.Context, wr *result.WorkloadResult, seed
 					continue
 				}
 				if ctx.Err() != nil {
-					return
+					return m, s.out
 				}
 				mv.Variant = sized(mv.Variant, size.Slots)
-				key := mv.Name() + "/" + strconv.Itoa(size.Slots)
-				vr := vrs[key]
-				if vr == nil {
-					vr = &result.VariantResult{Variant: mv.Variant, Name: mv.Name()}
-					vrs[key] = vr
-				}
-				if run := r.metaRun(ctx, wr.Workload, vr, cm, mv, rep, seed, size); run != nil {
-					r.c.Metastable.Runs = append(r.c.Metastable.Runs, run)
+				vr := &result.VariantResult{Variant: mv.Variant, Name: mv.Name()}
+				if run := s.metaRun(ctx, wr.Workload, vr, cm, mv, rep, seed, size); run != nil {
+					m.Runs = append(m.Runs, run)
 				}
 			}
 		}
 	}
+	return m, s.out
 }
 
 // sized is v in front of a store stand-in of slots (and, where v's pool
@@ -98,7 +86,7 @@ func sized(v plan.Variant, slots int) plan.Variant {
 // metaRun is one run in front of size's store: a fresh kvserver, the
 // load with its spike, the server's counters around it (nil: the run
 // failed, recorded).
-func (r *runner) metaRun(ctx context.Context, wl string, vr *result.VariantResult, model string, mv plan.MetaVariant, rep int, seed string, size *result.MetaSize) *result.MetaRun {
+func (r *step) metaRun(ctx context.Context, wl string, vr *result.VariantResult, model string, mv plan.MetaVariant, rep int, seed string, size *result.MetaSize) *result.MetaRun {
 	mp := r.p.Metastable
 	step := result.MetaStepPrefix + model
 	cm, err := r.clientModel(model)
@@ -107,7 +95,7 @@ func (r *runner) metaRun(ctx context.Context, wl string, vr *result.VariantResul
 		return nil
 	}
 	rel := filepath.Join("runs", "metastable", model, mv.Slug(), "run-"+strconv.Itoa(rep))
-	dir := filepath.Join(r.c.Dir, rel)
+	dir := filepath.Join(r.dir, rel)
 	r.quiet(ctx, step+" "+mv.Name())
 	// Cold: the spike's recovery is the question, and every variant's
 	// store stand-in sleeps the same on every read, warm or not.
@@ -119,7 +107,7 @@ func (r *runner) metaRun(ctx context.Context, wl string, vr *result.VariantResul
 	cfg := metaConfig(r.loadConfig(srv), mp, cm, mv, size.BaseRate, r.o.MaxConns, r.t.RequestTimeout)
 	before, berr := srv.Metrics(ctx)
 	// The loader's own CPU second by second: a run whose client side ran
-	// out is not judged (analysis.JudgeMetaRun).
+	// out is not judged (analysis.JudgeMetaRun, the report's only judge).
 	stopTrace := saturate.TraceSelfCPU(cfg.Interval / 4)
 	m, ok := r.measure(ctx, srv, step, cfg, dir)
 	trace := stopTrace()
@@ -151,9 +139,8 @@ func (r *runner) metaRun(ctx context.Context, wl string, vr *result.VariantResul
 	default:
 		run.Server = serverCounts(before, after)
 	}
-	j := analysis.JudgeMetaRun(run, size.BaseRate, mp.Timing)
-	r.logf("%s %s %s: useful %d (%.0f/s, p99 %v), timeouts %d, 503s %d, peak amplification %.2f; %s", wl, model, mv.Name(),
-		run.Totals.Useful, j.Useful, run.Totals.UsefulP99.Round(100*time.Microsecond), run.Totals.Timeouts, run.Totals.Shed, j.PeakAmplification, recoveryText(j))
+	r.logf("%s %s %s: %d first tries, %d retries, %d throttled; useful %d (p99 %v), timeouts %d, 503s %d, gave up %d; the loader kept up: %v", wl, model, mv.Name(),
+		c.FirstTries, c.Retries, c.Throttled, c.Useful, m.res.UsefulP99.Round(100*time.Microsecond), c.Timeouts, c.Shed, c.GaveUp, run.LoaderKeptUp)
 	return run
 }
 
@@ -185,21 +172,6 @@ func metaConfig(cfg config.Config, mp *plan.Metastable, cm client.Model, mv plan
 	cfg.Conns, cfg.MaxConns = plan.MinConns, maxConns
 	cfg.GrowAfter, cfg.Timeout = time.Millisecond, timeout
 	return cfg
-}
-
-// recoveryText is a judged run for the log.
-func recoveryText(j analysis.MetaJudged) string {
-	switch {
-	case !j.Client.Known:
-		return "not judged: the loader's CPU was not recorded"
-	case j.Client.Saturated:
-		return fmt.Sprintf("not judged: the client side saturated (loader at most %.0f %% of its CPU, %d intervals late)", 100*j.Client.PeakShare, j.Client.OwnLate)
-	case j.Collapsed:
-		return "collapsed"
-	case j.Recovered:
-		return fmt.Sprintf("recovered in %v", j.RecoveryTime)
-	}
-	return "not recovered"
 }
 
 // The counters of kvserver's /metrics a metastable run reads.

@@ -18,14 +18,15 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 )
 
-// overload runs the overload step between probes below saturation,
-// sampling kvserver's RSS each second; then stops the server and judges
-// how it degraded (the rules of the verdict package). Every variant gets
-// the same rate and connections (s).
-func (r *runner) overload(ctx context.Context, wr *result.WorkloadResult, srv *instance, s *plan.Steps) {
-	wl, v := wr.Workload, srv.v
+// overload is v's overload step on srv between probes below saturation,
+// sampling kvserver's RSS each second; then it stops the server and
+// judges how it degraded (the rules of the verdict package): failed, where
+// it failed them. Every variant gets the same rate and connections
+// (wr.Steps). Nil where the step did not run to its end.
+func (r *step) overload(ctx context.Context, wr *result.WorkloadResult, v *result.VariantResult, srv *instance) (o *result.OverloadRun, failed bool) {
+	wl, s := wr.Workload, wr.Steps
 	dir, rel := r.runDir(wl, v, "overload")
-	o := &result.OverloadRun{Asked: s.Overload.Rate, ProbeRate: plan.ProbeShare * r.planner().refRate(wr, v), Dir: rel}
+	o = &result.OverloadRun{Asked: s.Overload.Rate, ProbeRate: plan.ProbeShare * r.planner().refRate(wr, v), Dir: rel}
 	cfg := r.loadConfig(srv)
 	// probe returns the corrected p99 of a probe and kvserver's CPU per
 	// request over it (0 where it shed: that measures no served request).
@@ -84,14 +85,14 @@ func (r *runner) overload(ctx context.Context, wr *result.WorkloadResult, srv *i
 	o.Panicked = verdict.LogHasPanic(logTail)
 	if ctx.Err() != nil {
 		srv.Cleanup() // Ctrl-C: the step is incomplete and not judged
-		return
+		return nil, false
 	}
 	if stopErr != nil && !dead {
 		r.fail(wl, v.Name, "overload", "kvserver did not stop cleanly: "+stopErr.Error(), srv.LogTail(20))
 	}
 	res := m.res
 	if res == nil {
-		return
+		return nil, false
 	}
 	lc := r.checkLoader(srv, "overload", m, "")
 	o.LoaderKeptUp = lc.KeptUp
@@ -107,17 +108,14 @@ func (r *runner) overload(ctx context.Context, wr *result.WorkloadResult, srv *i
 	}
 	judged := judgeOverload(o, v.Variant, report.Summarize(res, nil), dead, logTail)
 	o.Verdict = judged.String()
-	if judged.Failed() {
-		r.c.OverloadFailed = append(r.c.OverloadFailed, wl+" "+v.Name)
-	}
-	v.Overload = o
 	r.logf("%s %s: goodput %.0f/s, served p99 %v, shed %.1f%%, %s", wl, v.Name, o.Goodput, o.ServedP99, o.ShedPct, o.Verdict)
+	return o, judged.Failed()
 }
 
 // fullLoadCost is kvserver's CPU per request over one closed-loop round
 // on srv (result.OverloadRun.FullLoadCPUPerRequest; 0 where it shed,
 // failed or did not run), followed by a cooldown for the next probe.
-func (r *runner) fullLoadCost(ctx context.Context, srv *instance, cfg config.Config, dir string) time.Duration {
+func (r *step) fullLoadCost(ctx context.Context, srv *instance, cfg config.Config, dir string) time.Duration {
 	if r.t.Closed <= 0 {
 		return 0
 	}

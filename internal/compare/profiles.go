@@ -14,11 +14,98 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/harness"
+	"github.com/kvpool/kvpool/internal/loadgen/engine"
+	"github.com/kvpool/kvpool/internal/pprofdiff"
 )
 
 // ProfilesDir holds profiles/<variant>/<kind>.pb.gz in a comparison's
 // folder, the layout `make pprof-diff` reads.
 const ProfilesDir = "profiles"
+
+// profiles is the step of the profile runs: per variant, a separate
+// kvserver with mutex and block sampling on at the fixed step's rate,
+// every profile kind captured at once; then, whatever ctx says, the diffs
+// against direct's and the CPU call graphs (diffProfiles).
+func (r *runner) profiles(ctx context.Context, wr *result.WorkloadResult, seed string) ([]*result.ProfileSet, outcome) {
+	s := r.step(wr)
+	var sets []*result.ProfileSet
+	secs := s.t.ProfileSeconds
+	for i, v := range wr.Variants {
+		if ctx.Err() != nil {
+			break
+		}
+		rel := filepath.Join(ProfilesDir, v.Variant.Slug())
+		dir := filepath.Join(s.dir, rel)
+		s.quiet(ctx, "profile run "+v.Name)
+		srv := s.start(ctx, wr.Workload, s.out.variants[i], "profile", seed, dir, plan.ProfileArgs...)
+		if srv == nil {
+			continue
+		}
+		cfg := s.loadConfig(srv)
+		// The load starts with the captures and outlasts them by a second.
+		cfg.Rate, cfg.Duration = plan.FixedShare*s.planner().refRate(wr, v), profileLoad(secs)
+		s.logf("%s %s: profiles over %ds at %.0f req/s", wr.Workload, v.Name, secs, cfg.Rate)
+		loadDone := make(chan error, 1)
+		go func() {
+			_, err := engine.Run(ctx, cfg, nil)
+			loadDone <- err
+		}()
+		ps := captureProfiles(ctx, srv.Server, dir, rel, secs)
+		ps.Variant = v.Name
+		<-loadDone
+		s.died(ctx, srv, "profile")
+		s.stop(ctx, srv, "profile")
+		if ctx.Err() != nil {
+			break
+		}
+		sets = append(sets, ps)
+	}
+	s.diffProfiles(context.WithoutCancel(ctx), sets)
+	return sets, s.out
+}
+
+// diffProfiles diffs every pool's cpu and mutex profiles in sets against
+// direct's and draws each CPU call graph, completing each set.
+func (r *step) diffProfiles(ctx context.Context, sets []*result.ProfileSet) {
+	var base *result.ProfileSet
+	for _, ps := range sets {
+		if ps.Variant == plan.Baseline {
+			base = ps
+		}
+	}
+	svgNoted := false
+	for _, ps := range sets {
+		if cpu, ok := ps.Files["cpu"]; ok {
+			svg := strings.TrimSuffix(cpu, ".pb.gz") + ".svg"
+			if err := pprofSVG(ctx, filepath.Join(r.dir, cpu), filepath.Join(r.dir, svg)); err != nil {
+				ps.SVGNote = err.Error()
+				if !svgNoted {
+					r.note("%v", err)
+					svgNoted = true
+				}
+			} else {
+				ps.SVG = svg
+			}
+		}
+		if base == nil || ps == base {
+			continue
+		}
+		for _, kind := range []string{"cpu", "mutex"} {
+			b, okb := base.Files[kind]
+			p, okp := ps.Files[kind]
+			if !okb || !okp {
+				ps.DiffErrs[kind] = "not captured for both this pool and direct"
+				continue
+			}
+			top, err := pprofdiff.Top(ctx, filepath.Join(r.dir, b), filepath.Join(r.dir, p), r.p.OwnRates)
+			if err != nil {
+				ps.DiffErrs[kind] = err.Error()
+				continue
+			}
+			ps.Diffs[kind] = top
+		}
+	}
+}
 
 // endpoint is the /debug/pprof endpoint of a profile kind. All but cpu
 // are taken as deltas over the same seconds (?seconds=N), so they

@@ -23,7 +23,7 @@ func Render(dir string) (*result.Comparison, *render.Report, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := render.Write(c, analysis.Analyze(c), dir)
+	r, err := writeReport(c, dir)
 	return c, r, err
 }
 
@@ -53,8 +53,14 @@ func Publish(run, dest string) (*result.Comparison, *render.Report, error) {
 	if err := result.Save(dest, c); err != nil {
 		return nil, nil, err
 	}
-	r, err := render.Write(c, analysis.Analyze(c), dest)
+	r, err := writeReport(c, dest)
 	return c, r, err
+}
+
+// writeReport writes c's report, from its analysis, into dir: the run's
+// last act, and all that rendering again does.
+func writeReport(c *result.Comparison, dir string) (*render.Report, error) {
+	return render.Write(c, analysis.Analyze(c), dir)
 }
 
 // loadRun reads dir's comparison, with the fixed-rate distributions it

@@ -1,12 +1,14 @@
 // Package compare is the measuring room of `loadtest compare`: the
 // runner, which starts kvserver per variant on a fresh copy of a filled
-// store, runs a preset's steps (plan) and fills a result.Comparison,
-// kept in compare.json; analysis derives from it, render writes the
-// report. It drives kvserver as a user would, through internal/harness
-// and internal/loadgen, and never imports the server's packages.
+// store, runs a preset's steps (plan), each returning what it measured,
+// and assembles a result.Comparison from them, kept in compare.json;
+// analysis derives from it, render writes the report. It drives kvserver
+// as a user would, through internal/harness and internal/loadgen, and
+// never imports the server's packages.
 package compare
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -45,101 +47,151 @@ func runComparison(ctx context.Context, c Checked, log io.Writer, onStart func(s
 	if log == nil {
 		log = io.Discard
 	}
-	r := &runner{o: o, t: o.StepTiming(), p: p, log: log, onStart: onStart, stores: map[string]string{}, pl: pl, online: onlineCPUs(),
-		quietness: quietCheck{wait: o.QuietWait}}
 	env := readEnvironment(pl)
 	dir := filepath.Join(o.Out, fmt.Sprintf("compare-%s-%s", env.Started.Format("20060102T150405Z"), o.Preset))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("cannot create the report's folder: %w", err)
 	}
-	r.c = &result.Comparison{Preset: o.Preset, Options: o, Plan: p, Env: env, Dir: dir,
-		Criteria: result.Criteria{MaxErrorRate: saturate.DefaultConfig().MaxErrorRate, LoaderBusy: saturate.Busy}}
-	// compare.json keeps the step lengths as run, so that a report written
-	// again later says what ran, whatever the defaults have become.
-	r.c.Options.Timing = &r.t
+	r := &runner{o: o, t: o.StepTiming(), p: p, dir: dir, log: log, onStart: onStart, stores: map[string]string{}, pl: pl, online: onlineCPUs(),
+		quietness: quietCheck{wait: o.QuietWait}}
 	r.tmp, err = os.MkdirTemp("", "kvpool-compare-")
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot create a folder for the filled store: %w", err)
 	}
 	defer os.RemoveAll(r.tmp)
 
-	r.logf("compare %s: %d variants × %d workloads; %s; report in %s", o.Preset, len(p.Variants), len(p.Workloads), render.PlacementText(env), dir)
-	r.runAll(ctx)
-	if ctx.Err() != nil {
-		r.c.Interrupted = true
+	r.logf("compare %s: %d variants × %d workloads; %s; report in %s", o.Preset, len(p.Variants), len(p.Workloads), env.Placement(), dir)
+	comparison := r.runAll(ctx, env)
+	// Whatever happened, the report gets written.
+	if err := result.Save(dir, comparison); err != nil {
+		return comparison, nil, err
 	}
-	// Whatever happened, the report gets written, with a context that
-	// Ctrl-C no longer cancels.
-	r.c.Env.LoadEnd = loadAvgText()
-	r.c.Env.Finished = time.Now().UTC()
-	r.diffProfiles(context.WithoutCancel(ctx))
-	if err := result.Save(dir, r.c); err != nil {
-		return r.c, nil, err
-	}
-	rep, err := render.Write(r.c, analysis.Analyze(r.c), dir)
+	rep, err := writeReport(comparison, dir)
 	if err != nil {
-		return r.c, rep, err
+		return comparison, rep, err
 	}
 	r.logf("report: %s", rep.Path)
-	return r.c, rep, nil
+	return comparison, rep, nil
 }
 
-// runAll runs every workload's steps until done or ctx is cancelled.
-func (r *runner) runAll(ctx context.Context) {
+// runAll runs every workload's steps until done or ctx is cancelled, and
+// assembles the comparison from what they return (with add): the one
+// place that writes it. The step plan made from direct's search is the
+// workload's (WorkloadResult.Steps): the plan itself is not changed.
+func (r *runner) runAll(ctx context.Context, env result.Environment) *result.Comparison {
+	c := &result.Comparison{Preset: r.o.Preset, Options: r.o, Plan: r.p, Env: env, Dir: r.dir,
+		Criteria: result.Criteria{MaxErrorRate: saturate.DefaultConfig().MaxErrorRate, LoaderBusy: saturate.Busy}}
+	// compare.json keeps the step lengths as run, so that a report written
+	// again later says what ran, whatever the defaults have become.
+	c.Options.Timing = &r.t
 	for i, w := range r.p.Workloads {
 		wr := &result.WorkloadResult{Workload: w}
 		for _, v := range r.p.Variants {
 			wr.Variants = append(wr.Variants, &result.VariantResult{Variant: v, Name: v.Name()})
 		}
-		r.c.Workloads = append(r.c.Workloads, wr)
-		seed, err := r.store(ctx)
+		c.Workloads = append(c.Workloads, wr)
+		seed, out, err := r.fill(ctx)
+		r.add(c, wr, out)
 		if ctx.Err() != nil {
-			return
+			break
 		}
 		if err != nil {
-			r.c.Failures = append(r.c.Failures, result.Failure{Workload: w, Step: "fill", Reason: err.Error()})
-			return
+			c.Failures = append(c.Failures, result.Failure{Workload: w, Step: "fill", Reason: err.Error()})
+			break
 		}
 		if r.p.Writes != nil {
-			r.writes(ctx, wr, seed) // its rates are its own: no search
+			c.Writes, out = r.writes(ctx, wr, seed) // its rates are its own: no search
+			r.add(c, wr, out)
 			continue
 		}
-		r.saturation(ctx, wr, seed)
+		r.add(c, wr, r.saturation(ctx, wr, seed))
 		if ctx.Err() != nil {
-			return
+			break
 		}
+		wr.BaseRate, wr.BaseLowerBound = baseRate(wr, r.o.Rate)
 		if r.wantsPaired() {
-			r.paired(ctx, wr, seed)
+			r.add(c, wr, r.paired(ctx, wr, seed))
 			if ctx.Err() != nil {
-				return
+				break
 			}
 		}
-		if r.p.Metastable != nil {
-			r.metastable(ctx, wr, seed)
-			continue
-		}
-		if !r.p.Fixed && !r.p.Overload {
+		if r.p.Metastable == nil && !r.p.Fixed && !r.p.Overload {
 			continue
 		}
 		if wr.BaseRate <= 0 {
-			r.c.Failures = append(r.c.Failures, result.Failure{Workload: w, Step: "fixed, overload and profiles",
-				Reason: noBaseRate(wr)})
+			step := "fixed, overload and profiles"
+			if r.p.Metastable != nil {
+				step = "metastable runs"
+			}
+			c.Failures = append(c.Failures, result.Failure{Workload: w, Step: step, Reason: noBaseRate(wr)})
 			continue
 		}
-		steps := r.planner().steps(wr)
-		r.logf("%s: every variant's steps over the same connections: %s", w, stepsText(steps))
-		r.p.Steps = append(r.p.Steps, steps)
-		r.steps(ctx, wr, seed, steps)
+		if r.p.Metastable != nil {
+			c.Metastable, out = r.metastable(ctx, wr, seed)
+			r.add(c, wr, out)
+			continue
+		}
+		wr.Steps = r.planner().steps(wr)
+		r.logf("%s: every variant's steps over the same connections: %s", w, stepsText(wr.Steps))
+		failed, out := r.steps(ctx, wr, seed)
+		c.OverloadFailed = append(c.OverloadFailed, failed...)
+		r.add(c, wr, out)
 		if ctx.Err() != nil {
-			return
+			break
 		}
 		if r.p.Profiles && i == 0 {
-			r.profiles(ctx, wr, seed)
-		}
-		if ctx.Err() != nil {
-			return
+			c.ProfileWorkload = w
+			c.Profiles, out = r.profiles(ctx, wr, seed)
+			r.add(c, wr, out)
+			if ctx.Err() != nil {
+				break
+			}
 		}
 	}
+	c.Interrupted = ctx.Err() != nil
+	c.Env.LoadEnd = loadAvgText()
+	c.Env.Finished = time.Now().UTC()
+	return c
+}
+
+// add adds to c, and to wr's variants, what a step returned (out): its
+// records of the variants, failures, notes and loader checks, and what it
+// saw of the loader and of kvserver.
+func (r *runner) add(c *result.Comparison, wr *result.WorkloadResult, out outcome) {
+	for i, got := range out.variants {
+		v := wr.Variants[i]
+		v.Sat = append(v.Sat, got.Sat...)
+		v.Closed = cmp.Or(got.Closed, v.Closed)
+		v.Paired = cmp.Or(got.Paired, v.Paired)
+		v.Fixed = cmp.Or(got.Fixed, v.Fixed)
+		v.Overload = cmp.Or(got.Overload, v.Overload)
+		if v.Config == nil {
+			v.Config = got.Config
+		}
+	}
+	c.Failures = append(c.Failures, out.failures...)
+	c.Notes = append(c.Notes, out.notes...)
+	c.Loader = append(c.Loader, out.loader...)
+	c.Env.LoaderLoops = max(c.Env.LoaderLoops, out.loops)
+	c.Env.KvserverVersion = cmp.Or(c.Env.KvserverVersion, out.version)
+	if out.unpinned != "" && c.Env.LoaderUnpinned == "" {
+		c.Env.LoaderUnpinned = out.unpinned
+		n := fmt.Sprintf("the loader could not pin itself to CPUs %s and ran unpinned: %s", out.unpinnedCPUs, out.unpinned)
+		c.Notes = append(c.Notes, n)
+		r.logf("note: %s", n)
+	}
+}
+
+// baseRate is the rate wr's later steps take their shares of: -rate where
+// given, else direct's median saturation, of validated rates only (0
+// where none held: the steps that need it are skipped, runAll says why),
+// with whether that is only a lower bound.
+func baseRate(wr *result.WorkloadResult, rate float64) (float64, bool) {
+	base := wr.Baseline()
+	if rate > 0 || base == nil {
+		return rate, false
+	}
+	return analysis.MedianSaturation(base), base.LoaderBound()
 }
 
 // noBaseRate is why wr's later steps did not run: no search of direct

@@ -36,7 +36,7 @@ func TestWarmReadsTheStoreAndChangesNothing(t *testing.T) {
 	defer ts.Close()
 	o := plan.DefaultOptions()
 	o.Keys, o.ValueSize, o.Workload = 1000, 100, "put"
-	r := &runner{o: o, c: &result.Comparison{}, log: io.Discard}
+	r := (&runner{o: o, log: io.Discard}).step(nil)
 	srv := &instance{Server: &harness.Server{URL: ts.URL}, wl: "put", v: &result.VariantResult{Name: "direct"}}
 
 	r.warm(context.Background(), srv, "saturate-1")
@@ -47,5 +47,5 @@ func TestWarmReadsTheStoreAndChangesNothing(t *testing.T) {
 	require.Positive(t, gets.Load(), "the warm-up reads")
 	assert.Zero(t, others.Load(), "and only reads, under a PUT workload too")
 	assert.Zero(t, outOfRange.Load(), "of the store's ids")
-	assert.Empty(t, r.c.Notes)
+	assert.Empty(t, r.out.notes)
 }

@@ -25,37 +25,39 @@ import (
 // the flood's start, FloodAt after it, is an instant both loaders know.
 const writesStartIn = 300 * time.Millisecond
 
-// writes runs plan.Writes's runs on wr's store in their interleaved
-// order, each on a fresh kvserver: a read stream and a write flood at
-// once, kvserver's metrics read once an interval.
-func (r *runner) writes(ctx context.Context, wr *result.WorkloadResult, seed string) {
+// writes is the step of plan.Writes's runs on wr's store in their
+// interleaved order, each on a fresh kvserver: a read stream and a write
+// flood at once, kvserver's metrics read once an interval.
+func (r *runner) writes(ctx context.Context, wr *result.WorkloadResult, seed string) (*result.Writes, outcome) {
+	s := r.step(wr)
 	wp := r.p.Writes
-	r.c.Writes = &result.Writes{LagTolerance: saturate.LagTolerance(r.o.SLO)}
+	w := &result.Writes{LagTolerance: saturate.LagTolerance(r.o.SLO)}
 	r.logf("%s: %d writes runs of %v: %.0f GET/s over %d ids; from %v for %v, %d connections PUTting %d B values over %d ids",
 		wr.Workload, wp.Runs(), wp.Duration, wp.ReadRate, r.o.Keys, wp.FloodAt, wp.FloodFor, wp.FloodConns, wp.FloodValueSize, wp.FloodKeys)
 	byName := map[string]*result.VariantResult{}
-	for _, v := range wr.Variants {
+	for _, v := range s.out.variants {
 		byName[v.Name] = v
 	}
 	for _, ref := range wp.Order() {
 		if ctx.Err() != nil {
-			return
+			break
 		}
-		if run := r.writesRun(ctx, wr.Workload, byName[ref.Variant.Name()], ref.Repeat, seed); run != nil {
-			r.c.Writes.Runs = append(r.c.Writes.Runs, run)
+		if run := s.writesRun(ctx, wr.Workload, byName[ref.Variant.Name()], ref.Repeat, seed); run != nil {
+			w.Runs = append(w.Runs, run)
 		}
 	}
+	return w, s.out
 }
 
 // writesRun is one run: a fresh kvserver (warmed as every measured one
 // is), the read stream for the whole run and the flood from FloodAt,
 // kvserver's metrics and the loader's CPU read once an interval (nil: the
 // run failed, recorded).
-func (r *runner) writesRun(ctx context.Context, wl string, v *result.VariantResult, rep int, seed string) *result.WritesRun {
+func (r *step) writesRun(ctx context.Context, wl string, v *result.VariantResult, rep int, seed string) *result.WritesRun {
 	wp := r.p.Writes
 	step := result.WritesStepPrefix + strconv.Itoa(rep)
 	rel := filepath.Join("runs", "writes", v.Variant.Slug(), "run-"+strconv.Itoa(rep))
-	dir := filepath.Join(r.c.Dir, rel)
+	dir := filepath.Join(r.dir, rel)
 	r.quiet(ctx, step+" "+v.Name)
 	srv := r.start(ctx, wl, v, step, seed, dir)
 	if srv == nil {
@@ -160,19 +162,6 @@ func writesPoints(res *record.Result, off float64, trace *saturate.CPUTrace) []r
 		out = append(out, pt)
 	}
 	return out
-}
-
-// waitUntil waits for the instant at (a scheduled start, not a wait for
-// an event), false if ctx ended first.
-func waitUntil(ctx context.Context, at time.Time) bool {
-	t := time.NewTimer(time.Until(at))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // scrapeWrites reads srv's result.WritesMetrics from start and every iv

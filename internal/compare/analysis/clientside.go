@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/kvpool/kvpool/internal/compare/plan"
@@ -126,4 +127,24 @@ func StormStores(cs *result.ClientSide, models []string, spike float64, slots in
 			out[f.Model] = StormSlots(f, next)
 		}
 	}
+}
+
+// Text says whether the loader holds f's worst second, and if not, what
+// would let it.
+func (f ClientFit) Text() string {
+	switch {
+	case f.Fits:
+		return "yes"
+	case !f.Sendable:
+		return "no, nor the spike's first tries: not run; " + f.advice()
+	}
+	return "no: " + f.advice()
+}
+
+func (f ClientFit) advice() string {
+	advice := "give the loader " + result.Count(max(f.NeedCPUs, 1), "CPU") + " (-loader-cpus)"
+	if f.FitSlots >= 1 {
+		advice += fmt.Sprintf(", or a slower store stand-in (-store-slots %d)", f.FitSlots)
+	}
+	return advice + ", or clients on more hosts than one"
 }

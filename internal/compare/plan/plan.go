@@ -43,10 +43,6 @@ type Plan struct {
 	// (slow-backend), 70 % of direct's would only measure a growing queue.
 	// The overload step still asks every variant the same.
 	OwnRates bool
-	// Steps is the load of each workload's fixed-rate and overload steps,
-	// the same for every variant, planned once direct's saturation is
-	// known (nil where none was: each variant then sized its own).
-	Steps []*Steps `json:",omitempty"`
 	// Metastable is the metastable preset's runs (nil: another preset).
 	Metastable *Metastable `json:",omitempty"`
 	// Writes is the writes preset's runs (nil: another preset).

@@ -31,9 +31,9 @@ func LittleConns(rate float64, w time.Duration, maxConns int) int {
 
 // Steps is one workload's step plan: the load every variant's fixed-rate
 // step, full-load round and overload step get, sized once from direct's
-// search so that every variant of a step has the same clients.
+// search so that every variant of a step has the same clients (what it
+// found, so a workload's result keeps it).
 type Steps struct {
-	Workload string
 	Fixed    *Load `json:",omitempty"`
 	FullLoad *Load `json:",omitempty"`
 	Overload *Load `json:",omitempty"`

@@ -122,6 +122,10 @@ func (v Variant) Name() string {
 	return b.String()
 }
 
+// Slug makes a workload name safe for a file or folder name (the
+// runner's folder per workload, the report's charts).
+func Slug(s string) string { return strings.NewReplacer(":", "", "/", "-", " ", "-").Replace(s) }
+
 // Slug is Name made safe for a folder name.
 func (v Variant) Slug() string {
 	return strings.NewReplacer("/", "-", " ", "-", "=", "").Replace(v.Name())

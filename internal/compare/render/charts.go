@@ -9,12 +9,9 @@ import (
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
 	"github.com/kvpool/kvpool/internal/compare/chart"
+	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
 )
-
-// Slug makes a workload name safe for a file or folder name (the charts',
-// and the runner's folder per workload).
-func Slug(s string) string { return strings.NewReplacer(":", "", "/", "-", " ", "-").Replace(s) }
 
 // drawCharts draws every chart the comparison's numbers allow into
 // dir/charts (replaced), listing them in r; a chart that cannot be drawn
@@ -52,7 +49,7 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 	p, t := c.Plan, c.Options.StepTiming()
 	for i, wr := range c.Workloads {
 		aw := a.Workloads[i]
-		wl := Slug(wr.Workload)
+		wl := plan.Slug(wr.Workload)
 		if lines := percentileLines(wr); len(lines) > 0 {
 			title := fmt.Sprintf("Latency by percentile at %s req/s (70 %% of direct's saturation), %s", thousands(aw.FixedRate), wr.Workload)
 			if p.OwnRates {

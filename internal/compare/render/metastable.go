@@ -219,26 +219,6 @@ func clientCell(c analysis.MetaClient) string {
 	return fmt.Sprintf("kept up (loader ≤ %.0f %%%s)", 100*c.PeakShare, waits)
 }
 
-// FitText says whether the loader holds f's worst second, and if not,
-// what would let it.
-func FitText(f analysis.ClientFit) string {
-	switch {
-	case f.Fits:
-		return "yes"
-	case !f.Sendable:
-		return "no, nor the spike's first tries: not run; " + fitAdvice(f)
-	}
-	return "no: " + fitAdvice(f)
-}
-
-func fitAdvice(f analysis.ClientFit) string {
-	advice := "give the loader " + cpusText(max(f.NeedCPUs, 1), "CPU") + " (-loader-cpus)"
-	if f.FitSlots >= 1 {
-		advice += fmt.Sprintf(", or a slower store stand-in (-store-slots %d)", f.FitSlots)
-	}
-	return advice + ", or clients on more hosts than one"
-}
-
 // writeClientSide is the table of what the loader was measured to hold
 // before the storms, one row per client model.
 func writeClientSide(b *page, c *result.Comparison, am *analysis.Metastable) {
@@ -258,7 +238,7 @@ func writeClientSide(b *page, c *result.Comparison, am *analysis.Metastable) {
 	if !p.SizeStorms {
 		b.printf("| client | worst second (attempts/s) | loader CPUs it takes | fits? |\n|---|---|---|---|\n")
 		for _, f := range am.Fits {
-			b.printf("| %s | %s | %.2f (%.0f %%) | %s |\n", f.Model, thousands(f.Attempts), f.CPUs, 100*f.Share, FitText(f.ClientFit))
+			b.printf("| %s | %s | %.2f (%.0f %%) | %s |\n", f.Model, thousands(f.Attempts), f.CPUs, 100*f.Share, f.Text())
 		}
 		b.printf("\n")
 		return
@@ -477,6 +457,6 @@ func metastableCharts(c *result.Comparison, am *analysis.Metastable, save func(n
 		spec := chart.Spec{Title: title, XLabel: "time since the run started (s)", YLabel: "useful goodput (answers/s)",
 			Caption: fmt.Sprintf("Answers to clients still waiting, per %s, one line per variant; the shaded span is the spike. The base rate is %s/s: a line that comes back to it recovered, one that stays low after the spike is held down by its clients' retries.",
 				secs(t.Interval), thousands(mm.BaseRate))}
-		save(Slug(c.Metastable.Workload)+"-metastable-"+mm.Name+".svg", title)(chart.TimeSeries(spec, lines, []chart.Mark{{From: t.Base.Seconds(), To: t.SpikeEnd().Seconds(), Label: fmt.Sprintf("spike %g×", t.Factor)}}))
+		save(plan.Slug(c.Metastable.Workload)+"-metastable-"+mm.Name+".svg", title)(chart.TimeSeries(spec, lines, []chart.Mark{{From: t.Base.Seconds(), To: t.SpikeEnd().Seconds(), Label: fmt.Sprintf("spike %g×", t.Factor)}}))
 	}
 }

@@ -265,7 +265,7 @@ func TestRenderAVersion0Comparison(t *testing.T) {
 	c, r, err := Render(dir)
 	require.NoError(t, err)
 	assert.Equal(t, result.Criteria{MaxErrorRate: 0.001, LoaderBusy: 0.9}, c.Criteria, "the rules of then")
-	assert.Empty(t, c.Plan.Steps, "no step plan: each variant sized its own")
+	assert.Nil(t, c.Workloads[0].Steps, "no step plan: each variant sized its own")
 	report := string(mustRead(t, r.Path))
 	assert.Contains(t, report, "| CPUs | kvserver on CPUs 0 (1), loader on 1 (1 CPU) |", "-pin's CPUs")
 	assert.Contains(t, report, "| mixed:0.5 | direct | overload | 92,000 | 50,000 | 0.00us | 12.0us | 0.61 cores | - | **no** | - |", "no shares, no verdict recorded")

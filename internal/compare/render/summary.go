@@ -9,7 +9,6 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/analysis"
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
-	"github.com/kvpool/kvpool/internal/cpuset"
 )
 
 // runSummary is the report's first paragraph: what was run.
@@ -49,7 +48,7 @@ func runSummary(c *result.Comparison, a *analysis.Analysis) string {
 			t.Overload, p.OverloadFactor, o.MaxConns, 100*plan.ProbeShare, refName(p), t.ProbeBaseline, t.RecoverProbes, t.ProbeLength, stopped))
 	}
 	switch {
-	case len(p.Steps) > 0:
+	case slices.ContainsFunc(c.Workloads, func(wr *result.WorkloadResult) bool { return wr.Steps != nil }):
 		steps = append(steps, connsPlanText(c))
 	case sizedConns(c):
 		steps = append(steps, fmt.Sprintf("the fixed-rate, overload and closed-loop steps start with the connections Little's law asks for: %d × the rate × the answer time of the search's passing step nearest that rate (its p99 from the send; for the closed loop, its median), at least %d, at most %d",
@@ -101,10 +100,13 @@ func connsPlanText(c *result.Comparison) string {
 		}
 		return s
 	}
-	per := each(c.Plan.Steps, func(s *plan.Steps) string {
-		parts := []string{load("the fixed-rate step", s.Fixed), load("the full-load round", s.FullLoad), load("the overload step", s.Overload)}
-		return fmt.Sprintf("`%s`: %s", s.Workload, strings.Join(slices.DeleteFunc(parts, func(p string) bool { return p == "" }), ", "))
-	})
+	var per []string
+	for _, wr := range c.Workloads {
+		if s := wr.Steps; s != nil {
+			parts := []string{load("the fixed-rate step", s.Fixed), load("the full-load round", s.FullLoad), load("the overload step", s.Overload)}
+			per = append(per, fmt.Sprintf("`%s`: %s", wr.Workload, strings.Join(slices.DeleteFunc(parts, func(p string) bool { return p == "" }), ", ")))
+		}
+	}
 	return fmt.Sprintf("every variant of a step over the same connections, planned once direct's search was done and before the first variant's step. Little's law sized them: %d × the step's rate × direct's answer time at the passing search step nearest that rate (its p99 from the send; for the full-load round, its median at the lowest rate), at least %d. %s",
 		plan.LittleHeadroom, plan.MinConns, strings.Join(per, "; "))
 }
@@ -219,7 +221,7 @@ func writeLoader(b *page, c *result.Comparison, kept int) {
 // that was chosen, and why the loader could not pin itself if it could
 // not.
 func cpusRow(e result.Environment) string {
-	s := PlacementText(e)
+	s := e.Placement()
 	if e.CPUsHow != "" {
 		s += "; chosen by " + e.CPUsHow
 	}
@@ -227,31 +229,6 @@ func cpusRow(e result.Environment) string {
 		s += "; **the loader could not pin itself and ran unpinned**: " + e.LoaderUnpinned
 	}
 	return s
-}
-
-// PlacementText says where kvserver and the loader ran: "kvserver on
-// CPUs 0-7 (8), loader on 8-15 (8 loops)", or that they shared.
-func PlacementText(e result.Environment) string {
-	loops := ""
-	if e.LoaderLoops > 0 {
-		loops = " (" + cpusText(e.LoaderLoops, "loop") + ")"
-	}
-	switch {
-	case e.Pinned:
-		n := 0
-		if s, err := cpuset.Parse(e.ServerCPUs); err == nil {
-			n = s.Len()
-		}
-		if loops == "" {
-			if s, err := cpuset.Parse(e.LoaderCPUs); err == nil {
-				loops = " (" + cpusText(s.Len(), "CPU") + ")"
-			}
-		}
-		return fmt.Sprintf("kvserver on CPUs %s (%d), loader on %s%s", e.ServerCPUs, n, e.LoaderCPUs, loops)
-	case e.SharedCPUs != "":
-		return fmt.Sprintf("kvserver and the loader share CPUs %s%s", e.SharedCPUs, loops)
-	}
-	return "none: kvserver and the loader share the cores"
 }
 
 // variantNames are the variants c compared, in order: the first

@@ -72,6 +72,10 @@ type WorkloadResult struct {
 	// loader-bound, so it is only a lower bound.
 	BaseRate       float64
 	BaseLowerBound bool
+	// Steps is the load of the workload's fixed-rate and overload steps,
+	// the same for every variant, planned once direct's saturation was
+	// known (nil where it was not: each variant then sized its own).
+	Steps *plan.Steps `json:",omitempty"`
 }
 
 // VariantResult is one variant under one workload.

@@ -29,7 +29,6 @@ func TestLoadFillsWhatVersion0DidNotKeep(t *testing.T) {
 	assert.Equal(t, plan.OverloadPresetDuration, c.Options.Timing.Overload)
 	require.NotNil(t, c.Plan)
 	assert.Equal(t, 10.0, c.Plan.OverloadFactor)
-	assert.Empty(t, c.Plan.Steps, "no step plan then")
 	assert.Equal(t, Criteria{MaxErrorRate: 0.001, LoaderBusy: 0.9}, c.Criteria)
 	assert.Equal(t, Version, c.Version)
 
@@ -39,7 +38,7 @@ func TestLoadFillsWhatVersion0DidNotKeep(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, time.Second, c.Options.Timing.ProbeBaseline, "a version-0 quick run's probe")
 
-	c.Plan.Steps = []*plan.Steps{{Workload: "get", Fixed: &plan.Load{Rate: 28000, Latency: time.Millisecond, Conns: 64, MaxConns: 256}}}
+	c.Workloads = []*WorkloadResult{{Workload: "get", Steps: &plan.Steps{Fixed: &plan.Load{Rate: 28000, Latency: time.Millisecond, Conns: 64, MaxConns: 256}}}}
 	c.Published = &Published{From: "results/compare-x"}
 	require.NoError(t, Save(dir, c))
 	back, err := Load(dir)
@@ -157,6 +156,26 @@ func TestLoadUpgradesVersion0Searches(t *testing.T) {
 	assert.Equal(t, 8000.0, sat[1].Candidate)
 	assert.Equal(t, 7100.0, sat[2].Candidate, "a bracketed search is kept")
 	assert.Equal(t, []float64{9000}, loadVersion0(t, c).Workloads[0].Variants[0].SatRates())
+}
+
+// TestLoadMovesVersion3StepPlansToTheirWorkloads: before version 4 the
+// step plans were the plan's, one per workload that got that far, named
+// by it; loaded, each is its workload's, and a workload that got no plan
+// has none.
+func TestLoadMovesVersion3StepPlansToTheirWorkloads(t *testing.T) {
+	dir := t.TempDir()
+	old := `{"Version": 3, "Preset": "queues", "Options": {"Preset": "queues", "Timing": {}}, "Criteria": {"MaxErrorRate": 0.001},
+  "Plan": {"Workloads": ["get", "put", "mixed:0.5"], "Steps": [
+    {"Workload": "mixed:0.5", "Overload": {"Rate": 90000, "Latency": 2000000, "Conns": 360, "MaxConns": 4096}},
+    {"Workload": "get", "Fixed": {"Rate": 28000, "Latency": 1000000, "Conns": 64, "MaxConns": 256}}]},
+  "Workloads": [{"Workload": "get"}, {"Workload": "put"}, {"Workload": "mixed:0.5"}]}`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, File), []byte(old), 0o644))
+	c, err := Load(dir)
+	require.NoError(t, err)
+	assert.Equal(t, Version, c.Version)
+	assert.Equal(t, &plan.Steps{Fixed: &plan.Load{Rate: 28000, Latency: time.Millisecond, Conns: 64, MaxConns: 256}}, c.Workloads[0].Steps)
+	assert.Nil(t, c.Workloads[1].Steps, "put got no step plan")
+	assert.Equal(t, &plan.Steps{Overload: &plan.Load{Rate: 90000, Latency: 2 * time.Millisecond, Conns: 360, MaxConns: 4096}}, c.Workloads[2].Steps)
 }
 
 // TestLoadRefusesANewerVersion: a file this loadtest cannot read says so

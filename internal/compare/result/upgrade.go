@@ -1,6 +1,7 @@
 package result
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -15,10 +16,11 @@ import (
 // nothing past Load tells one version from another: a change to the
 // schema that gives an absent field a meaning bumps Version and says here
 // what an earlier file's absence means.
-const Version = 3
+const Version = 4
 
-// upgrade brings c, as read from a file of version c.Version, to Version.
-func (c *Comparison) upgrade() error {
+// upgrade brings c, as read from raw, a file of version c.Version, to
+// Version.
+func (c *Comparison) upgrade(raw []byte) error {
 	if c.Version > Version {
 		return fmt.Errorf("written by a newer loadtest (schema version %d, this one reads up to %d): render it with that loadtest", c.Version, Version)
 	}
@@ -37,6 +39,11 @@ func (c *Comparison) upgrade() error {
 	}
 	if c.Version < 3 {
 		c.upgradeMetaSizes()
+	}
+	if c.Version < 4 {
+		if err := c.upgradeSteps(raw); err != nil {
+			return err
+		}
 	}
 	c.Version = Version
 	return nil
@@ -228,6 +235,31 @@ func (v *VariantResult) lastValidation(step string) *CurvePoint {
 		for i := len(s.Curve) - 1; i >= 0; i-- {
 			if s.Curve[i].Phase == PhaseValidate {
 				return &s.Curve[i]
+			}
+		}
+	}
+	return nil
+}
+
+// upgradeSteps moves the step plans that a file of version 3 or earlier
+// kept in its plan (Plan.Steps, one per workload that got that far, named
+// by its workload) to their workloads' results.
+func (c *Comparison) upgradeSteps(raw []byte) error {
+	var old struct {
+		Plan *struct {
+			Steps []*struct {
+				Workload string
+				plan.Steps
+			}
+		}
+	}
+	if err := json.Unmarshal(raw, &old); err != nil || old.Plan == nil {
+		return err
+	}
+	for _, s := range old.Plan.Steps {
+		for _, w := range c.Workloads {
+			if w.Workload == s.Workload {
+				w.Steps = &s.Steps
 			}
 		}
 	}
