@@ -18,6 +18,7 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/render"
 	"github.com/kvpool/kvpool/internal/compare/result"
+	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/harness"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
@@ -53,7 +54,7 @@ func runComparison(ctx context.Context, c Checked, log io.Writer, onStart func(s
 		return nil, nil, fmt.Errorf("cannot create the report's folder: %w", err)
 	}
 	r.c = &result.Comparison{Preset: o.Preset, Options: o, Plan: p, Env: env, Dir: dir,
-		Criteria: result.Criteria{MaxErrorRate: saturate.DefaultConfig().MaxErrorRate, LoaderBusy: saturate.Busy}}
+		Criteria: result.Criteria{MaxErrorRate: saturate.DefaultConfig().MaxErrorRate, LoaderBusy: cpuset.Busy}}
 	// compare.json keeps the step lengths as run, so that a report written
 	// again later says what ran, whatever the defaults have become.
 	r.c.Options.Timing = &r.t

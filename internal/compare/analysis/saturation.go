@@ -168,13 +168,13 @@ func crossCheckFindings(w *Workload) []Finding {
 			{Of: v.Name, Name: ClosedRate, Value: cr.Rate.Median, Interval: &iv},
 			{Of: v.Name, Name: Conns, Value: float64(cr.Conns)},
 		}}
-		if av.Sat.CPUPerRequest > 0 && cr.CPUPerRequest > 0 && av.Sat.ServerShare > 0 && cr.ServerShare > 0 {
+		if av.Sat.CPUPerRequest > 0 && cr.CPUPerRequest > 0 && av.Sat.ServerShare > 0 && cr.Server.Share > 0 {
 			f.Figures = append(f.Figures,
 				Figure{Of: v.Name, Name: CPUPerRequest, Value: float64(av.Sat.CPUPerRequest)},
 				Figure{Of: v.Name, Name: ClosedCPUPerRequest, Value: float64(cr.CPUPerRequest)},
 				Figure{Of: v.Name, Name: ServerBusy, Value: 100 * av.Sat.ServerShare},
-				Figure{Of: v.Name, Name: ClosedServerBusy, Value: 100 * cr.ServerShare},
-				Figure{Of: v.Name, Name: UtilisationRatio, Value: av.Sat.ServerShare / cr.ServerShare},
+				Figure{Of: v.Name, Name: ClosedServerBusy, Value: 100 * cr.Server.Share},
+				Figure{Of: v.Name, Name: UtilisationRatio, Value: av.Sat.ServerShare / cr.Server.Share},
 				Figure{Of: v.Name, Name: CostRatio, Value: float64(cr.CPUPerRequest) / float64(av.Sat.CPUPerRequest)})
 		}
 		switch {

@@ -22,7 +22,7 @@ func Load(dir string) (*Comparison, error) {
 	if err := json.Unmarshal(b, c); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := c.upgrade(); err != nil {
+	if err := c.upgrade(b); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, nil
