@@ -21,7 +21,6 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/engine"
 	"github.com/kvpool/kvpool/internal/loadgen/fill"
-	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 	"github.com/kvpool/kvpool/internal/ratio"
 )
@@ -437,7 +436,7 @@ type floorSummary struct {
 	names       [2]string      // base's, subject's
 	rates       [2]float64     // their median throughputs
 	throughput  ratio.Interval // subject's over base's, paired
-	loaderBound bool           // the loader reached saturate.Busy: throughput not judged
+	loaderBound bool           // the loader reached cpuset.Busy: throughput not judged
 }
 
 // printFloorSummary prints each server's medians and subject/base for CPU
@@ -467,7 +466,7 @@ func printFloorSummary(w io.Writer, o floorOptions, pair [2]*floorServer, runs [
 	if o.rate == 0 {
 		fmt.Fprintf(w, "  %s/%s throughput:      %s%s\n", pair[1].name, pair[0].name, intervalText(rateIv), same(rateIv))
 		note = "headroom: the servers, not the loader, set the pace"
-		if worst >= saturate.Busy {
+		if worst >= cpuset.Busy {
 			note = fmt.Sprintf("NOT judged for throughput: the loader reached %.0f%% of its CPUs, so it may have set the pace; -rate compares CPU per request at one load", 100*worst)
 		}
 	} else {
@@ -478,7 +477,7 @@ func printFloorSummary(w io.Writer, o floorOptions, pair [2]*floorServer, runs [
 			fmt.Fprintf(w, "  NOT at the same load: a round answered under %.0f%% of -rate (a server, or the loader, fell behind); lower -rate\n", 100*sustained)
 		}
 		note = "headroom: the loader sent on time"
-		if worst >= saturate.Busy {
+		if worst >= cpuset.Busy {
 			note = fmt.Sprintf("the loader reached %.0f%% of its CPUs: it may have sent late; lower -rate", 100*worst)
 		}
 	}
@@ -497,7 +496,7 @@ func printFloorSummary(w io.Writer, o floorOptions, pair [2]*floorServer, runs [
 		fmt.Fprintf(w, "  WARNING: %d requests failed or were answered other than 200/201/404\n", failed)
 	}
 	return floorSummary{names: [2]string{pair[0].name, pair[1].name}, rates: [2]float64{ratio.Median(col(0, rate)), ratio.Median(col(1, rate))},
-		throughput: rateIv, loaderBound: worst >= saturate.Busy}
+		throughput: rateIv, loaderBound: worst >= cpuset.Busy}
 }
 
 // printScaling prints, per state and workload, each server's throughput
@@ -517,7 +516,7 @@ func printScaling(w io.Writer, counts []int, byCount [][]floorSummary) {
 			}
 			note := ""
 			if s.loaderBound || first.loaderBound {
-				note = fmt.Sprintf(" (NOT judged: the loader reached %.0f %% of its CPUs)", 100*saturate.Busy)
+				note = fmt.Sprintf(" (NOT judged: the loader reached %.0f %% of its CPUs)", 100*cpuset.Busy)
 			}
 			fmt.Fprintf(w, "  n=%d: %s %s req/s (%.2f×), %s %s req/s (%.2f×); %s's scaling over %s's %s%s%s\n", counts[c],
 				s.names[0], thousands(s.rates[0]), s.rates[0]/first.rates[0], s.names[1], thousands(s.rates[1]), s.rates[1]/first.rates[1],
@@ -575,15 +574,10 @@ func floorMeasure(ctx context.Context, o floorOptions, f *floorServer, mix workl
 			return floorRun{}, err
 		}
 	}
-	m := floorRun{rate: res.AchievedRate(), serverShare: -1, loaderShare: -1}
+	m := floorRun{rate: res.AchievedRate(), loaderShare: res.LoaderUse().Share,
+		serverShare: cpuset.UseOf(end.CPU-before.CPU, end.At.Sub(before.At), o.serverCPUs.Len()).Share}
 	if res.Sent > 0 {
 		m.cpuPerReq = float64((after.CPU - before.CPU).Microseconds()) / float64(res.Sent)
-	}
-	if wall := end.At.Sub(before.At); wall > 0 {
-		m.serverShare = (end.CPU - before.CPU).Seconds() / (wall.Seconds() * float64(o.serverCPUs.Len()))
-	}
-	if res.Elapsed > 0 && res.LoaderCPUs > 0 {
-		m.loaderShare = res.CPU.Total().Seconds() / (res.Elapsed.Seconds() * float64(res.LoaderCPUs))
 	}
 	for code, n := range res.Codes { // 0: a transport error
 		if code != 200 && code != 201 && code != 404 {

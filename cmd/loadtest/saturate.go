@@ -220,7 +220,7 @@ func printClosedLoop(w io.Writer, cl *saturate.ClosedLoop) {
 	lo, hi := cl.Range()
 	fmt.Fprintf(w, "closed loop: %.0f req/s (median of %d rounds, %.0f–%.0f) over %d connections; CPU per request: loader %s, server %s; busy: loader %s of %s, server %s of %s\n\n",
 		cl.Throughput, len(cl.Rounds), lo, hi, cl.Conns, perReq(cl.LoaderCPUPerReq), perReq(cl.ServerCPUPerReq),
-		saturate.ShareText(cl.LoaderCPUShare), saturate.CPUsText(cl.LoaderCPUs), saturate.ShareText(cl.ServerCPUShare), saturate.CPUsText(cl.ServerCPUs))
+		cpuset.ShareText(cl.LoaderCPUShare), cpuset.CPUsText(cl.LoaderCPUs), cpuset.ShareText(cl.ServerCPUShare), cpuset.CPUsText(cl.ServerCPUs))
 }
 
 // printOpenVsClosed puts the saturation beside the closed loop's
@@ -240,7 +240,7 @@ func printOpenVsClosed(w io.Writer, sat *saturate.Saturation, cl *saturate.Close
 	fmt.Fprintf(w, "  CPU per request, open (the validating run) vs closed: server %s vs %s, loader %s vs %s\n",
 		perReq(open.ServerCPUPerReq), perReq(cl.ServerCPUPerReq), perReq(open.CPUPerReq), perReq(cl.LoaderCPUPerReq))
 	fmt.Fprintf(w, "  busy, open vs closed: server %s vs %s, loader %s vs %s\n",
-		saturate.ShareText(open.ServerCPUShare), saturate.ShareText(cl.ServerCPUShare), saturate.ShareText(open.LoaderCPUShare), saturate.ShareText(cl.LoaderCPUShare))
+		cpuset.ShareText(open.ServerCPUShare), cpuset.ShareText(cl.ServerCPUShare), cpuset.ShareText(open.LoaderCPUShare), cpuset.ShareText(cl.LoaderCPUShare))
 	if e.Utilisation > 0 && e.Cost > 0 {
 		fmt.Fprintf(w, "  %.2f = utilisation %.2f × cost %.2f × %.2f unexplained: throughput is the share of its CPUs a server keeps busy over its CPU per request;\n"+
 			"  a closed loop keeps the server busy by construction, an open model under a p99 SLO must leave it idle part of the time\n"+

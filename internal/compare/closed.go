@@ -53,16 +53,13 @@ func (r *step) closed(ctx context.Context, v *result.VariantResult, srv *instanc
 }
 
 // closedRound is what a closed-loop run m measured; it was loader-bound
-// by saturate.Bound's CPU rule alone: with no schedule, a closed loop
-// cannot fall behind.
+// by saturate's CPU rule alone (CPUBound): with no schedule, a closed
+// loop cannot fall behind.
 func (r *step) closedRound(m stepRun) result.ClosedRound {
 	res := m.res
 	r.sawLoader(res)
-	round := result.ClosedRound{Rate: res.AchievedRate(), LoaderShare: loaderShare(res), LoaderCPUs: res.LoaderCPUs,
-		ServerShare: m.span.share(), ServerCPUs: m.span.cpus, ErrorRate: res.ErrorRate(), ServerCPUPerRequest: m.perRequest()}
-	round.LoaderBound, round.Why = boundWhy(saturate.Bound(&saturate.Step{
-		LoaderCPUShare: round.LoaderShare, LoaderCPUs: round.LoaderCPUs,
-		ServerCPUShare: round.ServerShare, ServerCPUs: round.ServerCPUs, Shared: r.pl.Shared(),
-	}))
+	round := result.ClosedRound{Rate: res.AchievedRate(), Loader: res.LoaderUse(), Server: m.span.use(),
+		ErrorRate: res.ErrorRate(), ServerCPUPerRequest: m.perRequest()}
+	round.LoaderBound, round.Why = boundWhy(saturate.CPUBound(round.Loader, round.Server, r.pl.Shared()))
 	return round
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/compare/result"
+	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/harness"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/engine"
@@ -94,24 +95,12 @@ func (s serverSpan) cpu() time.Duration {
 	return s.after.CPU - s.before.CPU
 }
 
-// share is the server's CPU over the span as a share of its CPUs
-// (negative: unknown).
-func (s serverSpan) share() float64 {
-	wall := s.after.At.Sub(s.before.At)
-	if !s.ok || wall <= 0 || s.cpus < 1 {
-		return -1
+// use is the server's CPU use over the span.
+func (s serverSpan) use() cpuset.Use {
+	if !s.ok {
+		return cpuset.Use{Share: -1, CPUs: s.cpus}
 	}
-	return s.cpu().Seconds() / (wall.Seconds() * float64(s.cpus))
-}
-
-// loaderShare is the loader's CPU over res as a share of its CPUs
-// (negative: unknown).
-func loaderShare(res *record.Result) float64 {
-	cpu := res.CPU.Total()
-	if cpu <= 0 || res.Elapsed <= 0 || res.LoaderCPUs < 1 {
-		return -1
-	}
-	return cpu.Seconds() / (res.Elapsed.Seconds() * float64(res.LoaderCPUs))
+	return cpuset.UseOf(s.cpu(), s.after.At.Sub(s.before.At), s.cpus)
 }
 
 // sawLoader keeps the loader's loops and pinning for the environment.
@@ -129,7 +118,7 @@ func (r *step) newLoaderCheck(wl, variant, step string, res *record.Result) resu
 	asked := res.Config.AskedRate() // the schedule's mean rate, a spike included
 	sent, unsent := scheduleSent(res)
 	lc := result.LoaderCheck{Workload: wl, Variant: variant, Step: step, Asked: asked, SendRate: sent,
-		CPUPerRequest: res.CPUPerRequest(), LoaderShare: loaderShare(res), LoaderCPUs: res.LoaderCPUs, ServerShare: -1}
+		CPUPerRequest: res.CPUPerRequest(), Loader: res.LoaderUse(), Server: cpuset.Unknown}
 	if res.SendLag != nil {
 		lc.LagP99 = time.Duration(res.SendLag.ValueAtPercentile(99)) * time.Microsecond
 	}
@@ -164,11 +153,10 @@ func scheduleSent(res *record.Result) (rate float64, unsent int64) {
 func (r *step) checkLoader(srv *instance, step string, m stepRun, backlog string) result.LoaderCheck {
 	res := m.res
 	lc := withBacklog(r.newLoaderCheck(srv.wl, srv.v.Name, step, res), backlog)
-	lc.ServerShare, lc.ServerCPUs = m.span.share(), m.span.cpus
+	lc.Server = m.span.use()
 	ev := saturate.LoaderEvidence(res, saturate.LagTolerance(r.o.SLO))
-	ev.Pass, ev.FellBehind = lc.KeptUp, !lc.KeptUp
-	ev.LoaderCPUShare, ev.LoaderCPUs = lc.LoaderShare, lc.LoaderCPUs
-	ev.ServerCPUShare, ev.ServerCPUs, ev.Shared = lc.ServerShare, lc.ServerCPUs, r.pl.Shared()
+	ev.Pass, ev.FellBehind, ev.Shared = lc.KeptUp, !lc.KeptUp, r.pl.Shared()
+	ev.SetCPU(lc.Loader, lc.Server)
 	lc.LoaderBound, lc.Why = boundWhy(saturate.Bound(&ev))
 	r.out.loader = append(r.out.loader, lc)
 	return lc
@@ -191,7 +179,7 @@ func (r *step) checkValidation(wl, variant, step string, res *record.Result, s *
 	if s != nil {
 		lc.KeptUp = s.Unsent == 0
 		lc.BacklogGrew(s.Backlog)
-		lc.ServerShare, lc.ServerCPUs = s.ServerCPUShare, s.ServerCPUs
+		lc.Server = s.Server()
 		lc.LoaderBound, lc.Why = boundWhy(s.LoaderBound, s.BoundWhy)
 	}
 	r.out.loader = append(r.out.loader, lc)

@@ -20,6 +20,7 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/render"
 	"github.com/kvpool/kvpool/internal/compare/result"
+	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/harness"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
@@ -80,7 +81,7 @@ func runComparison(ctx context.Context, c Checked, log io.Writer, onStart func(s
 // workload's (WorkloadResult.Steps): the plan itself is not changed.
 func (r *runner) runAll(ctx context.Context, env result.Environment) *result.Comparison {
 	c := &result.Comparison{Preset: r.o.Preset, Options: r.o, Plan: r.p, Env: env, Dir: r.dir,
-		Criteria: result.Criteria{MaxErrorRate: saturate.DefaultConfig().MaxErrorRate, LoaderBusy: saturate.Busy}}
+		Criteria: result.Criteria{MaxErrorRate: saturate.DefaultConfig().MaxErrorRate, LoaderBusy: cpuset.Busy}}
 	// compare.json keeps the step lengths as run, so that a report written
 	// again later says what ran, whatever the defaults have become.
 	c.Options.Timing = &r.t

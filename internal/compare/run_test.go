@@ -99,8 +99,8 @@ func TestQueuesEndToEnd(t *testing.T) {
 	assert.Nil(t, c.Workloads[0].Variants[1].Closed, "only direct's saturation is cross-checked")
 	assert.Contains(t, strings.Join(rep.Findings, "\n"), "`get` cross-check, direct's saturation")
 	for _, l := range c.Loader {
-		assert.Positive(t, l.LoaderCPUs, "%s %s: the loader's CPUs", l.Variant, l.Step)
-		assert.Positive(t, l.ServerCPUs, "%s %s: kvserver's CPUs", l.Variant, l.Step)
+		assert.Positive(t, l.Loader.CPUs, "%s %s: the loader's CPUs", l.Variant, l.Step)
+		assert.Positive(t, l.Server.CPUs, "%s %s: kvserver's CPUs", l.Variant, l.Step)
 	}
 	steps := c.Workloads[0].Steps
 	require.NotNil(t, steps, "the step plan is kept in compare.json, with its workload")

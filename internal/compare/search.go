@@ -176,7 +176,7 @@ func curveOf(sat *saturate.Saturation) []result.CurvePoint {
 	for i := range sat.Steps {
 		s := &sat.Steps[i]
 		p := result.CurvePoint{Phase: s.Phase, Asked: s.Asked, Achieved: s.Achieved, P50: s.P50, P99: s.P99, P99FromSend: s.P99Uncorr,
-			Pass: s.Pass, Verdict: s.Verdict, LoaderShare: s.LoaderCPUShare, ServerShare: s.ServerCPUShare, LoaderBound: s.LoaderBound, Retry: s.Retry}
+			Pass: s.Pass, Verdict: s.Verdict, Loader: s.Loader(), Server: s.Server(), LoaderBound: s.LoaderBound, Retry: s.Retry}
 		if sat.Bracket.Decided(s) {
 			for _, sec := range s.JudgedSeconds() {
 				p.Seconds = append(p.Seconds, result.StepSecond{T: sec.T, Rate: sec.Rate, P99: sec.P99, OK: sec.Held()})

@@ -2,6 +2,8 @@
 // "0,2,4-5") and binds threads, this process and child processes to them,
 // so that kvserver and the loader each run on CPUs of their own. It does
 // with sched_setaffinity what taskset does, with no binary to install.
+// Use is how much of its CPUs a side (the loader, the server) used, and
+// whether that ran it out of CPU.
 package cpuset
 
 import (

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
+	"github.com/kvpool/kvpool/internal/cpuset"
 )
 
 // Analysis is what Analyze derives from one comparison.
@@ -124,10 +125,9 @@ type Closed struct {
 	// it to direct's on as many CPUs (NaN: none).
 	CPUPerRequest time.Duration
 	CPURatio      float64
-	// LoaderShare and ServerShare are each side's CPU share, the median
-	// over the rounds (negative: unknown), of LoaderCPUs and ServerCPUs.
-	LoaderShare, ServerShare float64
-	LoaderCPUs, ServerCPUs   int
+	// Loader and Server are each side's CPU use, its share the median
+	// over the rounds.
+	Loader, Server cpuset.Use
 	// LoaderBound: a round was, for Why.
 	LoaderBound bool
 	Why         string
@@ -347,13 +347,13 @@ func closedOf(v *result.VariantResult) *Closed {
 	var lshare, sshare, cpu []float64
 	for _, rd := range cr.Rounds {
 		cpu = append(cpu, float64(rd.ServerCPUPerRequest))
-		lshare, sshare = append(lshare, rd.LoaderShare), append(sshare, rd.ServerShare)
-		c.LoaderCPUs, c.ServerCPUs = rd.LoaderCPUs, rd.ServerCPUs
+		lshare, sshare = append(lshare, rd.Loader.Share), append(sshare, rd.Server.Share)
+		c.Loader.CPUs, c.Server.CPUs = rd.Loader.CPUs, rd.Server.CPUs
 		if rd.LoaderBound && !c.LoaderBound {
 			c.LoaderBound, c.Why = true, rd.Why
 		}
 	}
-	c.LoaderShare, c.ServerShare, c.CPUPerRequest = Median(lshare), Median(sshare), medianCost(cpu)
+	c.Loader.Share, c.Server.Share, c.CPUPerRequest = Median(lshare), Median(sshare), medianCost(cpu)
 	return c
 }
 

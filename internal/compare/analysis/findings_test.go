@@ -10,6 +10,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
+	"github.com/kvpool/kvpool/internal/cpuset"
 )
 
 // comparisonOf builds a queues comparison of one workload, "get", whose
@@ -468,14 +469,14 @@ func TestCrossCheckAccounts(t *testing.T) {
 	for i := range v.Sat {
 		v.Sat[i].ServerCPUPerRequest = time.Duration(20+i) * time.Microsecond
 		v.Sat[i].Curve = []result.CurvePoint{
-			{Phase: "validate", Pass: false, ServerShare: 0.99},
-			{Phase: "validate", Pass: true, ServerShare: 0.84 + 0.01*float64(i)},
+			{Phase: "validate", Pass: false, Server: cpuset.Use{Share: 0.99}},
+			{Phase: "validate", Pass: true, Server: cpuset.Use{Share: 0.84 + 0.01*float64(i)}},
 		}
 	}
 	v.Closed = &result.ClosedRun{Conns: 64, Rounds: []result.ClosedRound{
-		{Rate: 50000, ServerCPUPerRequest: 19 * time.Microsecond, ServerShare: 0.99},
-		{Rate: 52000, ServerCPUPerRequest: 18 * time.Microsecond, ServerShare: 1.0},
-		{Rate: 51000, ServerCPUPerRequest: 20 * time.Microsecond, ServerShare: 0.98},
+		{Rate: 50000, ServerCPUPerRequest: 19 * time.Microsecond, Server: cpuset.Use{Share: 0.99}},
+		{Rate: 52000, ServerCPUPerRequest: 18 * time.Microsecond, Server: cpuset.Use{Share: 1.0}},
+		{Rate: 51000, ServerCPUPerRequest: 20 * time.Microsecond, Server: cpuset.Use{Share: 0.98}},
 	}}
 	f := find(t, Analyze(c), CrossCheck)
 	assert.Equal(t, Below, f.Verdict)
@@ -496,7 +497,7 @@ func TestCrossCheckAccounts(t *testing.T) {
 	assert.Equal(t, CostMost, open.Verdict)
 
 	for i := range v.Closed.Rounds {
-		v.Closed.Rounds[i].ServerShare = -1 // unknown
+		v.Closed.Rounds[i].Server = cpuset.Unknown
 	}
 	_, ok = find(t, Analyze(c), CrossCheck).Figure("direct", ServerBusy)
 	assert.False(t, ok, "without the closed loop's share nothing is accounted for")

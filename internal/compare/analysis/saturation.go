@@ -168,8 +168,8 @@ func crossCheckFindings(w *Workload) []Finding {
 			{Of: v.Name, Name: ClosedRate, Value: cr.Rate.Median, Interval: &iv},
 			{Of: v.Name, Name: Conns, Value: float64(cr.Conns)},
 		}}
-		if av.Sat.CPUPerRequest > 0 && cr.CPUPerRequest > 0 && av.Sat.ServerShare > 0 && cr.ServerShare > 0 {
-			busy, cost := av.Sat.ServerShare/cr.ServerShare, float64(cr.CPUPerRequest)/float64(av.Sat.CPUPerRequest)
+		if av.Sat.CPUPerRequest > 0 && cr.CPUPerRequest > 0 && av.Sat.ServerShare > 0 && cr.Server.Share > 0 {
+			busy, cost := av.Sat.ServerShare/cr.Server.Share, float64(cr.CPUPerRequest)/float64(av.Sat.CPUPerRequest)
 			open := Figure{Of: v.Name, Name: OpenOverClosed, Value: sat / cr.Rate.Median, Verdict: CostMost}
 			if busy <= cost {
 				open.Verdict = IdleMost
@@ -178,7 +178,7 @@ func crossCheckFindings(w *Workload) []Finding {
 				Figure{Of: v.Name, Name: CPUPerRequest, Value: float64(av.Sat.CPUPerRequest)},
 				Figure{Of: v.Name, Name: ClosedCPUPerRequest, Value: float64(cr.CPUPerRequest)},
 				Figure{Of: v.Name, Name: ServerBusy, Value: 100 * av.Sat.ServerShare},
-				Figure{Of: v.Name, Name: ClosedServerBusy, Value: 100 * cr.ServerShare},
+				Figure{Of: v.Name, Name: ClosedServerBusy, Value: 100 * cr.Server.Share},
 				Figure{Of: v.Name, Name: UtilisationRatio, Value: busy},
 				Figure{Of: v.Name, Name: CostRatio, Value: cost},
 				open, Figure{Of: v.Name, Name: Unexplained, Value: open.Value / (busy * cost)})

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
+	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/latency"
 )
 
@@ -58,16 +59,16 @@ func pctCell(share float64) string {
 	return fmt.Sprintf("%.2f %%", 100*share)
 }
 
-// shareCell is a CPU share of n CPUs: "93 % of 8", "unknown" where it
-// is, "-" where n is.
-func shareCell(share float64, n int) string {
+// shareCell is a CPU use: "93 % of 8", "unknown" where its share is,
+// "-" where its CPUs are.
+func shareCell(u cpuset.Use) string {
 	switch {
-	case n == 0:
+	case u.CPUs == 0:
 		return "-"
-	case share < 0:
+	case !u.Known():
 		return "unknown"
 	}
-	return fmt.Sprintf("%.0f %% of %d", 100*share, n)
+	return fmt.Sprintf("%.0f %% of %d", 100*u.Share, u.CPUs)
 }
 
 // waitText is a p50 wait, or "-" where no request was of that kind.

@@ -16,6 +16,7 @@ import (
 	"github.com/kvpool/kvpool/internal/compare/analysis"
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
+	"github.com/kvpool/kvpool/internal/cpuset"
 )
 
 // comparisonOf builds a comparison of preset with one workload, "get",
@@ -56,9 +57,9 @@ func TestNumbers(t *testing.T) {
 	assert.Equal(t, "2.46ms (1.20×)", durRatio(2460*time.Microsecond, 1.2))
 	assert.Equal(t, "0", pctCell(0))
 	assert.Equal(t, "0.65 %", pctCell(0.0065))
-	assert.Equal(t, "93 % of 8", shareCell(0.93, 8))
-	assert.Equal(t, "unknown", shareCell(-1, 8))
-	assert.Equal(t, "-", shareCell(0.5, 0))
+	assert.Equal(t, "93 % of 8", shareCell(cpuset.Use{Share: 0.93, CPUs: 8}))
+	assert.Equal(t, "unknown", shareCell(cpuset.Use{Share: -1, CPUs: 8}))
+	assert.Equal(t, "-", shareCell(cpuset.Use{Share: 0.5}))
 	assert.Equal(t, "1, 2 and 4 CPUs", countsText([]int{1, 2, 4}))
 	assert.Equal(t, "1 CPU", countsText([]int{1}))
 	assert.Equal(t, "0.50–0.75", span(0.5, 0.75, two))

@@ -172,7 +172,7 @@ func writeLoader(b *page, c *result.Comparison, kept int) {
 	if slices.ContainsFunc(c.Loader, func(l result.LoaderCheck) bool { return l.Scheduled }) {
 		b.printf(" A run with a spike asks its schedule's mean rate; under clients that time out and retry, the schedule is of first tries, and those count (sent, or refused by the client's own throttle), not the clients' retries on top of them.")
 	}
-	if slices.ContainsFunc(c.Loader, func(l result.LoaderCheck) bool { return l.LoaderCPUs > 0 }) {
+	if slices.ContainsFunc(c.Loader, func(l result.LoaderCheck) bool { return l.Loader.CPUs > 0 }) {
 		b.printf(" CPU shares are of each side's own CPUs (kvserver's: all online CPUs where it shared them). "+
 			"A step that fell short is loader-bound, and measured the loader rather than kvserver, only when the loader used %.0f %% or more of its CPUs or its own sends fell behind (requests that found a connection free were still sent late). "+
 			"One that fell behind with every connection busy, or with kvserver's CPU idle, is kvserver's limit, at the -max-conns cap where the connections reached it (the rule of the saturation searches).",
@@ -192,18 +192,18 @@ func writeLoader(b *page, c *result.Comparison, kept int) {
 		}
 		lb := "no"
 		switch {
-		case l.LoaderCPUs == 0 && l.ServerCPUs == 0:
+		case l.Loader.CPUs == 0 && l.Server.CPUs == 0:
 			lb = "-" // no CPU counts: not judged
 		case l.LoaderBound:
 			lb = "**yes**"
 			bound = append(bound, l)
 		}
 		loader := fmt.Sprintf("%.2f cores", l.CPUShare)
-		if l.LoaderCPUs > 0 {
-			loader = shareCell(l.LoaderShare, l.LoaderCPUs)
+		if l.Loader.CPUs > 0 {
+			loader = shareCell(l.Loader)
 		}
 		b.printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.Workload, l.Variant, l.Step, thousands(l.Asked), thousands(l.SendRate),
-			duration(l.LagP99), cpuMicros(l.CPUPerRequest), loader, shareCell(l.ServerShare, l.ServerCPUs), kept, lb)
+			duration(l.LagP99), cpuMicros(l.CPUPerRequest), loader, shareCell(l.Server), kept, lb)
 	}
 	b.printf("\n")
 	for _, l := range backlog {

@@ -53,7 +53,7 @@ func writeClosedTable(b *page, wr *result.WorkloadResult, aw *analysis.Workload)
 	for _, v := range rows {
 		cr := v.Closed
 		b.printf("| %s | %d | %d | %s ± %s | %s | %s | %s | %s | %s |\n", v.Name, cr.Conns, cr.Rate.N, thousands(cr.Rate.Median), thousands(cr.Rate.HalfSpread()),
-			satCell(v.Sat, false), cpuMicros(cr.CPUPerRequest), shareCell(cr.LoaderShare, cr.LoaderCPUs), shareCell(cr.ServerShare, cr.ServerCPUs), yesNo(cr.LoaderBound, "**yes**"))
+			satCell(v.Sat, false), cpuMicros(cr.CPUPerRequest), shareCell(cr.Loader), shareCell(cr.Server), yesNo(cr.LoaderBound, "**yes**"))
 	}
 	b.printf("\n")
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/cpuset"
 )
 
 // Comparison is everything one `loadtest compare` measured.
@@ -138,7 +139,7 @@ func (s SatRun) ValidatedServerShare() float64 {
 	}
 	for i := len(s.Curve) - 1; i >= 0; i-- {
 		if p := s.Curve[i]; p.Validating() && p.Pass {
-			return math.Max(p.ServerShare, 0)
+			return math.Max(p.Server.Share, 0)
 		}
 	}
 	return 0
@@ -155,13 +156,11 @@ type CurvePoint struct {
 	P99FromSend time.Duration `json:",omitempty"`
 	Pass        bool
 	Verdict     string
-	// LoaderShare and ServerShare are each side's CPU over the step as a
-	// share of its own CPUs (negative: unknown); LoaderBound marks a
-	// failure that was the loader's.
-	LoaderShare float64 `json:",omitempty"`
-	ServerShare float64 `json:",omitempty"`
-	LoaderBound bool    `json:",omitempty"`
-	Retry       bool    `json:",omitempty"`
+	// Loader and Server are each side's CPU use over the step;
+	// LoaderBound marks a failure that was the loader's.
+	Loader, Server cpuset.Use
+	LoaderBound    bool `json:",omitempty"`
+	Retry          bool `json:",omitempty"`
 	// Seconds is the step's judged intervals, kept only where the step
 	// decided its search's bracket (saturate's Bracket.Decided), so that a
 	// reader sees whether a failure was one stall or the whole step while
@@ -195,13 +194,12 @@ type ClosedRun struct {
 type ClosedRound struct {
 	Rate                float64 // answers per second
 	ServerCPUPerRequest time.Duration
-	// LoaderShare and ServerShare are each side's CPU as a share of its
-	// CPUs (negative: unknown); LoaderBound: saturate.Bound.
-	LoaderShare, ServerShare float64
-	LoaderCPUs, ServerCPUs   int
-	LoaderBound              bool
-	Why                      string `json:",omitempty"`
-	ErrorRate                float64
+	// Loader and Server are each side's CPU use; LoaderBound:
+	// saturate.CPUBound.
+	Loader, Server cpuset.Use
+	LoaderBound    bool
+	Why            string `json:",omitempty"`
+	ErrorRate      float64
 }
 
 func (c *ClosedRun) Rates() []float64 {
@@ -354,13 +352,9 @@ type LoaderCheck struct {
 	CPUPerRequest           time.Duration
 	// CPUShare is the loader's CPU time over the step in cores.
 	CPUShare float64
-	// LoaderShare and ServerShare are each side's CPU as a share of its
-	// CPUs (negative: unknown); both counts 0: neither was recorded, and
-	// LoaderBound was not judged.
-	LoaderShare float64 `json:",omitempty"`
-	LoaderCPUs  int     `json:",omitempty"`
-	ServerShare float64 `json:",omitempty"`
-	ServerCPUs  int     `json:",omitempty"`
+	// Loader and Server are each side's CPU use; both counts 0: neither
+	// was recorded, and LoaderBound was not judged.
+	Loader, Server cpuset.Use
 	// KeptUp: the loader sent at least 99 % of the asked rate on
 	// schedule, left nothing unsent, and the backlog of a step meant to be
 	// sustained did not grow (Backlog says how it did). A validation is

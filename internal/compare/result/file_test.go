@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/cpuset"
 )
 
 // TestLoadFillsWhatVersion0DidNotKeep: options, step lengths, plan and
@@ -144,18 +145,48 @@ func loadVersion0(t *testing.T, c *Comparison) *Comparison {
 // saturation (0 where the validation failed) and Candidate the rate
 // tried, and a step whose CPU shares were not read has them unknown.
 func TestLoadUpgradesVersion0Searches(t *testing.T) {
-	c := &Comparison{Preset: "queues", Workloads: []*WorkloadResult{{Workload: "get", Variants: []*VariantResult{{Name: "direct", Sat: []SatRun{
-		{Repeat: 1, Rate: 9000, Validated: true, Curve: []CurvePoint{{Phase: "ramp", LoaderShare: 0.4, ServerShare: 0.9}, {Phase: PhaseValidate}}},
-		{Repeat: 2, Rate: 8000},
-		{Repeat: 3, Bracket: &Bracket{Lo: 7000, Hi: 7200}, Candidate: 7100},
-	}}}}}}
-	sat := loadVersion0(t, c).Workloads[0].Variants[0].Sat
+	c := loadFile(t, `{"Preset": "queues", "Workloads": [{"Workload": "get", "Variants": [{"Name": "direct", "Sat": [
+		{"Repeat": 1, "Rate": 9000, "Validated": true, "Curve": [{"Phase": "ramp", "LoaderShare": 0.4, "ServerShare": 0.9}, {"Phase": "validate"}]},
+		{"Repeat": 2, "Rate": 8000},
+		{"Repeat": 3, "Bracket": {"Lo": 7000, "Hi": 7200}, "Candidate": 7100}]}]}]}`)
+	sat := c.Workloads[0].Variants[0].Sat
 	assert.Equal(t, 9000.0, sat[0].Rate)
-	assert.Equal(t, []CurvePoint{{Phase: "ramp", LoaderShare: 0.4, ServerShare: 0.9}, {Phase: PhaseValidate, LoaderShare: -1, ServerShare: -1}}, sat[0].Curve)
+	assert.Equal(t, []CurvePoint{{Phase: "ramp", Loader: cpuset.Use{Share: 0.4}, Server: cpuset.Use{Share: 0.9}},
+		{Phase: PhaseValidate, Loader: cpuset.Unknown, Server: cpuset.Unknown}}, sat[0].Curve)
 	assert.Equal(t, 0.0, sat[1].Rate, "not validated: no saturation")
 	assert.Equal(t, 8000.0, sat[1].Candidate)
 	assert.Equal(t, 7100.0, sat[2].Candidate, "a bracketed search is kept")
-	assert.Equal(t, []float64{9000}, loadVersion0(t, c).Workloads[0].Variants[0].SatRates())
+	assert.Equal(t, []float64{9000}, c.Workloads[0].Variants[0].SatRates())
+}
+
+// TestLoadReadsVersion3CPUUse: versions 3 and earlier spelled each
+// side's CPU use as flat fields of a step, a round and a loader's check;
+// loaded, they are each side's cpuset.Use.
+func TestLoadReadsVersion3CPUUse(t *testing.T) {
+	c := loadFile(t, `{"Version": 3, "Preset": "queues", "Workloads": [{"Workload": "get", "Variants": [{"Name": "direct",
+		"Sat": [{"Curve": [{"Phase": "ramp", "LoaderShare": 0.4, "ServerShare": -1}]}],
+		"Closed": {"Rounds": [{"Rate": 1, "LoaderShare": 0.5, "LoaderCPUs": 2, "ServerShare": 0.9, "ServerCPUs": 4}]},
+		"Paired": {"Base": [{"LoaderShare": 0.1, "LoaderCPUs": 1}], "Variant": [{"ServerShare": 0.2, "ServerCPUs": 3}]}}]}],
+		"Loader": [{"Step": "fixed", "LoaderShare": 0.95, "LoaderCPUs": 8, "ServerShare": -1, "ServerCPUs": 8}]}`)
+	v := c.Workloads[0].Variants[0]
+	assert.Equal(t, cpuset.Use{Share: 0.4}, v.Sat[0].Curve[0].Loader)
+	assert.Equal(t, cpuset.Unknown, v.Sat[0].Curve[0].Server)
+	assert.Equal(t, cpuset.Use{Share: 0.5, CPUs: 2}, v.Closed.Rounds[0].Loader)
+	assert.Equal(t, cpuset.Use{Share: 0.9, CPUs: 4}, v.Closed.Rounds[0].Server)
+	assert.Equal(t, cpuset.Use{Share: 0.1, CPUs: 1}, v.Paired.Base[0].Loader)
+	assert.Equal(t, cpuset.Use{Share: 0.2, CPUs: 3}, v.Paired.Variant[0].Server)
+	assert.Equal(t, cpuset.Use{Share: 0.95, CPUs: 8}, c.Loader[0].Loader)
+	assert.Equal(t, cpuset.Use{Share: -1, CPUs: 8}, c.Loader[0].Server)
+}
+
+// loadFile is the comparison that text, a compare.json, loads as.
+func loadFile(t *testing.T, text string) *Comparison {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, File), []byte(text), 0o644))
+	c, err := Load(dir)
+	require.NoError(t, err)
+	return c
 }
 
 // TestLoadMovesVersion3StepPlansToTheirWorkloads: before version 4 the

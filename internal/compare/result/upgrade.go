@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/cpuset"
 )
 
 // Version is the schema of compare.json that Save writes and that the
@@ -23,6 +24,11 @@ const Version = 4
 func (c *Comparison) upgrade(raw []byte) error {
 	if c.Version > Version {
 		return fmt.Errorf("written by a newer loadtest (schema version %d, this one reads up to %d): render it with that loadtest", c.Version, Version)
+	}
+	if c.Version < 4 {
+		if err := c.upgradeCPUUse(raw); err != nil {
+			return err
+		}
 	}
 	if c.Version < 1 {
 		if err := c.upgradeFrom0(); err != nil {
@@ -107,8 +113,8 @@ func upgradeSearch0(s *SatRun) {
 		s.Candidate, s.Rate = s.Rate, 0
 	}
 	for i := range s.Curve {
-		if p := &s.Curve[i]; p.LoaderShare == 0 && p.ServerShare == 0 {
-			p.LoaderShare, p.ServerShare = -1, -1
+		if p := &s.Curve[i]; p.Loader.Share == 0 && p.Server.Share == 0 {
+			p.Loader.Share, p.Server.Share = -1, -1
 		}
 	}
 }
@@ -262,6 +268,62 @@ func (c *Comparison) upgradeSteps(raw []byte) error {
 				w.Steps = &s.Steps
 			}
 		}
+	}
+	return nil
+}
+
+// flatCPU is each side's CPU use as versions 3 and earlier spelled it,
+// flat beside a step's own figures.
+type flatCPU struct {
+	LoaderShare, ServerShare float64
+	LoaderCPUs, ServerCPUs   int
+}
+
+func (f flatCPU) set(loader, server *cpuset.Use) {
+	*loader, *server = cpuset.Use{Share: f.LoaderShare, CPUs: f.LoaderCPUs}, cpuset.Use{Share: f.ServerShare, CPUs: f.ServerCPUs}
+}
+
+// upgradeCPUUse reads each side's CPU use from raw, a file of version 3
+// or earlier, where it kept them: in the searches' steps, the closed and
+// paired rounds and the loader's checks.
+func (c *Comparison) upgradeCPUUse(raw []byte) error {
+	var old struct {
+		Workloads []struct {
+			Variants []struct {
+				Sat    []struct{ Curve []flatCPU }
+				Closed struct{ Rounds []flatCPU }
+				Paired struct{ Base, Variant []flatCPU }
+			}
+		}
+		Loader []flatCPU
+	}
+	if err := json.Unmarshal(raw, &old); err != nil {
+		return err
+	}
+	rounds := func(to []ClosedRound, from []flatCPU) {
+		for i := range to {
+			from[i].set(&to[i].Loader, &to[i].Server)
+		}
+	}
+	for i, w := range c.Workloads {
+		for j, v := range w.Variants {
+			o := old.Workloads[i].Variants[j]
+			for k, s := range v.Sat {
+				for n := range s.Curve {
+					o.Sat[k].Curve[n].set(&s.Curve[n].Loader, &s.Curve[n].Server)
+				}
+			}
+			if v.Closed != nil {
+				rounds(v.Closed.Rounds, o.Closed.Rounds)
+			}
+			if v.Paired != nil {
+				rounds(v.Paired.Base, o.Paired.Base)
+				rounds(v.Paired.Variant, o.Paired.Variant)
+			}
+		}
+	}
+	for i := range c.Loader {
+		old.Loader[i].set(&c.Loader[i].Loader, &c.Loader[i].Server)
 	}
 	return nil
 }

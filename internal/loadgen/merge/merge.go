@@ -21,12 +21,8 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"github.com/kvpool/kvpool/internal/api"
-	"github.com/kvpool/kvpool/internal/latency"
-	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
-	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
 // run is one loader's folder.
@@ -220,154 +216,28 @@ func timeText(t *time.Time) string {
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-// combine sums the runs' counts and merges their whole-run histograms.
+// combine is the runs' Results merged (record.Merge), each read from its
+// summary.json (report.ResultOf), and whether and why a run was unpinned.
 func combine(runs []run) (*record.Result, error) {
-	s0 := runs[0].sum
-	mix, err := workload.ParseMix(s0.Workload)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", runs[0].dir, err)
-	}
-	cfg := config.Default()
-	cfg.Name, cfg.Target, cfg.Engine, cfg.Transport = "merge", s0.Target, s0.Engine, s0.Transport
-	cfg.Workload = workload.Workload{Mix: mix, Keys: s0.Keys, Dist: s0.Dist, ValueSize: s0.ValueSize, ZipfS: cfg.Workload.ZipfS}
-	cfg.Duration, cfg.Interval, cfg.VegetaLatency = seconds(s0.DurationS), seconds(s0.IntervalS), s0.VegetaLatency
-	cfg.Conns, cfg.MaxConns, cfg.Rate = 0, 0, 0
-	res := &record.Result{
-		Uncorrected: latency.New(), Corrected: latency.New(), SendLag: latency.New(),
-		Codes: map[int]int64{}, Errors: map[string]int64{},
-	}
-	res.Start = s0.StartedAt
-	pinned, ownLagKnown := true, true
-	for _, r := range runs {
-		s := r.sum
-		for _, h := range []struct {
-			into *hdrhistogram.Histogram
-			enc  string
-			name string
-		}{{res.Corrected, s.HistCorrected, "hdr_corrected"}, {res.Uncorrected, s.HistUncorrected, "hdr_uncorrected"}, {res.SendLag, s.HistSendLag, "hdr_send_lag"}} {
-			from, err := report.DecodeHist(h.enc)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %s in summary.json: %w", r.dir, h.name, err)
-			}
-			h.into.Merge(from)
+	rs := make([]*record.Result, len(runs))
+	for i, r := range runs {
+		var err error
+		if rs[i], err = report.ResultOf(r.sum); err != nil {
+			return nil, fmt.Errorf("%s: %w", r.dir, err)
 		}
-		cfg.Rate += s.AskedRate
-		cfg.Conns += s.Conns
-		cfg.MaxConns += s.MaxConns
-		if s.StartedAt.Before(res.Start) {
-			res.Start = s.StartedAt
-		}
-		res.Planned += s.Planned
-		res.Sent += s.Sent
-		res.Late += s.Late
-		res.ConnWaits += s.ConnWaits
-		res.OwnLate += s.OwnLate
-		ownLagKnown = ownLagKnown && s.OwnLagKnown
-		res.ErrorCount += s.Errors
-		res.BytesIn += s.BytesIn
-		res.BytesOut += s.BytesOut
-		res.ConnsStart += s.ConnsStart
-		res.ConnsPeak += s.ConnsPeak
-		res.ConnsUsed += s.ConnsUsed
-		res.Reconnects += s.Reconnects
-		res.InFlightPeak += s.InFlightPeak // an upper bound: the peaks need not coincide
-		res.Loops += s.Loops
-		res.LoaderCPUs += s.LoaderCPUs // over every loader host
-		pinned = pinned && s.Pinned
-		switch {
+	}
+	res := record.Merge(rs)
+	res.Config.Name = "merge"
+	for i, r := range runs {
+		switch s := rs[i]; {
 		case s.Unpinned == "" || res.Unpinned != "" && res.Unpinned != "no -cpus":
 		case s.Unpinned == "no -cpus":
 			res.Unpinned = s.Unpinned
 		default:
 			res.Unpinned = fmt.Sprintf("%s (%s)", s.Unpinned, r.dir)
 		}
-		res.CPU.User += seconds(s.LoaderCPUUserS)
-		res.CPU.System += seconds(s.LoaderCPUSysS)
-		if err := addCodes(res.Codes, s.StatusCodes, r.dir); err != nil {
-			return nil, err
-		}
-		for msg, n := range s.ErrorKinds {
-			res.Errors[msg] += n
-		}
-		if s.Clients != nil {
-			// The shards of one schedule share one client model.
-			cfg.Client = *s.Client
-			res.Clients.Add(*s.Clients)
-		}
 	}
-	res.Pinned, res.OwnLagKnown = pinned, ownLagKnown
-	if res.Ops, err = combineOps(runs); err != nil {
-		return nil, err
-	}
-	// Elapsed and SendSpan run from the earliest start to the latest end.
-	for _, r := range runs {
-		off := r.sum.StartedAt.Sub(res.Start)
-		res.Elapsed = max(res.Elapsed, off+seconds(r.sum.ElapsedS))
-		res.SendSpan = max(res.SendSpan, off+seconds(r.sum.SendSpanS))
-	}
-	res.Config = cfg
 	return res, nil
-}
-
-// combineOps merges the runs' per-operation figures as combine merges
-// the whole's: histograms merged, counts summed. Where a run recorded
-// none (a summary.json from before they were kept), the merge has none
-// rather than a part of them.
-func combineOps(runs []run) ([]record.OpResult, error) {
-	byOp := map[api.Method]*record.OpResult{}
-	for _, r := range runs {
-		if len(r.sum.Ops) == 0 {
-			return nil, nil
-		}
-		for name, s := range r.sum.Ops {
-			op, ok := record.OpNamed(name)
-			if !ok {
-				return nil, fmt.Errorf("%s: operation %q in summary.json's ops is not get, put or delete", r.dir, name)
-			}
-			o := byOp[op]
-			if o == nil {
-				o = &record.OpResult{Op: op, Uncorrected: latency.New(), Corrected: latency.New(), Codes: map[int]int64{}, Errors: map[string]int64{}}
-				byOp[op] = o
-			}
-			for _, h := range []struct {
-				into *hdrhistogram.Histogram
-				enc  string
-			}{{o.Corrected, s.HistCorrected}, {o.Uncorrected, s.HistUncorrected}} {
-				from, err := report.DecodeHist(h.enc)
-				if err != nil {
-					return nil, fmt.Errorf("%s: the histograms of %s in summary.json's ops: %w", r.dir, name, err)
-				}
-				h.into.Merge(from)
-			}
-			o.Sent += s.Responses
-			o.ErrorCount += s.Errors
-			if err := addCodes(o.Codes, s.StatusCodes, r.dir); err != nil {
-				return nil, err
-			}
-			for msg, n := range s.ErrorKinds {
-				o.Errors[msg] += n
-			}
-		}
-	}
-	var out []record.OpResult
-	for _, op := range record.Ops {
-		if o := byOp[op]; o != nil {
-			out = append(out, *o)
-		}
-	}
-	return out, nil
-}
-
-// addCodes adds summary.json's status counts (keyed by code) to codes.
-func addCodes(codes map[int]int64, from map[string]int64, dir string) error {
-	for code, n := range from {
-		c, err := strconv.Atoi(code)
-		if err != nil {
-			return fmt.Errorf("%s: status code %q in summary.json: %w", dir, code, err)
-		}
-		codes[c] += n
-	}
-	return nil
 }
 
 // mergeLogs merges interval i of every run's logs into interval i of the

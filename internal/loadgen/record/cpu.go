@@ -3,6 +3,8 @@ package record
 import (
 	"syscall"
 	"time"
+
+	"github.com/kvpool/kvpool/internal/cpuset"
 )
 
 // CPUTime is the CPU this process has used.
@@ -12,6 +14,15 @@ type CPUTime struct {
 
 // Total is user plus system time.
 func (c CPUTime) Total() time.Duration { return c.User + c.System }
+
+// Use is c over span on cpus CPUs; its share is unknown where c is zero
+// (getrusage failed).
+func (c CPUTime) Use(span time.Duration, cpus int) cpuset.Use {
+	if c.Total() <= 0 {
+		return cpuset.Use{Share: -1, CPUs: cpus}
+	}
+	return cpuset.UseOf(c.Total(), span, cpus)
+}
 
 // Sub returns c - o.
 func (c CPUTime) Sub(o CPUTime) CPUTime {

@@ -79,8 +79,8 @@ type Result struct {
 	Loops    int
 	LoopsWhy string
 	// LoaderCPUs is how many CPUs the loader ran on, LoaderCPUSet which:
-	// Config.CPUs where it pinned itself to them, else its affinity. Its
-	// share of them is CPU.Total() / (Elapsed × LoaderCPUs).
+	// Config.CPUs where it pinned itself to them, else its affinity
+	// (LoaderUse is its share of them).
 	LoaderCPUs   int
 	LoaderCPUSet cpuset.Set
 	// Pinned tells whether the process ran bound to Config.CPUs (and each
@@ -144,6 +144,10 @@ func (r *Result) ErrorRate() float64 {
 	}
 	return float64(r.ErrorCount) / float64(r.Sent)
 }
+
+// LoaderUse is the loader's CPU use over the run: CPU over Elapsed ×
+// LoaderCPUs (unknown where either is not read).
+func (r *Result) LoaderUse() cpuset.Use { return r.CPU.Use(r.Elapsed, r.LoaderCPUs) }
 
 // CPUPerRequest is the loader's CPU time per sent request.
 func (r *Result) CPUPerRequest() time.Duration {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
+	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
 
 // Files WriteFiles writes beside the ones the run streamed (the interval
@@ -270,6 +272,76 @@ func DecodeHist(s string) (*hdrhistogram.Histogram, error) {
 	}
 	return hdrhistogram.Decode(b)
 }
+
+// ResultOf is the Result s summarizes, as far as summary.json keeps it
+// (what merge combines): the config's workload, target, engine, lengths,
+// rate (the asked rate) and connections, the counts, CPU time and CPUs,
+// the whole run's histograms and each operation's part.
+func ResultOf(s Summary) (*record.Result, error) {
+	mix, err := workload.ParseMix(s.Workload)
+	if err != nil {
+		return nil, err
+	}
+	c := config.Default()
+	c.Name, c.Target, c.Engine, c.Transport = s.Name, s.Target, s.Engine, s.Transport
+	c.Workload = workload.Workload{Mix: mix, Keys: s.Keys, Dist: s.Dist, ValueSize: s.ValueSize, ZipfS: c.Workload.ZipfS}
+	c.Duration, c.Interval, c.VegetaLatency = seconds(s.DurationS), seconds(s.IntervalS), s.VegetaLatency
+	c.Rate, c.Conns, c.MaxConns = s.AskedRate, s.Conns, s.MaxConns
+	r := &record.Result{Config: c, Start: s.StartedAt, Elapsed: seconds(s.ElapsedS), SendSpan: seconds(s.SendSpanS),
+		Planned: s.Planned, Sent: s.Sent, Late: s.Late, ConnWaits: s.ConnWaits, OwnLate: s.OwnLate, OwnLagKnown: s.OwnLagKnown,
+		ErrorCount: s.Errors, Errors: s.ErrorKinds, BytesIn: s.BytesIn, BytesOut: s.BytesOut,
+		ConnsStart: s.ConnsStart, ConnsPeak: s.ConnsPeak, ConnsUsed: s.ConnsUsed, Reconnects: s.Reconnects, InFlightPeak: s.InFlightPeak,
+		Loops: s.Loops, LoaderCPUs: s.LoaderCPUs, Pinned: s.Pinned, Unpinned: s.Unpinned,
+		CPU: record.CPUTime{User: seconds(s.LoaderCPUUserS), System: seconds(s.LoaderCPUSysS)}}
+	if s.Clients != nil {
+		r.Config.Client, r.Clients = *s.Client, *s.Clients
+	}
+	if r.Codes, err = codesOf(s.StatusCodes); err != nil {
+		return nil, err
+	}
+	for _, h := range []struct {
+		into     **hdrhistogram.Histogram
+		enc, key string
+	}{{&r.Corrected, s.HistCorrected, "hdr_corrected"}, {&r.Uncorrected, s.HistUncorrected, "hdr_uncorrected"}, {&r.SendLag, s.HistSendLag, "hdr_send_lag"}} {
+		if *h.into, err = DecodeHist(h.enc); err != nil {
+			return nil, fmt.Errorf("%s in summary.json: %w", h.key, err)
+		}
+	}
+	for name, sum := range s.Ops {
+		op, ok := record.OpNamed(name)
+		if !ok {
+			return nil, fmt.Errorf("operation %q in summary.json's ops is not get, put or delete", name)
+		}
+		o := record.OpResult{Op: op, Sent: sum.Responses, ErrorCount: sum.Errors, Errors: sum.ErrorKinds}
+		if o.Codes, err = codesOf(sum.StatusCodes); err != nil {
+			return nil, err
+		}
+		if o.Corrected, err = DecodeHist(sum.HistCorrected); err == nil {
+			o.Uncorrected, err = DecodeHist(sum.HistUncorrected)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the histograms of %s in summary.json's ops: %w", name, err)
+		}
+		r.Ops = append(r.Ops, o)
+	}
+	slices.SortFunc(r.Ops, func(a, b record.OpResult) int { return slices.Index(record.Ops, a.Op) - slices.Index(record.Ops, b.Op) })
+	return r, nil
+}
+
+// codesOf reverses codeKeys.
+func codesOf(keys map[string]int64) (map[int]int64, error) {
+	out := make(map[int]int64, len(keys))
+	for k, n := range keys {
+		code, err := strconv.Atoi(k)
+		if err != nil {
+			return nil, fmt.Errorf("status code %q in summary.json: %w", k, err)
+		}
+		out[code] = n
+	}
+	return out, nil
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // WriteFiles writes summary.json and the two .hgrm percentile
 // distributions of r into dir (created if missing).

@@ -2,14 +2,11 @@ package saturate
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/loadgen/record"
 )
-
-// Busy is the share of its CPUs at which a process counts as out of CPU.
-const Busy = 0.90
 
 // LagTolerance is how late the loader's own sends may be, at p99 over an
 // interval, before the interval counts as one the loader fell behind in:
@@ -61,11 +58,11 @@ func (e *Step) ownLagGrew() bool {
 
 // Bound decides whether step e was loader-bound: its failure says what
 // the loader could deliver, not what the server could sustain. It reads
-// e's verdict (Pass, FellBehind), CPU shares and the loader's own
-// evidence, nothing else. A failed step is loader-bound when
+// e's verdict (Pass, FellBehind), CPU use and the loader's own evidence,
+// nothing else. A failed step is loader-bound when
 //
-//   - the loader used Busy (90 %) or more of its CPUs, whatever failed
-//     (its latencies include its own queueing), or
+//   - the loader used cpuset.Busy (90 %) or more of its CPUs, whatever
+//     failed (its latencies include its own queueing: CPUBound), or
 //   - it fell behind while it had connections free and its own sends
 //     were late: the p99 send lag of the sends that did not wait for a
 //     connection was over the lag tolerance (LagTolerance) in more of
@@ -84,19 +81,13 @@ func (e *Step) ownLagGrew() bool {
 // server's; why says so. A step that passed is never loader-bound (why is
 // empty). why reads after "at N req/s".
 func Bound(e *Step) (loaderBound bool, why string) {
-	loader := usage("the loader", e.LoaderCPUShare, e.LoaderCPUs)
-	server := usage("the server", e.ServerCPUShare, e.ServerCPUs)
-	if e.Shared {
-		server += " (the CPUs the loader runs on)"
-	}
+	ldr, srv := e.Loader(), e.Server()
+	loader, server := ldr.Text("the loader"), serverText(srv, e.Shared)
 	switch {
 	case e.Pass:
 		return false, ""
-	case e.LoaderCPUShare >= Busy:
-		if e.ServerCPUShare >= 0 {
-			return true, fmt.Sprintf("the loader used %s of its %s (%s): it ran out of CPU", ShareText(e.LoaderCPUShare), CPUsText(e.LoaderCPUs), server)
-		}
-		return true, fmt.Sprintf("the loader used %s of its %s: it ran out of CPU", ShareText(e.LoaderCPUShare), CPUsText(e.LoaderCPUs))
+	case ldr.OutOfCPU():
+		return CPUBound(ldr, srv, e.Shared)
 	case !e.FellBehind:
 		return false, fmt.Sprintf("the server's answers failed (%s, %s): the server's limit", loader, server)
 	case !e.OwnLagKnown:
@@ -114,29 +105,24 @@ func Bound(e *Step) (loaderBound bool, why string) {
 		own, e.ConnWaits, loader, server)
 }
 
-// usage is "the loader at 42% of its 2 CPUs", or "the loader's CPU unknown".
-func usage(who string, share float64, cpus int) string {
-	if share < 0 {
-		return who + "'s CPU unknown"
+// CPUBound is Bound's first rule alone, all that can judge a run without
+// a schedule to fall behind (a closed loop): loader-bound where the
+// loader ran out of CPU (cpuset.Use.OutOfCPU), with the figures; else
+// false and "". shared: the server ran on the loader's CPUs.
+func CPUBound(loader, server cpuset.Use, shared bool) (bool, string) {
+	if !loader.OutOfCPU() {
+		return false, ""
 	}
-	return fmt.Sprintf("%s at %s of its %s", who, ShareText(share), CPUsText(cpus))
+	if server.Known() {
+		return true, fmt.Sprintf("the loader used %s of its %s (%s): it ran out of CPU", cpuset.ShareText(loader.Share), cpuset.CPUsText(loader.CPUs), serverText(server, shared))
+	}
+	return true, fmt.Sprintf("the loader used %s of its %s: it ran out of CPU", cpuset.ShareText(loader.Share), cpuset.CPUsText(loader.CPUs))
 }
 
-// ShareText is a CPU share as "42%", or "unknown".
-func ShareText(share float64) string {
-	if share < 0 {
-		return "unknown"
+// serverText is the server's CPU use as Bound's figures give it.
+func serverText(u cpuset.Use, shared bool) string {
+	if shared {
+		return u.Text("the server") + " (the CPUs the loader runs on)"
 	}
-	return strconv.FormatFloat(100*share, 'f', 0, 64) + "%"
-}
-
-// CPUsText is "1 CPU", "8 CPUs", or "? CPUs" where n is unknown.
-func CPUsText(n int) string {
-	switch {
-	case n <= 0:
-		return "? CPUs"
-	case n == 1:
-		return "1 CPU"
-	}
-	return strconv.Itoa(n) + " CPUs"
+	return u.Text("the server")
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/latency"
 )
 
@@ -79,7 +80,7 @@ func pctCell(share float64) string {
 	if share < 0 {
 		return "-"
 	}
-	return ShareText(share)
+	return cpuset.ShareText(share)
 }
 
 // perReqCell is CPU per request in µs, or "-" when unknown (0).

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/latency"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/engine"
@@ -60,12 +61,10 @@ func stepFrom(res *record.Result, shared bool) Step {
 		P50: latency.ValueAt(res.Corrected, 50), P99: latency.ValueAt(res.Corrected, 99),
 		P99Uncorr: latency.ValueAt(res.Uncorrected, 99),
 		Errors:    res.ErrorCount, ErrorRate: res.ErrorRate(), Unsent: res.Unsent(), CPUPerReq: res.CPUPerRequest(),
-		LoaderCPUShare: -1, LoaderCPUs: loaderCPUs(res), ServerCPUShare: -1, Shared: shared,
+		Shared:      shared,
 		OwnLagKnown: res.OwnLagKnown, ConnWaits: res.ConnWaits, ConnsPeak: res.ConnsPeak, MaxConns: res.Config.MaxConns,
 	}
-	if cpu := res.CPU.Total(); cpu > 0 && res.Elapsed > 0 { // 0: getrusage failed
-		s.LoaderCPUShare = cpu.Seconds() / (res.Elapsed.Seconds() * float64(s.LoaderCPUs))
-	}
+	s.SetCPU(res.CPU.Use(res.Elapsed, loaderCPUs(res)), cpuset.Unknown)
 	s.Seconds = SecondsOf(res)
 	return s
 }
@@ -217,8 +216,7 @@ func (s *Step) setServer(a, b cpuReading, sent int64) {
 		return
 	}
 	used := b.server - a.server
-	s.ServerCPUs = b.serverCPUs
-	s.ServerCPUShare = used.Seconds() / (wall.Seconds() * float64(b.serverCPUs))
+	s.SetCPU(s.Loader(), cpuset.UseOf(used, wall, b.serverCPUs))
 	if sent > 0 {
 		s.ServerCPUPerReq = used / time.Duration(sent)
 	}

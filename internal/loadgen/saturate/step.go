@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/ratio"
 )
 
@@ -24,13 +25,13 @@ type Step struct {
 	ErrorRate float64       `json:"error_rate"`
 	Unsent    int64         `json:"unsent,omitempty"` // scheduled requests never sent (the drain time ran out)
 	CPUPerReq time.Duration `json:"loader_cpu_per_request_ns"`
-	// LoaderCPUShare is the loader's CPU time over the step divided by
-	// elapsed × LoaderCPUs (negative: unknown).
-	LoaderCPUShare float64 `json:"loader_cpu_share"`
-	LoaderCPUs     int     `json:"loader_cpus"`
-	// ServerCPUShare is the server's CPU time between the readings that
-	// bracket the step divided by that time × ServerCPUs (negative:
-	// unknown: no Config.ServerCPU, or a reading failed).
+	// Each side's CPU use (Loader, Server) as saturate.json spells it: the
+	// loader's CPU time over the step divided by elapsed × LoaderCPUs,
+	// the server's between the readings that bracket the step divided by
+	// that time × ServerCPUs (negative: unknown: no Config.ServerCPU, or a
+	// reading failed).
+	LoaderCPUShare  float64       `json:"loader_cpu_share"`
+	LoaderCPUs      int           `json:"loader_cpus"`
 	ServerCPUShare  float64       `json:"server_cpu_share"`
 	ServerCPUs      int           `json:"server_cpus,omitempty"`
 	ServerCPUPerReq time.Duration `json:"server_cpu_per_request_ns,omitempty"` // 0: unknown
@@ -71,6 +72,17 @@ type Step struct {
 	// the same rate and phase, failed.
 	Retry bool          `json:"retry,omitempty"`
 	Left  time.Duration `json:"-"` // the least time the search still needs after this step
+}
+
+// Loader is the loader's CPU use over s.
+func (s *Step) Loader() cpuset.Use { return cpuset.Use{Share: s.LoaderCPUShare, CPUs: s.LoaderCPUs} }
+
+// Server is the server's CPU use over s.
+func (s *Step) Server() cpuset.Use { return cpuset.Use{Share: s.ServerCPUShare, CPUs: s.ServerCPUs} }
+
+// SetCPU sets each side's CPU use over s.
+func (s *Step) SetCPU(loader, server cpuset.Use) {
+	s.LoaderCPUShare, s.LoaderCPUs, s.ServerCPUShare, s.ServerCPUs = loader.Share, loader.CPUs, server.Share, server.CPUs
 }
 
 // Second is one interval of a step (a second, or Config.Interval).
