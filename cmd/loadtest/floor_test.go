@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,9 +13,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvpool/kvpool/internal/compare"
+	"github.com/kvpool/kvpool/internal/compare/plan"
+	"github.com/kvpool/kvpool/internal/compare/render"
+	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/harness/harnesstest"
-	"github.com/kvpool/kvpool/internal/ratio"
 )
 
 // asMainEnv makes this test binary run as loadtest itself (see TestMain),
@@ -53,56 +56,18 @@ func TestParseFloorRefusesWhatCannotWork(t *testing.T) {
 func TestParseFloorCPUCounts(t *testing.T) {
 	o, err := parseFloor([]string{"-server-cpus", "0-7", "-loader-cpus", "8-15", "-cpu-counts", "8,1, 2,4,2"}, io.Discard)
 	require.NoError(t, err)
-	assert.Equal(t, []int{1, 2, 4, 8}, o.cpuCounts, "in increasing order, each once")
-}
-
-// TestPrintScaling: each server's throughput as a multiple of its own at
-// the first count, and kvserver's scaling over the bare handler's with the
-// two counts' intervals joined end to end.
-func TestPrintScaling(t *testing.T) {
-	sum := func(bare, kv float64, iv ratio.Interval, loaderBound bool) []floorSummary {
-		return []floorSummary{{key: "store fresh, GET", names: [2]string{"bare", "kvserver"}, rates: [2]float64{bare, kv}, throughput: iv, loaderBound: loaderBound}}
-	}
-	var out bytes.Buffer
-	printScaling(&out, []int{1, 8}, [][]floorSummary{
-		sum(100_000, 70_000, ratio.Interval{Median: 0.7, Lo: 0.68, Hi: 0.72, N: 6}, false),
-		sum(600_000, 378_000, ratio.Interval{Median: 0.63, Lo: 0.612, Hi: 0.648, N: 6}, false),
-	})
-	assert.Equal(t, `
-scaling: throughput on n server CPUs as a multiple of its own on 1
-store fresh, GET:
-  n=1: bare 100,000 req/s (1.00×), kvserver 70,000 req/s (1.00×); kvserver's scaling over bare's 1.000 [0.944, 1.059] (6 pairs) ~
-  n=8: bare 600,000 req/s (6.00×), kvserver 378,000 req/s (5.40×); kvserver's scaling over bare's 0.900 [0.850, 0.953] (6 pairs)
-`, out.String())
-
-	out.Reset()
-	printScaling(&out, []int{1, 2}, [][]floorSummary{
-		sum(100_000, 70_000, ratio.Interval{Median: 0.7, Lo: math.Inf(-1), Hi: math.Inf(1), N: 2}, false),
-		sum(190_000, 130_000, ratio.Interval{Median: 0.68, Lo: 0.6, Hi: 0.7, N: 6}, true),
-	})
-	assert.Contains(t, out.String(), "0.971 [unbounded] (2 pairs) (NOT judged: the loader reached 90 % of its CPUs)")
+	assert.Equal(t, []int{1, 2, 4, 8}, o.CPUCounts, "in increasing order, each once")
 }
 
 func TestParseFloorDefaults(t *testing.T) {
 	o, err := parseFloor([]string{"-server-cpus", "0", "-loader-cpus", "1", "-args", "-cache-mb 128", "-workloads", "put,get,put"}, io.Discard)
 	require.NoError(t, err)
-	assert.Equal(t, cpuset.Of(0), o.serverCPUs)
-	assert.Equal(t, cpuset.Of(1), o.loaderCPUs)
-	assert.Equal(t, []string{"put", "get"}, o.workloads, "in the order given, each once")
-	assert.Equal(t, []string{stateFresh, stateCompacted}, o.states)
-	assert.Equal(t, []string{"-cache-mb", "128"}, o.baseArgs, "a kvserver -base takes -args unless given its own")
-	assert.Equal(t, baseBare, o.base)
-}
-
-func TestThousands(t *testing.T) {
-	f := func(x float64, want string) {
-		t.Helper()
-		assert.Equal(t, want, thousands(x))
-	}
-	f(0, "0")
-	f(999.4, "999")
-	f(74074, "74,074")
-	f(1234567, "1,234,567")
+	assert.Equal(t, cpuset.Of(0), o.ServerCPUs)
+	assert.Equal(t, cpuset.Of(1), o.LoaderCPUs)
+	assert.Equal(t, []string{"put", "get"}, o.Workloads, "in the order given, each once")
+	assert.Equal(t, []string{plan.FloorFresh, plan.FloorCompacted}, o.States)
+	assert.Equal(t, []string{"-cache-mb", "128"}, o.BaseArgs, "a kvserver -base takes -args unless given its own")
+	assert.Equal(t, plan.FloorBare, o.Base)
 }
 
 // TestFloorBenchRunsBothServersInEveryState runs the whole bench cut
@@ -122,12 +87,13 @@ func TestFloorBenchRunsBothServersInEveryState(t *testing.T) {
 	require.NoError(t, err)
 	self, err := os.Executable()
 	require.NoError(t, err)
-	o := floorOptions{kvserver: bin, base: baseBare, serverCPUs: server, loaderCPUs: loader,
-		rounds: 2, round: 200 * time.Millisecond, conns: 4, keys: 200, valueSize: 100, idleWithin: 10 * time.Second,
-		workloads: []string{"get", "put"}, states: []string{stateFresh, stateCompacted},
-		self: self, selfEnv: []string{asMainEnv + "=1"}, profileDir: t.TempDir()}
+	o := plan.Floor{Kvserver: bin, Base: plan.FloorBare, ServerCPUs: server, LoaderCPUs: loader,
+		Rounds: 2, Round: 200 * time.Millisecond, Conns: 4, Keys: 200, ValueSize: 100, IdleWithin: 10 * time.Second,
+		Workloads: []string{"get", "put"}, States: []string{plan.FloorFresh, plan.FloorCompacted},
+		Self: self, SelfEnv: []string{asMainEnv + "=1"}, ProfileDir: t.TempDir(), Out: t.TempDir()}
 	var out bytes.Buffer
-	require.NoError(t, floorBench(context.Background(), o, &out, io.Discard))
+	_, err = compare.Floor(context.Background(), o, &out, io.Discard)
+	require.NoError(t, err)
 	text := out.String()
 	for _, want := range []string{"store fresh, GET:", "store fresh, PUT:", "store compacted, GET:", "store compacted, PUT:"} {
 		assert.Contains(t, text, want)
@@ -137,46 +103,27 @@ func TestFloorBenchRunsBothServersInEveryState(t *testing.T) {
 	assert.Equal(t, 4, strings.Count(text, "kvserver's CPU profile"), text)
 	assert.NotContains(t, text, "FAILED", "every GET of a filled id is found, every PUT stored")
 
-	o.base, o.baseArgs, o.states, o.workloads, o.profileDir = bin, nil, []string{stateCompacted}, []string{"get"}, ""
-	o.cpuCounts = []int{1} // the first CPU of the servers' set
-	o.rate = 1000          // and at one load: an open loop
+	// -out: floor.json, and REPORT.md with the tables as printed, which
+	// compare -render writes again byte for byte.
+	assert.FileExists(t, filepath.Join(o.Out, result.FloorFile))
+	report, err := os.ReadFile(filepath.Join(o.Out, render.ReportFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(report), "```\n"+text+"```\n")
+	require.NoError(t, os.Remove(filepath.Join(o.Out, render.ReportFile)))
+	code, _, errs := invoke(t, "compare", "-render", o.Out)
+	require.Equal(t, 0, code, errs)
+	again, err := os.ReadFile(filepath.Join(o.Out, render.ReportFile))
+	require.NoError(t, err)
+	assert.Equal(t, string(report), string(again))
+
+	o.Base, o.BaseArgs, o.States, o.Workloads, o.ProfileDir, o.Out = bin, nil, []string{plan.FloorCompacted}, []string{"get"}, "", ""
+	o.CPUCounts = []int{1} // the first CPU of the servers' set
+	o.Rate = 1000          // and at one load: an open loop
 	out.Reset()
-	require.NoError(t, floorBench(context.Background(), o, &out, io.Discard))
+	_, err = compare.Floor(context.Background(), o, &out, io.Discard)
+	require.NoError(t, err)
 	assert.Contains(t, out.String(), "4 conns at 1,000 req/s open loop")
 	assert.Contains(t, out.String(), "kvserver/base CPU per request:")
 	assert.Contains(t, out.String(), "of the 1,000 req/s sent")
 	assert.NotContains(t, out.String(), "FAILED")
-}
-
-// TestPrintFloorSummaryAtARate: at -rate both servers answer the same
-// load, so there is no throughput ratio to give; a round that fell behind
-// the rate is named, and the loader's headroom is judged by its CPU.
-func TestPrintFloorSummaryAtARate(t *testing.T) {
-	o := floorOptions{rate: 20_000, loaderCPUs: cpuset.Of(1)}
-	pair := [2]*floorServer{{name: "bare"}, {name: "kvserver", binary: "kvserver"}}
-	round := func(cpu, rate, loader float64) floorRun {
-		return floorRun{cpuPerReq: cpu, rate: rate, serverShare: 0.5, loaderShare: loader}
-	}
-	var runs [2][]floorRun
-	for i := range 6 {
-		runs[0] = append(runs[0], round(20+float64(i), 20_000, 0.3))
-		runs[1] = append(runs[1], round(30+float64(i), 19_990, 0.4))
-	}
-	var out bytes.Buffer
-	printFloorSummary(&out, o, pair, runs)
-	text := out.String()
-	assert.Contains(t, text, "kvserver/bare CPU per request: ")
-	assert.NotContains(t, text, "throughput", "both answered the rate")
-	assert.Contains(t, text, "both answered at least 99.9% of the 20,000 req/s sent")
-	assert.Contains(t, text, "headroom: the loader sent on time")
-	assert.NotContains(t, text, "NOT")
-	assert.NotContains(t, text, "busy only", "at a rate the servers idle by design")
-
-	runs[1][3] = round(33, 15_000, 0.95)
-	out.Reset()
-	printFloorSummary(&out, o, pair, runs)
-	text = out.String()
-	assert.Contains(t, text, "both answered at least 75.0% of the 20,000 req/s sent")
-	assert.Contains(t, text, "NOT at the same load")
-	assert.Contains(t, text, "the loader reached 95% of its CPUs: it may have sent late")
 }

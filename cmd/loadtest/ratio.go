@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -39,7 +38,7 @@ func runRatio(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return usageError(err)
 	}
-	fmt.Fprintln(stdout, intervalText(iv))
+	fmt.Fprintln(stdout, iv.Text())
 	return nil
 }
 
@@ -71,13 +70,4 @@ func readPairs(r io.Reader) (a, b []float64, err error) {
 		return nil, nil, fmt.Errorf("no pairs on standard input")
 	}
 	return a, b, nil
-}
-
-// intervalText is "0.912 [0.850, 0.970] (6 pairs)", or with fewer than
-// ratio.MinPairs pairs "0.912 [unbounded] (3 pairs)".
-func intervalText(iv ratio.Interval) string {
-	if math.IsInf(iv.Lo, 0) || math.IsInf(iv.Hi, 0) {
-		return fmt.Sprintf("%.3f [unbounded] (%d pairs)", iv.Median, iv.N)
-	}
-	return fmt.Sprintf("%.3f [%.3f, %.3f] (%d pairs)", iv.Median, iv.Lo, iv.Hi, iv.N)
 }

@@ -5,11 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/url"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/kvpool/kvpool/internal/cpuset"
@@ -153,12 +151,12 @@ func runSaturate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			}
 			return err
 		}
-		printClosedLoop(stdout, closed)
+		saturate.PrintClosedLoop(stdout, closed)
 		if closed.Throughput > 0 {
 			sc.Anchor = closed.Throughput
 		}
 	}
-	printSearchHeader(stderr, &sc)
+	saturate.PrintSearchHeader(stderr, &sc)
 	saturate.PrintStepHeader(stdout)
 	sat, err := withProfile(o.cpuProfile, func() (*saturate.Saturation, error) {
 		return saturate.Run(ctx, o.cfg, sc, func(s saturate.Step) { saturate.PrintStep(stdout, s) }, report.Progress(stderr))
@@ -192,69 +190,12 @@ func runSaturate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if sat.AnchorExceeded {
 		fmt.Fprintf(stdout, "note: a step at the closed loop's %.0f req/s held, so it bounded nothing; the search climbed past it\n", sat.Anchor)
 	}
-	printOpenVsClosed(stdout, sat, closed)
+	saturate.PrintOpenVsClosed(stdout, sat, closed)
 	fmt.Fprintf(stderr, "search took %s\n", time.Since(start).Round(time.Second))
 	if err := report.WriteJSON(o.out, SaturateFile, sat); err != nil {
 		return err
 	}
 	return saturateOutcome(stdout, &sc, sat)
-}
-
-// printSearchHeader says how the search will go.
-func printSearchHeader(w io.Writer, sc *saturate.Config) {
-	if sc.Anchor > 0 {
-		fmt.Fprintf(w, "  search: from %.0f req/s (%g of the closed loop's %.0f), no higher than it until a step there holds; ",
-			math.Min(math.Round(sc.AnchorShare*sc.Anchor), sc.MaxRate), sc.AnchorShare, sc.Anchor)
-	} else {
-		fmt.Fprintf(w, "  search: ramp from %.0f req/s ×%g up to %.0f; ", sc.StartRate, sc.Factor, sc.MaxRate)
-	}
-	fmt.Fprintf(w, "steps of %v (+%v cooldown), bracket to %g%%, validate %v (at most %d)\n",
-		sc.Step, sc.Cooldown, 100*sc.Precision, sc.ValidateFor, sc.MaxValidations)
-	fmt.Fprintf(w, "  rule: %v intervals, the first a warm-up; a step holds when %.0f%% of the others keep corrected p99 ≤ %v and errors < %g%%, "+
-		"its backlog (in flight, send lag) grows by at most %v, and every request is sent; a failure is re-tested, a rate bounds the search when it fails twice\n",
-		sc.Interval(), 100*saturate.HoldShare, sc.SLO, 100*sc.MaxErrorRate, sc.BacklogTolerance())
-}
-
-// printClosedLoop writes the closed loop's rounds and their median.
-func printClosedLoop(w io.Writer, cl *saturate.ClosedLoop) {
-	lo, hi := cl.Range()
-	fmt.Fprintf(w, "closed loop: %.0f req/s (median of %d rounds, %.0f–%.0f) over %d connections; CPU per request: loader %s, server %s; busy: loader %s of %s, server %s of %s\n\n",
-		cl.Throughput, len(cl.Rounds), lo, hi, cl.Conns, perReq(cl.LoaderCPUPerReq), perReq(cl.ServerCPUPerReq),
-		cpuset.ShareText(cl.LoaderCPUShare), cpuset.CPUsText(cl.LoaderCPUs), cpuset.ShareText(cl.ServerCPUShare), cpuset.CPUsText(cl.ServerCPUs))
-}
-
-// printOpenVsClosed puts the saturation beside the closed loop's
-// throughput, each with its CPU per request, and explains the ratio.
-func printOpenVsClosed(w io.Writer, sat *saturate.Saturation, cl *saturate.ClosedLoop) {
-	if cl == nil || cl.Throughput <= 0 || !sat.Validated || sat.HitMax {
-		return
-	}
-	var open saturate.Step
-	for _, s := range sat.Steps {
-		if s.Phase == saturate.PhaseValidate && s.Pass && s.Asked == sat.Rate {
-			open = s
-		}
-	}
-	e := saturate.Explain(sat.Rate, open, cl)
-	fmt.Fprintf(w, "open vs closed: %.0f / %.0f req/s = %.2f\n", sat.Rate, cl.Throughput, e.Ratio)
-	fmt.Fprintf(w, "  CPU per request, open (the validating run) vs closed: server %s vs %s, loader %s vs %s\n",
-		perReq(open.ServerCPUPerReq), perReq(cl.ServerCPUPerReq), perReq(open.CPUPerReq), perReq(cl.LoaderCPUPerReq))
-	fmt.Fprintf(w, "  busy, open vs closed: server %s vs %s, loader %s vs %s\n",
-		cpuset.ShareText(open.ServerCPUShare), cpuset.ShareText(cl.ServerCPUShare), cpuset.ShareText(open.LoaderCPUShare), cpuset.ShareText(cl.LoaderCPUShare))
-	if e.Utilisation > 0 && e.Cost > 0 {
-		fmt.Fprintf(w, "  %.2f = utilisation %.2f × cost %.2f × %.2f unexplained: throughput is the share of its CPUs a server keeps busy over its CPU per request;\n"+
-			"  a closed loop keeps the server busy by construction, an open model under a p99 SLO must leave it idle part of the time\n"+
-			"  (Schroeder, Wierman, Harchol-Balter, NSDI '06, \"Open versus closed\")\n", e.Ratio, e.Utilisation, e.Cost, e.Rest)
-	} else {
-		fmt.Fprintln(w, "  (the server's CPU is unknown: the ratio cannot be split into utilisation and cost per request)")
-	}
-}
-
-func perReq(d time.Duration) string {
-	if d <= 0 {
-		return "unknown"
-	}
-	return fmt.Sprintf("%.1f µs", float64(d)/1e3)
 }
 
 // installServerCPU sets sc.ServerCPU to read target's /metrics if a first
@@ -292,46 +233,16 @@ func sharesCPUs(target string, loaderCPUs cpuset.Set, serverCPUs int) bool {
 	return err == nil && aerr == nil && affinity == online && serverCPUs == online.Len()
 }
 
-// validated lists the rates of the validating runs, in order, each once.
-func validated(sat *saturate.Saturation) []string {
-	var rates []string
-	for _, s := range sat.Steps {
-		if s.Phase == saturate.PhaseValidate && !s.Retry {
-			rates = append(rates, fmt.Sprintf("%.0f", s.Asked))
-		}
-	}
-	return rates
-}
-
 // saturateOutcome prints the verdict line of a finished search and
 // returns what decides the exit status: nil (0), an error (1), or an
-// exitError with exitNotValidated or exitLoaderBound. A search in which
-// nothing held validates nothing (Candidate 0): exit 1.
+// exitError with exitNotValidated or exitLoaderBound.
 func saturateOutcome(stdout io.Writer, sc *saturate.Config, sat *saturate.Saturation) error {
-	const more = "give it more CPUs (-cpus) or more hosts (-shard, merge)"
-	b := sat.Bracket
-	switch {
-	case sat.Candidate == 0 && sat.LoaderBound:
-		fmt.Fprintf(stdout, "\nno rate held, and the loader was the limit: %s\n", sat.Why)
-		return fmt.Errorf("no rate held, and the loader was the limit (%s): %s, or lower -start-rate", sat.Why, more)
-	case sat.Candidate == 0:
-		fmt.Fprintf(stdout, "\nno rate held, down to %.0f req/s\n", b.Hi)
-		return fmt.Errorf("no rate held, down to %.0f req/s: raise -slo if the server is slow by design, or check that it answers", b.Hi)
-	case sat.LoaderBound:
-		what, rate := fmt.Sprintf("validated over %v", sc.ValidateFor), sat.Rate
-		if !sat.Validated {
-			what, rate = fmt.Sprintf("held over %v steps, not over a validation", sc.Step), sat.Candidate
-		}
-		fmt.Fprintf(stdout, "\nsaturation: ≥ %.0f req/s (%s), loader-bound with %d loader CPUs: %s\n  %s\n",
-			rate, what, sat.LoaderCPUs, more, sat.Why)
-		return exitError{exitLoaderBound, fmt.Errorf("%.0f req/s is only a lower bound: the loader could not offer more (%s); %s", rate, sat.Why, more)}
-	case !sat.Validated:
-		rates := strings.Join(validated(sat), ", ")
-		fmt.Fprintf(stdout, "\nsaturation: none validated: rates held over %v steps, but none over a %v validating run (tried at %s req/s, each twice)\n",
-			sc.Step, sc.ValidateFor, rates)
-		return exitError{exitNotValidated, fmt.Errorf("no rate held over its validating run (at %s req/s): the server sustains less over %v than over %v; rerun with a longer -step so the steps see what the validation sees, on a quieter machine, or with the loader and server pinned to separate cores",
-			rates, sc.ValidateFor, sc.Step)}
+	switch outcome, err := saturate.PrintVerdict(stdout, sc, sat); outcome {
+	case saturate.NoneValidated:
+		return exitError{exitNotValidated, err}
+	case saturate.LowerBound:
+		return exitError{exitLoaderBound, err}
+	default:
+		return err
 	}
-	fmt.Fprintf(stdout, "\nsaturation: %.0f req/s (validated over %v; bracket %s)\n", sat.Rate, sc.ValidateFor, b)
-	return nil
 }

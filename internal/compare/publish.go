@@ -17,8 +17,12 @@ import (
 
 // Render writes the report of the comparison in dir again from its
 // compare.json of any version (loadRun), changing nothing in dir but
-// REPORT.md and charts/.
+// REPORT.md and charts/; a floor's folder gets its REPORT.md from its
+// floor.json.
 func Render(dir string) (*result.Comparison, *render.Report, error) {
+	if r, ok, err := renderFloor(dir); ok { // a floor's folder: no comparison
+		return nil, r, err
+	}
 	c, err := loadRun(dir)
 	if err != nil {
 		return nil, nil, err

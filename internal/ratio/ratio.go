@@ -109,3 +109,13 @@ func (iv Interval) String() string {
 	}
 	return fmt.Sprintf("%.2f× (%.2f–%.2f)", iv.Median, iv.Lo, iv.Hi)
 }
+
+// Text is the ratio as `loadtest ratio` and `loadtest floor` print it:
+// "0.912 [0.850, 0.970] (6 pairs)", or with fewer than MinPairs pairs
+// "0.912 [unbounded] (3 pairs)".
+func (iv Interval) Text() string {
+	if math.IsInf(iv.Lo, 0) || math.IsInf(iv.Hi, 0) {
+		return fmt.Sprintf("%.3f [unbounded] (%d pairs)", iv.Median, iv.N)
+	}
+	return fmt.Sprintf("%.3f [%.3f, %.3f] (%d pairs)", iv.Median, iv.Lo, iv.Hi, iv.N)
+}
