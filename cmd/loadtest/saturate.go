@@ -5,15 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/url"
 	"os"
 	"time"
 
-	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
-	"github.com/kvpool/kvpool/internal/loadgen/serverstat"
 )
 
 // SaturateFile is where the run's folder gets the curve and the verdict.
@@ -138,7 +134,7 @@ func runSaturate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	sc.Out = o.out
 	fmt.Fprintf(stderr, "loadtest saturate: %s, target %s%s\n", report.DescribeLoad(&o.cfg), o.cfg.Target, serverText(server))
-	fmt.Fprintf(stderr, "  %s\n", installServerCPU(ctx, &sc, o.cfg.Target, o.cfg.CPUs))
+	fmt.Fprintf(stderr, "  %s\n", sc.WatchServerCPU(ctx, o.cfg.Target, o.cfg.CPUs))
 	start := time.Now()
 	var closed *saturate.ClosedLoop
 	if so.closed.Rounds > 0 {
@@ -196,41 +192,6 @@ func runSaturate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	return saturateOutcome(stdout, &sc, sat)
-}
-
-// installServerCPU sets sc.ServerCPU to read target's /metrics if a first
-// reading works, and says what the steps will know of the server's CPU.
-func installServerCPU(ctx context.Context, sc *saturate.Config, target string, loaderCPUs cpuset.Set) string {
-	const rule = "a step is loader-bound when the loader used ≥ 90% of its CPUs, or fell behind while it had connections free and its own sends were late"
-	_, cpus, err := serverstat.CPU(ctx, target)
-	if err != nil {
-		return fmt.Sprintf("server CPU: unknown (%v), shown for no step; %s", err, rule)
-	}
-	sc.ServerCPU = func(ctx context.Context) (time.Duration, int, error) { return serverstat.CPU(ctx, target) }
-	if sc.Shared = sharesCPUs(target, loaderCPUs, cpus); sc.Shared {
-		return fmt.Sprintf("server CPU: read from its /metrics around and within each step (%d CPUs, which this loader shares: it runs on the same machine, neither pinned apart); %s",
-			cpus, rule)
-	}
-	return fmt.Sprintf("server CPU: read from its /metrics around and within each step (%d CPUs); %s", cpus, rule)
-}
-
-// sharesCPUs guesses whether a server on target shares the loader's
-// CPUs: it is on this machine (a loopback target), the loader is not
-// pinned (-cpus) and may use every CPU, and the server's GOMAXPROCS is
-// the machine's count, as a server not pinned to a subset has it. A server
-// pinned apart (taskset, or -cpus for the loader) reads as not sharing.
-func sharesCPUs(target string, loaderCPUs cpuset.Set, serverCPUs int) bool {
-	u, err := url.Parse(target)
-	if err != nil || !loaderCPUs.IsEmpty() {
-		return false
-	}
-	ip := net.ParseIP(u.Hostname())
-	if !(u.Hostname() == "localhost" || ip != nil && ip.IsLoopback()) {
-		return false
-	}
-	online, err := cpuset.Online()
-	affinity, aerr := cpuset.Affinity()
-	return err == nil && aerr == nil && affinity == online && serverCPUs == online.Len()
 }
 
 // saturateOutcome prints the verdict line of a finished search and

@@ -63,22 +63,19 @@ func (r *step) pairedOne(ctx context.Context, wl string, base, v *result.Variant
 	pr := &result.PairedRun{Against: base.Name, Conns: conns, Dir: rel, Alternating: true}
 	r.logf("%s %s: %d closed-loop rounds of %v paired with %s's, over %d connections", wl, v.Name, r.t.ClosedPairs, r.t.PairRoundLength(), base.Name, conns)
 	servers := [2]*instance{bsrv, vsrv}
-	for i := 1; i <= r.t.ClosedPairs; i++ {
-		var pair [2]result.ClosedRound
-		for k, side := range result.PairOrder(i) {
-			srv := servers[side]
-			if (i > 1 || k > 0) && !pause(ctx, r.t.PairPauseLength()) {
-				return finished(pr)
-			}
-			cfg := r.loadConfig(srv)
-			cfg.Conns, cfg.MaxConns, cfg.Rate, cfg.Duration = conns, conns, 0, r.t.PairRoundLength()
-			m, ok := r.measure(ctx, srv, pairedStep, cfg, filepath.Join(dir, fmt.Sprintf("pair-%d-%s", i, []string{"direct", "variant"}[side])))
-			if !ok {
-				return finished(pr)
-			}
-			pair[side] = r.closedRound(m)
+	round := func(i, side int) (result.ClosedRound, bool) {
+		cfg := r.loadConfig(servers[side])
+		cfg.Conns, cfg.MaxConns, cfg.Rate, cfg.Duration = conns, conns, 0, r.t.PairRoundLength()
+		m, ok := r.measure(ctx, servers[side], pairedStep, cfg, filepath.Join(dir, fmt.Sprintf("pair-%d-%s", i, []string{"direct", "variant"}[side])))
+		if !ok {
+			return result.ClosedRound{}, false
 		}
+		return r.closedRound(m), true
+	}
+	if !pairRounds(ctx, r.t.ClosedPairs, r.t.PairPauseLength(), round, func(_ int, pair [2]result.ClosedRound) {
 		pr.Base, pr.Variant = append(pr.Base, pair[0]), append(pr.Variant, pair[1])
+	}) {
+		return finished(pr)
 	}
 	a := analysis.PairedOf(pr)
 	first, second := analysis.PairedByOrder(pr)
