@@ -1,7 +1,6 @@
 package render
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
@@ -49,24 +48,23 @@ func writeScaling(b *page, c *result.Comparison, wr *result.WorkloadResult, aw *
 // two cells at a count; a variant not measured there (absent, or cell's
 // false) gets dashes.
 func writeCountsTable(b *page, g *analysis.Grid, what string, cell func(v *analysis.Variant) (val, cpu string, ok bool)) {
-	head, rule := "| variant |", "|---|"
+	heads := []string{"variant"}
 	for _, n := range g.Counts {
-		head += fmt.Sprintf(" %s: %s | %s: server CPU/request |", cpusText(n, "CPU"), what, cpusText(n, "CPU"))
-		rule += "---|---|"
+		heads = append(heads, cpusText(n, "CPU")+": "+what, cpusText(n, "CPU")+": server CPU/request")
 	}
-	b.printf("%s\n%s\n", head, rule)
+	b.table(heads...)
 	for _, row := range g.Rows {
-		line := "| " + row + " |"
+		cells := []any{row}
 		for _, n := range g.Counts {
 			if v := g.At(row, n); v != nil {
 				if val, cpu, ok := cell(v); ok {
-					line += fmt.Sprintf(" %s | %s |", val, cpu)
+					cells = append(cells, val, cpu)
 					continue
 				}
 			}
-			line += " - | - |"
+			cells = append(cells, "-", "-")
 		}
-		b.printf("%s\n", line)
+		b.row(cells...)
 	}
 	b.WriteString("\n")
 }
