@@ -151,13 +151,13 @@ func Curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 		f.addLegend("bracket, not validated", thumb{style: bracketStyle(rgb(0x333333), false)})
 	}
 	if anyBound {
-		f.addLegend("loader-bound step", glyphThumb{loaderBoundGlyph(rgb(0x333333))})
+		f.addLegend("loader-bound step", thumb{glyph: loaderBoundGlyph(rgb(0x333333))})
 	}
 	if anyHeld {
-		f.addLegend("deciding steps: second held", glyphThumb{secondGlyph(rgb(0x333333), true)})
+		f.addLegend("deciding steps: second held", thumb{glyph: secondGlyph(rgb(0x333333), true)})
 	}
 	if anyFailed {
-		f.addLegend("deciding steps: second failed", glyphThumb{secondGlyph(rgb(0x333333), false)})
+		f.addLegend("deciding steps: second failed", thumb{glyph: secondGlyph(rgb(0x333333), false)})
 	}
 	if sloMs > 0 {
 		slo := draw.LineStyle{Color: sloColour, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(8), vg.Points(4)}}
@@ -200,8 +200,3 @@ func bracketStyle(c color.Color, validated bool) draw.LineStyle {
 func loaderBoundGlyph(c color.Color) draw.GlyphStyle {
 	return draw.GlyphStyle{Color: c, Radius: vg.Points(6), Shape: draw.CrossGlyph{}}
 }
-
-// glyphThumb is a legend thumbnail of a glyph alone.
-type glyphThumb struct{ g draw.GlyphStyle }
-
-func (t glyphThumb) Thumbnail(c *draw.Canvas) { c.DrawGlyph(t.g, c.Center()) }

@@ -16,6 +16,7 @@ import (
 // of a single point is drawn as a dot so that it does not vanish. It
 // returns a thumbnail for the legend.
 func addSeries(p *plot.Plot, xs, ys []float64, style draw.LineStyle, dots bool) (plot.Thumbnailer, error) {
+	dot := draw.GlyphStyle{Color: style.Color, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
 	var seg plotter.XYs
 	flush := func() error {
 		defer func() { seg = nil }()
@@ -28,7 +29,7 @@ func addSeries(p *plot.Plot, xs, ys []float64, style draw.LineStyle, dots bool) 
 			}
 		}
 		if len(seg) == 1 || dots {
-			_, err := scatter(p, seg, draw.GlyphStyle{Color: style.Color, Radius: vg.Points(3), Shape: draw.CircleGlyph{}})
+			_, err := scatter(p, seg, dot)
 			return err
 		}
 		return nil
@@ -45,7 +46,10 @@ func addSeries(p *plot.Plot, xs, ys []float64, style draw.LineStyle, dots bool) 
 	if err := flush(); err != nil {
 		return nil, err
 	}
-	return thumb{style: style, dot: dots}, nil
+	if !dots {
+		dot.Shape = nil
+	}
+	return thumb{style: style, glyph: dot}, nil
 }
 
 // addLine draws a line through xys on p in style.
@@ -74,18 +78,19 @@ func scatter(p *plot.Plot, xys plotter.XYs, g draw.GlyphStyle) (bool, error) {
 	return true, nil
 }
 
-// thumb is a legend thumbnail: a short line, with a dot where the series
-// has dots.
+// thumb is a legend thumbnail: a short line (none where style has no
+// width) with glyph at its centre (none where glyph has no shape).
 type thumb struct {
 	style draw.LineStyle
-	dot   bool
+	glyph draw.GlyphStyle
 }
 
 func (t thumb) Thumbnail(c *draw.Canvas) {
-	y := c.Center().Y
-	c.StrokeLine2(t.style, c.Min.X, y, c.Max.X, y)
-	if t.dot {
-		c.DrawGlyph(draw.GlyphStyle{Color: t.style.Color, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}, c.Center())
+	if y := c.Center().Y; t.style.Width > 0 {
+		c.StrokeLine2(t.style, c.Min.X, y, c.Max.X, y)
+	}
+	if t.glyph.Shape != nil {
+		c.DrawGlyph(t.glyph, c.Center())
 	}
 }
 

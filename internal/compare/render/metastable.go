@@ -122,10 +122,7 @@ func p99Cell(d time.Duration) string {
 
 // slotsText is "16 slots" (`-io-concurrency 16`), "1 slot".
 func slotsText(n int) string {
-	if n == 1 {
-		return "1 slot (`-io-concurrency 1`)"
-	}
-	return fmt.Sprintf("%d slots (`-io-concurrency %d`)", n, n)
+	return count(n, "slot", "slots") + fmt.Sprintf(" (`-io-concurrency %d`)", n)
 }
 
 // writeVersus is the default against each peer, per client model where

@@ -15,7 +15,7 @@ func writeScaling(b *page, c *result.Comparison, wr *result.WorkloadResult, aw *
 	b.printf("%s: `%s`\n\n", HeadScaling, wr.Workload)
 	b.printf("kvserver ran on the first n CPUs of its set for each count n (its GOMAXPROCS, and so its default -workers, n), the loader on CPUs of its own throughout (%s). "+
 		"Saturation: median ± half the spread over %s, with its ratio to direct's on as many CPUs; server CPU/request: kvserver's CPU over the validating run ÷ its requests (median over the searches). "+
-		"\"≥ X, loader-bound\" is a lower bound: the loader ran out before kvserver did.\n\n", c.Env.Placement(), searchesText(c.Options.Repeat))
+		"\"≥ X, loader-bound\" is a lower bound: the loader ran out before kvserver did.\n\n", c.Env.Placement(), count(c.Options.Repeat, "search", "searches"))
 	writeCountsTable(b, g, "saturation req/s", func(v *analysis.Variant) (string, string, bool) {
 		cpu := "-"
 		if s := v.Sat; s != nil && s.CPUPerRequest > 0 {
