@@ -45,11 +45,9 @@ func GroupedBars(spec Spec, groups, series []string, values [][]float64) (Chart,
 		}
 	}
 
-	p := f.panel(false)
-	p.X.Label.Text = labelOr(spec.XLabel, "")
-	p.Y.Label.Text = labelOr(spec.YLabel, "value")
+	p := f.panel(false, labelOr(spec.XLabel, ""), labelOr(spec.YLabel, "value"))
 	p.NominalX(groups...)
-	p.Y.Min, p.Y.Max = linearFromZero(0, vmax)
+	p.Y.Min, p.Y.Max = extent{0, vmax}.fromZero()
 	p.X.Min, p.X.Max = -0.5, float64(len(groups))-0.5
 
 	bp := &barPlotter{values: values, colours: make([]color.Color, len(series))}

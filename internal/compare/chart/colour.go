@@ -5,7 +5,6 @@ import (
 	"image/color"
 	"sort"
 
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -87,14 +86,4 @@ func lineStyle(c color.Color, dashed bool) draw.LineStyle {
 		s.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
 	}
 	return s
-}
-
-// gridLines are light, behind the data.
-func gridLines() *plotter.Grid {
-	g := plotter.NewGrid()
-	g.Vertical.Color = color.Gray{Y: 0xe0}
-	g.Horizontal.Color = color.Gray{Y: 0xe0}
-	g.Vertical.Width = vg.Points(0.5)
-	g.Horizontal.Width = vg.Points(0.5)
-	return g
 }

@@ -35,9 +35,8 @@ func Curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 
 	// steps[i] are line i's steps but the validating runs, by offered rate.
 	steps := make([][]result.CurvePoint, len(lines))
-	xmin, xmax := math.Inf(1), math.Inf(-1)
+	x, p99 := empty(), empty()
 	rmax := 0.0
-	pmin, pmax := math.Inf(1), math.Inf(-1)
 	for i, l := range lines {
 		for j, p := range l.Search.Curve {
 			if p.Validating() {
@@ -48,9 +47,9 @@ func Curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 					spec.Title, l.Name, j, p.Asked, p.Achieved, ms(p.P99))
 			}
 			steps[i] = append(steps[i], p)
-			xmin, xmax = math.Min(xmin, p.Asked), math.Max(xmax, p.Asked)
+			x.add(p.Asked)
 			rmax = math.Max(rmax, math.Max(p.Achieved, p.Asked))
-			pmin, pmax = math.Min(pmin, p99Ms(p.P99)), math.Max(pmax, p99Ms(p.P99))
+			p99.add(p99Ms(p.P99))
 		}
 		if len(steps[i]) == 0 {
 			return Chart{}, fmt.Errorf("chart %q: series %q has no steps; pass at least one", spec.Title, l.Name)
@@ -61,43 +60,37 @@ func Curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 				if !finite(sec.Rate) || sec.Rate < 0 || sec.P99 < 0 {
 					return Chart{}, fmt.Errorf("chart %q: series %q has an interval at %v req/s answered %v with p99 %v; give finite, non-negative values", spec.Title, l.Name, p.Asked, sec.Rate, sec.P99)
 				}
-				xmin, xmax = math.Min(xmin, p.Asked), math.Max(xmax, p.Asked)
+				x.add(p.Asked)
 				rmax = math.Max(rmax, sec.Rate)
 				if sec.P99 > 0 {
-					pmin, pmax = math.Min(pmin, p99Ms(sec.P99)), math.Max(pmax, p99Ms(sec.P99))
+					p99.add(p99Ms(sec.P99))
 				}
 			}
 		}
 	}
 	if sloMs > 0 {
-		pmin, pmax = math.Min(pmin, sloMs), math.Max(pmax, sloMs)
+		p99.add(sloMs)
 	}
-	xlo, xhi := padRange(xmin, xmax, false)
+	xlo, xhi := x.pad(false)
 	xlo = math.Max(xlo, 0)
 	xlabel := labelOr(spec.XLabel, "offered rate (req/s)")
 
-	rate := f.panel(true)
-	rate.X.Label.Text = xlabel
-	rate.Y.Label.Text = "answered rate (req/s)"
+	rate := f.panel(true, xlabel, "answered rate (req/s)")
 	rate.X.Min, rate.X.Max = xlo, xhi
 	rate.Y.Min, rate.Y.Max = 0, rmax*1.05
 	if rmax == 0 {
 		rate.Y.Max = 1
 	}
-	ideal, err := plotter.NewLine(plotter.XYs{{X: xlo, Y: xlo}, {X: xhi, Y: xhi}})
-	if err != nil {
+	idealStyle := draw.LineStyle{Color: rgb(0x999999), Width: vg.Points(1), Dashes: []vg.Length{vg.Points(2), vg.Points(3)}}
+	if err := addLine(rate, idealStyle, plotter.XY{X: xlo, Y: xlo}, plotter.XY{X: xhi, Y: xhi}); err != nil {
 		return Chart{}, fmt.Errorf("chart %q: %w", spec.Title, err)
 	}
-	ideal.LineStyle = draw.LineStyle{Color: rgb(0x999999), Width: vg.Points(1), Dashes: []vg.Length{vg.Points(2), vg.Points(3)}}
-	rate.Add(ideal)
 
-	lat := f.panel(true)
-	lat.X.Label.Text = xlabel
-	lat.Y.Label.Text = logLabel(labelOr(spec.YLabel, "corrected p99 (ms)"))
+	lat := f.panel(true, xlabel, logLabel(labelOr(spec.YLabel, "corrected p99 (ms)")))
 	lat.X.Min, lat.X.Max = xlo, xhi
 	lat.Y.Scale = plot.LogScale{}
 	lat.Y.Tick.Marker = logTicks{}
-	lat.Y.Min, lat.Y.Max = padRange(pmin, pmax, true)
+	lat.Y.Min, lat.Y.Max = p99.pad(true)
 
 	var anyBound, anyBracket, anyUnvalidated, anyHeld, anyFailed bool
 	// line draws l, whose steps are these, and adds it to the legend.
@@ -136,10 +129,9 @@ func Curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 			}
 			anyBound = anyBound || drew
 		}
-		if b, ok, err := bracketLine(l, col, rate.Y.Max); err != nil {
+		if ok, err := bracket(rate, l, col); err != nil {
 			return err
 		} else if ok {
-			rate.Add(b)
 			anyBracket, anyUnvalidated = true, anyUnvalidated || !l.Search.Validated
 		}
 		f.addLegend(l.Name, th)
@@ -151,7 +143,7 @@ func Curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 		}
 	}
 	f.addLegend("")
-	f.addLegend("offered = answered", thumb{style: ideal.LineStyle})
+	f.addLegend("offered = answered", thumb{style: idealStyle})
 	if anyBracket {
 		f.addLegend("bracket: held–failed twice", thumb{style: bracketStyle(rgb(0x333333), true)})
 	}
@@ -159,48 +151,37 @@ func Curves(spec Spec, lines []CurveLine, sloMs float64) (Chart, error) {
 		f.addLegend("bracket, not validated", thumb{style: bracketStyle(rgb(0x333333), false)})
 	}
 	if anyBound {
-		f.addLegend("loader-bound step", glyphThumb{loaderBoundGlyph(rgb(0x333333))})
+		f.addLegend("loader-bound step", thumb{glyph: loaderBoundGlyph(rgb(0x333333))})
 	}
 	if anyHeld {
-		f.addLegend("deciding steps: second held", glyphThumb{secondGlyph(rgb(0x333333), true)})
+		f.addLegend("deciding steps: second held", thumb{glyph: secondGlyph(rgb(0x333333), true)})
 	}
 	if anyFailed {
-		f.addLegend("deciding steps: second failed", glyphThumb{secondGlyph(rgb(0x333333), false)})
+		f.addLegend("deciding steps: second failed", thumb{glyph: secondGlyph(rgb(0x333333), false)})
 	}
 	if sloMs > 0 {
-		slo, err := plotter.NewLine(plotter.XYs{{X: xlo, Y: sloMs}, {X: xhi, Y: sloMs}})
-		if err != nil {
+		slo := draw.LineStyle{Color: sloColour, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(8), vg.Points(4)}}
+		if err := addLine(lat, slo, plotter.XY{X: xlo, Y: sloMs}, plotter.XY{X: xhi, Y: sloMs}); err != nil {
 			return Chart{}, fmt.Errorf("chart %q: %w", spec.Title, err)
 		}
-		slo.LineStyle = draw.LineStyle{Color: sloColour, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(8), vg.Points(4)}}
-		lat.Add(slo)
-		f.addLegend(fmt.Sprintf("SLO p99 %s ms", formatTick(sloMs)), thumb{style: slo.LineStyle})
+		f.addLegend(fmt.Sprintf("SLO p99 %s ms", formatTick(sloMs)), thumb{style: slo})
 	}
 	return f.render(width)
 }
 
-// bracketLine is l's bracket as a thick segment of the offered axis
-// from Lo to Hi, at the answered rate Lo (where the line left the
+// bracket draws l's bracket on rate as a thick segment of the offered
+// axis from Lo to Hi, at the answered rate Lo (where the line left the
 // diagonal), in l's colour; ok false where l has none whole (nil, or
-// either end 0) or it lies above top.
-func bracketLine(l CurveLine, c color.Color, top float64) (*plotter.Line, bool, error) {
+// either end 0) or it lies above the panel's top.
+func bracket(rate *plot.Plot, l CurveLine, c color.Color) (ok bool, err error) {
 	b := l.Search.Bracket
-	if b == nil {
-		return nil, false, nil
+	if b == nil || b.Lo <= 0 || b.Hi <= 0 || b.Lo > rate.Y.Max {
+		return false, nil
 	}
-	lo, hi := b.Lo, b.Hi
-	if lo <= 0 || hi <= 0 || lo > top {
-		return nil, false, nil
+	if !finite(b.Lo) || !finite(b.Hi) || b.Hi < b.Lo {
+		return false, fmt.Errorf("bracket %v–%v: give finite ends, the lower first", b.Lo, b.Hi)
 	}
-	if !finite(lo) || !finite(hi) || hi < lo {
-		return nil, false, fmt.Errorf("bracket %v–%v: give finite ends, the lower first", lo, hi)
-	}
-	line, err := plotter.NewLine(plotter.XYs{{X: lo, Y: lo}, {X: hi, Y: lo}})
-	if err != nil {
-		return nil, false, err
-	}
-	line.LineStyle = bracketStyle(c, l.Search.Validated)
-	return line, true, nil
+	return true, addLine(rate, bracketStyle(c, l.Search.Validated), plotter.XY{X: b.Lo, Y: b.Lo}, plotter.XY{X: b.Hi, Y: b.Lo})
 }
 
 // bracketStyle draws a bracket thick and half transparent, dashed where
@@ -219,8 +200,3 @@ func bracketStyle(c color.Color, validated bool) draw.LineStyle {
 func loaderBoundGlyph(c color.Color) draw.GlyphStyle {
 	return draw.GlyphStyle{Color: c, Radius: vg.Points(6), Shape: draw.CrossGlyph{}}
 }
-
-// glyphThumb is a legend thumbnail of a glyph alone.
-type glyphThumb struct{ g draw.GlyphStyle }
-
-func (t glyphThumb) Thumbnail(c *draw.Canvas) { c.DrawGlyph(t.g, c.Center()) }

@@ -42,17 +42,16 @@ func LatencyByPercentile(spec Spec, lines []PercentileLine) (Chart, error) {
 		x, cor, un []float64
 	}
 	var all []series
-	xmin, xmax := math.Inf(1), math.Inf(-1)
-	ymin, ymax := math.Inf(1), math.Inf(-1)
+	x, y := empty(), empty()
 	for _, l := range lines {
 		s := series{name: l.Name}
-		ys := []struct {
+		lat := []struct {
 			what string
 			in   []float64
 			out  *[]float64
 		}{{"corrected", l.CorrectedMs, &s.cor}, {"uncorrected", l.UncorrectedMs, &s.un}}
-		for _, y := range ys {
-			if err := checkLengths(spec.Title, l.Name, "percentiles", len(l.Percentiles), y.what+" latencies", len(y.in)); err != nil {
+		for _, ys := range lat {
+			if err := checkLengths(spec.Title, l.Name, "percentiles", len(l.Percentiles), ys.what+" latencies", len(ys.in)); err != nil {
 				return Chart{}, err
 			}
 		}
@@ -63,17 +62,16 @@ func LatencyByPercentile(spec Spec, lines []PercentileLine) (Chart, error) {
 			if p >= 100 {
 				continue // the maximum: infinitely far right on this axis
 			}
-			for _, y := range ys {
-				if !finite(y.in[i]) {
-					return Chart{}, fmt.Errorf("chart %q: series %q has %s latency %v at p%v; give a finite value in ms", spec.Title, l.Name, y.what, y.in[i], p)
+			for _, ys := range lat {
+				if !finite(ys.in[i]) {
+					return Chart{}, fmt.Errorf("chart %q: series %q has %s latency %v at p%v; give a finite value in ms", spec.Title, l.Name, ys.what, ys.in[i], p)
 				}
-				v := math.Max(y.in[i], latencyFloorMs)
-				*y.out = append(*y.out, v)
-				ymin, ymax = math.Min(ymin, v), math.Max(ymax, v)
+				v := math.Max(ys.in[i], latencyFloorMs)
+				*ys.out = append(*ys.out, v)
+				y.add(v)
 			}
-			x := inverseTail(p)
-			s.x = append(s.x, x)
-			xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
+			s.x = append(s.x, inverseTail(p))
+			x.add(inverseTail(p))
 		}
 		if len(s.x) == 0 {
 			return Chart{}, fmt.Errorf("chart %q: series %q has no percentile below 100; the 1/(1-p) axis cannot place p100", spec.Title, l.Name)
@@ -81,31 +79,28 @@ func LatencyByPercentile(spec Spec, lines []PercentileLine) (Chart, error) {
 		all = append(all, s)
 	}
 
-	p := f.panel(true)
-	p.X.Label.Text = labelOr(spec.XLabel, "percentile (log scale of 1/(1−p))")
-	p.Y.Label.Text = logLabel(labelOr(spec.YLabel, "latency (ms)"))
+	p := f.panel(true, labelOr(spec.XLabel, "percentile (log scale of 1/(1−p))"), logLabel(labelOr(spec.YLabel, "latency (ms)")))
 	p.X.Scale = plot.LogScale{}
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = logTicks{}
 	// The axis always reaches 99% so that one short line still reads as a
 	// distribution, and ends at the next labelled percentile past the data.
-	xmin = math.Min(xmin, inverseTail(50))
-	xmax = math.Max(xmax, inverseTail(99))
+	x.add(inverseTail(50), inverseTail(99))
 	var ticks []plot.Tick
 	for _, t := range percentileTicks {
-		x := inverseTail(t.p)
-		if x < xmin/1.0001 {
+		at := inverseTail(t.p)
+		if at < x.lo/1.0001 {
 			continue
 		}
-		ticks = append(ticks, plot.Tick{Value: x, Label: t.label})
-		if x >= xmax/1.0001 {
-			xmax = math.Max(xmax, x)
+		ticks = append(ticks, plot.Tick{Value: at, Label: t.label})
+		if at >= x.hi/1.0001 {
+			x.hi = math.Max(x.hi, at)
 			break
 		}
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	p.X.Min, p.X.Max = xmin, xmax
-	p.Y.Min, p.Y.Max = padRange(ymin, ymax, true)
+	p.X.Min, p.X.Max = x.lo, x.hi
+	p.Y.Min, p.Y.Max = y.pad(true)
 
 	for _, s := range all {
 		th, err := addSeries(p, s.x, s.cor, lineStyle(f.col[s.name], false), len(s.x) < 2)

@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -78,11 +79,13 @@ func newFigure(spec Spec, defaultCaption string, names []string, none string) (*
 	return &figure{spec: spec, caption: caption, legend: l, col: colours(names)}, nil
 }
 
-// panel adds a plot below the existing ones, styled alike, with grid
-// lines across it (vertical ones too where verticalGrid).
-func (f *figure) panel(verticalGrid bool) *plot.Plot {
+// panel adds a plot below the existing ones, styled alike, its axes
+// labelled x and y, with light grid lines behind the data (vertical ones
+// too where verticalGrid).
+func (f *figure) panel(verticalGrid bool, x, y string) *plot.Plot {
 	p := plot.New()
-	g := gridLines()
+	line := draw.LineStyle{Color: color.Gray{Y: 0xe0}, Width: vg.Points(0.5)}
+	g := &plotter.Grid{Vertical: line, Horizontal: line}
 	if !verticalGrid {
 		g.Vertical.Color = nil
 	}
@@ -90,9 +93,9 @@ func (f *figure) panel(verticalGrid bool) *plot.Plot {
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
 		a.Label.TextStyle.Font = sans(12)
 		a.Tick.Label.Font = sans(10)
+		a.Tick.Marker = linearTicks{}
 	}
-	p.X.Tick.Marker = linearTicks{}
-	p.Y.Tick.Marker = linearTicks{}
+	p.X.Label.Text, p.Y.Label.Text = x, y
 	f.panels = append(f.panels, p)
 	return p
 }

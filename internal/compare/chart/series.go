@@ -16,6 +16,7 @@ import (
 // of a single point is drawn as a dot so that it does not vanish. It
 // returns a thumbnail for the legend.
 func addSeries(p *plot.Plot, xs, ys []float64, style draw.LineStyle, dots bool) (plot.Thumbnailer, error) {
+	dot := draw.GlyphStyle{Color: style.Color, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
 	var seg plotter.XYs
 	flush := func() error {
 		defer func() { seg = nil }()
@@ -23,15 +24,12 @@ func addSeries(p *plot.Plot, xs, ys []float64, style draw.LineStyle, dots bool) 
 			return nil
 		}
 		if len(seg) > 1 {
-			l, err := plotter.NewLine(seg)
-			if err != nil {
+			if err := addLine(p, style, seg...); err != nil {
 				return err
 			}
-			l.LineStyle = style
-			p.Add(l)
 		}
 		if len(seg) == 1 || dots {
-			_, err := scatter(p, seg, draw.GlyphStyle{Color: style.Color, Radius: vg.Points(3), Shape: draw.CircleGlyph{}})
+			_, err := scatter(p, seg, dot)
 			return err
 		}
 		return nil
@@ -48,7 +46,21 @@ func addSeries(p *plot.Plot, xs, ys []float64, style draw.LineStyle, dots bool) 
 	if err := flush(); err != nil {
 		return nil, err
 	}
-	return thumb{style: style, dot: dots}, nil
+	if !dots {
+		dot.Shape = nil
+	}
+	return thumb{style: style, glyph: dot}, nil
+}
+
+// addLine draws a line through xys on p in style.
+func addLine(p *plot.Plot, style draw.LineStyle, xys ...plotter.XY) error {
+	l, err := plotter.NewLine(plotter.XYs(xys))
+	if err != nil {
+		return err
+	}
+	l.LineStyle = style
+	p.Add(l)
+	return nil
 }
 
 // scatter draws xys on p as glyphs g, where there are any, and tells
@@ -66,18 +78,19 @@ func scatter(p *plot.Plot, xys plotter.XYs, g draw.GlyphStyle) (bool, error) {
 	return true, nil
 }
 
-// thumb is a legend thumbnail: a short line, with a dot where the series
-// has dots.
+// thumb is a legend thumbnail: a short line (none where style has no
+// width) with glyph at its centre (none where glyph has no shape).
 type thumb struct {
 	style draw.LineStyle
-	dot   bool
+	glyph draw.GlyphStyle
 }
 
 func (t thumb) Thumbnail(c *draw.Canvas) {
-	y := c.Center().Y
-	c.StrokeLine2(t.style, c.Min.X, y, c.Max.X, y)
-	if t.dot {
-		c.DrawGlyph(draw.GlyphStyle{Color: t.style.Color, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}, c.Center())
+	if y := c.Center().Y; t.style.Width > 0 {
+		c.StrokeLine2(t.style, c.Min.X, y, c.Max.X, y)
+	}
+	if t.glyph.Shape != nil {
+		c.DrawGlyph(t.glyph, c.Center())
 	}
 }
 
@@ -164,9 +177,22 @@ func checkLengths(title, name, what string, n int, otherWhat string, other int) 
 	return nil
 }
 
-// padRange widens [min, max] a little so lines do not touch the frame, and
-// makes a degenerate range (one point, all equal) a visible one.
-func padRange(min, max float64, log bool) (float64, float64) {
+// extent is the range of the values added to it; lo > hi (both
+// infinite) until one is.
+type extent struct{ lo, hi float64 }
+
+func empty() extent { return extent{math.Inf(1), math.Inf(-1)} }
+
+func (e *extent) add(vs ...float64) {
+	for _, v := range vs {
+		e.lo, e.hi = math.Min(e.lo, v), math.Max(e.hi, v)
+	}
+}
+
+// pad widens e a little so lines do not touch the frame, and makes a
+// degenerate range (one point, all equal) a visible one.
+func (e extent) pad(log bool) (float64, float64) {
+	min, max := e.lo, e.hi
 	if log {
 		if min == max {
 			return min / 2, max * 2
@@ -182,4 +208,16 @@ func padRange(min, max float64, log bool) (float64, float64) {
 	}
 	d := (max - min) * 0.05
 	return min - d, max + d
+}
+
+// fromZero is a linear axis range that starts at 0 (so that bar-like
+// comparisons of heights are honest) unless a value is negative.
+func (e extent) fromZero() (float64, float64) {
+	if e.lo < 0 {
+		return e.pad(false)
+	}
+	if e.hi == 0 {
+		return 0, 1
+	}
+	return 0, e.hi * 1.08
 }

@@ -13,48 +13,46 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// logAxis puts a on a log scale over lo…hi (padded), its label saying
-// so, where lo > 0 and hi reaches from × lo (the data spans decades), and
-// tells whether it did; otherwise a is left as it was.
-func logAxis(a *plot.Axis, lo, hi, from float64) bool {
-	if lo <= 0 || hi/lo < from {
+// logAxis puts a on a log scale over e (padded), its label saying so,
+// where e.lo > 0 and e.hi reaches from × e.lo (the data spans decades),
+// and tells whether it did; otherwise a is left as it was.
+func logAxis(a *plot.Axis, e extent, from float64) bool {
+	if e.lo <= 0 || e.hi/e.lo < from {
 		return false
 	}
 	a.Label.Text = logLabel(a.Label.Text)
 	a.Scale = plot.LogScale{}
-	a.Min, a.Max = padRange(lo, hi, true)
+	a.Min, a.Max = e.pad(true)
 	return true
 }
 
 // newXYFigure is a figure of lines with the ranges of their finite
 // points, once it has checked them (names, lengths, values): NaN y is
 // allowed ("no value"); NaN x and infinities are not.
-func newXYFigure(spec Spec, caption string, lines []XYLine) (f *figure, xmin, xmax, ymin, ymax float64, err error) {
-	fail := func(err error) (*figure, float64, float64, float64, float64, error) { return nil, 0, 0, 0, 0, err }
+func newXYFigure(spec Spec, caption string, lines []XYLine) (f *figure, x, y extent, err error) {
 	if f, err = newFigure(spec, caption, namesOf(lines, func(l XYLine) string { return l.Name }), "no lines to draw; pass at least one"); err != nil {
-		return fail(err)
+		return nil, x, y, err
 	}
 	title := spec.Title
-	xmin, ymin = math.Inf(1), math.Inf(1)
-	xmax, ymax = math.Inf(-1), math.Inf(-1)
+	x, y = empty(), empty()
 	for _, l := range lines {
 		if err := checkLengths(title, l.Name, "x values", len(l.X), "y values", len(l.Y)); err != nil {
-			return fail(err)
+			return nil, x, y, err
 		}
 		for i := range l.X {
 			if !finite(l.X[i]) || math.IsInf(l.Y[i], 0) {
-				return fail(fmt.Errorf("chart %q: series %q point %d is (%v, %v); give finite values (NaN y: no value)", title, l.Name, i, l.X[i], l.Y[i]))
+				return nil, x, y, fmt.Errorf("chart %q: series %q point %d is (%v, %v); give finite values (NaN y: no value)", title, l.Name, i, l.X[i], l.Y[i])
 			}
-			xmin, xmax = math.Min(xmin, l.X[i]), math.Max(xmax, l.X[i])
+			x.add(l.X[i])
 			if !math.IsNaN(l.Y[i]) {
-				ymin, ymax = math.Min(ymin, l.Y[i]), math.Max(ymax, l.Y[i])
+				y.add(l.Y[i])
 			}
 		}
 	}
-	if math.IsInf(xmin, 1) || math.IsInf(ymin, 1) {
-		return fail(fmt.Errorf("chart %q: no line has a value to draw; pass at least one point with a y value", title))
+	if math.IsInf(x.lo, 1) || math.IsInf(y.lo, 1) {
+		return nil, x, y, fmt.Errorf("chart %q: no line has a value to draw; pass at least one point with a y value", title)
 	}
-	return f, xmin, xmax, ymin, ymax, nil
+	return f, x, y, nil
 }
 
 // sortedXY returns the line's points ordered by x, so that a line is drawn
@@ -112,7 +110,7 @@ func namesOf[L any](lines []L, name func(L) string) []string {
 // second reported as 0 ms switches to linear; pass NaN for a second
 // without answers instead). Points are drawn in order of x.
 func TimeSeries(spec Spec, lines []XYLine, marks []Mark) (Chart, error) {
-	f, xmin, xmax, ymin, ymax, err := newXYFigure(spec, "Corrected p99 of each second, one line per pool; the shaded span is the overload. "+
+	f, x, y, err := newXYFigure(spec, "Corrected p99 of each second, one line per pool; the shaded span is the overload. "+
 		"Read how high each pool's p99 climbs under overload and how fast it comes back after it; a gap is a second without answers.", lines)
 	if err != nil {
 		return Chart{}, err
@@ -121,17 +119,15 @@ func TimeSeries(spec Spec, lines []XYLine, marks []Mark) (Chart, error) {
 		if !finite(m.From) || !finite(m.To) || m.To < m.From {
 			return Chart{}, fmt.Errorf("chart %q: mark %q spans %v…%v; give finite From <= To", spec.Title, m.Label, m.From, m.To)
 		}
-		xmin, xmax = math.Min(xmin, m.From), math.Max(xmax, m.To)
+		x.add(m.From, m.To)
 	}
-	p := f.panel(true)
-	p.X.Label.Text = labelOr(spec.XLabel, "time since the step started (s)")
-	p.Y.Label.Text = labelOr(spec.YLabel, "corrected p99 (ms)")
-	if logAxis(&p.Y, ymin, ymax, 10) {
+	p := f.panel(true, labelOr(spec.XLabel, "time since the step started (s)"), labelOr(spec.YLabel, "corrected p99 (ms)"))
+	if logAxis(&p.Y, y, 10) {
 		p.Y.Tick.Marker = logTicks{}
 	} else {
-		p.Y.Min, p.Y.Max = linearFromZero(ymin, ymax)
+		p.Y.Min, p.Y.Max = y.fromZero()
 	}
-	p.X.Min, p.X.Max = padRange(xmin, xmax, false)
+	p.X.Min, p.X.Max = x.pad(false)
 	if len(marks) > 0 {
 		p.Add(&markPlotter{marks: marks})
 	}
@@ -165,19 +161,17 @@ func (m *markPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 // y axis is linear from 0 (from below 0 when a value is negative). Points
 // are drawn in order of x.
 func Sweep(spec Spec, lines []XYLine) (Chart, error) {
-	f, xmin, xmax, ymin, ymax, err := newXYFigure(spec, "One line per pool against the swept parameter; compare the lines at each value, and read where a line bends.", lines)
+	f, x, y, err := newXYFigure(spec, "One line per pool against the swept parameter; compare the lines at each value, and read where a line bends.", lines)
 	if err != nil {
 		return Chart{}, err
 	}
-	p := f.panel(true)
-	p.X.Label.Text = labelOr(spec.XLabel, "swept parameter")
-	p.Y.Label.Text = labelOr(spec.YLabel, "value")
-	if logAxis(&p.X, xmin, xmax, 8) {
+	p := f.panel(true, labelOr(spec.XLabel, "swept parameter"), labelOr(spec.YLabel, "value"))
+	if logAxis(&p.X, x, 8) {
 		p.X.Tick.Marker = xTicks(lines)
 	} else {
-		p.X.Min, p.X.Max = padRange(xmin, xmax, false)
+		p.X.Min, p.X.Max = x.pad(false)
 	}
-	p.Y.Min, p.Y.Max = linearFromZero(ymin, ymax)
+	p.Y.Min, p.Y.Max = y.fromZero()
 	return f.drawAll(p, lines, true)
 }
 
@@ -194,18 +188,6 @@ func xTicks(lines []XYLine) plot.Ticker {
 		ticks = append(ticks, plot.Tick{Value: x, Label: formatTick(x)})
 	}
 	return plot.ConstantTicks(ticks)
-}
-
-// linearFromZero is a linear axis range that starts at 0 (so that bar-like
-// comparisons of heights are honest) unless a value is negative.
-func linearFromZero(min, max float64) (float64, float64) {
-	if min < 0 {
-		return padRange(min, max, false)
-	}
-	if max == 0 {
-		return 0, 1
-	}
-	return 0, max * 1.08
 }
 
 // logLabel says "log scale" in an axis label that does not yet:
@@ -225,16 +207,14 @@ func logLabel(label string) string {
 // each pool its ideal, linear scaling from its point at the fewest CPUs
 // (y × x / x0), dashed in the same colour. The y axis is linear from 0.
 func Scaling(spec Spec, lines []XYLine) (Chart, error) {
-	f, xmin, xmax, ymin, ymax, err := newXYFigure(spec, "One line per pool against the server's CPUs; each pool's dashed line is linear scaling from its figure at the fewest CPUs. "+
+	f, x, y, err := newXYFigure(spec, "One line per pool against the server's CPUs; each pool's dashed line is linear scaling from its figure at the fewest CPUs. "+
 		"A pool scales as far as its solid line follows its dashed one.", lines)
 	if err != nil {
 		return Chart{}, err
 	}
-	p := f.panel(true)
-	p.X.Label.Text = labelOr(spec.XLabel, "server CPUs")
-	p.Y.Label.Text = labelOr(spec.YLabel, "value")
-	if !logAxis(&p.X, xmin, xmax, 8) {
-		p.X.Min, p.X.Max = padRange(xmin, xmax, false)
+	p := f.panel(true, labelOr(spec.XLabel, "server CPUs"), labelOr(spec.YLabel, "value"))
+	if !logAxis(&p.X, x, 8) {
+		p.X.Min, p.X.Max = x.pad(false)
 	}
 	p.X.Tick.Marker = xTicks(lines)
 	// Each line's ideal, dashed: y0 × x / x0 from its first point with a
@@ -249,15 +229,15 @@ func Scaling(spec Spec, lines []XYLine) (Chart, error) {
 			continue
 		}
 		ideal := make([]float64, 0, len(xs)-j)
-		for _, x := range xs[j:] {
-			ideal = append(ideal, ys[j]*x/xs[j])
-			ymax = math.Max(ymax, ideal[len(ideal)-1])
+		for _, xi := range xs[j:] {
+			ideal = append(ideal, ys[j]*xi/xs[j])
+			y.hi = math.Max(y.hi, ideal[len(ideal)-1])
 		}
 		if _, err := addSeries(p, xs[j:], ideal, lineStyle(f.col[l.Name], true), false); err != nil {
 			return Chart{}, fmt.Errorf("chart %q: series %q: %w", spec.Title, l.Name, err)
 		}
 	}
-	p.Y.Min, p.Y.Max = linearFromZero(ymin, ymax)
+	p.Y.Min, p.Y.Max = y.fromZero()
 	if err := f.drawLines(p, lines, true); err != nil {
 		return Chart{}, err
 	}

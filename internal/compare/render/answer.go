@@ -69,7 +69,8 @@ func writeAnswer(b *page, preset string, a *analysis.Analysis) {
 		b.printf("This preset measures no ratio to direct with an interval: its findings, below, are the answer.\n\n")
 	} else {
 		b.printf("Each variant against `direct` in this run: the median ratio with its 95 %% interval (\"~\": the interval includes 1).\n\n")
-		b.printf("| workload | measure | variant | ÷ direct (95 %% interval) | verdict |\n|---|---|---|---|---|\n%s\n\n", strings.Join(rows, "\n"))
+		b.table("workload", "measure", "variant", "÷ direct (95 % interval)", "verdict")
+		b.printf("%s\n\n", strings.Join(rows, "\n"))
 	}
 	if len(apart) > 0 {
 		b.printf("Not told apart from direct (or from each other) by this run:\n\n- %s\n\n", strings.Join(apart, "\n- "))

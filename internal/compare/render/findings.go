@@ -22,14 +22,10 @@ func sentences(a *analysis.Analysis) []string {
 
 // sentence words one finding ("" for a kind it does not know).
 func sentence(f analysis.Finding) string {
-	if s, ok := overloadSentence(f); ok {
-		return s
-	}
-	if s, ok := scalingSentence(f); ok {
-		return s
-	}
-	if s, ok := pairedSentence(f); ok {
-		return s
+	for _, word := range []func(analysis.Finding) (string, bool){overloadSentence, scalingSentence, pairedSentence} {
+		if s, ok := word(f); ok {
+			return s
+		}
 	}
 	wl := f.Workload
 	switch f.Kind {

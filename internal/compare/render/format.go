@@ -79,13 +79,16 @@ func waitText(d time.Duration, n int64) string {
 	return duration(d)
 }
 
-// cpusText is "1 loader CPU", "8 loader CPUs".
-func cpusText(n int, what string) string {
+// count is "1 search", "3 searches".
+func count(n int, one, many string) string {
 	if n == 1 {
-		return "1 " + what
+		return "1 " + one
 	}
-	return fmt.Sprintf("%d %ss", n, what)
+	return fmt.Sprintf("%d %s", n, many)
 }
+
+// cpusText is "1 loader CPU", "8 loader CPUs".
+func cpusText(n int, what string) string { return count(n, what, what+"s") }
 
 // countsText is "1, 2, 4 and 8 CPUs".
 func countsText(counts []int) string {
@@ -94,14 +97,6 @@ func countsText(counts []int) string {
 		return cpusText(counts[0], "CPU")
 	}
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + " CPUs"
-}
-
-// searchesText is "1 search", "3 searches".
-func searchesText(n int) string {
-	if n == 1 {
-		return "1 search"
-	}
-	return fmt.Sprintf("%d searches", n)
 }
 
 // orDash formats x, "-" where it is NaN (unknown).

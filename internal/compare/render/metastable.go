@@ -89,16 +89,15 @@ func writeMetastable(b *page, c *result.Comparison, a *analysis.Analysis) {
 		if len(sizes) > 1 {
 			b.printf("In front of %s: %s GET/s, %s/s in the spike.\n\n", slotsText(mm.Slots), thousands(mm.BaseRate), thousands(mm.SpikeRate))
 		}
-		b.printf("| variant | client side | overloaded? | recovered in | collapsed? | p99 < %v in | useful goodput (run) | useful p99 (run) | peak amplification | wasted | unused | timeouts | 503s |\n", plan.MetaP99)
-		b.printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		b.table("variant", "client side", "overloaded?", "recovered in", "collapsed?", fmt.Sprintf("p99 < %v in", plan.MetaP99), "useful goodput (run)", "useful p99 (run)",
+			"peak amplification", "wasted", "unused", "timeouts", "503s")
 		for _, v := range mm.Variants {
-			judged := "not judged | not judged | not judged | not judged | not judged | not judged"
+			judged := []any{"not judged", "not judged", "not judged", "not judged", "not judged", "not judged"}
 			if v.NotJudged < len(v.Runs) {
-				judged = strings.Join([]string{countCell(v.Overloaded, v.JudgedRuns), recoveredCell(v), collapsedCell(v), timesCell(v.P99Back, v.JudgedRuns, v.P99),
-					usefulCell(v), p99Cell(v.UsefulP99)}, " | ")
+				judged = []any{countCell(v.Overloaded, v.JudgedRuns), recoveredCell(v), collapsedCell(v), timesCell(v.P99Back, v.JudgedRuns, v.P99), usefulCell(v), p99Cell(v.UsefulP99)}
 			}
-			b.printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", v.Name, clientCell(v.Client), judged, orDash("%.2f×", v.PeakAmplification),
-				orDash("%.1f %%", 100*v.WastedShare), orDash("%.1f %%", 100*v.UnusedShare), thousands(float64(v.Timeouts)), shedCell(v))
+			b.row(append(append([]any{v.Name, clientCell(v.Client)}, judged...), orDash("%.2f×", v.PeakAmplification),
+				orDash("%.1f %%", 100*v.WastedShare), orDash("%.1f %%", 100*v.UnusedShare), thousands(float64(v.Timeouts)), shedCell(v))...)
 		}
 		b.printf("\n")
 	}
@@ -123,10 +122,7 @@ func p99Cell(d time.Duration) string {
 
 // slotsText is "16 slots" (`-io-concurrency 16`), "1 slot".
 func slotsText(n int) string {
-	if n == 1 {
-		return "1 slot (`-io-concurrency 1`)"
-	}
-	return fmt.Sprintf("%d slots (`-io-concurrency %d`)", n, n)
+	return count(n, "slot", "slots") + fmt.Sprintf(" (`-io-concurrency %d`)", n)
 }
 
 // writeVersus is the default against each peer, per client model where
@@ -142,15 +138,15 @@ func writeVersus(b *page, am *analysis.Metastable) {
 		"less and higher count only beyond the noise of repeated runs: useful goodput %.0f %% below the peer's, useful p99 %.0f %% above it (results.md). "+
 		"A variant the spike did not overload had nothing to recover from (counted as 0 s), one that never recovered is the later.\n\n",
 		100*analysis.MetaUsefulMargin, 100*analysis.MetaP99Margin)
-	b.printf("| client | peer | recovered in | useful goodput (run) | useful p99 (run) | the default |\n|---|---|---|---|---|---|\n")
+	b.table("client", "peer", "recovered in", "useful goodput (run)", "useful p99 (run)", "the default")
 	for _, vs := range am.Versus {
+		recovered := recoveryText(vs.Default) + " / " + recoveryText(vs.Other)
 		if !vs.Judged {
-			b.printf("| %s | %s | %s / %s | | | not compared: %s |\n", vs.Model, vs.Peer, recoveryText(vs.Default), recoveryText(vs.Other), notComparedWhy(vs))
+			b.printf("| %s | %s | %s | | | not compared: %s |\n", vs.Model, vs.Peer, recovered, notComparedWhy(vs))
 			continue
 		}
-		b.printf("| %s | %s | %s / %s | %s / %s%s | %s / %s%s | %s |\n", vs.Model, vs.Peer, recoveryText(vs.Default), recoveryText(vs.Other),
-			usefulCell(vs.Default), usefulCell(vs.Other), ratio(vs.UsefulRatio),
-			p99Cell(vs.Default.UsefulP99), p99Cell(vs.Other.UsefulP99), ratio(vs.P99Ratio), versusVerdict(vs))
+		b.row(vs.Model, vs.Peer, recovered, usefulCell(vs.Default)+" / "+usefulCell(vs.Other)+ratio(vs.UsefulRatio),
+			p99Cell(vs.Default.UsefulP99)+" / "+p99Cell(vs.Other.UsefulP99)+ratio(vs.P99Ratio), versusVerdict(vs))
 	}
 	b.printf("\n")
 }
@@ -236,9 +232,9 @@ func writeClientSide(b *page, c *result.Comparison, am *analysis.Metastable) {
 		"a model whose worst second takes over %.0f %% of the loader's %d CPUs may still be judged, run by run, where its storm stayed smaller.\n\n",
 		thousands(cs.Rate), cpuMicros(cs.Answered), cpuMicros(cs.TimedOut), server, 100*plan.MetaClientShare, cs.LoaderCPUs)
 	if !p.SizeStorms {
-		b.printf("| client | worst second (attempts/s) | loader CPUs it takes | fits? |\n|---|---|---|---|\n")
+		b.table("client", "worst second (attempts/s)", "loader CPUs it takes", "fits?")
 		for _, f := range am.Fits {
-			b.printf("| %s | %s | %.2f (%.0f %%) | %s |\n", f.Model, thousands(f.Attempts), f.CPUs, 100*f.Share, f.Text())
+			b.row(f.Model, thousands(f.Attempts), fmt.Sprintf("%.2f (%.0f %%)", f.CPUs, 100*f.Share), f.Text())
 		}
 		b.printf("\n")
 		return
@@ -247,7 +243,7 @@ func writeClientSide(b *page, c *result.Comparison, am *analysis.Metastable) {
 		"One whose worst second does not runs in front of a store of fewer slots, whose spike is as many times smaller: "+
 		"the most slots with which it would fit, rounded down to a power of two so that models share stores (1 at the least), "+
 		"with direct's saturation searched in front of it. One that still does not fit there goes down again.\n\n", p.Slots())
-	b.printf("| client | worst second in front of %d slots (attempts/s) | loader CPUs it takes | fits? | ran in front of | its worst second there |\n|---|---|---|---|---|---|\n", p.Slots())
+	b.table("client", fmt.Sprintf("worst second in front of %d slots (attempts/s)", p.Slots()), "loader CPUs it takes", "fits?", "ran in front of", "its worst second there")
 	for _, f := range am.Fits {
 		store, there := "not run", "not run"
 		if f.Slots > 0 {
@@ -256,7 +252,7 @@ func writeClientSide(b *page, c *result.Comparison, am *analysis.Metastable) {
 		if g := f.There; g != nil {
 			there = fmt.Sprintf("%s attempts/s, %.2f loader CPUs (%.0f %%)", thousands(g.Attempts), g.CPUs, 100*g.Share)
 		}
-		b.printf("| %s | %s | %.2f (%.0f %%) | %s | %s | %s |\n", f.Model, thousands(f.Attempts), f.CPUs, 100*f.Share, yesNo(f.Fits, "yes"), store, there)
+		b.row(f.Model, thousands(f.Attempts), fmt.Sprintf("%.2f (%.0f %%)", f.CPUs, 100*f.Share), yesNo(f.Fits, "yes"), store, there)
 	}
 	b.printf("\n")
 	writeStores(b, c.Metastable)
@@ -265,9 +261,9 @@ func writeClientSide(b *page, c *result.Comparison, am *analysis.Metastable) {
 // writeStores is each store the runs ran in front of: its slots, direct's
 // saturation there and the rates asked of it.
 func writeStores(b *page, m *result.Metastable) {
-	b.printf("| store | client models | direct's saturation (GET/s) | base (GET/s) | spike (GET/s) |\n|---|---|---|---|---|\n")
+	b.table("store", "client models", "direct's saturation (GET/s)", "base (GET/s)", "spike (GET/s)")
 	for _, size := range m.Sizes {
-		b.printf("| %s | %s | %s | %s | %s |\n", slotsText(size.Slots), orNone(size.Models), thousands(size.Saturation), thousands(size.BaseRate), thousands(size.SpikeRate))
+		b.row(slotsText(size.Slots), orNone(size.Models), thousands(size.Saturation), thousands(size.BaseRate), thousands(size.SpikeRate))
 	}
 	b.printf("\n")
 }

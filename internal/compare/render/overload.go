@@ -94,8 +94,7 @@ func goodputSentence(f analysis.Finding) string {
 	}
 	if len(names[analysis.Shed]) > 0 {
 		pct, _ := f.Figure(analysis.GroupShed, analysis.ShedPct)
-		one := func(x float64) string { return fmt.Sprintf("%.1f", x) }
-		parts = append(parts, fmt.Sprintf("Those that shed 503s (%s %% of what they were sent) %s", span(pct.Interval.Lo, pct.Interval.Hi, one), served(analysis.GroupShed, analysis.Shed)))
+		parts = append(parts, fmt.Sprintf("Those that shed 503s (%s %% of what they were sent) %s", span(pct.Interval.Lo, pct.Interval.Hi, oneDecimal), served(analysis.GroupShed, analysis.Shed)))
 	}
 	return fmt.Sprintf("`%s` under overload, goodput (one run each: read differences of a few per cent as noise). %s.", f.Workload, strings.Join(parts, ". "))
 }

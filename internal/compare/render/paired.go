@@ -28,11 +28,10 @@ func writePairedTable(b *page, c *result.Comparison, wr *result.WorkloadResult, 
 	b.printf("%s: `%s`\n\n", HeadPaired, wr.Workload)
 	b.printf("Each variant's kvserver and direct's ran side by side, each on a fresh copy of the store and on the same CPUs, and closed-loop rounds of %v alternated between them (direct, the variant, direct, the variant, …), over the same connections, the server not under load idle meanwhile. Each pair of rounds, taken one right after the other, gives one ratio, and whatever drifts on the machine between pairs cancels inside it. A ratio is the median of the pairs' ratios with its 95 %% interval (order statistics, as benchstat's: nothing assumed of their distribution; %d pairs are the fewest that bound one). \"~\" marks an interval that includes 1: **no difference measurable here**, whatever the median. Throughput counts answers without error.\n\n",
 		c.Options.StepTiming().PairRoundLength(), ratios.MinPairs)
-	b.printf("| variant | pairs | connections | direct req/s | variant req/s | throughput ÷ direct | server CPU/request | ÷ direct | loader-bound |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.table("variant", "pairs", "connections", "direct req/s", "variant req/s", "throughput ÷ direct", "server CPU/request", "÷ direct", "loader-bound")
 	for _, v := range rows {
 		p := v.Paired
-		b.printf("| %s | %d | %d | %s | %s | %s | %s | %s | %s |\n", v.Name, p.Pairs, p.Conns, thousands(p.BaseRate), thousands(p.Rate),
-			p.Throughput, cpuMicros(p.CPUPerRequest), p.CPU, yesNo(p.LoaderBound, "**yes**: throughput not ranked"))
+		b.row(v.Name, p.Pairs, p.Conns, thousands(p.BaseRate), thousands(p.Rate), p.Throughput, cpuMicros(p.CPUPerRequest), p.CPU, yesNo(p.LoaderBound, "**yes**: throughput not ranked"))
 	}
 	if w := aw.PairedWidths; w.N > 0 {
 		b.printf("\nThe intervals came out ±%s to ±%s of their medians (half their width, the larger side): a difference smaller than that is not measurable with these pairs on this machine; more pairs (`-closed-pairs`) narrow them, short ones (`-pair-round`) at no more load.\n", pct(w.Lo), pct(w.Hi))

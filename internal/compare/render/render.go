@@ -58,6 +58,20 @@ type page struct{ bytes.Buffer }
 
 func (p *page) printf(format string, args ...any) { fmt.Fprintf(&p.Buffer, format, args...) }
 
+// table starts a Markdown table: the row of heads and the rule under it.
+func (p *page) table(heads ...string) {
+	p.printf("| %s |\n|%s\n", strings.Join(heads, " | "), strings.Repeat("---|", len(heads)))
+}
+
+// row writes a table's row, each cell as %v formats it.
+func (p *page) row(cells ...any) {
+	p.WriteString("|")
+	for _, c := range cells {
+		p.printf(" %v |", c)
+	}
+	p.WriteString("\n")
+}
+
 // Chart is one chart of a report.
 type Chart struct {
 	Title, Path, Caption string

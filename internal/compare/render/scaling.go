@@ -1,7 +1,6 @@
 package render
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
@@ -16,7 +15,7 @@ func writeScaling(b *page, c *result.Comparison, wr *result.WorkloadResult, aw *
 	b.printf("%s: `%s`\n\n", HeadScaling, wr.Workload)
 	b.printf("kvserver ran on the first n CPUs of its set for each count n (its GOMAXPROCS, and so its default -workers, n), the loader on CPUs of its own throughout (%s). "+
 		"Saturation: median ± half the spread over %s, with its ratio to direct's on as many CPUs; server CPU/request: kvserver's CPU over the validating run ÷ its requests (median over the searches). "+
-		"\"≥ X, loader-bound\" is a lower bound: the loader ran out before kvserver did.\n\n", c.Env.Placement(), searchesText(c.Options.Repeat))
+		"\"≥ X, loader-bound\" is a lower bound: the loader ran out before kvserver did.\n\n", c.Env.Placement(), count(c.Options.Repeat, "search", "searches"))
 	writeCountsTable(b, g, "saturation req/s", func(v *analysis.Variant) (string, string, bool) {
 		cpu := "-"
 		if s := v.Sat; s != nil && s.CPUPerRequest > 0 {
@@ -49,24 +48,23 @@ func writeScaling(b *page, c *result.Comparison, wr *result.WorkloadResult, aw *
 // two cells at a count; a variant not measured there (absent, or cell's
 // false) gets dashes.
 func writeCountsTable(b *page, g *analysis.Grid, what string, cell func(v *analysis.Variant) (val, cpu string, ok bool)) {
-	head, rule := "| variant |", "|---|"
+	heads := []string{"variant"}
 	for _, n := range g.Counts {
-		head += fmt.Sprintf(" %s: %s | %s: server CPU/request |", cpusText(n, "CPU"), what, cpusText(n, "CPU"))
-		rule += "---|---|"
+		heads = append(heads, cpusText(n, "CPU")+": "+what, cpusText(n, "CPU")+": server CPU/request")
 	}
-	b.printf("%s\n%s\n", head, rule)
+	b.table(heads...)
 	for _, row := range g.Rows {
-		line := "| " + row + " |"
+		cells := []any{row}
 		for _, n := range g.Counts {
 			if v := g.At(row, n); v != nil {
 				if val, cpu, ok := cell(v); ok {
-					line += fmt.Sprintf(" %s | %s |", val, cpu)
+					cells = append(cells, val, cpu)
 					continue
 				}
 			}
-			line += " - | - |"
+			cells = append(cells, "-", "-")
 		}
-		b.printf("%s\n", line)
+		b.row(cells...)
 	}
 	b.WriteString("\n")
 }

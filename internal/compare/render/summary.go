@@ -179,7 +179,7 @@ func writeLoader(b *page, c *result.Comparison, kept int) {
 			100*c.Criteria.LoaderBusy)
 	}
 	b.printf("\n\n")
-	b.printf("| workload | variant | step | asked req/s | sent req/s | send lag p99 | loader CPU/request | loader CPU | kvserver CPU | kept up | loader-bound |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.table("workload", "variant", "step", "asked req/s", "sent req/s", "send lag p99", "loader CPU/request", "loader CPU", "kvserver CPU", "kept up", "loader-bound")
 	var bound, backlog []result.LoaderCheck
 	for _, l := range c.Loader {
 		kept := "yes"
@@ -202,8 +202,7 @@ func writeLoader(b *page, c *result.Comparison, kept int) {
 		if l.Loader.CPUs > 0 {
 			loader = shareCell(l.Loader)
 		}
-		b.printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.Workload, l.Variant, l.Step, thousands(l.Asked), thousands(l.SendRate),
-			duration(l.LagP99), cpuMicros(l.CPUPerRequest), loader, shareCell(l.Server), kept, lb)
+		b.row(l.Workload, l.Variant, l.Step, thousands(l.Asked), thousands(l.SendRate), duration(l.LagP99), cpuMicros(l.CPUPerRequest), loader, shareCell(l.Server), kept, lb)
 	}
 	b.printf("\n")
 	for _, l := range backlog {

@@ -49,10 +49,10 @@ func writeClosedTable(b *page, wr *result.WorkloadResult, aw *analysis.Workload)
 	}
 	b.printf("%s: `%s`\n\n", HeadClosed, wr.Workload)
 	b.printf("Each connection sends its next request as soon as the last is answered, over as many connections as Little's law asks for at the variant's saturation (at least %d). This is the server's throughput with no schedule to keep, the cross-check of the open-loop saturation (the findings compare the two).\n\n", plan.MinConns)
-	b.printf("| variant | connections | rounds | req/s (median ± half the spread) | saturation req/s | server CPU/request | loader CPU | kvserver CPU | loader-bound |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.table("variant", "connections", "rounds", "req/s (median ± half the spread)", "saturation req/s", "server CPU/request", "loader CPU", "kvserver CPU", "loader-bound")
 	for _, v := range rows {
 		cr := v.Closed
-		b.printf("| %s | %d | %d | %s ± %s | %s | %s | %s | %s | %s |\n", v.Name, cr.Conns, cr.Rate.N, thousands(cr.Rate.Median), thousands(cr.Rate.HalfSpread()),
+		b.row(v.Name, cr.Conns, cr.Rate.N, thousands(cr.Rate.Median)+" ± "+thousands(cr.Rate.HalfSpread()),
 			satCell(v.Sat, false), cpuMicros(cr.CPUPerRequest), shareCell(cr.Loader), shareCell(cr.Server), yesNo(cr.LoaderBound, "**yes**"))
 	}
 	b.printf("\n")
@@ -85,38 +85,31 @@ func writeResultsTable(b *page, c *result.Comparison, wr *result.WorkloadResult,
 		b.printf("Direct's saturation: %s req/s%s; fixed-rate step at %s req/s. Each cell's ratio is to `direct` in this run.\n\n",
 			thousands(wr.BaseRate), validated, thousands(aw.FixedRate))
 	}
-	head, rule := "| pool | policy | saturation req/s (median, spread over %d) |", "|---|---|---|"
+	heads := []string{"pool", "policy", fmt.Sprintf("saturation req/s (median, spread over %d)", c.Options.Repeat)}
 	if bracketed {
-		head = "| pool | policy | saturation req/s: held–failed (median of %d) |"
+		heads[2] = fmt.Sprintf("saturation req/s: held–failed (median of %d)", c.Options.Repeat)
 	}
 	if own {
-		head, rule = head+" fixed rate req/s |", rule+"---|"
+		heads = append(heads, "fixed rate req/s")
 	}
-	b.printf(head+" p50 | p90 | p99 | p99.9 | max | errors | server CPU/request | peak conns / in flight |\n", c.Options.Repeat)
-	b.printf("%s---|---|---|---|---|---|---|---|\n", rule)
+	b.table(append(heads, "p50", "p90", "p99", "p99.9", "max", "errors", "server CPU/request", "peak conns / in flight")...)
 	opened := false
 	for i, v := range wr.Variants {
-		av := aw.Variants[i]
-		sat := satCell(av.Sat, true)
-		lat := []string{"-", "-", "-", "-", "-", "-", "-"}
-		peak := "-"
-		if f, x := v.Fixed, av.Fixed; f != nil {
-			lat = []string{
-				durRatio(f.Corrected.P50, x.P50), durRatio(f.Corrected.P90, x.P90), durRatio(f.Corrected.P99, x.P99),
-				durRatio(f.Corrected.P999, x.P999), durRatio(f.Corrected.Max, x.Max), pctCell(f.ErrorRate),
-				cpuMicros(f.ServerCPUPerRequest) + ratio(x.CPU),
-			}
-			peak = connsCell(f.ConnsStart, f.ConnsPeak, f.InFlightPeak)
-			opened = opened || f.ConnsStart > 0 && f.ConnsPeak > f.ConnsStart
+		f, x := v.Fixed, aw.Variants[i].Fixed
+		cells := []any{v.Variant.PoolLabel(), v.Variant.PolicyLabel(), satCell(aw.Variants[i].Sat, true)}
+		if own && f != nil {
+			cells = append(cells, thousands(f.Asked))
+		} else if own {
+			cells = append(cells, "-")
 		}
-		if own {
-			rate := "-"
-			if v.Fixed != nil {
-				rate = thousands(v.Fixed.Asked)
-			}
-			sat += " | " + rate
+		if f == nil {
+			b.row(append(cells, "-", "-", "-", "-", "-", "-", "-", "-")...)
+			continue
 		}
-		b.printf("| %s | %s | %s | %s | %s |\n", v.Variant.PoolLabel(), v.Variant.PolicyLabel(), sat, strings.Join(lat, " | "), peak)
+		opened = opened || f.ConnsStart > 0 && f.ConnsPeak > f.ConnsStart
+		b.row(append(cells, durRatio(f.Corrected.P50, x.P50), durRatio(f.Corrected.P90, x.P90), durRatio(f.Corrected.P99, x.P99),
+			durRatio(f.Corrected.P999, x.P999), durRatio(f.Corrected.Max, x.Max), pctCell(f.ErrorRate),
+			cpuMicros(f.ServerCPUPerRequest)+ratio(x.CPU), connsCell(f.ConnsStart, f.ConnsPeak, f.InFlightPeak))...)
 	}
 	if bracketed {
 		b.printf("\nA saturation is a bracket: the highest rate that held (its short step, then the longer validating run at that rate) and the lowest that failed twice; \"validated\" says the validating run held, and only a validated rate sets the later steps or is compared. A search whose validation never held is marked **not validated** and nothing is ranked from it.\n")
@@ -157,8 +150,8 @@ func writeOverloadTable(b *page, c *result.Comparison, wr *result.WorkloadResult
 			askedText(c.Plan.OverloadFactor, true))
 	}
 	b.printf("The loader could open connections as requests fell due, up to %d, so that an excess over what the server serves waits in, and is shed by, the server's queue rather than the loader's; the peak columns say how many it needed.\n\n", c.Options.MaxConns)
-	b.printf("| pool | policy | asked req/s | sent | goodput req/s | p99 of served: corrected / from the send | shed %% | shed after (p50 wait) | served after (p50 wait) | timeouts | peak conns / in flight | p99 before → after | RSS steady / peak MiB (growth MiB/s) | server CPU per served request | per 503 (derived) | 503 ÷ served | verdict |\n")
-	b.printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.table("pool", "policy", "asked req/s", "sent", "goodput req/s", "p99 of served: corrected / from the send", "shed %", "shed after (p50 wait)", "served after (p50 wait)", "timeouts",
+		"peak conns / in flight", "p99 before → after", "RSS steady / peak MiB (growth MiB/s)", "server CPU per served request", "per 503 (derived)", "503 ÷ served", "verdict")
 	for i, v := range wr.Variants {
 		o, x := v.Overload, aw.Variants[i].Overload
 		if o == nil {
@@ -173,11 +166,10 @@ func writeOverloadTable(b *page, c *result.Comparison, wr *result.WorkloadResult
 		if x.ShedCost {
 			per503, shedRatio = cpuMicros(x.CPUPerShed), two(x.ShedCostRatio)
 		}
-		b.printf("| %s | %s | %s | %s of %s | %s%s | %s / %s | %.1f | %s | %s | %d | %s | %s → %s | %.0f / %.0f (%+.1f) | %s | %s | %s | %s |\n",
-			v.Variant.PoolLabel(), v.Variant.PolicyLabel(), thousands(o.Asked), thousands(float64(o.Sent)), thousands(float64(o.Planned)),
-			thousands(o.Goodput), ratio(x.Goodput), durRatio(o.ServedP99, x.ServedP99), durRatio(o.ServedP99Uncorrected, x.ServedP99FromSend), o.ShedPct,
-			waitText(o.ShedWaitP50, o.Shed), waitText(o.ServedWaitP50, o.Served), o.Timeouts,
-			connsCell(o.ConnsStart, o.ConnsPeak, o.InFlightPeak), duration(o.BaselineP99), strings.Join(rec, ", "), o.RSSSteadyMiB, float64(x.PeakRSS)/(1<<20), o.RSSGrowthMiBPerS,
+		b.row(v.Variant.PoolLabel(), v.Variant.PolicyLabel(), thousands(o.Asked), thousands(float64(o.Sent))+" of "+thousands(float64(o.Planned)),
+			thousands(o.Goodput)+ratio(x.Goodput), durRatio(o.ServedP99, x.ServedP99)+" / "+durRatio(o.ServedP99Uncorrected, x.ServedP99FromSend), oneDecimal(o.ShedPct),
+			waitText(o.ShedWaitP50, o.Shed), waitText(o.ServedWaitP50, o.Served), o.Timeouts, connsCell(o.ConnsStart, o.ConnsPeak, o.InFlightPeak),
+			duration(o.BaselineP99)+" → "+strings.Join(rec, ", "), fmt.Sprintf("%.0f / %.0f (%+.1f)", o.RSSSteadyMiB, float64(x.PeakRSS)/(1<<20), o.RSSGrowthMiBPerS),
 			served, per503, shedRatio, o.Verdict)
 	}
 	b.printf("\nGoodput counts served answers (2xx, 404) per second; shed are 503s. p99 of served leaves the 503s out; corrected, it runs from the intended send and so includes any wait in the loader (all connections busy), from the send it does not. Probes before and after run at %.0f %% of %s. "+

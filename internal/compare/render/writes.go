@@ -73,14 +73,14 @@ func writeWrites(b *page, c *result.Comparison, a *analysis.Analysis) {
 		"Stalls and L0 sublevels are Pebble's, as kvserver serves them; seconds paced are those in which its admission held writes to the store's pace. "+
 		"\"-\" marks a figure kvserver does not serve.\n\n",
 		aw.FloodSeconds, secs(p.FloodAt), secs(p.FloodEnd()))
-	b.printf("| variant | reads refused (503) | share | reads answered/s, worst flood second | read p99, worst flood second | read p99, whole run | write goodput (201/s) | writes refused | write p99 | Pebble write stalls | stall seconds | L0 sublevels, most | seconds paced | runs |\n")
-	b.printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.table("variant", "reads refused (503)", "share", "reads answered/s, worst flood second", "read p99, worst flood second", "read p99, whole run", "write goodput (201/s)",
+		"writes refused", "write p99", "Pebble write stalls", "stall seconds", "L0 sublevels, most", "seconds paced", "runs")
 	for _, v := range aw.Variants {
 		runs := fmt.Sprint(len(v.Runs))
 		if v.NotJudged > 0 {
 			runs += fmt.Sprintf(", %d loader-bound", v.NotJudged)
 		}
-		b.printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v.Name,
+		b.row(v.Name,
 			estCell(v.ReadsRefused, thousands), estCell(v.RefusedShare, pctCell), estCell(v.WorstReadRate, thousands),
 			estCell(v.WorstReadP99, msCell), estCell(v.ReadP99, msCell), estCell(v.WriteGoodput, thousands),
 			estCell(v.WritesRefused, thousands), estCell(v.WriteP99, msCell), estCell(v.Stalls, thousands),
@@ -106,14 +106,14 @@ func writeWritesTargets(b *page, c *result.Comparison, aw *analysis.Writes) {
 		"A target is met where every judged pair met it. "+
 		"A pair in which either read stream was the loader's limit (its own sends late, its CPU at %.0f %% or more, or behind with connections free) is not judged.\n\n",
 		100*plan.WritesRefusedShare, plan.WritesP99Factor, 100*(1-plan.WritesP99Seconds), plan.WritesGoodputShare, 100*c.Criteria.LoaderBusy)
-	b.printf("| variant | reads refused ≤ direct's | read p99 ≤ %.1f× direct's, second by second | no Pebble write stall | write goodput ≥ %.1f× direct's |\n", plan.WritesP99Factor, plan.WritesGoodputShare)
-	b.printf("|---|---|---|---|---|\n")
+	b.table("variant", "reads refused ≤ direct's", fmt.Sprintf("read p99 ≤ %.1f× direct's, second by second", plan.WritesP99Factor), "no Pebble write stall",
+		fmt.Sprintf("write goodput ≥ %.1f× direct's", plan.WritesGoodputShare))
 	for _, j := range aw.Judgements {
 		p99 := targetCell(j.P99)
 		if j.P99.Seconds > 0 {
 			p99 += fmt.Sprintf("; %d of %d flood seconds over", j.P99.Exceeded, j.P99.Seconds)
 		}
-		b.printf("| %s | %s | %s | %s | %s |\n", j.Variant, targetCell(j.Refused), p99, targetCell(j.Stalls), targetCell(j.Goodput))
+		b.row(j.Variant, targetCell(j.Refused), p99, targetCell(j.Stalls), targetCell(j.Goodput))
 	}
 	b.printf("\n")
 }
@@ -132,8 +132,8 @@ func writeWritesRuns(b *page, c *result.Comparison, aw *analysis.Writes) {
 	b.printf("### Runs\n\n")
 	b.printf("In the order they ran; \"at\" is the interval's start, in seconds since the read stream's. Admission refusals are kvserver's own count by class, where it serves one. " +
 		"The loader's CPU is its whole process's, the read stream's and the flood's together. Each run's files are under its folder (the flood's in `flood/`).\n\n")
-	b.printf("| variant | run | reads refused | reads answered/s, worst flood second | read p99, worst flood second | read p99 | write goodput | writes refused | stalls | L0 most | admission refused: reads / writes | loader | folder |\n")
-	b.printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.table("variant", "run", "reads refused", "reads answered/s, worst flood second", "read p99, worst flood second", "read p99", "write goodput", "writes refused", "stalls",
+		"L0 most", "admission refused: reads / writes", "loader", "folder")
 	figures := map[*result.WritesRun]*analysis.WritesFigures{}
 	for _, v := range aw.Variants {
 		for _, f := range v.Runs {
@@ -153,10 +153,9 @@ func writeWritesRuns(b *page, c *result.Comparison, aw *analysis.Writes) {
 		if f.AdmissionRejected != nil {
 			admission = thousands(f.AdmissionRejected["read"]) + " / " + thousands(f.AdmissionRejected["write"])
 		}
-		b.printf("| %s | %d | %s (%s) | %s (at %s) | %s (at %s) | %s | %s | %s | %s | %s | %s | %s | `%s` |\n", r.Variant, r.Repeat,
-			thousands(float64(f.ReadsRefused)), pctCell(f.RefusedShare), thousandsOrDash(f.WorstReadRate), orDash("%g s", f.WorstReadAt),
-			duration(f.WorstReadP99), orDash("%g s", f.WorstP99At), duration(f.ReadP99), thousands(f.WriteGoodput), thousands(float64(f.WritesRefused)),
-			stalls, thousandsOrDash(f.L0Max), admission, loaderCell(f, c.Criteria.LoaderBusy), r.Dir)
+		b.row(r.Variant, r.Repeat, thousands(float64(f.ReadsRefused))+" ("+pctCell(f.RefusedShare)+")", thousandsOrDash(f.WorstReadRate)+" (at "+orDash("%g s", f.WorstReadAt)+")",
+			duration(f.WorstReadP99)+" (at "+orDash("%g s", f.WorstP99At)+")", duration(f.ReadP99), thousands(f.WriteGoodput), thousands(float64(f.WritesRefused)),
+			stalls, thousandsOrDash(f.L0Max), admission, loaderCell(f, c.Criteria.LoaderBusy), "`"+r.Dir+"`")
 	}
 	b.printf("\n")
 }
