@@ -1,7 +1,6 @@
 // Package verdict holds the judgements the comparison report states, as
 // pure functions of measured numbers: whether a server survived an
-// overload step (one function per rule), and whether the best pool's
-// lead over the runner-up is larger than the spread of repeated runs.
+// overload step, one function per rule.
 package verdict
 
 import "strings"

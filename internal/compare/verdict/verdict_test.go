@@ -2,7 +2,6 @@ package verdict
 
 import (
 	"math"
-	"reflect"
 	"strings"
 	"testing"
 )
@@ -203,60 +202,4 @@ func TestVerdictString(t *testing.T) {
 	f(Verdict{Reasons: []string{"a", "b"}}, "FAIL: a; b")
 	f(Verdict{Pass: true, Exception: true}, "exception (unbounded)")
 	f(Verdict{Exception: true, Reasons: []string{"a"}}, "exception: a")
-}
-
-func TestFindLead(t *testing.T) {
-	f := func(samples map[string][]float64, higher bool, want Lead) {
-		t.Helper()
-		got, err := FindLead(samples, higher)
-		if err != nil {
-			t.Fatalf("FindLead(%v): %v", samples, err)
-		}
-		if !strings.HasPrefix(got.Reason, want.Reason) {
-			t.Fatalf("FindLead(%v): reason %q, want it to start with %q", samples, got.Reason, want.Reason)
-		}
-		got.Reason, want.Reason = "", ""
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("FindLead(%v) = %+v, want %+v", samples, got, want)
-		}
-	}
-	// Ranges apart: a clear lead.
-	f(map[string][]float64{"fifo": {20000, 20500, 20300}, "lifo": {21000, 21400, 21200}, "direct": {15000, 15100, 15200}}, true,
-		Lead{Best: "lifo", RunnerUp: "fifo", BestMedian: 21200, RunnerUpMedian: 20300, Clear: true, Tied: []string{"lifo"},
-			Reason: "lifo leads: median 21200 against fifo's 20300, and its worst run (21000) beats fifo's best (20500)"})
-	// Best's worst run equals the runner-up's best: overlap, a tie.
-	f(map[string][]float64{"fifo": {20000, 21000}, "lifo": {21000, 21600}}, true,
-		Lead{Best: "lifo", RunnerUp: "fifo", BestMedian: 21300, RunnerUpMedian: 20500, Tied: []string{"lifo", "fifo"},
-			Reason: "tie: lifo and fifo overlap"})
-	// Three-way overlap, listed by median; a far pool is not in it.
-	f(map[string][]float64{"a": {10, 12, 14}, "b": {9, 11, 13}, "c": {8, 9, 10}, "d": {1, 2, 3}}, true,
-		Lead{Best: "a", RunnerUp: "b", BestMedian: 12, RunnerUpMedian: 11, Tied: []string{"a", "b", "c"},
-			Reason: "tie: a, b and c overlap"})
-	// One run each: no spread, a tie whatever the difference.
-	f(map[string][]float64{"fifo": {20000}, "lifo": {30000}}, true,
-		Lead{Best: "lifo", RunnerUp: "fifo", BestMedian: 30000, RunnerUpMedian: 20000, Tied: []string{"lifo", "fifo"},
-			Reason: "tie: one run"})
-	// Lower is better (p99 ms).
-	f(map[string][]float64{"fifo": {40, 45, 50}, "lifo": {10, 12, 11}}, false,
-		Lead{Best: "lifo", RunnerUp: "fifo", BestMedian: 11, RunnerUpMedian: 45, Clear: true, Tied: []string{"lifo"},
-			Reason: "lifo leads: median 11 against fifo's 45, and its worst run (12) beats fifo's best (40)"})
-	// Equal medians: a tie; names break the order so it is stable.
-	f(map[string][]float64{"lifo": {5, 5}, "fifo": {5, 5}}, true,
-		Lead{Best: "fifo", RunnerUp: "lifo", BestMedian: 5, RunnerUpMedian: 5, Tied: []string{"fifo", "lifo"},
-			Reason: "tie: equal medians"})
-}
-
-func TestFindLeadRefuses(t *testing.T) {
-	f := func(samples map[string][]float64, want string) {
-		t.Helper()
-		_, err := FindLead(samples, true)
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Fatalf("FindLead(%v): error %v, want one containing %q", samples, err, want)
-		}
-	}
-	f(nil, "at least two pools")
-	f(map[string][]float64{"fifo": {1, 2}}, "at least two pools")
-	f(map[string][]float64{"fifo": {1}, "lifo": nil}, `"lifo" has no runs`)
-	f(map[string][]float64{"fifo": {1, nan}, "lifo": {1}}, "finite")
-	f(map[string][]float64{"fifo": {math.Inf(1)}, "lifo": {1}}, "finite")
 }
