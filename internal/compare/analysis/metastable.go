@@ -65,10 +65,7 @@ type MetaModel struct {
 
 // Variant is m's variant named name (nil: none ran).
 func (m *MetaModel) Variant(name string) *MetaVariant {
-	if i := slices.IndexFunc(m.Variants, func(v *MetaVariant) bool { return v.Name == name }); i >= 0 {
-		return m.Variants[i]
-	}
-	return nil
+	return byName(m.Variants, name, func(v *MetaVariant) string { return v.Name })
 }
 
 // MetaVariant is one variant's runs under one model, judged.

@@ -247,9 +247,7 @@ func shedWaitFindings(wr *result.WorkloadResult) []Finding {
 			continue
 		}
 		k := key(v)
-		if _, ok := shed[k]; !ok {
-			order = append(order, k)
-		}
+		indexOf(&order, k)
 		shed[k], served[k] = append(shed[k], float64(o.ShedWaitP50)), append(served[k], float64(o.ServedWaitP50))
 	}
 	if len(order) == 0 {

@@ -282,11 +282,10 @@ func profileFindings(c *result.Comparison, a *Analysis) []Finding {
 	if len(c.Profiles) == 0 {
 		return nil
 	}
-	i := slices.IndexFunc(a.Workloads, func(w *Workload) bool { return w.Name == c.ProfileWorkload })
-	if i < 0 || a.Workloads[i].Base.ranked() == 0 {
+	w := byName(a.Workloads, c.ProfileWorkload, func(w *Workload) string { return w.Name })
+	if w == nil || w.Base.ranked() == 0 {
 		return nil
 	}
-	w := a.Workloads[i]
 	base := w.Base
 	var out []Finding
 	for _, x := range w.Variants {
@@ -298,11 +297,11 @@ func profileFindings(c *result.Comparison, a *Analysis) []Finding {
 		if saturationVerdict(iv) != Below {
 			continue
 		}
-		k := slices.IndexFunc(c.Profiles, func(p *result.ProfileSet) bool { return p.Variant == v.Name })
-		if k < 0 {
+		ps := byName(c.Profiles, v.Name, func(p *result.ProfileSet) string { return p.Variant })
+		if ps == nil {
 			continue
 		}
-		row, ok := pprofdiff.LargestIncrease(pprofdiff.ParseTop(c.Profiles[k].Diffs["cpu"]))
+		row, ok := pprofdiff.LargestIncrease(pprofdiff.ParseTop(ps.Diffs["cpu"]))
 		if !ok {
 			continue
 		}

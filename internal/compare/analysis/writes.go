@@ -30,10 +30,7 @@ type Writes struct {
 
 // Variant is the variant named name (nil: none ran).
 func (w *Writes) Variant(name string) *WritesVariant {
-	if i := slices.IndexFunc(w.Variants, func(v *WritesVariant) bool { return v.Name == name }); i >= 0 {
-		return w.Variants[i]
-	}
-	return nil
+	return byName(w.Variants, name, func(v *WritesVariant) string { return v.Name })
 }
 
 // WritesVariant is one variant's runs and their figures: each the
@@ -406,15 +403,14 @@ func JudgeWrites(v, base *WritesVariant) *WritesJudgement {
 	j := &WritesJudgement{Variant: v.Name}
 	var refused, p99, stalls, goodput []bool
 	for _, f := range v.Runs {
-		var b *WritesFigures
-		if base != nil {
-			if i := slices.IndexFunc(base.Runs, func(x *WritesFigures) bool { return x.Repeat == f.Repeat }); i >= 0 {
-				b = base.Runs[i]
-			}
+		if base == nil {
+			break
 		}
-		if b == nil {
+		i := slices.IndexFunc(base.Runs, func(x *WritesFigures) bool { return x.Repeat == f.Repeat })
+		if i < 0 {
 			continue
 		}
+		b := base.Runs[i]
 		j.Pairs++
 		if f.LoaderBound || b.LoaderBound {
 			continue
