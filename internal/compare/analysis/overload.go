@@ -191,24 +191,23 @@ func defaultsFindings(wr *result.WorkloadResult) []Finding {
 
 func shedCostFindings(w *Workload) []Finding {
 	f := Finding{Kind: ShedCost, Workload: w.Name, Verdict: Derived}
-	var lo, hi Figure
 	for _, x := range w.Variants {
-		o := x.Overload
-		if o == nil || !o.ShedCost {
-			continue
+		if o := x.Overload; o != nil && o.ShedCost {
+			f.Figures = append(f.Figures, Figure{Of: x.Name, Name: ShedCostRatio, Value: o.ShedCostRatio})
 		}
-		fig := Figure{Of: x.Name, Name: ShedCostRatio, Value: o.ShedCostRatio}
-		if len(f.Figures) == 0 || fig.Value < lo.Value {
-			lo = fig
-		}
-		if len(f.Figures) == 0 || fig.Value >= hi.Value {
-			hi = fig
-		}
-		f.Figures = append(f.Figures, fig)
 	}
 	n := len(f.Figures)
 	if n == 0 {
 		return nil
+	}
+	lo, hi := f.Figures[0], f.Figures[0] // the first of equal lowest, the last of equal highest
+	for _, fig := range f.Figures[1:] {
+		if fig.Value < lo.Value {
+			lo = fig
+		}
+		if fig.Value >= hi.Value {
+			hi = fig
+		}
 	}
 	f.Variants = []string{lo.Of}
 	if n > 1 {

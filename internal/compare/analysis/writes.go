@@ -274,8 +274,8 @@ func (f *WritesFigures) serverFigures(samples []result.ServerSample, interval ti
 	}
 	f.Stalls, f.StallSeconds = delta(result.MetricWriteStalls), delta(result.MetricWriteStallSeconds)
 	for _, s := range samples {
-		if v, ok := s.Values[result.MetricL0Sublevels]; ok {
-			f.L0Max = nanMax(f.L0Max, v)
+		if v, ok := s.Values[result.MetricL0Sublevels]; ok && (math.IsNaN(f.L0Max) || v > f.L0Max) {
+			f.L0Max = v
 		}
 		if v, ok := s.Values[result.MetricWritePaced]; ok {
 			if math.IsNaN(f.PacedSeconds) {
@@ -308,13 +308,6 @@ func labelValue(labels, label string) string {
 		}
 	}
 	return ""
-}
-
-func nanMax(a, b float64) float64 {
-	if math.IsNaN(a) || b > a {
-		return b
-	}
-	return a
 }
 
 // summarize sets wv's figures over its runs.
