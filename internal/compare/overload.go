@@ -58,7 +58,7 @@ func (r *step) overload(ctx context.Context, wr *result.WorkloadResult, v *resul
 			o.ServerCPUPerRequest = m.perRequest()
 			rss.setPhase("recovery")
 			// Probes until the first normal one: the recovery rule reads
-			// no further (verdict.Recover), and each later probe would
+			// no further (verdict.Judge), and each later probe would
 			// only lengthen the step.
 			for i := 1; i <= r.t.RecoverProbes; i++ {
 				p99, _, ok := probe(fmt.Sprintf("recover-%d", i), r.t.ProbeLength)

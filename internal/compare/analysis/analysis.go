@@ -65,8 +65,13 @@ type Workload struct {
 
 // Variant is the workload's variant named name (nil: none).
 func (w *Workload) Variant(name string) *Variant {
-	if i := slices.IndexFunc(w.Variants, func(v *Variant) bool { return v.Name == name }); i >= 0 {
-		return w.Variants[i]
+	return byName(w.Variants, name, func(v *Variant) string { return v.Name })
+}
+
+// byName is the first of xs whose name (nameOf) is name (nil: none).
+func byName[T any](xs []*T, name string, nameOf func(*T) string) *T {
+	if i := slices.IndexFunc(xs, func(x *T) bool { return nameOf(x) == name }); i >= 0 {
+		return xs[i]
 	}
 	return nil
 }
@@ -242,9 +247,8 @@ func sweepLines(wr *result.WorkloadResult, w *Workload, sweep string) (sat, p99 
 		if v.Variant.Policy != "" {
 			name += "/" + v.Variant.Policy
 		}
-		k := slices.Index(names, name)
-		if k < 0 {
-			k, names = len(names), append(names, name)
+		k := indexOf(&names, name)
+		if k == len(sat) {
 			sat, p99 = append(sat, Line{Name: name}), append(p99, Line{Name: name})
 		}
 		if s := w.Variants[i].Sat; s != nil {

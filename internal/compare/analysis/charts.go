@@ -51,28 +51,34 @@ func overloadBars(wr *result.WorkloadResult) *Bars {
 		return plan.Variant{Pool: v.Pool, Workers: v.Workers, Exec: v.Exec, CPUs: v.CPUs}.Name()
 	}
 	b := &Bars{}
+	type bar struct {
+		s, g int
+		o    *result.OverloadRun
+	}
+	var bars []bar
 	for _, v := range wr.Variants {
-		if v.Overload == nil {
-			continue
-		}
-		if g := groupOf(v.Variant); !slices.Contains(b.Groups, g) {
-			b.Groups = append(b.Groups, g)
-		}
-		if s := seriesOf(v.Variant); !slices.Contains(b.Series, s) {
-			b.Series = append(b.Series, s)
+		if v.Overload != nil {
+			bars = append(bars, bar{indexOf(&b.Series, seriesOf(v.Variant)), indexOf(&b.Groups, groupOf(v.Variant)), v.Overload})
 		}
 	}
-	if len(b.Groups) == 0 {
+	if len(bars) == 0 {
 		return nil
 	}
 	b.Goodput, b.P99 = nanGrid(len(b.Series), len(b.Groups)), nanGrid(len(b.Series), len(b.Groups))
-	for _, v := range wr.Variants {
-		if o := v.Overload; o != nil {
-			s, g := slices.Index(b.Series, seriesOf(v.Variant)), slices.Index(b.Groups, groupOf(v.Variant))
-			b.Goodput[s][g], b.P99[s][g] = o.Goodput, ms(o.ServedP99)
-		}
+	for _, x := range bars {
+		b.Goodput[x.s][x.g], b.P99[x.s][x.g] = x.o.Goodput, ms(x.o.ServedP99)
 	}
 	return b
+}
+
+// indexOf is x's index in *xs, where it is appended first if absent: xs
+// keeps the order in which its elements first came.
+func indexOf[T comparable](xs *[]T, x T) int {
+	if i := slices.Index(*xs, x); i >= 0 {
+		return i
+	}
+	*xs = append(*xs, x)
+	return len(*xs) - 1
 }
 
 // barSeries is v's configuration as an overload chart's series: its

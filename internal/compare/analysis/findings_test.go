@@ -126,6 +126,10 @@ func TestSaturationLeadsAndTies(t *testing.T) {
 	assert.Equal(t, Tie, lead.Verdict, "one run has no spread: no winner")
 	assert.Contains(t, lead.Note, "n=1: too few pairs")
 
+	// Equal medians: the names order them, whatever the plan's order.
+	a = Analyze(comparisonOf(t, map[string][]float64{"lifo": {5, 5}, "fifo": {5, 5}}, "lifo", "fifo"))
+	assert.Equal(t, []string{"fifo", "lifo"}, find(t, a, SaturationLead).Variants)
+
 	c := comparisonOf(t, map[string][]float64{"direct": {40000, 40000}, "lifo": {30000, 31000}}, "direct", "lifo")
 	c.Workloads[0].Variants[0].Sat[1].HitMax = true
 	a = Analyze(c)

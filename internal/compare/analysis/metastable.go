@@ -65,10 +65,7 @@ type MetaModel struct {
 
 // Variant is m's variant named name (nil: none ran).
 func (m *MetaModel) Variant(name string) *MetaVariant {
-	if i := slices.IndexFunc(m.Variants, func(v *MetaVariant) bool { return v.Name == name }); i >= 0 {
-		return m.Variants[i]
-	}
-	return nil
+	return byName(m.Variants, name, func(v *MetaVariant) string { return v.Name })
 }
 
 // MetaVariant is one variant's runs under one model, judged.
@@ -297,11 +294,9 @@ func summarise(v *MetaVariant, runs []*result.MetaRun) {
 			v.Overloaded++
 		}
 		if j.P99Back {
-			v.P99Back++
 			p99 = append(p99, j.P99Time.Seconds())
 		}
 		if j.Recovered {
-			v.Recovered++
 			rec = append(rec, j.RecoveryTime.Seconds())
 		}
 		if j.Collapsed {
@@ -309,17 +304,11 @@ func summarise(v *MetaVariant, runs []*result.MetaRun) {
 		}
 		amp, wasted, unused = append(amp, j.PeakAmplification), appendKnown(wasted, j.WastedShare), appendKnown(unused, j.UnusedShare)
 		if j.Judged() {
-			useful, share = append(useful, j.Useful), append(share, j.UsefulShare)
-			if j.UsefulP99 > 0 {
-				runP99 = append(runP99, float64(j.UsefulP99))
-			}
+			useful, share, runP99 = append(useful, j.Useful), append(share, j.UsefulShare), append(runP99, float64(j.UsefulP99))
 		}
 	}
-	v.Useful, v.UsefulShare = medianOrNaN(useful), medianOrNaN(share)
-	if len(runP99) > 0 {
-		v.UsefulP99 = time.Duration(Median(runP99))
-	}
-	v.Recovery, v.P99 = estimateOf(rec), estimateOf(p99)
+	v.Useful, v.UsefulShare, v.UsefulP99 = medianOrNaN(useful), medianOrNaN(share), medianCost(runP99)
+	v.Recovery, v.P99, v.Recovered, v.P99Back = estimateOf(rec), estimateOf(p99), len(rec), len(p99)
 	v.PeakAmplification, v.WastedShare, v.UnusedShare = medianOrNaN(amp), medianOrNaN(wasted), medianOrNaN(unused)
 	read := int64(0)
 	for _, r := range runs {
@@ -389,12 +378,12 @@ func clientSide(r *result.MetaRun, series []result.MetaPoint) MetaClient {
 // spike and hold: its client side first (clientSide); the verdicts only
 // where it kept up.
 func JudgeMetaRun(r *result.MetaRun, base float64, t plan.MetaTiming) MetaJudged {
-	j := MetaJudged{WastedShare: math.NaN(), UnusedShare: math.NaN()}
-	end := t.SpikeEnd().Seconds()
 	series := Scheduled(r.Series, t)
-	j.Client = clientSide(r, series)
-	j.PeakAmplification = 1
+	j := MetaJudged{Client: clientSide(r, series), PeakAmplification: 1, WastedShare: math.NaN(), UnusedShare: math.NaN()}
+	end := t.SpikeEnd().Seconds()
+	var useful int64
 	for _, p := range series {
+		useful += p.Useful
 		// An interval in which the loader sent under half of the first
 		// tries due (it fell behind, or the run ended in it) would
 		// divide by a count the schedule did not set.
@@ -405,10 +394,6 @@ func JudgeMetaRun(r *result.MetaRun, base float64, t plan.MetaTiming) MetaJudged
 		if p.FirstTries > 0 && float64(p.FirstTries) >= due/2 {
 			j.PeakAmplification = max(j.PeakAmplification, float64(p.FirstTries+p.Retries)/float64(p.FirstTries))
 		}
-	}
-	var useful int64
-	for _, p := range series {
-		useful += p.Useful
 	}
 	j.Useful = float64(useful) / t.Duration().Seconds()
 	if asked := base*(t.Base+t.After).Seconds() + base*t.Factor*t.Spike.Seconds(); asked > 0 {
@@ -527,9 +512,7 @@ func recommended(m *Metastable, t plan.MetaTiming) []string {
 				good = good && j.OnTarget && j.TargetTime <= t.Recovery && j.P99Back && j.P99Time <= t.Recovery
 			}
 			if good {
-				if counts[v.Name] == 0 {
-					names = append(names, v.Name)
-				}
+				indexOf(&names, v.Name)
 				counts[v.Name]++
 			}
 		}

@@ -43,13 +43,11 @@ func overloadFindings(c *result.Comparison, wr *result.WorkloadResult, w *Worklo
 	behind := Finding{Kind: OverloadLoaderBehind, Workload: wl, Verdict: Behind, Figures: []Figure{sloFig}}
 	failed := Finding{Kind: OverloadFailed, Workload: wl, Verdict: Failed}
 	excepted := Finding{Kind: OverloadException, Workload: wl, Verdict: Exception}
-	ran := 0
 	for _, v := range wr.Variants {
 		o := v.Overload
 		if o == nil || o.Served == 0 {
 			continue
 		}
-		ran++
 		p99 := Figure{Of: v.Name, Name: ServedP99, Value: float64(o.ServedP99), Verdict: within(o.ServedP99)}
 		sloF.add(v.Name, p99)
 		if p99.Verdict == Within {
@@ -59,14 +57,13 @@ func overloadFindings(c *result.Comparison, wr *result.WorkloadResult, w *Worklo
 		if !o.LoaderKeptUp && o.Asked > 0 && o.Planned > 0 {
 			behind.add(v.Name, Figure{Of: v.Name, Name: SentShare, Value: 100 * float64(o.Sent) / float64(o.Planned)})
 		}
-		switch {
-		case strings.HasPrefix(o.Verdict, failPrefix):
-			failed.add(v.Name, Figure{Of: v.Name, Name: Reasons, Text: strings.TrimPrefix(o.Verdict, failPrefix)})
-		case strings.HasPrefix(o.Verdict, exceptionPrefix):
-			excepted.add(v.Name, Figure{Of: v.Name, Name: Reasons, Text: strings.TrimPrefix(o.Verdict, exceptionPrefix)})
+		if why, ok := strings.CutPrefix(o.Verdict, failPrefix); ok {
+			failed.add(v.Name, Figure{Of: v.Name, Name: Reasons, Text: why})
+		} else if why, ok := strings.CutPrefix(o.Verdict, exceptionPrefix); ok {
+			excepted.add(v.Name, Figure{Of: v.Name, Name: Reasons, Text: why})
 		}
 	}
-	if ran == 0 {
+	if len(sloF.Variants) == 0 { // no variant's overload step served a request
 		return nil
 	}
 	var out []Finding
@@ -191,24 +188,23 @@ func defaultsFindings(wr *result.WorkloadResult) []Finding {
 
 func shedCostFindings(w *Workload) []Finding {
 	f := Finding{Kind: ShedCost, Workload: w.Name, Verdict: Derived}
-	var lo, hi Figure
 	for _, x := range w.Variants {
-		o := x.Overload
-		if o == nil || !o.ShedCost {
-			continue
+		if o := x.Overload; o != nil && o.ShedCost {
+			f.Figures = append(f.Figures, Figure{Of: x.Name, Name: ShedCostRatio, Value: o.ShedCostRatio})
 		}
-		fig := Figure{Of: x.Name, Name: ShedCostRatio, Value: o.ShedCostRatio}
-		if len(f.Figures) == 0 || fig.Value < lo.Value {
-			lo = fig
-		}
-		if len(f.Figures) == 0 || fig.Value >= hi.Value {
-			hi = fig
-		}
-		f.Figures = append(f.Figures, fig)
 	}
 	n := len(f.Figures)
 	if n == 0 {
 		return nil
+	}
+	lo, hi := f.Figures[0], f.Figures[0] // the first of equal lowest, the last of equal highest
+	for _, fig := range f.Figures[1:] {
+		if fig.Value < lo.Value {
+			lo = fig
+		}
+		if fig.Value >= hi.Value {
+			hi = fig
+		}
 	}
 	f.Variants = []string{lo.Of}
 	if n > 1 {
@@ -247,9 +243,7 @@ func shedWaitFindings(wr *result.WorkloadResult) []Finding {
 			continue
 		}
 		k := key(v)
-		if _, ok := shed[k]; !ok {
-			order = append(order, k)
-		}
+		indexOf(&order, k)
 		shed[k], served[k] = append(shed[k], float64(o.ShedWaitP50)), append(served[k], float64(o.ServedWaitP50))
 	}
 	if len(order) == 0 {

@@ -1,11 +1,12 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/kvpool/kvpool/internal/compare/result"
-	"github.com/kvpool/kvpool/internal/compare/verdict"
 	"github.com/kvpool/kvpool/internal/pprofdiff"
 	ratios "github.com/kvpool/kvpool/internal/ratio"
 )
@@ -78,7 +79,7 @@ func leadNote(best, second string, iv ratios.Interval) string {
 // where the 95 % interval excludes 1; a loader-bound saturation, only a
 // lower bound, is never ranked.
 func saturationFindings(w *Workload) []Finding {
-	samples := map[string][]float64{}
+	var ranked []*Variant // those with a saturation to rank
 	capped := Finding{Kind: SearchCapped, Workload: w.Name, Verdict: NotRanked}
 	lower := Finding{Kind: SaturationLowerBound, Workload: w.Name, Verdict: NotRanked}
 	for _, x := range w.Variants {
@@ -98,7 +99,7 @@ func saturationFindings(w *Workload) []Finding {
 				lower.Figures = append(lower.Figures, Figure{Of: x.Name, Name: LoaderCPUs, Value: float64(s.LoaderCPUs)})
 			}
 		default:
-			samples[x.Name] = x.r.SatRates()
+			ranked = append(ranked, x)
 		}
 	}
 	if len(capped.Variants) > 0 {
@@ -107,19 +108,18 @@ func saturationFindings(w *Workload) []Finding {
 		return []Finding{capped}
 	}
 	out := append(unvalidatedFindings(w), named(lower)...)
-	if len(samples) < 2 {
+	if len(ranked) < 2 {
 		return out
 	}
-	// The medians pick the best and the runner-up; only their paired
-	// ratio can make the lead clear.
-	l, err := verdict.FindLead(samples, true)
-	if err != nil {
-		return out
-	}
-	best, second := w.Variant(l.Best), w.Variant(l.RunnerUp)
+	// The medians pick the best and the runner-up (equal medians by
+	// name); only their paired ratio can make the lead clear.
+	byMedian := slices.SortedFunc(slices.Values(ranked), func(a, b *Variant) int {
+		return cmp.Or(cmp.Compare(b.Sat.Rate.Median, a.Sat.Rate.Median), strings.Compare(a.Name, b.Name))
+	})
+	best, second := byMedian[0], byMedian[1]
 	iv := pairedSat(best, second)
-	lead := Finding{Kind: SaturationLead, Workload: w.Name, Verdict: Tie, Variants: []string{l.Best, l.RunnerUp}, Note: leadNote(l.Best, l.RunnerUp, iv),
-		Figures: []Figure{best.satFigure(), second.satFigure(), intervalFigure(l.RunnerUp, SatRatio, iv)}}
+	lead := Finding{Kind: SaturationLead, Workload: w.Name, Verdict: Tie, Variants: []string{best.Name, second.Name}, Note: leadNote(best.Name, second.Name, iv),
+		Figures: []Figure{best.satFigure(), second.satFigure(), intervalFigure(second.Name, SatRatio, iv)}}
 	if iv.Differs() && iv.Hi < 1 {
 		lead.Verdict = Clear
 	}
@@ -127,12 +127,12 @@ func saturationFindings(w *Workload) []Finding {
 	// Against direct: is any pool above or below the baseline beyond its
 	// paired ratio's interval?
 	base := w.Base
-	if base == nil || samples[base.Name] == nil {
+	if !slices.Contains(ranked, base) {
 		return out
 	}
 	vs := byVerdict(SaturationVsDirect, w.Name, Above, Below, Tied)
-	for _, x := range w.Variants {
-		if x != base && samples[x.Name] != nil {
+	for _, x := range ranked {
+		if x != base {
 			iv := pairedSat(base, x)
 			vs.add(saturationVerdict(iv), x.Name, x.satFigure(), intervalFigure(x.Name, SatRatio, iv))
 		}
@@ -282,11 +282,10 @@ func profileFindings(c *result.Comparison, a *Analysis) []Finding {
 	if len(c.Profiles) == 0 {
 		return nil
 	}
-	i := slices.IndexFunc(a.Workloads, func(w *Workload) bool { return w.Name == c.ProfileWorkload })
-	if i < 0 || a.Workloads[i].Base.ranked() == 0 {
+	w := byName(a.Workloads, c.ProfileWorkload, func(w *Workload) string { return w.Name })
+	if w == nil || w.Base.ranked() == 0 {
 		return nil
 	}
-	w := a.Workloads[i]
 	base := w.Base
 	var out []Finding
 	for _, x := range w.Variants {
@@ -298,11 +297,11 @@ func profileFindings(c *result.Comparison, a *Analysis) []Finding {
 		if saturationVerdict(iv) != Below {
 			continue
 		}
-		k := slices.IndexFunc(c.Profiles, func(p *result.ProfileSet) bool { return p.Variant == v.Name })
-		if k < 0 {
+		ps := byName(c.Profiles, v.Name, func(p *result.ProfileSet) string { return p.Variant })
+		if ps == nil {
 			continue
 		}
-		row, ok := pprofdiff.LargestIncrease(pprofdiff.ParseTop(c.Profiles[k].Diffs["cpu"]))
+		row, ok := pprofdiff.LargestIncrease(pprofdiff.ParseTop(ps.Diffs["cpu"]))
 		if !ok {
 			continue
 		}

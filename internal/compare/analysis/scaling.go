@@ -37,9 +37,7 @@ func gridOf(w *Workload) *Grid {
 			g.at[row] = map[int]*Variant{}
 		}
 		g.at[row][v.CPUs] = x
-		if !slices.Contains(g.Counts, v.CPUs) {
-			g.Counts = append(g.Counts, v.CPUs)
-		}
+		indexOf(&g.Counts, v.CPUs)
 	}
 	slices.Sort(g.Counts)
 	for _, row := range g.Rows {
@@ -187,9 +185,7 @@ func closedCPUFindings(wl string, g *Grid) []Finding {
 			x := c.Closed.CPURatio
 			figs = append(figs, Figure{Of: row, Name: CPURatio, CPUs: n, Value: x})
 			if runsInHandler(c.r) {
-				if !slices.Contains(handlers, row) {
-					handlers = append(handlers, row)
-				}
+				indexOf(&handlers, row)
 				if m, ok := worst[row]; !ok || x > m.Value {
 					worst[row] = Figure{Of: row, Name: WorstCPURatio, CPUs: n, Value: x}
 				}

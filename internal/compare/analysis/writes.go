@@ -30,10 +30,7 @@ type Writes struct {
 
 // Variant is the variant named name (nil: none ran).
 func (w *Writes) Variant(name string) *WritesVariant {
-	if i := slices.IndexFunc(w.Variants, func(v *WritesVariant) bool { return v.Name == name }); i >= 0 {
-		return w.Variants[i]
-	}
-	return nil
+	return byName(w.Variants, name, func(v *WritesVariant) string { return v.Name })
 }
 
 // WritesVariant is one variant's runs and their figures: each the
@@ -277,8 +274,8 @@ func (f *WritesFigures) serverFigures(samples []result.ServerSample, interval ti
 	}
 	f.Stalls, f.StallSeconds = delta(result.MetricWriteStalls), delta(result.MetricWriteStallSeconds)
 	for _, s := range samples {
-		if v, ok := s.Values[result.MetricL0Sublevels]; ok {
-			f.L0Max = nanMax(f.L0Max, v)
+		if v, ok := s.Values[result.MetricL0Sublevels]; ok && (math.IsNaN(f.L0Max) || v > f.L0Max) {
+			f.L0Max = v
 		}
 		if v, ok := s.Values[result.MetricWritePaced]; ok {
 			if math.IsNaN(f.PacedSeconds) {
@@ -311,13 +308,6 @@ func labelValue(labels, label string) string {
 		}
 	}
 	return ""
-}
-
-func nanMax(a, b float64) float64 {
-	if math.IsNaN(a) || b > a {
-		return b
-	}
-	return a
 }
 
 // summarize sets wv's figures over its runs.
@@ -406,15 +396,14 @@ func JudgeWrites(v, base *WritesVariant) *WritesJudgement {
 	j := &WritesJudgement{Variant: v.Name}
 	var refused, p99, stalls, goodput []bool
 	for _, f := range v.Runs {
-		var b *WritesFigures
-		if base != nil {
-			if i := slices.IndexFunc(base.Runs, func(x *WritesFigures) bool { return x.Repeat == f.Repeat }); i >= 0 {
-				b = base.Runs[i]
-			}
+		if base == nil {
+			break
 		}
-		if b == nil {
+		i := slices.IndexFunc(base.Runs, func(x *WritesFigures) bool { return x.Repeat == f.Repeat })
+		if i < 0 {
 			continue
 		}
+		b := base.Runs[i]
 		j.Pairs++
 		if f.LoaderBound || b.LoaderBound {
 			continue

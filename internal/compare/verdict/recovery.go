@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Recovery is what the recovery rule looks at: the corrected p99 of a
@@ -16,19 +17,6 @@ type Recovery struct {
 	// AfterMs[i] is the corrected p99 of second i+1 after the overload;
 	// NaN for a second whose p99 is unknown (no answers, failed probe).
 	AfterMs []float64
-}
-
-// Recovered is the outcome of the recovery rule.
-type Recovered struct {
-	// Recovered is true when some second after the overload was normal.
-	Recovered bool
-	// After is that second, counted from 1; 0 when not recovered.
-	After int
-	// NormalMs is the threshold used: max(2 × baseline, baseline + 5 ms).
-	NormalMs float64
-	// Reason says in words what happened, e.g. "p99 normal after 2s" or
-	// "p99 not normal within 5s".
-	Reason string
 }
 
 // NormalP99 is the highest p99 still called normal after an overload:
@@ -50,18 +38,13 @@ func Normal(baselineMs, p99Ms float64) bool {
 	return !math.IsNaN(p99Ms) && p99Ms <= NormalP99(baselineMs)
 }
 
-// Recover applies the recovery rule: the recovery time is the first second
-// after the overload whose p99 is known and at most NormalP99(baseline);
-// when no second in AfterMs is, the step did not recover within
-// len(AfterMs) seconds.
-func Recover(r Recovery) Recovered {
-	normal := NormalP99(r.BaselineMs)
-	for i, p := range r.AfterMs {
-		if Normal(r.BaselineMs, p) {
-			return Recovered{Recovered: true, After: i + 1, NormalMs: normal,
-				Reason: fmt.Sprintf("p99 normal (≤ %.3g ms) after %ds", normal, i+1)}
-		}
+// notRecovered applies the recovery rule: the recovery time is the
+// first second after the overload whose p99 is known and at most
+// NormalP99(baseline). It is "" where some second in AfterMs is, else
+// says that the step did not recover within len(AfterMs) seconds.
+func (r Recovery) notRecovered() string {
+	if slices.ContainsFunc(r.AfterMs, func(p float64) bool { return Normal(r.BaselineMs, p) }) {
+		return ""
 	}
-	return Recovered{NormalMs: normal,
-		Reason: fmt.Sprintf("p99 not normal (≤ %.3g ms) within %ds", normal, len(r.AfterMs))}
+	return fmt.Sprintf("p99 not normal (≤ %.3g ms) within %ds", NormalP99(r.BaselineMs), len(r.AfterMs))
 }

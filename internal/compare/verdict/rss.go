@@ -1,9 +1,6 @@
 package verdict
 
-import (
-	"math"
-	"sort"
-)
+import "slices"
 
 // RSSSample is one reading of the server's resident set size.
 type RSSSample struct {
@@ -38,18 +35,16 @@ func Growth(samples []RSSSample) RSSGrowth {
 	}
 	vals := make([]float64, len(half))
 	var mx, my float64
-	lo, hi := half[0].Seconds, half[0].Seconds
 	for i, s := range half {
 		vals[i] = float64(s.Bytes) / mib
 		mx += s.Seconds
 		my += vals[i]
-		lo, hi = math.Min(lo, s.Seconds), math.Max(hi, s.Seconds)
 	}
 	mx /= float64(len(half))
 	my /= float64(len(half))
 	// Centred sums: the slope of samples taken at large offsets (Unix
 	// seconds) would otherwise drown in rounding.
-	if lo != hi {
+	if slices.ContainsFunc(half, func(s RSSSample) bool { return s.Seconds != half[0].Seconds }) {
 		var sxy, sxx float64
 		for i, s := range half {
 			dx := s.Seconds - mx
@@ -58,7 +53,7 @@ func Growth(samples []RSSSample) RSSGrowth {
 		}
 		g.MiBPerS = sxy / sxx
 	}
-	sort.Float64s(vals)
+	slices.Sort(vals)
 	g.SteadyMiB = vals[(len(vals)+1)/2-1]
 	return g
 }

@@ -1,7 +1,6 @@
 // Package verdict holds the judgements the comparison report states, as
 // pure functions of measured numbers: whether a server survived an
-// overload step (one function per rule), and whether the best pool's
-// lead over the runner-up is larger than the spread of repeated runs.
+// overload step, one function per rule.
 package verdict
 
 import "strings"
@@ -58,13 +57,13 @@ type Overload struct {
 // Judge applies every overload rule, in this order, and collects the
 // reasons of those that fail:
 //
-//  1. alive: answering /v0/status after the overload (AliveReasons);
-//  2. stopped cleanly: SIGTERM delivered, exit code 0 (AliveReasons);
-//  3. no panic or "fatal error" in its log (AliveReasons);
-//  4. every answer 2xx, 404 or 503 (ClassifyAnswers), and a record of
+//  1. alive: answering /v0/status after the overload (Alive.Reasons);
+//  2. stopped cleanly: SIGTERM delivered, exit code 0 (Alive.Reasons);
+//  3. no panic or "fatal error" in its log (Alive.Reasons);
+//  4. every answer 2xx, 404 or 503 (answerReasons), and a record of
 //     the answers at all (non-nil Codes);
-//  5. every request without an answer timed out at the loader (ClassifyAnswers);
-//  6. p99 back to normal within the recovery window (Recover).
+//  5. every request without an answer timed out at the loader (answerReasons);
+//  6. p99 back to normal within the recovery window (notRecovered).
 //
 // RSS growth (Growth) is reported, not judged, as overload.sh did: a
 // bounded queue can still grow the heap for a while as Pebble's caches
@@ -76,10 +75,10 @@ func Judge(o Overload) Verdict {
 	if o.Codes == nil {
 		why = append(why, "no record of the overload run's answers")
 	} else {
-		why = append(why, ClassifyAnswers(o.Codes, o.ErrorKinds).Reasons()...)
+		why = append(why, answerReasons(o.Codes, o.ErrorKinds)...)
 	}
-	if r := Recover(o.Recovery); !r.Recovered {
-		why = append(why, r.Reason)
+	if r := o.Recovery.notRecovered(); r != "" {
+		why = append(why, r)
 	}
 	return Verdict{Pass: len(why) == 0, Exception: o.Unbounded, Reasons: why}
 }

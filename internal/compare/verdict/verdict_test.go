@@ -2,7 +2,6 @@ package verdict
 
 import (
 	"math"
-	"reflect"
 	"strings"
 	"testing"
 )
@@ -53,38 +52,31 @@ func TestLogHasPanic(t *testing.T) {
 	f("  panic: indented\n", false)
 }
 
-func TestClassifyAnswers(t *testing.T) {
-	f := func(codes, kinds map[string]int64, want Answers, reasons ...string) {
+func TestAnswerReasons(t *testing.T) {
+	f := func(codes, kinds map[string]int64, reasons ...string) {
 		t.Helper()
-		got := ClassifyAnswers(codes, kinds)
-		if got != want {
-			t.Fatalf("ClassifyAnswers(%v, %v) = %+v, want %+v", codes, kinds, got, want)
-		}
-		why := got.Reasons()
+		why := answerReasons(codes, kinds)
 		if len(why) != len(reasons) {
-			t.Fatalf("%+v: reasons %q, want %q", got, why, reasons)
+			t.Fatalf("%v, %v: reasons %q, want %q", codes, kinds, why, reasons)
 		}
 		for i := range reasons {
 			if !strings.HasPrefix(why[i], reasons[i]) {
-				t.Fatalf("%+v: reasons %q, want %q", got, why, reasons)
+				t.Fatalf("%v, %v: reasons %q, want %q", codes, kinds, why, reasons)
 			}
 		}
 	}
-	f(nil, nil, Answers{})
-	f(map[string]int64{"200": 10, "201": 5, "202": 1, "404": 3, "503": 7},
-		nil, Answers{OK: 16, NotFound: 3, Shed: 7})
-	f(map[string]int64{"200": 10, "0": 4}, map[string]int64{"timeout": 3, "Client.Timeout exceeded": 1, "connection reset": 2},
-		Answers{OK: 10, NoAnswer: 4, Timeouts: 4})
-	f(map[string]int64{"200": 10, "500": 1, "400": 2, "429": 1}, nil,
-		Answers{OK: 10, Other: 4}, "answers other than 2xx/404/503 (4)")
+	f(nil, nil)
+	f(map[string]int64{"200": 10, "201": 5, "202": 1, "404": 3, "503": 7}, nil)
+	f(map[string]int64{"200": 10, "0": 4}, map[string]int64{"timeout": 3, "Client.Timeout exceeded": 1, "connection reset": 2})
+	f(map[string]int64{"200": 10, "500": 1, "400": 2, "429": 1}, nil, "answers other than 2xx/404/503 (4)")
 	f(map[string]int64{"0": 5}, map[string]int64{"timeout": 2, "connection refused": 3},
-		Answers{NoAnswer: 5, Timeouts: 2}, "requests without an answer that did not time out")
+		"requests without an answer that did not time out (5 without an answer, 2 timeouts)")
 	// overload.sh compared the counts for equality: more timeouts than
 	// requests without an answer is also a mismatch.
 	f(map[string]int64{"0": 1}, map[string]int64{"read timeout": 2},
-		Answers{NoAnswer: 1, Timeouts: 2}, "requests without an answer that did not time out")
+		"requests without an answer that did not time out (1 without an answer, 2 timeouts)")
 	// 2xx means a code starting with 2, as the script's test("^2").
-	f(map[string]int64{"299": 1, "4040": 1}, nil, Answers{OK: 1, Other: 1}, "answers other than")
+	f(map[string]int64{"299": 1, "4040": 1}, nil, "answers other than 2xx/404/503 (1)")
 }
 
 func TestNormalP99(t *testing.T) {
@@ -102,25 +94,24 @@ func TestNormalP99(t *testing.T) {
 	f(-1, 5)
 }
 
-func TestRecover(t *testing.T) {
-	f := func(base float64, after []float64, recovered bool, at int, reason string) {
+func TestNotRecovered(t *testing.T) {
+	f := func(base float64, after []float64, want string) {
 		t.Helper()
-		got := Recover(Recovery{BaselineMs: base, AfterMs: after})
-		if got.Recovered != recovered || got.After != at {
-			t.Fatalf("Recover(%v, %v) = %+v, want recovered=%v after %d", base, after, got, recovered, at)
-		}
-		if !strings.Contains(got.Reason, reason) {
-			t.Fatalf("Recover(%v, %v): reason %q, want it to contain %q", base, after, got.Reason, reason)
+		if got := (Recovery{BaselineMs: base, AfterMs: after}).notRecovered(); got != want {
+			t.Fatalf("notRecovered(%v, %v) = %q, want %q", base, after, got, want)
 		}
 	}
-	f(2, []float64{3}, true, 1, "after 1s")
-	f(2, []float64{500, 40, 7, 3}, true, 3, "after 3s")           // 7 ≤ max(4, 7)
-	f(2, []float64{500, 7.0001, 6}, true, 3, "after 3s")          // just above the threshold is not normal
-	f(20, []float64{41, 40}, true, 2, "after 2s")                 // 2× rule, inclusive
-	f(2, []float64{nan, 3}, true, 2, "after 2s")                  // an unknown second is skipped
-	f(2, []float64{500, 300, 100, 50, 20}, false, 0, "within 5s") // never normal
-	f(2, nil, false, 0, "within 0s")
-	f(nan, []float64{4.9}, true, 1, "after 1s") // unknown baseline: 5 ms
+	f(2, []float64{3}, "")
+	f(2, []float64{500, 40, 7, 3}, "")                                          // 7 ≤ max(4, 7)
+	f(2, []float64{500, 7.0001}, "p99 not normal (≤ 7 ms) within 2s")           // just above the threshold is not normal
+	f(20, []float64{41, 40}, "")                                                // 2× rule, inclusive
+	f(20, []float64{41}, "p99 not normal (≤ 40 ms) within 1s")                  // 2× rule
+	f(2, []float64{nan, 3}, "")                                                 // an unknown second is skipped
+	f(2, []float64{nan}, "p99 not normal (≤ 7 ms) within 1s")                   // an unknown second is not normal
+	f(2, []float64{500, 300, 100, 50, 20}, "p99 not normal (≤ 7 ms) within 5s") // never normal
+	f(2, nil, "p99 not normal (≤ 7 ms) within 0s")
+	f(nan, []float64{4.9}, "") // unknown baseline: 5 ms
+	f(nan, []float64{5.1}, "p99 not normal (≤ 5 ms) within 1s")
 }
 
 func TestGrowth(t *testing.T) {
@@ -203,60 +194,4 @@ func TestVerdictString(t *testing.T) {
 	f(Verdict{Reasons: []string{"a", "b"}}, "FAIL: a; b")
 	f(Verdict{Pass: true, Exception: true}, "exception (unbounded)")
 	f(Verdict{Exception: true, Reasons: []string{"a"}}, "exception: a")
-}
-
-func TestFindLead(t *testing.T) {
-	f := func(samples map[string][]float64, higher bool, want Lead) {
-		t.Helper()
-		got, err := FindLead(samples, higher)
-		if err != nil {
-			t.Fatalf("FindLead(%v): %v", samples, err)
-		}
-		if !strings.HasPrefix(got.Reason, want.Reason) {
-			t.Fatalf("FindLead(%v): reason %q, want it to start with %q", samples, got.Reason, want.Reason)
-		}
-		got.Reason, want.Reason = "", ""
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("FindLead(%v) = %+v, want %+v", samples, got, want)
-		}
-	}
-	// Ranges apart: a clear lead.
-	f(map[string][]float64{"fifo": {20000, 20500, 20300}, "lifo": {21000, 21400, 21200}, "direct": {15000, 15100, 15200}}, true,
-		Lead{Best: "lifo", RunnerUp: "fifo", BestMedian: 21200, RunnerUpMedian: 20300, Clear: true, Tied: []string{"lifo"},
-			Reason: "lifo leads: median 21200 against fifo's 20300, and its worst run (21000) beats fifo's best (20500)"})
-	// Best's worst run equals the runner-up's best: overlap, a tie.
-	f(map[string][]float64{"fifo": {20000, 21000}, "lifo": {21000, 21600}}, true,
-		Lead{Best: "lifo", RunnerUp: "fifo", BestMedian: 21300, RunnerUpMedian: 20500, Tied: []string{"lifo", "fifo"},
-			Reason: "tie: lifo and fifo overlap"})
-	// Three-way overlap, listed by median; a far pool is not in it.
-	f(map[string][]float64{"a": {10, 12, 14}, "b": {9, 11, 13}, "c": {8, 9, 10}, "d": {1, 2, 3}}, true,
-		Lead{Best: "a", RunnerUp: "b", BestMedian: 12, RunnerUpMedian: 11, Tied: []string{"a", "b", "c"},
-			Reason: "tie: a, b and c overlap"})
-	// One run each: no spread, a tie whatever the difference.
-	f(map[string][]float64{"fifo": {20000}, "lifo": {30000}}, true,
-		Lead{Best: "lifo", RunnerUp: "fifo", BestMedian: 30000, RunnerUpMedian: 20000, Tied: []string{"lifo", "fifo"},
-			Reason: "tie: one run"})
-	// Lower is better (p99 ms).
-	f(map[string][]float64{"fifo": {40, 45, 50}, "lifo": {10, 12, 11}}, false,
-		Lead{Best: "lifo", RunnerUp: "fifo", BestMedian: 11, RunnerUpMedian: 45, Clear: true, Tied: []string{"lifo"},
-			Reason: "lifo leads: median 11 against fifo's 45, and its worst run (12) beats fifo's best (40)"})
-	// Equal medians: a tie; names break the order so it is stable.
-	f(map[string][]float64{"lifo": {5, 5}, "fifo": {5, 5}}, true,
-		Lead{Best: "fifo", RunnerUp: "lifo", BestMedian: 5, RunnerUpMedian: 5, Tied: []string{"fifo", "lifo"},
-			Reason: "tie: equal medians"})
-}
-
-func TestFindLeadRefuses(t *testing.T) {
-	f := func(samples map[string][]float64, want string) {
-		t.Helper()
-		_, err := FindLead(samples, true)
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Fatalf("FindLead(%v): error %v, want one containing %q", samples, err, want)
-		}
-	}
-	f(nil, "at least two pools")
-	f(map[string][]float64{"fifo": {1, 2}}, "at least two pools")
-	f(map[string][]float64{"fifo": {1}, "lifo": nil}, `"lifo" has no runs`)
-	f(map[string][]float64{"fifo": {1, nan}, "lifo": {1}}, "finite")
-	f(map[string][]float64{"fifo": {math.Inf(1)}, "lifo": {1}}, "finite")
 }
