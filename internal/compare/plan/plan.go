@@ -5,6 +5,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -47,6 +48,19 @@ type Plan struct {
 	Metastable *Metastable `json:",omitempty"`
 	// Writes is the writes preset's runs (nil: another preset).
 	Writes *Writes `json:",omitempty"`
+}
+
+// presetPlans are each preset's workloads and steps (the full preset's
+// workloads; -quick keeps the first); New adds the variants.
+var presetPlans = map[string]Plan{
+	"queues":       {Workloads: []string{"get", "put", "mixed:0.9"}, SaturateAll: true, Fixed: true, Overload: true, Profiles: true},
+	"capacity":     {Workloads: []string{"get", "put"}, SaturateAll: true, Fixed: true, Sweep: "cap"},
+	"policies":     {Workloads: []string{"mixed:0.5"}, Overload: true},
+	"slow-backend": {Workloads: []string{"get"}, SaturateAll: true, Fixed: true, Overload: true, Profiles: true, Sweep: "workers", OwnRates: true},
+	"overload":     {Workloads: []string{"mixed:0.5"}, Overload: true, OverloadFactor: 10},
+	"scaling":      {Workloads: []string{"get", "put"}, SaturateAll: true, ClosedAll: true},
+	"metastable":   {Workloads: []string{"get"}},
+	"writes":       {Workloads: []string{"get"}}, // the read stream's; the flood's PUTs are its own
 }
 
 // presetPools are the pools each preset compares where -pools names
@@ -137,10 +151,12 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 	if limits == nil {
 		limits = Limits
 	}
-	p := &Plan{Preset: o.Preset, OverloadFactor: 2}
-	if o.Factor > 0 {
-		p.OverloadFactor = o.Factor
+	preset, ok := presetPlans[o.Preset]
+	if !ok {
+		return nil, fmt.Errorf("unknown preset %q; valid: %s", o.Preset, strings.Join(Presets, ", "))
 	}
+	p := &preset
+	p.Preset, p.OverloadFactor = o.Preset, cmp.Or(o.Factor, p.OverloadFactor, 2)
 	// policyGrid is the seeds' setup: each pool × policy with a bounded
 	// queue and no shedding by age.
 	policyGrid := func(vs *variants) {
@@ -165,26 +181,17 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 	vs := newVariants(o, base)
 	switch o.Preset {
 	case "queues":
-		p.Workloads = []string{"get", "put", "mixed:0.9"}
-		p.SaturateAll, p.Fixed, p.Overload, p.Profiles = true, true, true, true
 		defaults(vs)
 	case "capacity":
-		p.Workloads = []string{"get", "put"}
-		p.SaturateAll, p.Fixed, p.Sweep = true, true, "cap"
 		perPool(vs, pools, o.Caps, func(pl string, c int) Variant {
 			return Variant{Pool: pl, Cap: c, CapSet: true}
 		})
 	case "policies":
-		p.Workloads = []string{"mixed:0.5"}
-		p.Overload = true
 		defaults(vs)
 		timeoutSweep(vs)
 		policyGrid(vs)
 		vs.addLimits(pools, limits, none)
 	case "slow-backend":
-		p.Workloads = []string{"get"}
-		p.SaturateAll, p.Fixed, p.Overload, p.Profiles, p.Sweep = true, true, true, true, "workers"
-		p.OwnRates = true
 		delay := func(v Variant) Variant { v.IODelay, v.IODelayDist = o.IODelay, o.IODelayDist; return v }
 		vs = newVariants(o, delay(base))
 		perPool(vs, pools, o.Workers, func(pl string, w int) Variant {
@@ -192,11 +199,6 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 		})
 		vs.addLimits(pools, limits, delay)
 	case "overload":
-		p.Workloads = []string{"mixed:0.5"}
-		p.Overload = true
-		if o.Factor == 0 {
-			p.OverloadFactor = 10
-		}
 		defaults(vs)
 		timeoutSweep(vs)
 		policyGrid(vs)
@@ -207,8 +209,6 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 		}
 		vs.addLimits(pools, limits, none)
 	case "scaling":
-		p.Workloads = []string{"get", "put"}
-		p.SaturateAll, p.ClosedAll = true, true
 		p.Counts = ScalingCounts(max(serverCPUs, 1))
 		vs = &variants{execs: vs.execs}
 		for _, n := range p.Counts {
@@ -220,7 +220,6 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 			}
 		}
 	case "metastable":
-		p.Workloads = []string{"get"}
 		slots := MetaIOConcurrency
 		if o.StoreSlots > 0 {
 			slots = o.StoreSlots
@@ -247,15 +246,12 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 		// store to what the loader can hold of its storm (SizeStorms).
 		p.Metastable.SizeStorms = o.StoreSlots == 0 && !o.FastStore
 	case "writes":
-		p.Workloads = []string{"get"} // the read stream's; the flood's PUTs are its own
 		p.Writes = newWrites(o)
 		vs = &variants{list: p.Writes.Variants}
-	default:
-		return nil, fmt.Errorf("unknown preset %q; valid: %s", o.Preset, strings.Join(Presets, ", "))
 	}
 	p.Variants = vs.list
 	if o.Quick {
-		p.Workloads = p.Workloads[:1]
+		p.Workloads = p.Workloads[:1:1] // no append may reach presetPlans
 	}
 	p.Paired = p.SaturateAll
 	if o.Preset == "queues" && o.Repeat < MinPairs {
