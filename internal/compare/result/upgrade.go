@@ -26,7 +26,7 @@ func (c *Comparison) upgrade(raw []byte) error {
 		return fmt.Errorf("written by a newer loadtest (schema version %d, this one reads up to %d): render it with that loadtest", c.Version, Version)
 	}
 	if c.Version < 4 {
-		if err := c.upgradeCPUUse(raw); err != nil {
+		if err := c.upgradeFrom3(raw); err != nil {
 			return err
 		}
 	}
@@ -45,11 +45,6 @@ func (c *Comparison) upgrade(raw []byte) error {
 	}
 	if c.Version < 3 {
 		c.upgradeMetaSizes()
-	}
-	if c.Version < 4 {
-		if err := c.upgradeSteps(raw); err != nil {
-			return err
-		}
 	}
 	c.Version = Version
 	return nil
@@ -247,31 +242,6 @@ func (v *VariantResult) lastValidation(step string) *CurvePoint {
 	return nil
 }
 
-// upgradeSteps moves the step plans that a file of version 3 or earlier
-// kept in its plan (Plan.Steps, one per workload that got that far, named
-// by its workload) to their workloads' results.
-func (c *Comparison) upgradeSteps(raw []byte) error {
-	var old struct {
-		Plan *struct {
-			Steps []*struct {
-				Workload string
-				plan.Steps
-			}
-		}
-	}
-	if err := json.Unmarshal(raw, &old); err != nil || old.Plan == nil {
-		return err
-	}
-	for _, s := range old.Plan.Steps {
-		for _, w := range c.Workloads {
-			if w.Workload == s.Workload {
-				w.Steps = &s.Steps
-			}
-		}
-	}
-	return nil
-}
-
 // flatCPU is each side's CPU use as versions 3 and earlier spelled it,
 // flat beside a step's own figures.
 type flatCPU struct {
@@ -283,11 +253,20 @@ func (f flatCPU) set(loader, server *cpuset.Use) {
 	*loader, *server = cpuset.Use{Share: f.LoaderShare, CPUs: f.LoaderCPUs}, cpuset.Use{Share: f.ServerShare, CPUs: f.ServerCPUs}
 }
 
-// upgradeCPUUse reads each side's CPU use from raw, a file of version 3
-// or earlier, where it kept them: in the searches' steps, the closed and
-// paired rounds and the loader's checks.
-func (c *Comparison) upgradeCPUUse(raw []byte) error {
+// upgradeFrom3 reads from raw, a file of version 3 or earlier, what it
+// kept where later ones do not: each side's CPU use, flat in the
+// searches' steps, the closed and paired rounds and the loader's checks;
+// and the step plans, in its plan (Plan.Steps, one per workload that got
+// that far, named by its workload), which move to their workloads'
+// results.
+func (c *Comparison) upgradeFrom3(raw []byte) error {
 	var old struct {
+		Plan struct {
+			Steps []*struct {
+				Workload string
+				plan.Steps
+			}
+		}
 		Workloads []struct {
 			Variants []struct {
 				Sat    []struct{ Curve []flatCPU }
@@ -319,6 +298,11 @@ func (c *Comparison) upgradeCPUUse(raw []byte) error {
 			if v.Paired != nil {
 				rounds(v.Paired.Base, o.Paired.Base)
 				rounds(v.Paired.Variant, o.Paired.Variant)
+			}
+		}
+		for _, st := range old.Plan.Steps {
+			if st.Workload == w.Workload {
+				w.Steps = &st.Steps
 			}
 		}
 	}
