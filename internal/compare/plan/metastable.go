@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -201,10 +202,7 @@ func (m *Metastable) Slots() int {
 	if m.FastStore {
 		return 0
 	}
-	if m.StoreSlots > 0 {
-		return m.StoreSlots
-	}
-	return MetaIOConcurrency
+	return cmp.Or(m.StoreSlots, MetaIOConcurrency)
 }
 
 // Applies tells whether m runs variant v under model: a deadline is the
@@ -233,9 +231,7 @@ func newMetastable(o *Options, store func(Variant) Variant) *Metastable {
 	if o.Quick {
 		t = MetaQuickTiming()
 	}
-	if o.Factor > 0 {
-		t.Factor = o.Factor
-	}
+	t.Factor = cmp.Or(o.Factor, t.Factor)
 	m := &Metastable{Models: slices.Clone(MetaModels), Share: MetaShare, Timing: t, Repeat: max(o.Repeat, 1)}
 	if len(o.Clients) > 0 {
 		m.Models, m.ClientArgs = []string{CustomModel}, slices.Clone(o.Clients)

@@ -154,21 +154,11 @@ const AnchorShare = 0.75
 
 // PairRoundLength is the length of each paired round: PairRound, else
 // Closed.
-func (t Timing) PairRoundLength() time.Duration {
-	if t.PairRound > 0 {
-		return t.PairRound
-	}
-	return t.Closed
-}
+func (t Timing) PairRoundLength() time.Duration { return cmp.Or(t.PairRound, t.Closed) }
 
 // PairPauseLength is the pause before each paired round: PairPause, else
 // SatCooldown.
-func (t Timing) PairPauseLength() time.Duration {
-	if t.PairPause > 0 {
-		return t.PairPause
-	}
-	return t.SatCooldown
-}
+func (t Timing) PairPauseLength() time.Duration { return cmp.Or(t.PairPause, t.SatCooldown) }
 
 // MinPairs is the fewest pairs whose median ratio has a finite 95 %
 // interval.

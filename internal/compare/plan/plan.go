@@ -108,6 +108,16 @@ func (vs *variants) add(v Variant) {
 	}
 }
 
+// addEach adds v on each pool of pools but the baseline.
+func (vs *variants) addEach(pools []string, v Variant) {
+	for _, pl := range pools {
+		if pl != Baseline {
+			v.Pool = pl
+			vs.add(v)
+		}
+	}
+}
+
 // perPool adds one variant per pool but the baseline and per value, made
 // by variant, in the order of pools then values.
 func perPool[T any](vs *variants, pools []string, values []T, variant func(pool string, value T) Variant) {
@@ -157,39 +167,31 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 	}
 	p := &preset
 	p.Preset, p.OverloadFactor = o.Preset, cmp.Or(o.Factor, p.OverloadFactor, 2)
-	// policyGrid is the seeds' setup: each pool × policy with a bounded
-	// queue and no shedding by age.
-	policyGrid := func(vs *variants) {
-		perPool(vs, pools, policies, func(pl, policy string) Variant {
-			return Variant{Pool: pl, Policy: policy, Cap: seedsCap, CapSet: true, QueueTimeoutSet: true}
-		})
-	}
-	defaults := func(vs *variants) {
-		for _, pl := range pools {
-			if pl != Baseline {
-				vs.add(Variant{Pool: pl})
-			}
-		}
-	}
-	// timeoutSweep is -queue-timeouts: each pool at its defaults but for
-	// -queue-timeout, once per value.
-	timeoutSweep := func(vs *variants) {
-		perPool(vs, pools, o.QueueTimeouts, func(pl string, qt time.Duration) Variant {
-			return Variant{Pool: pl, QueueTimeout: qt, QueueTimeoutSet: true}
-		})
-	}
 	vs := newVariants(o, base)
 	switch o.Preset {
 	case "queues":
-		defaults(vs)
+		vs.addEach(pools, Variant{})
 	case "capacity":
 		perPool(vs, pools, o.Caps, func(pl string, c int) Variant {
 			return Variant{Pool: pl, Cap: c, CapSet: true}
 		})
-	case "policies":
-		defaults(vs)
-		timeoutSweep(vs)
-		policyGrid(vs)
+	case "policies", "overload":
+		vs.addEach(pools, Variant{})
+		// -queue-timeouts: each pool at its defaults but for
+		// -queue-timeout, once per value.
+		perPool(vs, pools, o.QueueTimeouts, func(pl string, qt time.Duration) Variant {
+			return Variant{Pool: pl, QueueTimeout: qt, QueueTimeoutSet: true}
+		})
+		// The seeds' setup: each pool × policy with a bounded queue and
+		// no shedding by age.
+		perPool(vs, pools, policies, func(pl, policy string) Variant {
+			return Variant{Pool: pl, Policy: policy, Cap: seedsCap, CapSet: true, QueueTimeoutSet: true}
+		})
+		for _, pl := range unboundedPools {
+			if o.Preset == "overload" && slices.Contains(pools, pl) {
+				vs.add(Variant{Pool: pl, Cap: -1, CapSet: true})
+			}
+		}
 		vs.addLimits(pools, limits, none)
 	case "slow-backend":
 		delay := func(v Variant) Variant { v.IODelay, v.IODelayDist = o.IODelay, o.IODelayDist; return v }
@@ -198,32 +200,15 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 			return delay(Variant{Pool: pl, Workers: w})
 		})
 		vs.addLimits(pools, limits, delay)
-	case "overload":
-		defaults(vs)
-		timeoutSweep(vs)
-		policyGrid(vs)
-		for _, pl := range unboundedPools {
-			if slices.Contains(pools, pl) {
-				vs.add(Variant{Pool: pl, Cap: -1, CapSet: true})
-			}
-		}
-		vs.addLimits(pools, limits, none)
 	case "scaling":
 		p.Counts = ScalingCounts(max(serverCPUs, 1))
 		vs = &variants{execs: vs.execs}
 		for _, n := range p.Counts {
 			vs.list = append(vs.list, Variant{Pool: Baseline, CPUs: n})
-			for _, pl := range pools {
-				if pl != Baseline {
-					vs.add(Variant{Pool: pl, CPUs: n})
-				}
-			}
+			vs.addEach(pools, Variant{CPUs: n})
 		}
 	case "metastable":
-		slots := MetaIOConcurrency
-		if o.StoreSlots > 0 {
-			slots = o.StoreSlots
-		}
+		slots := cmp.Or(o.StoreSlots, MetaIOConcurrency)
 		store := func(v Variant) Variant {
 			if o.FastStore {
 				return v // plain Pebble, every pool at its own defaults
