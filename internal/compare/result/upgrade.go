@@ -131,19 +131,20 @@ func (c *Comparison) restateMetaLoaderChecks() {
 	if length <= 0 {
 		return
 	}
-	seen := map[[2]string]int{}
+	runs := map[[2]string][]*MetaRun{} // by model and variant, in order
+	for _, r := range m.Runs {
+		k := [2]string{r.Model, r.Variant}
+		runs[k] = append(runs[k], r)
+	}
 	for i := range c.Loader {
 		l := &c.Loader[i]
 		model, ok := strings.CutPrefix(l.Step, MetaStepPrefix)
-		if !ok || l.Scheduled {
-			continue
-		}
 		key := [2]string{model, l.Variant}
-		run := m.nthRun(model, l.Variant, seen[key])
-		seen[key]++
-		if run == nil {
+		if !ok || l.Scheduled || len(runs[key]) == 0 {
 			continue
 		}
+		run := runs[key][0]
+		runs[key] = runs[key][1:]
 		issued, _ := IssuedOnSchedule(run.Totals.FirstTries, run.Totals.Throttled, int64(math.Round(planned)))
 		l.Asked, l.SendRate, l.Scheduled = planned/length, float64(issued)/length, true
 		l.KeptUp = float64(issued) >= 0.99*planned
@@ -170,19 +171,6 @@ func (c *Comparison) upgradeMetaSizes() {
 	for _, r := range m.Runs {
 		r.Slots = size.Slots
 	}
-}
-
-// nthRun is m's n-th run (from 0) of model and variant, nil if none.
-func (m *Metastable) nthRun(model, variant string, n int) *MetaRun {
-	for _, r := range m.Runs {
-		if r.Model == model && r.Variant == variant {
-			if n == 0 {
-				return r
-			}
-			n--
-		}
-	}
-	return nil
 }
 
 // restateBacklogs judges a version-0 comparison's fixed-rate steps and
