@@ -124,24 +124,21 @@ func Of(cpus ...int) Set {
 // as ranges ("0-3,8,10-11"), "" for the empty set. Parse reads it back to
 // the same Set.
 func (s Set) String() string {
-	var b strings.Builder
+	var runs []string
 	cpus := s.CPUs()
 	for i := 0; i < len(cpus); {
 		j := i
 		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
 			j++
 		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(cpus[i]))
+		run := strconv.Itoa(cpus[i])
 		if j > i {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(cpus[j]))
+			run += "-" + strconv.Itoa(cpus[j])
 		}
+		runs = append(runs, run)
 		i = j + 1
 	}
-	return b.String()
+	return strings.Join(runs, ",")
 }
 
 // Len is how many CPUs s holds.
