@@ -224,8 +224,8 @@ func (m *Metastable) Runs() int {
 	return n * max(m.Repeat, 1)
 }
 
-// newMetastable is the preset's plan from o; base is the variant of
-// direct's search, with the store stand-in.
+// newMetastable is the preset's plan from o; store puts a variant in
+// front of the store stand-in (as direct's search ran).
 func newMetastable(o *Options, store func(Variant) Variant) *Metastable {
 	t := MetaFullTiming()
 	if o.Quick {
