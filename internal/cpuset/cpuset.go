@@ -55,29 +55,30 @@ func Parse(s string) (Set, error) {
 		if loText == "" && isRange {
 			return bad("%q: CPU numbers are not negative", item)
 		}
-		lo, ok := cpuNumber(loText)
-		if !ok {
-			return bad("%q is not a CPU number or a range of them", item)
+		texts, ends := []string{loText, hiText}, [2]int{}
+		for i, text := range texts {
+			var ok bool
+			if ends[i], ok = cpuNumber(text); !ok {
+				return bad("%q is not a CPU number or a range of them", item)
+			}
 		}
-		hi, ok := cpuNumber(hiText)
-		if !ok {
-			return bad("%q is not a CPU number or a range of them", item)
+		for i, text := range texts {
+			if ends[i] > MaxCPU {
+				return bad("CPU %s is above %d, the highest this lab can bind", text, MaxCPU)
+			}
 		}
-		if lo > MaxCPU {
-			return bad("CPU %s is above %d, the highest this lab can bind", loText, MaxCPU)
+		if ends[1] < ends[0] {
+			return bad("range %d-%d runs backwards", ends[0], ends[1])
 		}
-		if hi > MaxCPU {
-			return bad("CPU %s is above %d, the highest this lab can bind", hiText, MaxCPU)
-		}
-		if hi < lo {
-			return bad("range %d-%d runs backwards", lo, hi)
-		}
-		for c := lo; c <= hi; c++ {
-			set.mask[c/64] |= 1 << (c % 64)
+		for c := ends[0]; c <= ends[1]; c++ {
+			set.add(c)
 		}
 	}
 	return set, nil
 }
+
+// add puts cpu, from 0 to MaxCPU, in s.
+func (s *Set) add(cpu int) { s.mask[cpu/64] |= 1 << (cpu % 64) }
 
 // cpuNumber reads a decimal number of digits only: no sign, no space.
 // One too large for an int reads as MaxCPU+1, to be refused as too high.
@@ -114,7 +115,7 @@ func Of(cpus ...int) Set {
 		if c < 0 || c > MaxCPU {
 			panic(fmt.Sprintf("cpuset.Of: CPU %d is outside 0-%d", c, MaxCPU))
 		}
-		set.mask[c/64] |= 1 << (c % 64)
+		set.add(c)
 	}
 	return set
 }
@@ -123,24 +124,21 @@ func Of(cpus ...int) Set {
 // as ranges ("0-3,8,10-11"), "" for the empty set. Parse reads it back to
 // the same Set.
 func (s Set) String() string {
-	var b strings.Builder
+	var runs []string
 	cpus := s.CPUs()
 	for i := 0; i < len(cpus); {
 		j := i
 		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
 			j++
 		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(cpus[i]))
+		run := strconv.Itoa(cpus[i])
 		if j > i {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(cpus[j]))
+			run += "-" + strconv.Itoa(cpus[j])
 		}
+		runs = append(runs, run)
 		i = j + 1
 	}
-	return b.String()
+	return strings.Join(runs, ",")
 }
 
 // Len is how many CPUs s holds.
@@ -208,24 +206,8 @@ func (s Set) Halves() (lower, upper Set) {
 // First is the set of the n lowest CPUs of s: all of s if n >= Len(),
 // empty if n <= 0.
 func (s Set) First(n int) Set {
-	var out Set
-	if n <= 0 {
-		return out
-	}
-	for i, w := range s.mask {
-		if c := bits.OnesCount64(w); c < n {
-			out.mask[i] = w
-			n -= c
-			continue
-		}
-		for ; n > 0; n-- {
-			low := w & -w
-			out.mask[i] |= low
-			w &^= low
-		}
-		break
-	}
-	return out
+	cpus := s.CPUs()
+	return Of(cpus[:max(0, min(n, len(cpus)))]...)
 }
 
 // Check refuses an empty set and one naming CPUs this machine does not
@@ -255,8 +237,8 @@ func (s Set) Check() error {
 // machine cannot say which CPUs it has.
 func upTo(n int) Set {
 	var s Set
-	for c := 0; c < n && c <= MaxCPU; c++ {
-		s.mask[c/64] |= 1 << (c % 64)
+	for c := range min(n, MaxCPU+1) {
+		s.add(c)
 	}
 	return s
 }

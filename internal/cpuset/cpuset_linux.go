@@ -210,7 +210,7 @@ func fromUnix(m *unix.CPUSet) Set {
 	var s Set
 	for c := 0; c <= MaxCPU; c++ {
 		if m.IsSet(c) {
-			s.mask[c/64] |= 1 << (c % 64)
+			s.add(c)
 		}
 	}
 	return s

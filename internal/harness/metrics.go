@@ -50,24 +50,21 @@ func parseMetrics(r io.Reader) (map[string]*dto.MetricFamily, error) {
 // ConfigInfo returns the labels of kvserver_config_info: the settings the
 // server actually runs with, defaults resolved.
 func (s *Server) ConfigInfo(ctx context.Context) (map[string]string, error) {
-	families, err := s.Metrics(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return configInfo(families)
+	return configInfo(s.Metrics(ctx))
 }
 
 // ReadConfigInfo reads the labels of kvserver_config_info from a
 // /metrics page in the text format.
 func ReadConfigInfo(r io.Reader) (map[string]string, error) {
-	families, err := parseMetrics(r)
+	return configInfo(parseMetrics(r))
+}
+
+// configInfo reads the labels of kvserver_config_info from families, or
+// passes on err, the error of reading them.
+func configInfo(families map[string]*dto.MetricFamily, err error) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return configInfo(families)
-}
-
-func configInfo(families map[string]*dto.MetricFamily) (map[string]string, error) {
 	f := families[configInfoMetric]
 	if f == nil || len(f.GetMetric()) == 0 {
 		return nil, fmt.Errorf("%s is not in kvserver's /metrics; is the binary older than that metric? (rebuild it: make build)", configInfoMetric)

@@ -58,16 +58,15 @@ func (s *Server) Profile(ctx context.Context, name string, seconds int, path str
 	if err != nil {
 		return fmt.Errorf("cannot save the %s profile: %w", name, err)
 	}
+	defer os.Remove(tmp.Name()) // nothing left once renamed
 	_, err = tmp.Write(body)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("cannot save the %s profile: %w", name, err)
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+	if err != nil {
 		return fmt.Errorf("cannot save the %s profile: %w", name, err)
 	}
 	return nil

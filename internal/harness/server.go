@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -241,9 +242,7 @@ func (s *Server) readLog(r io.ReadCloser, w io.Writer, addr chan<- string) {
 	for {
 		line, err := br.ReadString('\n')
 		if line != "" {
-			if line[len(line)-1] == '\n' {
-				line = line[:len(line)-1]
-			}
+			line = strings.TrimSuffix(line, "\n")
 			s.tail.add(line)
 			if w != nil {
 				fmt.Fprintln(w, line)
@@ -265,12 +264,10 @@ func (s *Server) Exited() <-chan struct{} { return s.exited }
 // ExitCode is the process's exit code once Exited is closed: -1 if a
 // signal ended it. While the process runs it is -1 too.
 func (s *Server) ExitCode() int {
-	select {
-	case <-s.exited:
-		return s.exitCode
-	default:
+	if s.Running() {
 		return -1
 	}
+	return s.exitCode
 }
 
 // Running reports whether the process has not ended yet.

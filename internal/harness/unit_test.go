@@ -90,7 +90,7 @@ kvserver_config_info{cache_mb="16",io_delay="5ms",io_delay_dist="exp",pool="lifo
 `
 	families, err := parseMetrics(strings.NewReader(text))
 	require.NoError(t, err)
-	info, err := configInfo(families)
+	info, err := configInfo(families, nil)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{
 		"cache_mb": "16", "io_delay": "5ms", "io_delay_dist": "exp", "pool": "lifo",
@@ -99,12 +99,12 @@ kvserver_config_info{cache_mb="16",io_delay="5ms",io_delay_dist="exp",pool="lifo
 
 	families, err = parseMetrics(strings.NewReader("go_goroutines 12\n"))
 	require.NoError(t, err)
-	_, err = configInfo(families)
+	_, err = configInfo(families, nil)
 	assert.ErrorContains(t, err, "kvserver_config_info is not in")
 
 	families, err = parseMetrics(strings.NewReader("kvserver_config_info{pool=\"a\"} 1\nkvserver_config_info{pool=\"b\"} 1\n"))
 	require.NoError(t, err)
-	_, err = configInfo(families)
+	_, err = configInfo(families, nil)
 	assert.ErrorContains(t, err, "2 series")
 
 	_, err = parseMetrics(strings.NewReader("kvserver_config_info{pool=} 1\n"))

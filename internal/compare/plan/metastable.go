@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -201,10 +202,7 @@ func (m *Metastable) Slots() int {
 	if m.FastStore {
 		return 0
 	}
-	if m.StoreSlots > 0 {
-		return m.StoreSlots
-	}
-	return MetaIOConcurrency
+	return cmp.Or(m.StoreSlots, MetaIOConcurrency)
 }
 
 // Applies tells whether m runs variant v under model: a deadline is the
@@ -226,56 +224,41 @@ func (m *Metastable) Runs() int {
 	return n * max(m.Repeat, 1)
 }
 
-// newMetastable is the preset's plan from o; base is the variant of
-// direct's search, with the store stand-in.
+// newMetastable is the preset's plan from o; store puts a variant in
+// front of the store stand-in (as direct's search ran).
 func newMetastable(o *Options, store func(Variant) Variant) *Metastable {
 	t := MetaFullTiming()
 	if o.Quick {
 		t = MetaQuickTiming()
 	}
-	if o.Factor > 0 {
-		t.Factor = o.Factor
-	}
+	t.Factor = cmp.Or(o.Factor, t.Factor)
 	m := &Metastable{Models: slices.Clone(MetaModels), Share: MetaShare, Timing: t, Repeat: max(o.Repeat, 1)}
 	if len(o.Clients) > 0 {
 		m.Models, m.ClientArgs = []string{CustomModel}, slices.Clone(o.Clients)
 	}
-	add := func(v Variant, deadlines bool) {
-		m.Variants = append(m.Variants, MetaVariant{Variant: store(v), Deadlines: deadlines})
-	}
-	bounded := Variant{Pool: "fifo", Cap: MetaBoundedCap, CapSet: true}
-	add(Variant{Pool: Baseline}, false)
-	add(Variant{Pool: Default}, false)
-	// The peers, each at its own defaults as the default is: failsafe-go's
-	// limiter with its queueing, and with its prioritizer (marked retries
-	// at a lower priority).
-	add(Variant{Pool: PeerPool}, false)
-	add(Variant{Pool: PeerPriorityPool}, false)
+	bounded := MetaVariant{Variant: Variant{Pool: "fifo", Cap: MetaBoundedCap, CapSet: true}}
+	// Direct, kvserver's default, and the peers, each at its own defaults
+	// as the default is: failsafe-go's limiter with its queueing, and with
+	// its prioritizer (marked retries at a lower priority).
+	vs := []MetaVariant{{Variant: Variant{Pool: Baseline}}, {Variant: Variant{Pool: Default}},
+		{Variant: Variant{Pool: PeerPool}}, {Variant: Variant{Pool: PeerPriorityPool}}}
 	if o.Quick {
 		// Quick: direct, kvserver's default, the peers and the bounded
 		// fifo under every client population.
-		add(bounded, false)
-		return m.only(o.Pools)
+		vs = append(vs, bounded)
+	} else {
+		vs = append(vs, MetaVariant{Variant: Variant{Pool: "fifo"}}, MetaVariant{Variant: Variant{Pool: "lifo"}},
+			MetaVariant{Variant: Variant{Pool: "adaptive"}}, bounded, MetaVariant{Variant: Variant{Pool: "fifo", Limit: "gradient2"}},
+			MetaVariant{Variant: Variant{Pool: "fifo"}, Deadlines: true}, MetaVariant{Variant: Variant{Pool: "lifo"}, Deadlines: true})
 	}
-	add(Variant{Pool: "fifo"}, false)
-	add(Variant{Pool: "lifo"}, false)
-	add(Variant{Pool: "adaptive"}, false)
-	add(bounded, false)
-	add(Variant{Pool: "fifo", Limit: "gradient2"}, false)
-	add(Variant{Pool: "fifo"}, true)
-	add(Variant{Pool: "lifo"}, true)
-	return m.only(o.Pools)
-}
-
-// only keeps, where -pools names pools (nil: all), direct, the default
-// and the variants of the pools named: a shorter run of the same
-// question (the full preset's every variant takes about 45 minutes).
-func (m *Metastable) only(pools []string) *Metastable {
-	if pools != nil {
-		m.Variants = slices.DeleteFunc(m.Variants, func(v MetaVariant) bool {
-			p := v.Variant.Pool
-			return p != Baseline && p != Default && !slices.Contains(pools, p)
-		})
+	for _, v := range vs {
+		// -pools keeps direct, the default and the variants of the pools
+		// it names: a shorter run of the same question (the full preset's
+		// every variant takes about 45 minutes).
+		if p := v.Variant.Pool; o.Pools == nil || p == Baseline || p == Default || slices.Contains(o.Pools, p) {
+			v.Variant = store(v.Variant)
+			m.Variants = append(m.Variants, v)
+		}
 	}
 	return m
 }
@@ -284,16 +267,8 @@ func (m *Metastable) only(pools []string) *Metastable {
 // use for: its variants are fixed (they are the question), and its one
 // workload is GET.
 func (o *Options) validateMetastable() error {
-	for _, x := range []struct {
-		flag  string
-		given bool
-	}{
-		{"-policies", o.Policies != nil}, {"-execs", o.Execs != nil},
-		{"-limits", o.Limits != nil}, {"-queue-timeouts", o.QueueTimeouts != nil},
-	} {
-		if x.given {
-			return fmt.Errorf("%s: the metastable preset runs a fixed set of variants (direct, the default, failsafe, failsafe-priority, fifo, lifo, adaptive, fifo cap=256, fifo limit=gradient2, fifo and lifo +deadlines; -pools keeps fewer); leave %s out", x.flag, x.flag)
-		}
+	if flag := o.variantFlag(); flag != "" {
+		return fmt.Errorf("%s: the metastable preset runs a fixed set of variants (direct, the default, failsafe, failsafe-priority, fifo, lifo, adaptive, fifo cap=256, fifo limit=gradient2, fifo and lifo +deadlines; -pools keeps fewer); leave %s out", flag, flag)
 	}
 	if o.Workload != "" && o.Workload != "get" {
 		return fmt.Errorf("-workload %s: the metastable preset runs GETs only (its store stand-in delays reads); leave -workload out", o.Workload)

@@ -154,21 +154,11 @@ const AnchorShare = 0.75
 
 // PairRoundLength is the length of each paired round: PairRound, else
 // Closed.
-func (t Timing) PairRoundLength() time.Duration {
-	if t.PairRound > 0 {
-		return t.PairRound
-	}
-	return t.Closed
-}
+func (t Timing) PairRoundLength() time.Duration { return cmp.Or(t.PairRound, t.Closed) }
 
 // PairPauseLength is the pause before each paired round: PairPause, else
 // SatCooldown.
-func (t Timing) PairPauseLength() time.Duration {
-	if t.PairPause > 0 {
-		return t.PairPause
-	}
-	return t.SatCooldown
-}
+func (t Timing) PairPauseLength() time.Duration { return cmp.Or(t.PairPause, t.SatCooldown) }
 
 // MinPairs is the fewest pairs whose median ratio has a finite 95 %
 // interval.
@@ -251,7 +241,11 @@ func (o *Options) ApplyDefaults(keysGiven, repeatGiven bool) {
 	if !keysGiven && (o.Quick || o.Preset == "overload" || o.Preset == "metastable" || o.Preset == "writes") {
 		o.Keys = QuickKeys
 	}
-	if o.Preset == "writes" {
+	if o.Quick {
+		o.QuietWait = min(o.QuietWait, 10*time.Second)
+	}
+	switch {
+	case o.Preset == "writes":
 		o.applyWritesDefaults()
 		if !repeatGiven {
 			o.Repeat = WritesRepeat
@@ -259,21 +253,9 @@ func (o *Options) ApplyDefaults(keysGiven, repeatGiven bool) {
 				o.Repeat = WritesQuickRepeat
 			}
 		}
-		if o.Quick {
-			o.QuietWait = min(o.QuietWait, 10*time.Second)
-		}
-		return
-	}
-	if !repeatGiven && (o.Preset == "overload" || o.Preset == "metastable") {
+	case !repeatGiven && (o.Quick || o.Preset == "overload" || o.Preset == "metastable"):
 		o.Repeat = 1 // one search sets the rate; nothing else is repeated (metastable: each run once)
 	}
-	if !o.Quick {
-		return
-	}
-	if !repeatGiven {
-		o.Repeat = 1
-	}
-	o.QuietWait = min(o.QuietWait, 10*time.Second)
 }
 
 // StepTiming is o's step lengths: Timing, else by Quick.
@@ -359,4 +341,21 @@ func (o *Options) Validate() error {
 		}
 	}
 	return o.validateWrites()
+}
+
+// variantFlag is the first flag given of those that add variants to a
+// preset's grid (-policies, -execs, -limits, -queue-timeouts), "" where
+// none is: the presets whose variants are their own refuse them.
+func (o *Options) variantFlag() string {
+	switch {
+	case o.Policies != nil:
+		return "-policies"
+	case o.Execs != nil:
+		return "-execs"
+	case o.Limits != nil:
+		return "-limits"
+	case o.QueueTimeouts != nil:
+		return "-queue-timeouts"
+	}
+	return ""
 }

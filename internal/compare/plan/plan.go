@@ -5,6 +5,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -47,6 +48,19 @@ type Plan struct {
 	Metastable *Metastable `json:",omitempty"`
 	// Writes is the writes preset's runs (nil: another preset).
 	Writes *Writes `json:",omitempty"`
+}
+
+// presetPlans are each preset's workloads and steps (the full preset's
+// workloads; -quick keeps the first); New adds the variants.
+var presetPlans = map[string]Plan{
+	"queues":       {Workloads: []string{"get", "put", "mixed:0.9"}, SaturateAll: true, Fixed: true, Overload: true, Profiles: true},
+	"capacity":     {Workloads: []string{"get", "put"}, SaturateAll: true, Fixed: true, Sweep: "cap"},
+	"policies":     {Workloads: []string{"mixed:0.5"}, Overload: true},
+	"slow-backend": {Workloads: []string{"get"}, SaturateAll: true, Fixed: true, Overload: true, Profiles: true, Sweep: "workers", OwnRates: true},
+	"overload":     {Workloads: []string{"mixed:0.5"}, Overload: true, OverloadFactor: 10},
+	"scaling":      {Workloads: []string{"get", "put"}, SaturateAll: true, ClosedAll: true},
+	"metastable":   {Workloads: []string{"get"}},
+	"writes":       {Workloads: []string{"get"}}, // the read stream's; the flood's PUTs are its own
 }
 
 // presetPools are the pools each preset compares where -pools names
@@ -94,6 +108,16 @@ func (vs *variants) add(v Variant) {
 	}
 }
 
+// addEach adds v on each pool of pools but the baseline.
+func (vs *variants) addEach(pools []string, v Variant) {
+	for _, pl := range pools {
+		if pl != Baseline {
+			v.Pool = pl
+			vs.add(v)
+		}
+	}
+}
+
 // perPool adds one variant per pool but the baseline and per value, made
 // by variant, in the order of pools then values.
 func perPool[T any](vs *variants, pools []string, values []T, variant func(pool string, value T) Variant) {
@@ -137,94 +161,54 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 	if limits == nil {
 		limits = Limits
 	}
-	p := &Plan{Preset: o.Preset, OverloadFactor: 2}
-	if o.Factor > 0 {
-		p.OverloadFactor = o.Factor
+	preset, ok := presetPlans[o.Preset]
+	if !ok {
+		return nil, fmt.Errorf("unknown preset %q; valid: %s", o.Preset, strings.Join(Presets, ", "))
 	}
-	// policyGrid is the seeds' setup: each pool × policy with a bounded
-	// queue and no shedding by age.
-	policyGrid := func(vs *variants) {
-		perPool(vs, pools, policies, func(pl, policy string) Variant {
-			return Variant{Pool: pl, Policy: policy, Cap: seedsCap, CapSet: true, QueueTimeoutSet: true}
-		})
-	}
-	defaults := func(vs *variants) {
-		for _, pl := range pools {
-			if pl != Baseline {
-				vs.add(Variant{Pool: pl})
-			}
-		}
-	}
-	// timeoutSweep is -queue-timeouts: each pool at its defaults but for
-	// -queue-timeout, once per value.
-	timeoutSweep := func(vs *variants) {
-		perPool(vs, pools, o.QueueTimeouts, func(pl string, qt time.Duration) Variant {
-			return Variant{Pool: pl, QueueTimeout: qt, QueueTimeoutSet: true}
-		})
-	}
+	p := &preset
+	p.Preset, p.OverloadFactor = o.Preset, cmp.Or(o.Factor, p.OverloadFactor, 2)
 	vs := newVariants(o, base)
 	switch o.Preset {
 	case "queues":
-		p.Workloads = []string{"get", "put", "mixed:0.9"}
-		p.SaturateAll, p.Fixed, p.Overload, p.Profiles = true, true, true, true
-		defaults(vs)
+		vs.addEach(pools, Variant{})
 	case "capacity":
-		p.Workloads = []string{"get", "put"}
-		p.SaturateAll, p.Fixed, p.Sweep = true, true, "cap"
 		perPool(vs, pools, o.Caps, func(pl string, c int) Variant {
 			return Variant{Pool: pl, Cap: c, CapSet: true}
 		})
-	case "policies":
-		p.Workloads = []string{"mixed:0.5"}
-		p.Overload = true
-		defaults(vs)
-		timeoutSweep(vs)
-		policyGrid(vs)
+	case "policies", "overload":
+		vs.addEach(pools, Variant{})
+		// -queue-timeouts: each pool at its defaults but for
+		// -queue-timeout, once per value.
+		perPool(vs, pools, o.QueueTimeouts, func(pl string, qt time.Duration) Variant {
+			return Variant{Pool: pl, QueueTimeout: qt, QueueTimeoutSet: true}
+		})
+		// The seeds' setup: each pool × policy with a bounded queue and
+		// no shedding by age.
+		perPool(vs, pools, policies, func(pl, policy string) Variant {
+			return Variant{Pool: pl, Policy: policy, Cap: seedsCap, CapSet: true, QueueTimeoutSet: true}
+		})
+		for _, pl := range unboundedPools {
+			if o.Preset == "overload" && slices.Contains(pools, pl) {
+				vs.add(Variant{Pool: pl, Cap: -1, CapSet: true})
+			}
+		}
 		vs.addLimits(pools, limits, none)
 	case "slow-backend":
-		p.Workloads = []string{"get"}
-		p.SaturateAll, p.Fixed, p.Overload, p.Profiles, p.Sweep = true, true, true, true, "workers"
-		p.OwnRates = true
 		delay := func(v Variant) Variant { v.IODelay, v.IODelayDist = o.IODelay, o.IODelayDist; return v }
 		vs = newVariants(o, delay(base))
 		perPool(vs, pools, o.Workers, func(pl string, w int) Variant {
 			return delay(Variant{Pool: pl, Workers: w})
 		})
 		vs.addLimits(pools, limits, delay)
-	case "overload":
-		p.Workloads = []string{"mixed:0.5"}
-		p.Overload = true
-		if o.Factor == 0 {
-			p.OverloadFactor = 10
-		}
-		defaults(vs)
-		timeoutSweep(vs)
-		policyGrid(vs)
-		for _, pl := range unboundedPools {
-			if slices.Contains(pools, pl) {
-				vs.add(Variant{Pool: pl, Cap: -1, CapSet: true})
-			}
-		}
-		vs.addLimits(pools, limits, none)
 	case "scaling":
-		p.Workloads = []string{"get", "put"}
-		p.SaturateAll, p.ClosedAll = true, true
 		p.Counts = ScalingCounts(max(serverCPUs, 1))
 		vs = &variants{execs: vs.execs}
 		for _, n := range p.Counts {
 			vs.list = append(vs.list, Variant{Pool: Baseline, CPUs: n})
-			for _, pl := range pools {
-				if pl != Baseline {
-					vs.add(Variant{Pool: pl, CPUs: n})
-				}
-			}
+			vs.addEach(pools, Variant{CPUs: n})
 		}
 	case "metastable":
-		p.Workloads = []string{"get"}
-		slots := MetaIOConcurrency
-		if o.StoreSlots > 0 {
-			slots = o.StoreSlots
-		}
+		slots := cmp.Or(o.StoreSlots, MetaIOConcurrency)
 		store := func(v Variant) Variant {
 			if o.FastStore {
 				return v // plain Pebble, every pool at its own defaults
@@ -247,15 +231,12 @@ func New(o *Options, serverCPUs int) (*Plan, error) {
 		// store to what the loader can hold of its storm (SizeStorms).
 		p.Metastable.SizeStorms = o.StoreSlots == 0 && !o.FastStore
 	case "writes":
-		p.Workloads = []string{"get"} // the read stream's; the flood's PUTs are its own
 		p.Writes = newWrites(o)
 		vs = &variants{list: p.Writes.Variants}
-	default:
-		return nil, fmt.Errorf("unknown preset %q; valid: %s", o.Preset, strings.Join(Presets, ", "))
 	}
 	p.Variants = vs.list
 	if o.Quick {
-		p.Workloads = p.Workloads[:1]
+		p.Workloads = p.Workloads[:1:1] // no append may reach presetPlans
 	}
 	p.Paired = p.SaturateAll
 	if o.Preset == "queues" && o.Repeat < MinPairs {

@@ -93,33 +93,34 @@ type Variant struct {
 // policy variants' -queue-timeout 0 is not in the name: the preset's text
 // and the settings line say it.
 func (v Variant) Name() string {
-	var b strings.Builder
-	b.WriteString(v.Pool)
-	if v.Policy != "" {
-		b.WriteString("/" + v.Policy)
+	return v.Pool + strings.Join(setOnly(
+		option{v.Policy != "", []string{"/" + v.Policy}},
+		option{v.CapSet && v.Cap < 0, []string{" unbounded"}},
+		option{v.CapSet && v.Cap >= 0, []string{" cap=" + strconv.Itoa(v.Cap)}},
+		option{v.Workers > 0, []string{" workers=" + strconv.Itoa(v.Workers)}},
+		option{v.Exec != "", []string{" exec=" + v.Exec}},
+		option{v.Limit != "", []string{" limit=" + v.Limit}},
+		option{v.CPUs > 0, []string{" cpus=" + strconv.Itoa(v.CPUs)}},
+		option{v.QueueTimeoutSet && v.Policy == "" && !v.CapSet, []string{" queue-timeout=" + v.QueueTimeout.String()}},
+	), "")
+}
+
+// option is a part of a variant's name or flags, and whether the variant
+// has it.
+type option struct {
+	set  bool
+	text []string
+}
+
+// setOnly is the texts of the options that are set, in order.
+func setOnly(options ...option) []string {
+	var out []string
+	for _, o := range options {
+		if o.set {
+			out = append(out, o.text...)
+		}
 	}
-	switch {
-	case v.CapSet && v.Cap < 0:
-		b.WriteString(" unbounded")
-	case v.CapSet:
-		b.WriteString(" cap=" + strconv.Itoa(v.Cap))
-	}
-	if v.Workers > 0 {
-		b.WriteString(" workers=" + strconv.Itoa(v.Workers))
-	}
-	if v.Exec != "" {
-		b.WriteString(" exec=" + v.Exec)
-	}
-	if v.Limit != "" {
-		b.WriteString(" limit=" + v.Limit)
-	}
-	if v.CPUs > 0 {
-		b.WriteString(" cpus=" + strconv.Itoa(v.CPUs))
-	}
-	if v.QueueTimeoutSet && v.Policy == "" && !v.CapSet {
-		b.WriteString(" queue-timeout=" + v.QueueTimeout.String())
-	}
-	return b.String()
+	return out
 }
 
 // Slug makes a workload name safe for a file or folder name (the
@@ -146,38 +147,18 @@ func (v Variant) PolicyLabel() string {
 
 // Args are v's kvserver flags.
 func (v Variant) Args() []string {
-	a := []string{"-pool", v.Pool}
-	if v.Pool == Default {
-		a = nil
-	}
-	if v.Policy != "" {
-		a = append(a, "-overflow", v.Policy)
-	}
-	if v.CapSet {
-		a = append(a, "-cap", strconv.Itoa(v.Cap))
-	}
-	if v.QueueTimeoutSet {
-		a = append(a, "-queue-timeout", v.QueueTimeout.String())
-	}
-	if v.Workers > 0 {
-		a = append(a, "-workers", strconv.Itoa(v.Workers))
-	}
-	if v.Exec != "" {
-		a = append(a, "-exec", v.Exec)
-	}
-	if v.Limit != "" {
-		a = append(a, "-limit", v.Limit)
-	}
-	if v.IODelay > 0 {
-		a = append(a, "-io-delay", v.IODelay.String())
-		if v.IODelayDist != "" {
-			a = append(a, "-io-delay-dist", v.IODelayDist)
-		}
-	}
-	if v.IOConcurrency > 0 {
-		a = append(a, "-io-concurrency", strconv.Itoa(v.IOConcurrency))
-	}
-	return a
+	return setOnly(
+		option{v.Pool != Default, []string{"-pool", v.Pool}},
+		option{v.Policy != "", []string{"-overflow", v.Policy}},
+		option{v.CapSet, []string{"-cap", strconv.Itoa(v.Cap)}},
+		option{v.QueueTimeoutSet, []string{"-queue-timeout", v.QueueTimeout.String()}},
+		option{v.Workers > 0, []string{"-workers", strconv.Itoa(v.Workers)}},
+		option{v.Exec != "", []string{"-exec", v.Exec}},
+		option{v.Limit != "", []string{"-limit", v.Limit}},
+		option{v.IODelay > 0, []string{"-io-delay", v.IODelay.String()}},
+		option{v.IODelay > 0 && v.IODelayDist != "", []string{"-io-delay-dist", v.IODelayDist}},
+		option{v.IOConcurrency > 0, []string{"-io-concurrency", strconv.Itoa(v.IOConcurrency)}},
+	)
 }
 
 // IsBaseline tells whether v is the direct pool every ratio refers to.

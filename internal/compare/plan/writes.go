@@ -171,15 +171,8 @@ func (o *Options) validateWrites() error {
 	}
 	w := *o
 	w.applyWritesDefaults()
-	for _, x := range []struct {
-		flag  string
-		given bool
-	}{
-		{"-policies", o.Policies != nil}, {"-execs", o.Execs != nil}, {"-limits", o.Limits != nil}, {"-queue-timeouts", o.QueueTimeouts != nil},
-	} {
-		if x.given {
-			return fmt.Errorf("%s: the writes preset runs direct, kvserver's default and the pools of -pools at their defaults; leave %s out", x.flag, x.flag)
-		}
+	if flag := o.variantFlag(); flag != "" {
+		return fmt.Errorf("%s: the writes preset runs direct, kvserver's default and the pools of -pools at their defaults; leave %s out", flag, flag)
 	}
 	switch {
 	case o.Workload != "" && o.Workload != "get":

@@ -26,7 +26,7 @@ func (c *Comparison) upgrade(raw []byte) error {
 		return fmt.Errorf("written by a newer loadtest (schema version %d, this one reads up to %d): render it with that loadtest", c.Version, Version)
 	}
 	if c.Version < 4 {
-		if err := c.upgradeCPUUse(raw); err != nil {
+		if err := c.upgradeFrom3(raw); err != nil {
 			return err
 		}
 	}
@@ -45,11 +45,6 @@ func (c *Comparison) upgrade(raw []byte) error {
 	}
 	if c.Version < 3 {
 		c.upgradeMetaSizes()
-	}
-	if c.Version < 4 {
-		if err := c.upgradeSteps(raw); err != nil {
-			return err
-		}
 	}
 	c.Version = Version
 	return nil
@@ -136,19 +131,20 @@ func (c *Comparison) restateMetaLoaderChecks() {
 	if length <= 0 {
 		return
 	}
-	seen := map[[2]string]int{}
+	runs := map[[2]string][]*MetaRun{} // by model and variant, in order
+	for _, r := range m.Runs {
+		k := [2]string{r.Model, r.Variant}
+		runs[k] = append(runs[k], r)
+	}
 	for i := range c.Loader {
 		l := &c.Loader[i]
 		model, ok := strings.CutPrefix(l.Step, MetaStepPrefix)
-		if !ok || l.Scheduled {
-			continue
-		}
 		key := [2]string{model, l.Variant}
-		run := m.nthRun(model, l.Variant, seen[key])
-		seen[key]++
-		if run == nil {
+		if !ok || l.Scheduled || len(runs[key]) == 0 {
 			continue
 		}
+		run := runs[key][0]
+		runs[key] = runs[key][1:]
 		issued, _ := IssuedOnSchedule(run.Totals.FirstTries, run.Totals.Throttled, int64(math.Round(planned)))
 		l.Asked, l.SendRate, l.Scheduled = planned/length, float64(issued)/length, true
 		l.KeptUp = float64(issued) >= 0.99*planned
@@ -175,19 +171,6 @@ func (c *Comparison) upgradeMetaSizes() {
 	for _, r := range m.Runs {
 		r.Slots = size.Slots
 	}
-}
-
-// nthRun is m's n-th run (from 0) of model and variant, nil if none.
-func (m *Metastable) nthRun(model, variant string, n int) *MetaRun {
-	for _, r := range m.Runs {
-		if r.Model == model && r.Variant == variant {
-			if n == 0 {
-				return r
-			}
-			n--
-		}
-	}
-	return nil
 }
 
 // restateBacklogs judges a version-0 comparison's fixed-rate steps and
@@ -247,31 +230,6 @@ func (v *VariantResult) lastValidation(step string) *CurvePoint {
 	return nil
 }
 
-// upgradeSteps moves the step plans that a file of version 3 or earlier
-// kept in its plan (Plan.Steps, one per workload that got that far, named
-// by its workload) to their workloads' results.
-func (c *Comparison) upgradeSteps(raw []byte) error {
-	var old struct {
-		Plan *struct {
-			Steps []*struct {
-				Workload string
-				plan.Steps
-			}
-		}
-	}
-	if err := json.Unmarshal(raw, &old); err != nil || old.Plan == nil {
-		return err
-	}
-	for _, s := range old.Plan.Steps {
-		for _, w := range c.Workloads {
-			if w.Workload == s.Workload {
-				w.Steps = &s.Steps
-			}
-		}
-	}
-	return nil
-}
-
 // flatCPU is each side's CPU use as versions 3 and earlier spelled it,
 // flat beside a step's own figures.
 type flatCPU struct {
@@ -283,11 +241,20 @@ func (f flatCPU) set(loader, server *cpuset.Use) {
 	*loader, *server = cpuset.Use{Share: f.LoaderShare, CPUs: f.LoaderCPUs}, cpuset.Use{Share: f.ServerShare, CPUs: f.ServerCPUs}
 }
 
-// upgradeCPUUse reads each side's CPU use from raw, a file of version 3
-// or earlier, where it kept them: in the searches' steps, the closed and
-// paired rounds and the loader's checks.
-func (c *Comparison) upgradeCPUUse(raw []byte) error {
+// upgradeFrom3 reads from raw, a file of version 3 or earlier, what it
+// kept where later ones do not: each side's CPU use, flat in the
+// searches' steps, the closed and paired rounds and the loader's checks;
+// and the step plans, in its plan (Plan.Steps, one per workload that got
+// that far, named by its workload), which move to their workloads'
+// results.
+func (c *Comparison) upgradeFrom3(raw []byte) error {
 	var old struct {
+		Plan struct {
+			Steps []*struct {
+				Workload string
+				plan.Steps
+			}
+		}
 		Workloads []struct {
 			Variants []struct {
 				Sat    []struct{ Curve []flatCPU }
@@ -319,6 +286,11 @@ func (c *Comparison) upgradeCPUUse(raw []byte) error {
 			if v.Paired != nil {
 				rounds(v.Paired.Base, o.Paired.Base)
 				rounds(v.Paired.Variant, o.Paired.Variant)
+			}
+		}
+		for _, st := range old.Plan.Steps {
+			if st.Workload == w.Workload {
+				w.Steps = &st.Steps
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -117,22 +118,11 @@ func SeriesKey(name string, labels map[string]string) string {
 	if len(labels) == 0 {
 		return name
 	}
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
+	var pairs []string
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		pairs = append(pairs, k+`="`+labels[k]+`"`)
 	}
-	slices.Sort(keys)
-	var b strings.Builder
-	b.WriteString(name)
-	b.WriteByte('{')
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(k + `="` + labels[k] + `"`)
-	}
-	b.WriteByte('}')
-	return b.String()
+	return name + "{" + strings.Join(pairs, ",") + "}"
 }
 
 // SeriesOf splits a SeriesKey into its family's name and its labels'
