@@ -378,23 +378,15 @@ func concatResults(runs []run, path string) error {
 	if !hasResults(runs) {
 		return nil
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("cannot create %s: %w", path, err)
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	enc := vegeta.NewEncoder(w)
-	for _, r := range runs {
-		if err := copyResults(enc, filepath.Join(r.dir, record.ResultsFile), filepath.Base(filepath.Clean(r.dir))); err != nil {
-			f.Close()
-			return err
+	return record.WriteFile(path, func(w *bufio.Writer) error {
+		enc := vegeta.NewEncoder(w)
+		for _, r := range runs {
+			if err := copyResults(enc, filepath.Join(r.dir, record.ResultsFile), filepath.Base(filepath.Clean(r.dir))); err != nil {
+				return err
+			}
 		}
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	return f.Close()
+		return nil
+	})
 }
 
 func copyResults(enc vegeta.Encoder, path, label string) error {

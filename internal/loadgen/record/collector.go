@@ -467,13 +467,8 @@ func (c *Collector) Finish(res *Result) {
 		close(c.stop)
 		<-c.done
 	}
-	for drained := false; !drained; {
-		select {
-		case ch := <-c.full:
-			c.take(ch)
-		default:
-			drained = true
-		}
+	for len(c.full) > 0 { // no recorder sends any more
+		c.take(<-c.full)
 	}
 	c.swapAll()
 	if c.all.sent > 0 {
