@@ -81,9 +81,9 @@ type Collector struct {
 	// sends; perOp: more than one, so that each gets figures of its own
 	// (a run of one operation keeps none: its figures are the run's).
 	// opsSeen has bit op set for every operation recorded.
-	opsInMix [numOps]bool
+	opsInMix opSet
 	perOp    bool
-	opsSeen  uint8
+	opsSeen  opSet
 	ops      [numOps]tally
 	opLogs   [numOps]*IntervalLog // corrected, per operation (perOp)
 }
@@ -183,9 +183,8 @@ func NewCollector(cfg *config.Config) *Collector {
 	if !cfg.Client.IsZero() {
 		c.clients = &clientStats{interval: int64(iv)}
 	}
-	var n int
-	c.opsInMix, n = mixOps(cfg.Workload)
-	c.perOp = n > 1
+	c.opsInMix = mixOps(cfg.Workload)
+	c.perOp = c.opsInMix.len() > 1
 	return c
 }
 

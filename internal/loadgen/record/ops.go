@@ -1,6 +1,8 @@
 package record
 
 import (
+	"iter"
+	"math/bits"
 	"path/filepath"
 	"strings"
 	"time"
@@ -29,19 +31,36 @@ func OpLogFile(op api.Method) string {
 	return strings.TrimSuffix(CorrectedLogFile, filepath.Ext(CorrectedLogFile)) + "-" + OpName(op) + filepath.Ext(CorrectedLogFile)
 }
 
-// mixOps says which operations mix sends (a sequential load: PUTs only).
-func mixOps(w workload.Workload) (ops [numOps]bool, n int) {
-	if w.Sequential {
-		ops[api.Put] = true
-		return ops, 1
-	}
-	for i, share := range []float64{w.Mix.Get, w.Mix.Put, w.Mix.Delete} {
-		if share > 0 {
-			ops[i] = true
-			n++
+// opSet is a set of operations: bit op for each.
+type opSet uint8
+
+func (s opSet) has(op api.Method) bool { return op < numOps && s&(1<<op) != 0 }
+
+func (s opSet) len() int { return bits.OnesCount8(uint8(s)) }
+
+// all is s's operations in Ops' order.
+func (s opSet) all() iter.Seq[api.Method] {
+	return func(yield func(api.Method) bool) {
+		for _, op := range Ops {
+			if s.has(op) && !yield(op) {
+				return
+			}
 		}
 	}
-	return ops, n
+}
+
+// mixOps is the operations w sends (a sequential load: PUTs only).
+func mixOps(w workload.Workload) opSet {
+	if w.Sequential {
+		return 1 << api.Put
+	}
+	var s opSet
+	for op, share := range []float64{w.Mix.Get, w.Mix.Put, w.Mix.Delete} {
+		if share > 0 {
+			s |= 1 << op
+		}
+	}
+	return s
 }
 
 // OpResult is one operation's part of a run: the GETs, PUTs or DELETEs
@@ -172,9 +191,9 @@ func (t *ivTally) reset() {
 // the run's figures only, and opsSeen tells Finish to leave the
 // per-operation figures out rather than give ones that do not add up.
 func (c *Collector) recordOp(rc *Record, iv *interval, code int, corr int64) {
-	if op := int(rc.op); op < numOps && c.opsInMix[op] {
-		c.ops[op].add(rc, code, corr)
-		iv.ops[op].add(rc, code, corr)
+	if c.opsInMix.has(rc.op) {
+		c.ops[rc.op].add(rc, code, corr)
+		iv.ops[rc.op].add(rc, code, corr)
 	}
 }
 
@@ -182,10 +201,7 @@ func (c *Collector) recordOp(rc *Record, iv *interval, code int, corr int64) {
 // each operation's histogram to its interval log.
 func (c *Collector) emitOps(iv *interval, startNs, lengthNs int64, secs float64) map[string]OpInterval {
 	out := make(map[string]OpInterval, numOps)
-	for op := range numOps {
-		if !c.opsInMix[op] {
-			continue
-		}
+	for op := range c.opsInMix.all() {
 		o := &iv.ops[op]
 		p := OpInterval{Responses: o.n, Rate: float64(o.n) / secs, Errors: o.errors, Shed: o.shed}
 		if o.corrected == nil {
@@ -194,7 +210,7 @@ func (c *Collector) emitOps(iv *interval, startNs, lengthNs int64, secs float64)
 		if o.n > 0 {
 			p.P99Us = float64(o.corrected.ValueAtQuantile(99)) / 1e3
 		}
-		out[OpName(api.Method(op))] = p
+		out[OpName(op)] = p
 		c.writeLog(c.opLogs[op], o.corrected, startNs, lengthNs)
 	}
 	return out
@@ -202,23 +218,9 @@ func (c *Collector) emitOps(iv *interval, startNs, lengthNs int64, secs float64)
 
 // openOpLogs creates the per-operation interval logs of a run of several.
 func (c *Collector) openOpLogs() {
-	for op := range numOps {
-		if !c.opsInMix[op] {
-			continue
-		}
-		c.opLogs[op] = c.createLog(OpLogFile(api.Method(op)), "corrected "+api.Method(op).String())
+	for op := range c.opsInMix.all() {
+		c.opLogs[op] = c.createLog(OpLogFile(op), "corrected "+op.String())
 	}
-}
-
-// mixMask is opsSeen's bits of the operations the mix sends.
-func (c *Collector) mixMask() uint8 {
-	var m uint8
-	for op, in := range c.opsInMix {
-		if in {
-			m |= 1 << op
-		}
-	}
-	return m
 }
 
 // opResults is the run's Ops: per operation of a run of several, or, for
@@ -226,17 +228,17 @@ func (c *Collector) mixMask() uint8 {
 // run that sent nothing has none, nor one that sent an operation its mix
 // does not (opsSeen).
 func (c *Collector) opResults(all OpResult) []OpResult {
-	if all.Sent == 0 || c.opsSeen&^c.mixMask() != 0 {
+	if all.Sent == 0 || c.opsSeen&^c.opsInMix != 0 {
 		return nil
 	}
 	var out []OpResult
-	for op := range numOps {
+	for op := range c.opsInMix.all() {
 		switch {
-		case !c.perOp && c.opsInMix[op]:
-			all.Op = api.Method(op)
+		case !c.perOp:
+			all.Op = op
 			return []OpResult{all}
-		case c.perOp && c.ops[op].sent > 0:
-			out = append(out, c.ops[op].result(api.Method(op), &c.errors))
+		case c.ops[op].sent > 0:
+			out = append(out, c.ops[op].result(op, &c.errors))
 		}
 	}
 	return out
@@ -250,7 +252,7 @@ func (c *Collector) fillOps(series []Interval) {
 	if !c.perOp {
 		return
 	}
-	stray := c.opsSeen&^c.mixMask() != 0
+	stray := c.opsSeen&^c.opsInMix != 0
 	for i := range series {
 		p := &series[i]
 		switch {
@@ -258,10 +260,8 @@ func (c *Collector) fillOps(series []Interval) {
 			p.Ops = nil
 		case p.Ops == nil:
 			p.Ops = make(map[string]OpInterval, numOps)
-			for op, in := range c.opsInMix {
-				if in {
-					p.Ops[OpName(api.Method(op))] = OpInterval{}
-				}
+			for op := range c.opsInMix.all() {
+				p.Ops[OpName(op)] = OpInterval{}
 			}
 		}
 	}
@@ -280,15 +280,13 @@ func OpNamed(name string) (api.Method, bool) {
 // OpLogFiles are the per-operation interval logs a run of w streams
 // (OpLogFile): one per operation of a mix; none for one operation.
 func OpLogFiles(w workload.Workload) []string {
-	ops, n := mixOps(w)
-	if n < 2 {
+	ops := mixOps(w)
+	if ops.len() < 2 {
 		return nil
 	}
 	var out []string
-	for op, in := range ops {
-		if in {
-			out = append(out, OpLogFile(api.Method(op)))
-		}
+	for op := range ops.all() {
+		out = append(out, OpLogFile(op))
 	}
 	return out
 }
