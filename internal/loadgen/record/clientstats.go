@@ -129,12 +129,7 @@ func (t *ClientTotals) Add(o ClientTotals) {
 }
 
 // Amplification is the attempts sent per first try (1: no retries).
-func (t ClientTotals) Amplification() float64 {
-	if t.FirstTries == 0 {
-		return 0
-	}
-	return float64(t.FirstTries+t.Retries) / float64(t.FirstTries)
-}
+func (t ClientTotals) Amplification() float64 { return ratio(t.FirstTries+t.Retries, t.FirstTries) }
 
 // usefulP99 is the p99 of every useful answer's latency from its send,
 // over the whole run (0: none): the intervals' histograms merged.

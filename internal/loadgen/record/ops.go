@@ -80,12 +80,7 @@ type OpResult struct {
 func (o *OpResult) Shed() int64 { return o.Codes[503] }
 
 // ErrorRate is the share of o's requests that failed.
-func (o *OpResult) ErrorRate() float64 {
-	if o.Sent == 0 {
-		return 0
-	}
-	return float64(o.ErrorCount) / float64(o.Sent)
-}
+func (o *OpResult) ErrorRate() float64 { return ratio(o.ErrorCount, o.Sent) }
 
 // Op is r's figures of op (nil: the run sent none).
 func (r *Result) Op(op api.Method) *OpResult {
