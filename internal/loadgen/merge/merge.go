@@ -146,15 +146,15 @@ func compatible(runs []run) error {
 			return diff("-rate", a.sum.AskedRate, b.sum.AskedRate)
 		}
 		aStart, bStart := a.sum.StartedAt, b.sum.StartedAt
-		aEnd := aStart.Add(seconds(a.sum.DurationS))
-		bEnd := bStart.Add(seconds(b.sum.DurationS))
+		aEnd := aStart.Add(report.Seconds(a.sum.DurationS))
+		bEnd := bStart.Add(report.Seconds(b.sum.DurationS))
 		overlap := aStart.Before(bEnd) && bStart.Before(aEnd)
 		switch {
 		case !overlap:
 			return fmt.Errorf("cannot merge: %s (%s to %s) and %s (%s to %s) did not run at the same time",
 				a.dir, aStart.Format(time.TimeOnly), aEnd.Format(time.TimeOnly), b.dir, bStart.Format(time.TimeOnly), bEnd.Format(time.TimeOnly))
 		case a.sum.DurationS != b.sum.DurationS:
-			return diff("-duration", seconds(a.sum.DurationS), seconds(b.sum.DurationS))
+			return diff("-duration", report.Seconds(a.sum.DurationS), report.Seconds(b.sum.DurationS))
 		}
 	}
 	return nil
@@ -213,8 +213,6 @@ func timeText(t *time.Time) string {
 	}
 	return t.UTC().Format(time.RFC3339Nano)
 }
-
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // combine is the runs' Results merged (record.Merge), each read from its
 // summary.json (report.ResultOf), and whether and why a run was unpinned.
@@ -378,23 +376,15 @@ func concatResults(runs []run, path string) error {
 	if !hasResults(runs) {
 		return nil
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("cannot create %s: %w", path, err)
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	enc := vegeta.NewEncoder(w)
-	for _, r := range runs {
-		if err := copyResults(enc, filepath.Join(r.dir, record.ResultsFile), filepath.Base(filepath.Clean(r.dir))); err != nil {
-			f.Close()
-			return err
+	return record.WriteFile(path, func(w *bufio.Writer) error {
+		enc := vegeta.NewEncoder(w)
+		for _, r := range runs {
+			if err := copyResults(enc, filepath.Join(r.dir, record.ResultsFile), filepath.Base(filepath.Clean(r.dir))); err != nil {
+				return err
+			}
 		}
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	return f.Close()
+		return nil
+	})
 }
 
 func copyResults(enc vegeta.Encoder, path, label string) error {

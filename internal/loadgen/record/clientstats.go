@@ -129,32 +129,18 @@ func (t *ClientTotals) Add(o ClientTotals) {
 }
 
 // Amplification is the attempts sent per first try (1: no retries).
-func (t ClientTotals) Amplification() float64 {
-	if t.FirstTries == 0 {
-		return 0
-	}
-	return float64(t.FirstTries+t.Retries) / float64(t.FirstTries)
-}
+func (t ClientTotals) Amplification() float64 { return ratio(t.FirstTries+t.Retries, t.FirstTries) }
 
 // usefulP99 is the p99 of every useful answer's latency from its send,
 // over the whole run (0: none): the intervals' histograms merged.
 func (s *clientStats) usefulP99() time.Duration {
-	var all *hdrhistogram.Histogram
+	all := NewIntervalHistogram()
 	for i := range s.ivs {
-		h := s.ivs[i].usefulLat
-		switch {
-		case h == nil:
-		case all == nil:
-			all = NewIntervalHistogram()
-			fallthrough
-		default:
+		if h := s.ivs[i].usefulLat; h != nil {
 			all.Merge(h)
 		}
 	}
-	if all == nil {
-		return 0
-	}
-	return time.Duration(all.ValueAtQuantile(99))
+	return time.Duration(all.ValueAtQuantile(99)) // 0 where empty
 }
 
 func (s *clientStats) totals() ClientTotals {

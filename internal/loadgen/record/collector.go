@@ -60,40 +60,39 @@ type Collector struct {
 	start time.Time     // wall clock of the run's start, to a few µs
 
 	// Owned by the goroutine while it runs, by finish afterwards.
-	uncorrected, corrected, sendLag *hdrhistogram.Histogram // µs
-	codes                           [maxCode]int64
-	sent, late                      int64
-	connWaits, ownLate              int64
-	lastSent, lastEnd               int64
-	bytesIn, bytesOut               int64
-	errCounts                       []int64 // by error index
-	open                            []*interval
-	next                            int64 // index of the first interval not yet closed
-	spare                           []*interval
-	series                          []Interval
-	logs                            [2]*IntervalLog // corrected, uncorrected
-	sends                           sendSeries
-	spool                           *spoolWriter
-	records                         []Record
-	err                             error        // the first file error
-	clients                         *clientStats // nil without a client model
+	all                tally
+	sendLag            *hdrhistogram.Histogram // µs
+	late               int64
+	connWaits, ownLate int64
+	lastSent, lastEnd  int64
+	bytesIn, bytesOut  int64
+	open               []*interval
+	next               int64 // index of the first interval not yet closed
+	spare              []*interval
+	series             []Interval
+	logs               [2]*IntervalLog // corrected, uncorrected
+	sends              sendSeries
+	spool              *spoolWriter
+	records            []Record
+	err                error        // the first file error
+	clients            *clientStats // nil without a client model
 
 	// Per operation (ops.go). opsInMix are the operations the workload
 	// sends; perOp: more than one, so that each gets figures of its own
 	// (a run of one operation keeps none: its figures are the run's).
 	// opsSeen has bit op set for every operation recorded.
-	opsInMix [numOps]bool
+	opsInMix opSet
 	perOp    bool
-	opsSeen  uint8
-	ops      [numOps]opStats
+	opsSeen  opSet
+	ops      [numOps]tally
 	opLogs   [numOps]*IntervalLog // corrected, per operation (perOp)
 }
 
 // interval gathers the responses that ended within one -interval.
 type interval struct {
-	corrected, uncorrected *hdrhistogram.Histogram // ns
-	n, errors, shed        int64
-	ops                    [numOps]opInterval // Collector.perOp
+	ivTally
+	uncorrected *hdrhistogram.Histogram // ns
+	ops         [numOps]ivTally         // Collector.perOp
 }
 
 // Interval is one -interval of a run: what summary.json's series and the
@@ -178,15 +177,14 @@ func NewCollector(cfg *config.Config) *Collector {
 		interval: int64(iv), out: cfg.Out, results: cfg.Out != "" && cfg.KeepResults, inMemory: cfg.KeepRecords,
 		full: make(chan *chunk, chunksInFlight), free: make(chan *chunk, chunksInFlight),
 		stop: make(chan struct{}), done: make(chan struct{}),
-		uncorrected: latency.New(), corrected: latency.New(), sendLag: latency.New(),
+		all: tally{uncorrected: latency.New(), corrected: latency.New()}, sendLag: latency.New(),
 		sends: sendSeries{interval: int64(iv), grace: lagGrace(cfg.Timeout, iv)},
 	}
 	if !cfg.Client.IsZero() {
 		c.clients = &clientStats{interval: int64(iv)}
 	}
-	var n int
-	c.opsInMix, n = mixOps(cfg.Workload)
-	c.perOp = n > 1
+	c.opsInMix = mixOps(cfg.Workload)
+	c.perOp = c.opsInMix.len() > 1
 	return c
 }
 
@@ -259,14 +257,7 @@ func (c *Collector) openFiles() {
 		c.fail(fmt.Errorf("cannot create output directory: %w", err))
 		return
 	}
-	for i, name := range []string{CorrectedLogFile, UncorrectedLogFile} {
-		l, err := CreateIntervalLog(filepath.Join(c.out, name), c.start, []string{"corrected", "uncorrected"}[i])
-		if err != nil {
-			c.fail(err)
-			continue
-		}
-		c.logs[i] = l
-	}
+	c.logs = [2]*IntervalLog{c.createLog(CorrectedLogFile, "corrected"), c.createLog(UncorrectedLogFile, "uncorrected")}
 	if c.perOp {
 		c.openOpLogs()
 	}
@@ -280,9 +271,26 @@ func (c *Collector) openFiles() {
 	}
 }
 
+// fail keeps err (nil: none) unless an error came before.
 func (c *Collector) fail(err error) {
 	if c.err == nil {
 		c.err = err
+	}
+}
+
+// createLog creates the interval log name in the run's folder; what names
+// its latency. Nil where it could not (fail keeps why).
+func (c *Collector) createLog(name, what string) *IntervalLog {
+	l, err := CreateIntervalLog(filepath.Join(c.out, name), c.start, what)
+	c.fail(err)
+	return l
+}
+
+// writeLog appends h as the interval [startNs, startNs+lengthNs) to l,
+// unless l is nil (it could not be created).
+func (c *Collector) writeLog(l *IntervalLog, h *hdrhistogram.Histogram, startNs, lengthNs int64) {
+	if l != nil {
+		c.fail(l.Write(h, c.start, startNs, lengthNs))
 	}
 }
 
@@ -342,10 +350,12 @@ func (c *Collector) record(rc *Record) {
 	}
 	end := rc.End()
 	lag := rc.Sent - rc.Intended
-	latency.Record(c.uncorrected, time.Duration(rc.Latency))
-	latency.Record(c.corrected, time.Duration(end-rc.Intended))
+	code := int(rc.Code)
+	if code >= maxCode {
+		code = 0
+	}
+	c.all.add(rc, code, end-rc.Intended)
 	latency.Record(c.sendLag, time.Duration(lag))
-	c.sent++
 	if lag > int64(LateThreshold) {
 		c.late++
 		if !connWait {
@@ -357,27 +367,12 @@ func (c *Collector) record(rc *Record) {
 	}
 	c.lastSent = max(c.lastSent, rc.Sent)
 	c.lastEnd = max(c.lastEnd, end)
-	code := int(rc.Code)
-	if code >= maxCode {
-		code = 0
-	}
-	c.codes[code]++
 	c.bytesIn += int64(rc.bytesIn)
 	c.bytesOut += int64(rc.bytesOut)
 	c.sends.record(rc.Sent, end, lag, connWait)
 	iv := c.intervalFor(end)
-	_ = iv.corrected.RecordValue(clampNs(end - rc.Intended))
+	iv.add(rc, code, end-rc.Intended)
 	_ = iv.uncorrected.RecordValue(clampNs(rc.Latency))
-	iv.n++
-	if code == 503 {
-		iv.shed++
-	}
-	if rc.errIdx != 0 {
-		i := int(rc.errIdx - 1)
-		c.errCounts = grow(c.errCounts, int64(i))
-		c.errCounts[i]++
-		iv.errors++
-	}
 	c.opsSeen |= 1 << rc.op
 	if c.perOp {
 		c.recordOp(rc, iv, code, end-rc.Intended)
@@ -410,7 +405,7 @@ func (c *Collector) newInterval() *interval {
 		c.spare = c.spare[:n-1]
 		return iv
 	}
-	return &interval{corrected: NewIntervalHistogram(), uncorrected: NewIntervalHistogram()}
+	return &interval{ivTally: ivTally{corrected: NewIntervalHistogram()}, uncorrected: NewIntervalHistogram()}
 }
 
 // closeThrough closes every interval up to index k: writes it to the logs
@@ -433,9 +428,8 @@ func (c *Collector) closeThrough(k int64) {
 			length = min(max(c.lastEnd-startNs, 1), c.interval)
 		}
 		c.emit(iv, startNs, length)
-		iv.corrected.Reset()
+		iv.reset()
 		iv.uncorrected.Reset()
-		iv.n, iv.errors, iv.shed = 0, 0, 0
 		for op := range iv.ops {
 			iv.ops[op].reset()
 		}
@@ -460,14 +454,8 @@ func (c *Collector) emit(iv *interval, startNs, lengthNs int64) {
 	if c.perOp {
 		c.series[len(c.series)-1].Ops = c.emitOps(iv, startNs, lengthNs, secs)
 	}
-	for i, h := range []*hdrhistogram.Histogram{iv.corrected, iv.uncorrected} {
-		if c.logs[i] == nil {
-			continue
-		}
-		if err := c.logs[i].Write(h, c.start, startNs, lengthNs); err != nil {
-			c.fail(err)
-		}
-	}
+	c.writeLog(c.logs[0], iv.corrected, startNs, lengthNs)
+	c.writeLog(c.logs[1], iv.uncorrected, startNs, lengthNs)
 }
 
 // Finish, once every recorder's goroutine has exited, stops the
@@ -478,42 +466,24 @@ func (c *Collector) Finish(res *Result) {
 		close(c.stop)
 		<-c.done
 	}
-	for drained := false; !drained; {
-		select {
-		case ch := <-c.full:
-			c.take(ch)
-		default:
-			drained = true
-		}
+	for len(c.full) > 0 { // no recorder sends any more
+		c.take(<-c.full)
 	}
 	c.swapAll()
-	if c.sent > 0 {
+	if c.all.sent > 0 {
 		c.closeThrough(finalInterval)
 	}
 	for _, l := range append(c.logs[:], c.opLogs[:]...) {
 		if l != nil {
-			if err := l.Close(); err != nil {
-				c.fail(err)
-			}
+			c.fail(l.Close())
 		}
 	}
 
-	res.Uncorrected, res.Corrected, res.SendLag = c.uncorrected, c.corrected, c.sendLag
-	res.Codes = map[int]int64{}
-	for code, n := range c.codes {
-		if n > 0 {
-			res.Codes[code] = n
-		}
-	}
-	res.Errors = map[string]int64{}
-	for i, n := range c.errCounts {
-		if n > 0 {
-			res.Errors[c.errors.message(uint16(i))] += n
-			res.ErrorCount += n
-		}
-	}
-	res.Sent, res.Late = c.sent, c.late
-	res.Ops = c.opResults(res)
+	all := c.all.result(0, &c.errors)
+	res.Uncorrected, res.Corrected, res.SendLag = all.Uncorrected, all.Corrected, c.sendLag
+	res.Codes, res.Errors, res.ErrorCount = all.Codes, all.Errors, all.ErrorCount
+	res.Sent, res.Late = all.Sent, c.late
+	res.Ops = c.opResults(all)
 	res.ConnWaits, res.OwnLate = c.connWaits, c.ownLate
 	res.BytesIn, res.BytesOut = c.bytesIn, c.bytesOut
 	res.SendSpan, res.Elapsed = time.Duration(c.lastSent), time.Duration(c.lastEnd)

@@ -1,6 +1,8 @@
 package record
 
 import (
+	"iter"
+	"math/bits"
 	"path/filepath"
 	"strings"
 	"time"
@@ -29,19 +31,36 @@ func OpLogFile(op api.Method) string {
 	return strings.TrimSuffix(CorrectedLogFile, filepath.Ext(CorrectedLogFile)) + "-" + OpName(op) + filepath.Ext(CorrectedLogFile)
 }
 
-// mixOps says which operations mix sends (a sequential load: PUTs only).
-func mixOps(w workload.Workload) (ops [numOps]bool, n int) {
-	if w.Sequential {
-		ops[api.Put] = true
-		return ops, 1
-	}
-	for i, share := range []float64{w.Mix.Get, w.Mix.Put, w.Mix.Delete} {
-		if share > 0 {
-			ops[i] = true
-			n++
+// opSet is a set of operations: bit op for each.
+type opSet uint8
+
+func (s opSet) has(op api.Method) bool { return op < numOps && s&(1<<op) != 0 }
+
+func (s opSet) len() int { return bits.OnesCount8(uint8(s)) }
+
+// all is s's operations in Ops' order.
+func (s opSet) all() iter.Seq[api.Method] {
+	return func(yield func(api.Method) bool) {
+		for _, op := range Ops {
+			if s.has(op) && !yield(op) {
+				return
+			}
 		}
 	}
-	return ops, n
+}
+
+// mixOps is the operations w sends (a sequential load: PUTs only).
+func mixOps(w workload.Workload) opSet {
+	if w.Sequential {
+		return 1 << api.Put
+	}
+	var s opSet
+	for op, share := range []float64{w.Mix.Get, w.Mix.Put, w.Mix.Delete} {
+		if share > 0 {
+			s |= 1 << op
+		}
+	}
+	return s
 }
 
 // OpResult is one operation's part of a run: the GETs, PUTs or DELETEs
@@ -61,12 +80,7 @@ type OpResult struct {
 func (o *OpResult) Shed() int64 { return o.Codes[503] }
 
 // ErrorRate is the share of o's requests that failed.
-func (o *OpResult) ErrorRate() float64 {
-	if o.Sent == 0 {
-		return 0
-	}
-	return float64(o.ErrorCount) / float64(o.Sent)
-}
+func (o *OpResult) ErrorRate() float64 { return ratio(o.ErrorCount, o.Sent) }
 
 // Op is r's figures of op (nil: the run sent none).
 func (r *Result) Op(op api.Method) *OpResult {
@@ -89,29 +103,81 @@ type OpInterval struct {
 	P99Us     float64 `json:"p99_us"`
 }
 
-// opStats is what the collector keeps of one operation of a run of
-// several, besides the run's own figures: the same histograms and counts
-// restricted to that operation. The collector's goroutine owns it.
-type opStats struct {
-	uncorrected, corrected *hdrhistogram.Histogram // µs
+// tally is what the collector keeps of the whole run, and of each
+// operation of a run of several besides: the histograms and counts of
+// what was sent, restricted to that operation. The collector's goroutine
+// owns it.
+type tally struct {
+	uncorrected, corrected *hdrhistogram.Histogram // µs; made with the first record
 	codes                  [maxCode]int64
 	sent                   int64
 	errCounts              []int64 // by error index
 }
 
-// opInterval is one operation's part of an open interval; its histogram
-// (ns) is made with the interval's first response of that operation.
-type opInterval struct {
+// add counts rc, sent, with its status code (clamped) and its
+// end-to-intended latency corr (ns).
+func (t *tally) add(rc *Record, code int, corr int64) {
+	if t.corrected == nil {
+		t.uncorrected, t.corrected = latency.New(), latency.New()
+	}
+	latency.Record(t.uncorrected, time.Duration(rc.Latency))
+	latency.Record(t.corrected, time.Duration(corr))
+	t.sent++
+	t.codes[code]++
+	if rc.errIdx != 0 {
+		i := int64(rc.errIdx - 1)
+		t.errCounts = grow(t.errCounts, i)
+		t.errCounts[i]++
+	}
+}
+
+// result is t as op's figures, its errors named from errs.
+func (t *tally) result(op api.Method, errs *errorTable) OpResult {
+	o := OpResult{Op: op, Sent: t.sent, Uncorrected: t.uncorrected, Corrected: t.corrected, Codes: map[int]int64{}, Errors: map[string]int64{}}
+	for code, n := range t.codes {
+		if n > 0 {
+			o.Codes[code] = n
+		}
+	}
+	for i, n := range t.errCounts {
+		if n > 0 {
+			o.Errors[errs.message(uint16(i))] += n
+			o.ErrorCount += n
+		}
+	}
+	return o
+}
+
+// ivTally is what an open interval keeps of the responses that ended in
+// it, of the whole run or of one operation: how many, how many failed,
+// how many the server answered 503, and their corrected latency (ns;
+// the histogram made with the first one).
+type ivTally struct {
 	corrected       *hdrhistogram.Histogram
 	n, errors, shed int64
 }
 
-// reset empties o for the interval's reuse, keeping its histogram.
-func (o *opInterval) reset() {
-	if o.corrected != nil {
-		o.corrected.Reset()
+// add counts rc, as tally.add does.
+func (t *ivTally) add(rc *Record, code int, corr int64) {
+	if t.corrected == nil {
+		t.corrected = NewIntervalHistogram()
 	}
-	o.n, o.errors, o.shed = 0, 0, 0
+	_ = t.corrected.RecordValue(clampNs(corr))
+	t.n++
+	if rc.errIdx != 0 {
+		t.errors++
+	}
+	if code == 503 {
+		t.shed++
+	}
+}
+
+// reset empties t for the interval's reuse, keeping its histogram.
+func (t *ivTally) reset() {
+	if t.corrected != nil {
+		t.corrected.Reset()
+	}
+	t.n, t.errors, t.shed = 0, 0, 0
 }
 
 // recordOp adds rc (sent, with its end-to-intended latency corr, ns) to
@@ -120,32 +186,9 @@ func (o *opInterval) reset() {
 // the run's figures only, and opsSeen tells Finish to leave the
 // per-operation figures out rather than give ones that do not add up.
 func (c *Collector) recordOp(rc *Record, iv *interval, code int, corr int64) {
-	op := int(rc.op)
-	if op >= numOps || !c.opsInMix[op] {
-		return
-	}
-	s := &c.ops[op]
-	if s.corrected == nil {
-		s.uncorrected, s.corrected = latency.New(), latency.New()
-	}
-	latency.Record(s.uncorrected, time.Duration(rc.Latency))
-	latency.Record(s.corrected, time.Duration(corr))
-	s.sent++
-	s.codes[code]++
-	o := &iv.ops[op]
-	if o.corrected == nil {
-		o.corrected = NewIntervalHistogram()
-	}
-	_ = o.corrected.RecordValue(clampNs(corr))
-	o.n++
-	if rc.errIdx != 0 {
-		i := int64(rc.errIdx - 1)
-		s.errCounts = grow(s.errCounts, i)
-		s.errCounts[i]++
-		o.errors++
-	}
-	if code == 503 {
-		o.shed++
+	if c.opsInMix.has(rc.op) {
+		c.ops[rc.op].add(rc, code, corr)
+		iv.ops[rc.op].add(rc, code, corr)
 	}
 }
 
@@ -153,10 +196,7 @@ func (c *Collector) recordOp(rc *Record, iv *interval, code int, corr int64) {
 // each operation's histogram to its interval log.
 func (c *Collector) emitOps(iv *interval, startNs, lengthNs int64, secs float64) map[string]OpInterval {
 	out := make(map[string]OpInterval, numOps)
-	for op := range numOps {
-		if !c.opsInMix[op] {
-			continue
-		}
+	for op := range c.opsInMix.all() {
 		o := &iv.ops[op]
 		p := OpInterval{Responses: o.n, Rate: float64(o.n) / secs, Errors: o.errors, Shed: o.shed}
 		if o.corrected == nil {
@@ -165,80 +205,36 @@ func (c *Collector) emitOps(iv *interval, startNs, lengthNs int64, secs float64)
 		if o.n > 0 {
 			p.P99Us = float64(o.corrected.ValueAtQuantile(99)) / 1e3
 		}
-		out[OpName(api.Method(op))] = p
-		if l := c.opLogs[op]; l != nil {
-			if err := l.Write(o.corrected, c.start, startNs, lengthNs); err != nil {
-				c.fail(err)
-			}
-		}
+		out[OpName(op)] = p
+		c.writeLog(c.opLogs[op], o.corrected, startNs, lengthNs)
 	}
 	return out
 }
 
 // openOpLogs creates the per-operation interval logs of a run of several.
 func (c *Collector) openOpLogs() {
-	for op := range numOps {
-		if !c.opsInMix[op] {
-			continue
-		}
-		m := api.Method(op)
-		l, err := CreateIntervalLog(filepath.Join(c.out, OpLogFile(m)), c.start, "corrected "+m.String())
-		if err != nil {
-			c.fail(err)
-			continue
-		}
-		c.opLogs[op] = l
+	for op := range c.opsInMix.all() {
+		c.opLogs[op] = c.createLog(OpLogFile(op), "corrected "+op.String())
 	}
-}
-
-// mixMask is opsSeen's bits of the operations the mix sends.
-func (c *Collector) mixMask() uint8 {
-	var m uint8
-	for op, in := range c.opsInMix {
-		if in {
-			m |= 1 << op
-		}
-	}
-	return m
 }
 
 // opResults is the run's Ops: per operation of a run of several, or, for
-// a run of one operation, that one with the run's own figures (res's,
-// already filled). A run that sent nothing has none, nor one that sent
-// an operation its mix does not (opsSeen).
-func (c *Collector) opResults(res *Result) []OpResult {
-	if c.sent == 0 || c.opsSeen&^c.mixMask() != 0 {
-		return nil
-	}
-	if !c.perOp {
-		for op := range numOps {
-			if c.opsInMix[op] {
-				return []OpResult{{Op: api.Method(op), Sent: res.Sent, Uncorrected: res.Uncorrected, Corrected: res.Corrected,
-					Codes: res.Codes, Errors: res.Errors, ErrorCount: res.ErrorCount}}
-			}
-		}
+// a run of one operation, that one with the run's own figures (all). A
+// run that sent nothing has none, nor one that sent an operation its mix
+// does not (opsSeen).
+func (c *Collector) opResults(all OpResult) []OpResult {
+	if all.Sent == 0 || c.opsSeen&^c.opsInMix != 0 {
 		return nil
 	}
 	var out []OpResult
-	for op := range numOps {
-		s := &c.ops[op]
-		if s.sent == 0 {
-			continue
+	for op := range c.opsInMix.all() {
+		switch {
+		case !c.perOp:
+			all.Op = op
+			return []OpResult{all}
+		case c.ops[op].sent > 0:
+			out = append(out, c.ops[op].result(op, &c.errors))
 		}
-		o := OpResult{Op: api.Method(op), Sent: s.sent, Uncorrected: s.uncorrected, Corrected: s.corrected,
-			Codes: map[int]int64{}, Errors: map[string]int64{}}
-		for code, n := range s.codes {
-			if n > 0 {
-				o.Codes[code] = n
-			}
-		}
-		for i, n := range s.errCounts {
-			if n > 0 {
-				o.Errors[c.errors.message(uint16(i))] += n
-				o.ErrorCount += n
-			}
-		}
-		out = append(out, o)
 	}
 	return out
 }
@@ -251,7 +247,7 @@ func (c *Collector) fillOps(series []Interval) {
 	if !c.perOp {
 		return
 	}
-	stray := c.opsSeen&^c.mixMask() != 0
+	stray := c.opsSeen&^c.opsInMix != 0
 	for i := range series {
 		p := &series[i]
 		switch {
@@ -259,10 +255,8 @@ func (c *Collector) fillOps(series []Interval) {
 			p.Ops = nil
 		case p.Ops == nil:
 			p.Ops = make(map[string]OpInterval, numOps)
-			for op, in := range c.opsInMix {
-				if in {
-					p.Ops[OpName(api.Method(op))] = OpInterval{}
-				}
+			for op := range c.opsInMix.all() {
+				p.Ops[OpName(op)] = OpInterval{}
 			}
 		}
 	}
@@ -281,15 +275,13 @@ func OpNamed(name string) (api.Method, bool) {
 // OpLogFiles are the per-operation interval logs a run of w streams
 // (OpLogFile): one per operation of a mix; none for one operation.
 func OpLogFiles(w workload.Workload) []string {
-	ops, n := mixOps(w)
-	if n < 2 {
+	ops := mixOps(w)
+	if ops.len() < 2 {
 		return nil
 	}
 	var out []string
-	for op, in := range ops {
-		if in {
-			out = append(out, OpLogFile(api.Method(op)))
-		}
+	for op := range ops.all() {
+		out = append(out, OpLogFile(op))
 	}
 	return out
 }

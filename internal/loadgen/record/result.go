@@ -138,11 +138,14 @@ func PerSecond(n int64, d time.Duration) float64 {
 }
 
 // ErrorRate is the share of sent requests that failed.
-func (r *Result) ErrorRate() float64 {
-	if r.Sent == 0 {
+func (r *Result) ErrorRate() float64 { return ratio(r.ErrorCount, r.Sent) }
+
+// ratio is n over of; 0 where of is 0.
+func ratio(n, of int64) float64 {
+	if of == 0 {
 		return 0
 	}
-	return float64(r.ErrorCount) / float64(r.Sent)
+	return float64(n) / float64(of)
 }
 
 // LoaderUse is the loader's CPU use over the run: CPU over Elapsed ×

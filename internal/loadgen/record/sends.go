@@ -17,7 +17,7 @@ import (
 // count in connWaits, with the attempts that expired waiting for one; the
 // others' lag goes into a second histogram (OwnLagP99Us).
 //
-// The counts cost 24 bytes an interval and are kept for the whole run.
+// The counts cost 40 bytes an interval and are kept for the whole run.
 // The lag histograms are kept only while most responses of their
 // interval can still come: a request ends at most Config.Timeout after it
 // was sent (then it fails), so interval k's histogram closes once the
@@ -30,13 +30,24 @@ type sendSeries struct {
 	interval int64 // ns
 	grace    int64 // intervals a send interval's histogram stays open past its own
 
-	sent, ended []int64 // by interval index: sends, responses
-	connWaits   []int64 // by interval index: attempts that waited for a connection
-	lagP99      []float64
-	ownLagP99   []float64
-	open        []lagHists // lag of send intervals next, next+1, …
-	next        int64      // index of the first lag interval not closed
-	spare       []lagHists
+	ivs   []sendCounts // by interval index
+	open  []lagHists   // lag of send intervals next, next+1, …
+	next  int64        // index of the first lag interval not closed
+	spare []lagHists
+}
+
+// sendCounts is one interval's: the requests sent in it, the responses
+// that ended in it, the attempts that waited for a connection, and the
+// send lag's p99s (µs) once its histograms closed.
+type sendCounts struct {
+	sent, ended, connWaits int64
+	lagP99, ownLagP99      float64
+}
+
+// at is interval i's counts.
+func (s *sendSeries) at(i int64) *sendCounts {
+	s.ivs = grow(s.ivs, i)
+	return &s.ivs[i]
 }
 
 // lagHists is one send interval's lag histograms: of every send, and of
@@ -87,11 +98,8 @@ func extend(series []Interval, n int, secs float64) []Interval {
 // start), lag ns late; connWait: it waited for a connection.
 func (s *sendSeries) record(sent, end, lag int64, connWait bool) {
 	si := max(sent, 0) / s.interval
-	ei := max(end, 0) / s.interval
-	s.sent = grow(s.sent, si)
-	s.sent[si]++
-	s.ended = grow(s.ended, ei)
-	s.ended[ei]++
+	s.at(si).sent++
+	s.at(max(end, 0)/s.interval).ended++
 	h := s.lagFor(si)
 	us := min(max(lag/1000, lagMinUs), lagMaxUs)
 	_ = h.all.RecordValue(us)
@@ -105,9 +113,7 @@ func (s *sendSeries) record(sent, end, lag int64, connWait bool) {
 // waited counts an attempt that waited for a connection, in the interval
 // holding at (ns since the start): when it was sent, or expired unsent.
 func (s *sendSeries) waited(at int64) {
-	i := max(at, 0) / s.interval
-	s.connWaits = grow(s.connWaits, i)
-	s.connWaits[i]++
+	s.at(max(at, 0)/s.interval).connWaits++
 }
 
 // lagFor returns the open lag histograms of send interval i (the oldest
@@ -143,17 +149,15 @@ func (s *sendSeries) closeThrough(k int64) {
 		last = s.next + int64(len(s.open)) - 1
 	}
 	for s.next <= last {
-		all, own := 0.0, 0.0
+		iv := s.at(s.next)
 		if len(s.open) > 0 {
 			h := s.open[0]
 			s.open = s.open[1:]
-			all, own = p99(h.all), p99(h.own)
+			iv.lagP99, iv.ownLagP99 = p99(h.all), p99(h.own)
 			h.all.Reset()
 			h.own.Reset()
 			s.spare = append(s.spare, h)
 		}
-		s.lagP99 = append(s.lagP99, all)
-		s.ownLagP99 = append(s.ownLagP99, own)
 		s.next++
 	}
 }
@@ -164,24 +168,16 @@ func (s *sendSeries) closeThrough(k int64) {
 // Call it after closeThrough(finalInterval).
 func (s *sendSeries) fill(series []Interval, start time.Time, conns []time.Time) []Interval {
 	// Attempts may have expired unsent after the last response.
-	series = extend(series, len(s.connWaits), float64(s.interval)/1e9)
-	var sent, ended int64
+	series = extend(series, len(s.ivs), float64(s.interval)/1e9)
+	var inFlight int64
 	for i := range series {
 		p := &series[i]
-		if i < len(s.sent) {
-			sent += s.sent[i]
-			p.Sent = s.sent[i]
+		if i < len(s.ivs) {
+			c := &s.ivs[i]
+			inFlight += c.sent - c.ended
+			p.Sent, p.ConnWaits, p.SendLagP99Us, p.OwnLagP99Us = c.sent, c.connWaits, c.lagP99, c.ownLagP99
 		}
-		if i < len(s.ended) {
-			ended += s.ended[i]
-		}
-		if i < len(s.lagP99) {
-			p.SendLagP99Us, p.OwnLagP99Us = s.lagP99[i], s.ownLagP99[i]
-		}
-		if i < len(s.connWaits) {
-			p.ConnWaits = s.connWaits[i]
-		}
-		p.InFlight = sent - ended
+		p.InFlight = inFlight
 		end := start.Add(time.Duration(int64(i+1) * s.interval))
 		p.Conns = 0
 		for _, at := range conns {

@@ -70,10 +70,11 @@ func TestSendLagHistogramsCloseAfterTheTimeout(t *testing.T) {
 		assert.LessOrEqual(t, len(s.open), 6, "second %d", k)
 	}
 	s.closeThrough(finalInterval)
-	require.Len(t, s.lagP99, 100)
+	require.Equal(t, int64(100), s.next, "every one closed")
+	require.Len(t, s.ivs, 100)
 	assert.Empty(t, s.open)
-	for k, p99 := range s.lagP99 {
-		assert.InDelta(t, float64(max(k*1000, 1)), p99, float64(k*1000)*0.01+1, "second %d", k)
+	for k, iv := range s.ivs {
+		assert.InDelta(t, float64(max(k*1000, 1)), iv.lagP99, float64(k*1000)*0.01+1, "second %d", k)
 	}
 }
 

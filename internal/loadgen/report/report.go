@@ -5,12 +5,12 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -222,22 +222,9 @@ func ShardText(c *config.Config) string {
 
 // PrintErrors writes one line per kind of error, most frequent first.
 func PrintErrors(w io.Writer, errs map[string]int64) {
-	type errorCount struct {
-		msg string
-		n   int64
-	}
-	out := make([]errorCount, 0, len(errs))
-	for msg, n := range errs {
-		out = append(out, errorCount{msg, n})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].n != out[j].n {
-			return out[i].n > out[j].n
-		}
-		return out[i].msg < out[j].msg
-	})
-	for _, e := range out {
-		fmt.Fprintf(w, "  %8d  %s\n", e.n, e.msg)
+	byCount := func(a, b string) int { return cmp.Or(cmp.Compare(errs[b], errs[a]), strings.Compare(a, b)) }
+	for _, msg := range slices.SortedFunc(maps.Keys(errs), byCount) {
+		fmt.Fprintf(w, "  %8d  %s\n", errs[msg], msg)
 	}
 }
 

@@ -285,14 +285,14 @@ func ResultOf(s Summary) (*record.Result, error) {
 	c := config.Default()
 	c.Name, c.Target, c.Engine, c.Transport = s.Name, s.Target, s.Engine, s.Transport
 	c.Workload = workload.Workload{Mix: mix, Keys: s.Keys, Dist: s.Dist, ValueSize: s.ValueSize, ZipfS: c.Workload.ZipfS}
-	c.Duration, c.Interval, c.VegetaLatency = seconds(s.DurationS), seconds(s.IntervalS), s.VegetaLatency
+	c.Duration, c.Interval, c.VegetaLatency = Seconds(s.DurationS), Seconds(s.IntervalS), s.VegetaLatency
 	c.Rate, c.Conns, c.MaxConns = s.AskedRate, s.Conns, s.MaxConns
-	r := &record.Result{Config: c, Start: s.StartedAt, Elapsed: seconds(s.ElapsedS), SendSpan: seconds(s.SendSpanS),
+	r := &record.Result{Config: c, Start: s.StartedAt, Elapsed: Seconds(s.ElapsedS), SendSpan: Seconds(s.SendSpanS),
 		Planned: s.Planned, Sent: s.Sent, Late: s.Late, ConnWaits: s.ConnWaits, OwnLate: s.OwnLate, OwnLagKnown: s.OwnLagKnown,
 		ErrorCount: s.Errors, Errors: s.ErrorKinds, BytesIn: s.BytesIn, BytesOut: s.BytesOut,
 		ConnsStart: s.ConnsStart, ConnsPeak: s.ConnsPeak, ConnsUsed: s.ConnsUsed, Reconnects: s.Reconnects, InFlightPeak: s.InFlightPeak,
 		Loops: s.Loops, LoaderCPUs: s.LoaderCPUs, Pinned: s.Pinned, Unpinned: s.Unpinned,
-		CPU: record.CPUTime{User: seconds(s.LoaderCPUUserS), System: seconds(s.LoaderCPUSysS)}}
+		CPU: record.CPUTime{User: Seconds(s.LoaderCPUUserS), System: Seconds(s.LoaderCPUSysS)}}
 	if s.Clients != nil {
 		r.Config.Client, r.Clients = *s.Client, *s.Clients
 	}
@@ -341,7 +341,8 @@ func codesOf(keys map[string]int64) (map[int]int64, error) {
 	return out, nil
 }
 
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+// Seconds is s seconds (summary.json's _s fields) as a Duration.
+func Seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // WriteFiles writes summary.json and the two .hgrm percentile
 // distributions of r into dir (created if missing).
