@@ -33,14 +33,16 @@ func ParseTarget(s string, allowRemote bool) (Target, error) {
 	if u.Port() == "" {
 		host = net.JoinHostPort(u.Hostname(), "80")
 	}
-	if !allowRemote && !isLoopback(u.Hostname()) {
+	if !allowRemote && !IsLoopback(u.Hostname()) {
 		return Target{}, fmt.Errorf("-target %q is not a loopback address; the load lab only loads this machine (pass -allow-remote if you really mean it)", s)
 	}
 	prefix := strings.TrimRight(u.Path, "/")
 	return Target{base: u.Scheme + "://" + u.Host + prefix, Host: host, Path: prefix + api.PathEntity}, nil
 }
 
-func isLoopback(h string) bool {
+// IsLoopback tells whether host h (a name or an address) is this machine:
+// localhost or a loopback address.
+func IsLoopback(h string) bool {
 	if h == "localhost" {
 		return true
 	}

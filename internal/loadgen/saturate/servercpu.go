@@ -3,11 +3,11 @@ package saturate
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"time"
 
 	"github.com/kvpool/kvpool/internal/cpuset"
+	"github.com/kvpool/kvpool/internal/loadgen/config"
 	"github.com/kvpool/kvpool/internal/loadgen/serverstat"
 )
 
@@ -34,11 +34,7 @@ func (c *Config) WatchServerCPU(ctx context.Context, target string, loaderCPUs c
 // pinned apart (taskset, or -cpus for the loader) reads as not sharing.
 func sharesCPUs(target string, loaderCPUs cpuset.Set, serverCPUs int) bool {
 	u, err := url.Parse(target)
-	if err != nil || !loaderCPUs.IsEmpty() {
-		return false
-	}
-	ip := net.ParseIP(u.Hostname())
-	if !(u.Hostname() == "localhost" || ip != nil && ip.IsLoopback()) {
+	if err != nil || !loaderCPUs.IsEmpty() || !config.IsLoopback(u.Hostname()) {
 		return false
 	}
 	online, err := cpuset.Online()
