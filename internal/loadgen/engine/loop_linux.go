@@ -686,16 +686,23 @@ func (l *evloop) dial(c *conn) {
 	c.ev.dialing = true
 	l.dialing++
 	if c.ev.slot >= 0 && l.sa != nil {
-		l.startConnect(c)
+		if err := l.startConnect(c); err != nil {
+			l.handBack(dialResult{c: c, fd: -1, err: l.dialError(err)})
+		}
 		return
 	}
-	host, timeout, wake := l.e.t.Host, l.e.cfg.Timeout, l.wakeFd
 	l.dialWG.Go(func() {
-		fd, err := dialRaw(host, timeout)
-		l.dials <- dialResult{c: c, fd: fd, err: err}
-		one := [8]byte{1}
-		_, _ = unix.Write(wake, one[:]) // close waits for this before it closes wake
+		fd, err := dialRaw(l.e.t.Host, l.e.cfg.Timeout)
+		l.handBack(dialResult{c: c, fd: fd, err: err}) // close waits for this before it closes wakeFd
 	})
+}
+
+// handBack hands the outcome of a dial to the loop's next round and wakes
+// the loop: the dial channel has room for one dial per conn.
+func (l *evloop) handBack(r dialResult) {
+	l.dials <- r
+	one := [8]byte{1}
+	_, _ = unix.Write(l.wakeFd, one[:])
 }
 
 // growIfLate dials another connection if the oldest unsent due request
@@ -708,13 +715,9 @@ func (l *evloop) growIfLate(now int64, oldest, due uint64) {
 		waiting++ // at least one retry waits too
 		oldestAt = min(oldestAt, l.retries.top().at)
 	}
-	if len(e.conns)+e.dialing >= e.maxConns || now < e.growHold ||
-		time.Duration(now-oldestAt) < e.cfg.GrowAfter || uint64(e.dialing) >= waiting {
-		return
+	if id, ok := e.mayGrow(now, oldestAt, waiting); ok {
+		l.dial(e.newConn(id))
 	}
-	c := e.newConn(len(e.conns) + e.dialing)
-	e.dialing++
-	l.dial(c)
 }
 
 // collectDials takes the sockets of finished dials.
@@ -787,7 +790,7 @@ func (l *evloop) watchdog(now int64) {
 	e := l.e
 	for _, c := range e.conns {
 		if c.ev.connecting && time.Duration(now-c.ev.connSince) > e.cfg.Timeout {
-			l.connectFailed(c, os.NewSyscallError("connect", unix.ETIMEDOUT), now)
+			l.connectDone(c, os.NewSyscallError("connect", unix.ETIMEDOUT), now)
 			continue
 		}
 		if c.ev.busy && !c.ev.waiting && c.ev.fd >= 0 && time.Duration(now-l.waitingSince(&c.o)) > l.attemptTimeout {
@@ -845,64 +848,54 @@ func dialRaw(host string, timeout time.Duration) (int, error) {
 // as net.Dial leaves it, and the socket in the epoll set watched for
 // writability, which comes once the handshake ends or fails
 // (finishConnect); the watchdog gives up on it after Config.Timeout. A
-// connect that fails at once is handed back through the dial channel, so
-// that its failure is recorded from the loop's round, not inside whatever
-// called dial (a send, which holds c off the idle list).
-func (l *evloop) startConnect(c *conn) {
+// connect that fails at once returns its error, which dial hands back
+// through the dial channel, so that its failure is recorded from the
+// loop's round, not inside whatever called dial (a send, which holds c off
+// the idle list).
+func (l *evloop) startConnect(c *conn) error {
 	fd, err := unix.Socket(l.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		l.handBack(c, os.NewSyscallError("socket", err))
-		return
+		return os.NewSyscallError("socket", err)
 	}
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	if err := unix.Connect(fd, l.sa); err != nil && err != unix.EINPROGRESS && err != unix.EINTR {
 		// (After EINTR the connect goes on, as after EINPROGRESS.)
 		unix.Close(fd)
-		l.handBack(c, os.NewSyscallError("connect", err))
-		return
+		return os.NewSyscallError("connect", err)
 	}
 	ev := unix.EpollEvent{Events: unix.EPOLLOUT, Fd: int32(c.ev.slot)}
 	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		unix.Close(fd)
-		l.handBack(c, os.NewSyscallError("epoll_ctl", err))
-		return
+		return os.NewSyscallError("epoll_ctl", err)
 	}
 	c.ev.connecting, c.ev.cfd, c.ev.connSince = true, fd, l.e.now()
-}
-
-// handBack hands c's failed connect to the loop's next round (see
-// startConnect): the dial channel has room for one dial per conn.
-func (l *evloop) handBack(c *conn, err error) {
-	l.dials <- dialResult{c: c, fd: -1, err: l.dialError(err)}
-	one := [8]byte{1}
-	_, _ = unix.Write(l.wakeFd, one[:])
+	return nil
 }
 
 // finishConnect takes up c's connect once epoll has reported its socket.
 func (l *evloop) finishConnect(c *conn, now int64) {
-	fd := c.ev.cfd
-	soErr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	soErr, err := unix.GetsockoptInt(c.ev.cfd, unix.SOL_SOCKET, unix.SO_ERROR)
 	switch {
 	case err != nil:
 		err = os.NewSyscallError("getsockopt", err)
 	case soErr != 0:
 		err = os.NewSyscallError("connect", unix.Errno(soErr))
 	}
+	l.connectDone(c, err, now)
+}
+
+// connectDone ends c's connect under way: connected where err is nil,
+// else failed with err, its socket closed (which takes it off the epoll
+// set).
+func (l *evloop) connectDone(c *conn, err error, now int64) {
+	r := dialResult{c: c, fd: c.ev.cfd, watched: true}
 	if err != nil {
-		l.connectFailed(c, err, now)
-		return
+		unix.Close(c.ev.cfd)
+		r = dialResult{c: c, fd: -1, err: l.dialError(err)}
 	}
 	c.ev.connecting, c.ev.cfd = false, -1
 	l.dialing--
-	l.dialed(dialResult{c: c, fd: fd, watched: true}, now)
-}
-
-// connectFailed ends c's connect under way with err.
-func (l *evloop) connectFailed(c *conn, err error, now int64) {
-	unix.Close(c.ev.cfd) // which takes it off the epoll set
-	c.ev.connecting, c.ev.cfd = false, -1
-	l.dialing--
-	l.dialed(dialResult{c: c, fd: -1, err: l.dialError(err)}, now)
+	l.dialed(r, now)
 }
 
 // dialError is err as net.Dial would give it (*net.OpError, Op "dial"),

@@ -6,6 +6,8 @@ import (
 
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/kvpool/kvpool/internal/cpuset"
 )
 
 // OneLoopRate is about what one event loop of the fast engine sends per
@@ -49,7 +51,7 @@ func loopsFor(rate float64, conns, cpus int, search bool) loopsWhy {
 	case most == conns && conns < cpus:
 		limit = fmt.Sprintf(", one per connection (-conns %d)", conns)
 	case most > 1 || cpus == 1:
-		limit = fmt.Sprintf(", one per CPU of the %s", cpusText(cpus))
+		limit = fmt.Sprintf(", one per CPU of the %s", cpuset.CPUsText(cpus))
 	}
 	switch {
 	case rate <= 0:
@@ -70,15 +72,12 @@ func loopsFor(rate float64, conns, cpus int, search bool) loopsWhy {
 	return loopsWhy{n, why}
 }
 
-func loopsText(n int) string { return plural(n, "loop") }
-func cpusText(n int) string  { return plural(n, "CPU") }
-
-// plural is "1 loop", "2 loops".
-func plural(n int, unit string) string {
+// loopsText is "1 loop", "2 loops".
+func loopsText(n int) string {
 	if n == 1 {
-		return "1 " + unit
+		return "1 loop"
 	}
-	return fmt.Sprintf("%d %ss", n, unit)
+	return fmt.Sprintf("%d loops", n)
 }
 
 // thousands formats a rate as a whole number with thousands separators:

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
@@ -72,8 +71,10 @@ func (e *fastEngine) dispatch(release *conn, now int64) uint64 {
 			e.next.Store(n + uint64(k))
 			e.countSent(k)
 		}
-		if n+uint64(k) < due && k < len(batch) {
-			e.growIfLate(now, n+uint64(k), due)
+		if oldest := n + uint64(k); oldest < due && k < len(batch) {
+			if id, ok := e.mayGrow(now, e.sched.At(oldest), due-oldest); ok {
+				go e.grow(id)
+			}
 		}
 		e.mu.Unlock()
 		for i := range k {
@@ -105,35 +106,25 @@ func (e *fastEngine) countDone() {
 }
 
 // send writes the engine's request k on c, which the caller took off the
-// idle list and whose wmu it holds; send releases wmu. A dead conn or a
-// hostclient conn gets the request handed to its goroutine instead.
+// idle list and whose wmu it holds; send releases wmu. A dead conn (its
+// request prepared) or a hostclient conn gets the request handed to its
+// goroutine instead.
 func (e *fastEngine) send(c *conn, k uint64) {
 	seq := e.sched.Seq(k)
 	op, key := c.pick.Next(seq)
 	c.o = record.Outcome{Seq: seq, Key: key, Op: op, Intended: e.sched.At(k)}
+	if c.rt != nil {
+		c.o.BytesOut = c.rt.prepare(op, key)
+	}
 	if c.dead || c.rt == nil {
 		c.wmu.Unlock()
 		c.kick <- struct{}{}
 		return
 	}
-	c.o.BytesOut = c.rt.prepare(op, key)
 	// A failed write closes the connection; c's goroutine then finds
 	// nothing to read and deals with it.
 	_ = e.writeNow(c)
 	c.wmu.Unlock()
-}
-
-// growIfLate starts dialing another conn if the oldest unsent due request
-// has waited GrowAfter, the cap allows, and fewer dials are under way
-// than requests wait. The caller holds mu.
-func (e *fastEngine) growIfLate(now int64, oldest, due uint64) {
-	if len(e.conns)+e.dialing >= e.maxConns || now < e.growHold ||
-		time.Duration(now-e.sched.At(oldest)) < e.cfg.GrowAfter || uint64(e.dialing) >= due-oldest {
-		return
-	}
-	id := len(e.conns) + e.dialing
-	e.dialing++
-	go e.grow(id)
 }
 
 // grow dials a new conn and, once connected, puts it to work.
@@ -180,7 +171,13 @@ func (e *fastEngine) serve(c *conn) {
 			if e.closing.Load() {
 				return
 			}
-			if e.reclaimIdle(c) {
+			e.mu.Lock()
+			reclaimed := c.idle // c is still on the idle list: take it off
+			if reclaimed {
+				e.idle.remove(c)
+			}
+			e.mu.Unlock()
+			if reclaimed {
 				e.reconnect(c)
 				if e.closing.Load() {
 					return
@@ -198,17 +195,6 @@ func (e *fastEngine) serve(c *conn) {
 		}
 		e.complete(c, err)
 	}
-}
-
-// reclaimIdle takes c off the idle list if it is still there.
-func (e *fastEngine) reclaimIdle(c *conn) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if !c.idle {
-		return false
-	}
-	e.idle.remove(c)
-	return true
 }
 
 // complete reads the response to c's request (awaitErr is awaitResponse's
@@ -241,7 +227,8 @@ func (e *fastEngine) complete(c *conn, awaitErr error) {
 	e.dispatch(c, o.End)
 }
 
-// resend dials a new connection for c and writes c's request again.
+// resend dials a new connection for c and writes c's prepared request on
+// it.
 func (e *fastEngine) resend(c *conn) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -286,16 +273,11 @@ func (e *fastEngine) writeNow(c *conn) error {
 // list (still dead) and returns false.
 func (e *fastEngine) redialAndSend(c *conn) bool {
 	o := &c.o
-	c.wmu.Lock()
-	err := e.redial(c)
+	err := e.resend(c)
 	if err == nil {
 		c.dead = false
-		o.BytesOut = c.rt.prepare(o.Op, o.Key)
-		_ = e.writeNow(c)
-		c.wmu.Unlock()
 		return true
 	}
-	c.wmu.Unlock()
 	o.Sent = e.now()
 	o.End, o.Err = o.Sent, err
 	c.record()
