@@ -26,25 +26,19 @@ const OneLoopRate = 100_000
 // nothing.
 const loopHeadroom = 0.5
 
-// loopsWhy is how many event loops a run uses, and why in words
-// (Result.LoopsWhy).
-type loopsWhy struct {
-	n   int
-	why string
-}
-
-// loopsFor chooses the loops of a run that asked for -loops 0: the
-// fewest its rate needs, since every loop past the first costs CPU per
-// request without sending more, and all of its CPU set where the loader
-// must not be the limit (a closed loop, a saturation search: both ask
-// for as much as the server answers). Never more loops than CPUs, nor
-// than connections (each loop needs one of its own).
+// loopsFor chooses the loops of a run that asked for -loops 0, and says
+// why in words (Result.LoopsWhy): the fewest its rate needs, since every
+// loop past the first costs CPU per request without sending more, and all
+// of its CPU set where the loader must not be the limit (a closed loop, a
+// saturation search: both ask for as much as the server answers). Never
+// more loops than CPUs, nor than connections (each loop needs one of its
+// own).
 //
 // rate is this loader's share of the schedule at its highest (req/s; 0:
 // closed loop): a spike's rate where there is one, since the loops must
 // send that while it lasts; conns its connections, cpus the size of its
 // CPU set, search whether the run is a step of a saturation search.
-func loopsFor(rate float64, conns, cpus int, search bool) loopsWhy {
+func loopsFor(rate float64, conns, cpus int, search bool) (n int, why string) {
 	most := max(1, min(cpus, conns))
 	limit := ""
 	switch {
@@ -55,21 +49,21 @@ func loopsFor(rate float64, conns, cpus int, search bool) loopsWhy {
 	}
 	switch {
 	case rate <= 0:
-		return loopsWhy{most, fmt.Sprintf("%s: a closed loop takes every CPU it may%s", loopsText(most), limit)}
+		return most, fmt.Sprintf("%s: a closed loop takes every CPU it may%s", loopsText(most), limit)
 	case search:
-		return loopsWhy{most, fmt.Sprintf("%s: a saturation search must not be bounded by the loader%s", loopsText(most), limit)}
+		return most, fmt.Sprintf("%s: a saturation search must not be bounded by the loader%s", loopsText(most), limit)
 	}
 	per := OneLoopRate * loopHeadroom
 	if rate <= per {
-		return loopsWhy{1, fmt.Sprintf("1 loop: %s req/s is within one loop's ~%s req/s", thousands(rate), thousands(per))}
+		return 1, fmt.Sprintf("1 loop: %s req/s is within one loop's ~%s req/s", thousands(rate), thousands(per))
 	}
 	need := int(min(math.Ceil(rate/per), float64(math.MaxInt32)))
-	n := min(need, most)
-	why := fmt.Sprintf("%s: %s req/s needs %s at ~%s req/s each", loopsText(n), thousands(rate), thousands(float64(need)), thousands(per))
+	n = min(need, most)
+	why = fmt.Sprintf("%s: %s req/s needs %s at ~%s req/s each", loopsText(n), thousands(rate), thousands(float64(need)), thousands(per))
 	if n < need {
 		why += fmt.Sprintf("; capped at %d%s", n, limit)
 	}
-	return loopsWhy{n, why}
+	return n, why
 }
 
 // loopsText is "1 loop", "2 loops".

@@ -82,8 +82,7 @@ func place(cfg *config.Config) (placement, func()) {
 	case cfg.Loops > 0:
 		p.loops, p.loopsWhy = cfg.Loops, fmt.Sprintf("%s: -loops %d", loopsText(cfg.Loops), cfg.Loops)
 	default:
-		w := loopsFor(cfg.PeakRate(), cfg.Conns, avail, cfg.Search) // a spike's rate too
-		p.loops, p.loopsWhy = w.n, w.why
+		p.loops, p.loopsWhy = loopsFor(cfg.PeakRate(), cfg.Conns, avail, cfg.Search) // a spike's rate too
 	}
 	eventLoops := cfg.Engine == config.EngineFast && cfg.Rate > 0 && cfg.Transport == config.TransportRaw && !cfg.NoEventLoop && runtime.GOOS == "linux"
 	p.lockLoops = eventLoops && (p.loops > 1 || p.pinned)
