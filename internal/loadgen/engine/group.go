@@ -191,11 +191,10 @@ func (g *loopGroup) close() {
 // result folds the loops into the run's Result: what every recorder fed
 // the collector, and the loops' counts combined.
 func (g *loopGroup) result(cpu record.CPUTime) *record.Result {
-	res := &record.Result{Config: *g.cfg, Start: g.start, CPU: cpu, ConnsStart: g.cfg.Conns, Resume: math.MaxUint64}
+	res := &record.Result{Config: *g.cfg, Start: g.start, CPU: cpu, ConnsStart: g.cfg.Conns, Resume: math.MaxUint64, OwnLagKnown: true}
 	if p := g.planned(); p != math.MaxUint64 {
 		res.Planned = p
 	}
-	res.OwnLagKnown = true
 	for _, e := range g.engines {
 		res.OwnLagKnown = res.OwnLagKnown && e.loop != nil
 		res.ConnsPeak += len(e.conns)

@@ -160,9 +160,18 @@ func (e *fastEngine) serve(c *conn) {
 			case <-e.done:
 				return
 			}
-			if !e.redialAndSend(c) {
+			// The request was handed to dead c: dial, and write it.
+			if err := e.resend(c); err != nil {
+				// The request fails with the dial's error; c goes back
+				// on the idle list, still dead.
+				c.o.Sent = e.now()
+				c.o.End, c.o.Err = c.o.Sent, err
+				c.record()
+				e.countDone()
+				e.dispatch(c, c.o.End)
 				continue
 			}
+			c.dead = false
 		}
 		err := c.rt.awaitResponse()
 		if c.started.Load() == 0 {
@@ -265,25 +274,6 @@ func (e *fastEngine) writeNow(c *conn) error {
 	c.o.Sent = e.now()
 	c.started.Store(c.o.Sent + 1)
 	return c.rt.write()
-}
-
-// redialAndSend sends the request handed to dead conn c: it dials, and if
-// that works writes the request and returns true; otherwise it records
-// the request as failed with the dial's error, puts c back on the idle
-// list (still dead) and returns false.
-func (e *fastEngine) redialAndSend(c *conn) bool {
-	o := &c.o
-	err := e.resend(c)
-	if err == nil {
-		c.dead = false
-		return true
-	}
-	o.Sent = e.now()
-	o.End, o.Err = o.Sent, err
-	c.record()
-	e.countDone()
-	e.dispatch(c, o.End)
-	return false
 }
 
 // serveHandedOff is the goroutine of a hostclient conn in the open model.
