@@ -66,7 +66,7 @@ func (e *fastEngine) exchange(c *conn) {
 		return
 	}
 	var err error
-	if !c.rt.connected() {
+	if c.rt.conn == nil {
 		// The last reconnect failed: dial as part of this request.
 		c.served = 0
 		err = c.rt.dial()

@@ -256,11 +256,11 @@ func (l *evloop) run(ctx context.Context) {
 			// thus go out first), then sleep through the responses that
 			// arrive meanwhile.
 			l.collect(now)
-			l.handle(l.waitOn(l.sleepFd, time.Duration(wakeAt-e.now())))
+			l.handle(l.wait(l.sleepFd, time.Duration(wakeAt-e.now())))
 			l.deferred++
 			continue
 		}
-		if l.handle(l.wait(wait)) == 0 {
+		if l.handle(l.wait(l.epfd, wait)) == 0 {
 			continue
 		}
 		// The goroutine that woke sends what fell due meanwhile.
@@ -354,11 +354,9 @@ func (l *evloop) handle(n int) int {
 // rawWaitMax, see run); signals (GC, preemption) end it early (EINTR).
 const rawWaitMax = time.Millisecond
 
-// wait blocks until an event or for d, and returns how many events it got.
-func (l *evloop) wait(d time.Duration) int { return l.waitOn(l.epfd, d) }
-
-// waitOn is wait on the epoll set epfd (l.epfd or l.sleepFd).
-func (l *evloop) waitOn(epfd int, d time.Duration) int {
+// wait blocks on the epoll set epfd (l.epfd, or l.sleepFd) until an event
+// or for d, and returns how many events it got.
+func (l *evloop) wait(epfd int, d time.Duration) int {
 	d = max(d, 0)
 	for {
 		var n int
@@ -414,7 +412,7 @@ func (l *evloop) dispatch(now int64) {
 			// before taking every connection for busy.
 			if !polled {
 				polled = true
-				if l.handle(l.wait(0)) > 0 {
+				if l.handle(l.wait(l.epfd, 0)) > 0 {
 					continue
 				}
 			}
