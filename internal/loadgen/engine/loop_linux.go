@@ -459,9 +459,7 @@ func (l *evloop) send(c *conn, a attempt) {
 		l.dial(c)
 		return
 	}
-	c.o.Sent = e.now()
-	l.prepare(c)
-	l.write(c, c.rt.req)
+	l.sendNow(c)
 }
 
 // connWait is record.FlagConnWait if an attempt due at at waited for a
@@ -538,11 +536,7 @@ func (l *evloop) onEvent(c *conn, events uint32, now int64) {
 	if !c.ev.busy {
 		// Bytes nobody asked for (a server's 408 on an idle connection
 		// before it closes it): dial a new connection before use.
-		l.drop(c)
-		if c.idle {
-			l.idle.remove(c)
-		}
-		l.dial(c)
+		l.broken(c, nil)
 		return
 	}
 	f, ok, perr := parseResponseHead(c.ev.rbuf[:c.ev.rn])
@@ -622,13 +616,15 @@ func (l *evloop) endTime(rx, sent int64) int64 {
 	return now
 }
 
-// broken handles the end of c's connection.
+// broken handles the end of c's connection: err is why, nil only for an
+// idle one (which needs no reason).
 func (l *evloop) broken(c *conn, err error) {
 	got := c.ev.rn
 	l.drop(c)
 	switch {
 	case !c.ev.busy:
-		// The server closed the idle connection: reconnect before use.
+		// The server closed the idle connection, or spoke unasked on it:
+		// reconnect before use.
 		if c.idle {
 			l.idle.remove(c)
 		}
@@ -768,9 +764,7 @@ func (l *evloop) dialed(r dialResult, now int64) {
 	}
 	if c.ev.waiting {
 		c.ev.waiting = false
-		c.o.Sent = e.now()
-		l.prepare(c)
-		l.write(c, c.rt.req)
+		l.sendNow(c)
 		return
 	}
 	if l.stopped {
