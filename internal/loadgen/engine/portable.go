@@ -94,15 +94,18 @@ func (e *fastEngine) countSent(k int) {
 	}
 }
 
-// countDone takes one request off those in flight, and tells finish when
-// the last one after stop is done.
-func (e *fastEngine) countDone() {
+// settle records c's request, takes it off those in flight (telling
+// finish when the last one after stop is done) and puts c back to work;
+// on c's goroutine.
+func (e *fastEngine) settle(c *conn) {
+	c.record()
 	if e.inFlight.Add(-1) == 0 && e.stop.Load() {
 		select {
 		case e.drained <- struct{}{}:
 		default:
 		}
 	}
+	e.dispatch(c, c.o.End)
 }
 
 // send writes the engine's request k on c, which the caller took off the
@@ -166,9 +169,7 @@ func (e *fastEngine) serve(c *conn) {
 				// on the idle list, still dead.
 				c.o.Sent = e.now()
 				c.o.End, c.o.Err = c.o.Sent, err
-				c.record()
-				e.countDone()
-				e.dispatch(c, c.o.End)
+				e.settle(c)
 				continue
 			}
 			c.dead = false
@@ -225,15 +226,13 @@ func (e *fastEngine) complete(c *conn, awaitErr error) {
 		}
 	}
 	err = c.finish(e.now(), err)
-	c.record()
 	c.retried = false
 	if err != nil || closeAfter {
 		e.reconnect(c)
 	} else {
 		c.served++
 	}
-	e.countDone()
-	e.dispatch(c, o.End)
+	e.settle(c)
 }
 
 // resend dials a new connection for c and writes c's prepared request on
@@ -290,8 +289,6 @@ func (e *fastEngine) serveHandedOff(c *conn) {
 		o.Sent = e.now()
 		o.Code, o.BytesIn, o.Err = c.hc.roundTrip()
 		o.End = e.now()
-		c.record()
-		e.countDone()
-		e.dispatch(c, o.End)
+		e.settle(c)
 	}
 }
