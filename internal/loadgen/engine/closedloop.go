@@ -9,16 +9,20 @@ import (
 )
 
 // closedLoop is the goroutine of a conn in the closed loop: it claims the
-// next request, sends it and waits for the response, until the count or
-// the time is up.
+// engine's next request, sends it and waits for the response, until the
+// count or the time is up.
 func (e *fastEngine) closedLoop(c *conn) {
 	defer e.wg.Done()
 	o := &c.o
 	for {
-		seq, ok := e.claim()
-		if !ok {
+		if e.stop.Load() || e.deadline > 0 && e.now() >= e.deadline {
 			return
 		}
+		n := e.next.Add(1) - 1
+		if n >= e.planned {
+			return
+		}
+		seq := e.part.Seq(n)
 		c.pending.Store(seq)
 		op, key := c.pick.Next(seq)
 		for attempt := 0; ; attempt++ {
@@ -52,16 +56,6 @@ func (e *fastEngine) closedLoop(c *conn) {
 	}
 }
 
-// claim returns the run's seq of the engine's next request in the closed
-// loop, or false when the run is over.
-func (e *fastEngine) claim() (uint64, bool) {
-	if e.stop.Load() || e.deadline > 0 && e.now() >= e.deadline {
-		return 0, false
-	}
-	n := e.next.Add(1) - 1
-	return e.part.Seq(n), n < e.planned
-}
-
 // exchange sends c's prepared request and reads the response into c.o,
 // on c's goroutine (closed loop).
 func (e *fastEngine) exchange(c *conn) {
@@ -72,7 +66,7 @@ func (e *fastEngine) exchange(c *conn) {
 		return
 	}
 	var err error
-	if !c.rt.connected() {
+	if c.rt.conn == nil {
 		// The last reconnect failed: dial as part of this request.
 		c.served = 0
 		err = c.rt.dial()

@@ -19,7 +19,7 @@ import (
 func waitDialed(t *testing.T, l *evloop, c *conn) {
 	t.Helper()
 	for c.ev.dialing {
-		l.handle(l.wait(time.Second))
+		l.handle(l.wait(l.epfd, time.Second))
 	}
 }
 
@@ -53,7 +53,7 @@ func TestEventLoopReconnectsByItsOwnConnect(t *testing.T) {
 		t.Helper()
 		l.send(c, attempt{at: e.sched.At(seq), seq: e.sched.Seq(seq)})
 		for c.ev.busy {
-			l.handle(l.wait(time.Second))
+			l.handle(l.wait(l.epfd, time.Second))
 		}
 	}
 	send(0)
@@ -93,7 +93,7 @@ func TestEventLoopRefusedConnectFailsTheRequest(t *testing.T) {
 
 	l.send(c, attempt{at: e.sched.At(0), seq: e.sched.Seq(0)})
 	for c.ev.busy {
-		l.handle(l.wait(time.Second))
+		l.handle(l.wait(l.epfd, time.Second))
 	}
 	assert.Equal(t, int64(1), c.rec.ErrCount.Load())
 	assert.Equal(t, int64(1), c.carried)

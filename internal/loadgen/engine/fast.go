@@ -78,6 +78,21 @@ type fastEngine struct {
 // growRetryAfter is how long growth waits after a failed dial.
 const growRetryAfter = 10 * time.Millisecond
 
+// mayGrow reports whether another conn may be dialled now that waiting
+// due requests are unsent, the oldest due at oldestAt: if it has waited
+// GrowAfter, the cap allows, no failed dial holds growth back, and fewer
+// dials are under way than requests wait. If so it counts the dial under
+// way and returns the new conn's id. The caller holds mu, or is the event
+// loop.
+func (e *fastEngine) mayGrow(now, oldestAt int64, waiting uint64) (id int, ok bool) {
+	if len(e.conns)+e.dialing >= e.maxConns || now < e.growHold ||
+		time.Duration(now-oldestAt) < e.cfg.GrowAfter || uint64(e.dialing) >= waiting {
+		return 0, false
+	}
+	e.dialing++
+	return len(e.conns) + e.dialing - 1, true
+}
+
 // newLoopEngine is the engine of loop l of n: the l-th share of the
 // connections and of this loader's requests.
 func newLoopEngine(cfg *config.Config, col *record.Collector, t config.Target, l, n int) *fastEngine {
@@ -194,13 +209,20 @@ func (e *fastEngine) sendShare(ctx context.Context) {
 	stopWatchdog()
 }
 
-// close releases the engine's descriptors and connections once its
-// goroutines have exited.
+// close releases the engine's descriptors and drops every connection
+// once its goroutines have exited.
 func (e *fastEngine) close() {
 	if e.loop != nil {
 		e.loop.close()
 	}
-	e.closeAll()
+	for _, c := range e.conns {
+		if c.rt != nil {
+			c.rt.close()
+		}
+	}
+	if e.hc != nil {
+		e.hc.CloseIdleConnections()
+	}
 }
 
 // newConn makes the engine's i-th connection. Its key choices are seeded
@@ -289,15 +311,6 @@ func (e *fastEngine) watchdog() (stop func()) {
 	})
 }
 
-// addProgress adds the engine's progress so far to p, while it runs.
-func (e *fastEngine) addProgress(p *record.Progress) {
-	cs := e.snapshotConns()
-	p.Conns += len(cs)
-	for _, c := range cs {
-		c.rec.AddTo(p)
-	}
-}
-
 // snapshotConns returns the conns opened so far.
 func (e *fastEngine) snapshotConns() []*conn {
 	e.mu.Lock()
@@ -309,18 +322,6 @@ func (e *fastEngine) snapshotConns() []*conn {
 // run longer than timeout.
 func watchdogEvery(timeout time.Duration) time.Duration {
 	return min(timeout/4, 100*time.Millisecond)
-}
-
-// closeAll drops every connection once the goroutines have exited.
-func (e *fastEngine) closeAll() {
-	for _, c := range e.conns {
-		if c.rt != nil {
-			c.rt.close()
-		}
-	}
-	if e.hc != nil {
-		e.hc.CloseIdleConnections()
-	}
 }
 
 // resume is the lowest of the run's seq that the engine does not know to

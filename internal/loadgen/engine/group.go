@@ -160,7 +160,11 @@ func (g *loopGroup) snapshot() record.Progress {
 	el := time.Since(g.start)
 	p := record.Progress{Elapsed: el, Asked: g.cfg.AskedRateOver(el-g.cfg.Progress, el), Planned: g.planned()}
 	for _, e := range g.engines {
-		e.addProgress(&p)
+		cs := e.snapshotConns()
+		p.Conns += len(cs)
+		for _, c := range cs {
+			c.rec.AddTo(&p)
+		}
 	}
 	return p
 }
@@ -187,18 +191,15 @@ func (g *loopGroup) close() {
 // result folds the loops into the run's Result: what every recorder fed
 // the collector, and the loops' counts combined.
 func (g *loopGroup) result(cpu record.CPUTime) *record.Result {
-	res := &record.Result{Config: *g.cfg, Start: g.start, CPU: cpu, ConnsStart: g.cfg.Conns, Resume: math.MaxUint64}
+	res := &record.Result{Config: *g.cfg, Start: g.start, CPU: cpu, ConnsStart: g.cfg.Conns, Resume: math.MaxUint64, OwnLagKnown: true}
 	if p := g.planned(); p != math.MaxUint64 {
 		res.Planned = p
 	}
-	res.OwnLagKnown = true
 	for _, e := range g.engines {
 		res.OwnLagKnown = res.OwnLagKnown && e.loop != nil
-		if e.paced {
-			res.Quantum = max(res.Quantum, e.lastQuantum())
-		}
 		res.ConnsPeak += len(e.conns)
 		if e.paced {
+			res.Quantum = max(res.Quantum, e.lastQuantum())
 			res.InFlightPeak += int(e.peak.Load()) // an upper bound: the peaks need not coincide
 		} else {
 			res.InFlightPeak += len(e.conns) // one request per connection, all busy

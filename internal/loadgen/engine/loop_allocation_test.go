@@ -20,7 +20,7 @@ func TestEventLoopRequestAllocatesNothing(t *testing.T) {
 		l.send(l.idle.pop(), attempt{at: e.sched.At(seq), seq: e.sched.Seq(seq)})
 		seq++
 		for c.ev.busy {
-			for i := range l.wait(time.Second) {
+			for i := range l.wait(l.epfd, time.Second) {
 				ev := &l.events[i]
 				l.onEvent(e.conns[ev.Fd], ev.Events, e.now())
 			}

@@ -256,11 +256,11 @@ func (l *evloop) run(ctx context.Context) {
 			// thus go out first), then sleep through the responses that
 			// arrive meanwhile.
 			l.collect(now)
-			l.handle(l.waitOn(l.sleepFd, time.Duration(wakeAt-e.now())))
+			l.handle(l.wait(l.sleepFd, time.Duration(wakeAt-e.now())))
 			l.deferred++
 			continue
 		}
-		if l.handle(l.wait(wait)) == 0 {
+		if l.handle(l.wait(l.epfd, wait)) == 0 {
 			continue
 		}
 		// The goroutine that woke sends what fell due meanwhile.
@@ -354,11 +354,9 @@ func (l *evloop) handle(n int) int {
 // rawWaitMax, see run); signals (GC, preemption) end it early (EINTR).
 const rawWaitMax = time.Millisecond
 
-// wait blocks until an event or for d, and returns how many events it got.
-func (l *evloop) wait(d time.Duration) int { return l.waitOn(l.epfd, d) }
-
-// waitOn is wait on the epoll set epfd (l.epfd or l.sleepFd).
-func (l *evloop) waitOn(epfd int, d time.Duration) int {
+// wait blocks on the epoll set epfd (l.epfd, or l.sleepFd) until an event
+// or for d, and returns how many events it got.
+func (l *evloop) wait(epfd int, d time.Duration) int {
 	d = max(d, 0)
 	for {
 		var n int
@@ -414,7 +412,7 @@ func (l *evloop) dispatch(now int64) {
 			// before taking every connection for busy.
 			if !polled {
 				polled = true
-				if l.handle(l.wait(0)) > 0 {
+				if l.handle(l.wait(l.epfd, 0)) > 0 {
 					continue
 				}
 			}
@@ -461,9 +459,7 @@ func (l *evloop) send(c *conn, a attempt) {
 		l.dial(c)
 		return
 	}
-	c.o.Sent = e.now()
-	l.prepare(c)
-	l.write(c, c.rt.req)
+	l.sendNow(c)
 }
 
 // connWait is record.FlagConnWait if an attempt due at at waited for a
@@ -540,11 +536,7 @@ func (l *evloop) onEvent(c *conn, events uint32, now int64) {
 	if !c.ev.busy {
 		// Bytes nobody asked for (a server's 408 on an idle connection
 		// before it closes it): dial a new connection before use.
-		l.drop(c)
-		if c.idle {
-			l.idle.remove(c)
-		}
-		l.dial(c)
+		l.broken(c, nil)
 		return
 	}
 	f, ok, perr := parseResponseHead(c.ev.rbuf[:c.ev.rn])
@@ -624,13 +616,15 @@ func (l *evloop) endTime(rx, sent int64) int64 {
 	return now
 }
 
-// broken handles the end of c's connection.
+// broken handles the end of c's connection: err is why, nil only for an
+// idle one (which needs no reason).
 func (l *evloop) broken(c *conn, err error) {
 	got := c.ev.rn
 	l.drop(c)
 	switch {
 	case !c.ev.busy:
-		// The server closed the idle connection: reconnect before use.
+		// The server closed the idle connection, or spoke unasked on it:
+		// reconnect before use.
 		if c.idle {
 			l.idle.remove(c)
 		}
@@ -686,16 +680,23 @@ func (l *evloop) dial(c *conn) {
 	c.ev.dialing = true
 	l.dialing++
 	if c.ev.slot >= 0 && l.sa != nil {
-		l.startConnect(c)
+		if err := l.startConnect(c); err != nil {
+			l.handBack(dialResult{c: c, fd: -1, err: l.dialError(err)})
+		}
 		return
 	}
-	host, timeout, wake := l.e.t.Host, l.e.cfg.Timeout, l.wakeFd
 	l.dialWG.Go(func() {
-		fd, err := dialRaw(host, timeout)
-		l.dials <- dialResult{c: c, fd: fd, err: err}
-		one := [8]byte{1}
-		_, _ = unix.Write(wake, one[:]) // close waits for this before it closes wake
+		fd, err := dialRaw(l.e.t.Host, l.e.cfg.Timeout)
+		l.handBack(dialResult{c: c, fd: fd, err: err}) // close waits for this before it closes wakeFd
 	})
+}
+
+// handBack hands the outcome of a dial to the loop's next round and wakes
+// the loop: the dial channel has room for one dial per conn.
+func (l *evloop) handBack(r dialResult) {
+	l.dials <- r
+	one := [8]byte{1}
+	_, _ = unix.Write(l.wakeFd, one[:])
 }
 
 // growIfLate dials another connection if the oldest unsent due request
@@ -708,13 +709,9 @@ func (l *evloop) growIfLate(now int64, oldest, due uint64) {
 		waiting++ // at least one retry waits too
 		oldestAt = min(oldestAt, l.retries.top().at)
 	}
-	if len(e.conns)+e.dialing >= e.maxConns || now < e.growHold ||
-		time.Duration(now-oldestAt) < e.cfg.GrowAfter || uint64(e.dialing) >= waiting {
-		return
+	if id, ok := e.mayGrow(now, oldestAt, waiting); ok {
+		l.dial(e.newConn(id))
 	}
-	c := e.newConn(len(e.conns) + e.dialing)
-	e.dialing++
-	l.dial(c)
 }
 
 // collectDials takes the sockets of finished dials.
@@ -767,9 +764,7 @@ func (l *evloop) dialed(r dialResult, now int64) {
 	}
 	if c.ev.waiting {
 		c.ev.waiting = false
-		c.o.Sent = e.now()
-		l.prepare(c)
-		l.write(c, c.rt.req)
+		l.sendNow(c)
 		return
 	}
 	if l.stopped {
@@ -787,7 +782,7 @@ func (l *evloop) watchdog(now int64) {
 	e := l.e
 	for _, c := range e.conns {
 		if c.ev.connecting && time.Duration(now-c.ev.connSince) > e.cfg.Timeout {
-			l.connectFailed(c, os.NewSyscallError("connect", unix.ETIMEDOUT), now)
+			l.connectDone(c, os.NewSyscallError("connect", unix.ETIMEDOUT), now)
 			continue
 		}
 		if c.ev.busy && !c.ev.waiting && c.ev.fd >= 0 && time.Duration(now-l.waitingSince(&c.o)) > l.attemptTimeout {
@@ -845,64 +840,54 @@ func dialRaw(host string, timeout time.Duration) (int, error) {
 // as net.Dial leaves it, and the socket in the epoll set watched for
 // writability, which comes once the handshake ends or fails
 // (finishConnect); the watchdog gives up on it after Config.Timeout. A
-// connect that fails at once is handed back through the dial channel, so
-// that its failure is recorded from the loop's round, not inside whatever
-// called dial (a send, which holds c off the idle list).
-func (l *evloop) startConnect(c *conn) {
+// connect that fails at once returns its error, which dial hands back
+// through the dial channel, so that its failure is recorded from the
+// loop's round, not inside whatever called dial (a send, which holds c off
+// the idle list).
+func (l *evloop) startConnect(c *conn) error {
 	fd, err := unix.Socket(l.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		l.handBack(c, os.NewSyscallError("socket", err))
-		return
+		return os.NewSyscallError("socket", err)
 	}
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	if err := unix.Connect(fd, l.sa); err != nil && err != unix.EINPROGRESS && err != unix.EINTR {
 		// (After EINTR the connect goes on, as after EINPROGRESS.)
 		unix.Close(fd)
-		l.handBack(c, os.NewSyscallError("connect", err))
-		return
+		return os.NewSyscallError("connect", err)
 	}
 	ev := unix.EpollEvent{Events: unix.EPOLLOUT, Fd: int32(c.ev.slot)}
 	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		unix.Close(fd)
-		l.handBack(c, os.NewSyscallError("epoll_ctl", err))
-		return
+		return os.NewSyscallError("epoll_ctl", err)
 	}
 	c.ev.connecting, c.ev.cfd, c.ev.connSince = true, fd, l.e.now()
-}
-
-// handBack hands c's failed connect to the loop's next round (see
-// startConnect): the dial channel has room for one dial per conn.
-func (l *evloop) handBack(c *conn, err error) {
-	l.dials <- dialResult{c: c, fd: -1, err: l.dialError(err)}
-	one := [8]byte{1}
-	_, _ = unix.Write(l.wakeFd, one[:])
+	return nil
 }
 
 // finishConnect takes up c's connect once epoll has reported its socket.
 func (l *evloop) finishConnect(c *conn, now int64) {
-	fd := c.ev.cfd
-	soErr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	soErr, err := unix.GetsockoptInt(c.ev.cfd, unix.SOL_SOCKET, unix.SO_ERROR)
 	switch {
 	case err != nil:
 		err = os.NewSyscallError("getsockopt", err)
 	case soErr != 0:
 		err = os.NewSyscallError("connect", unix.Errno(soErr))
 	}
+	l.connectDone(c, err, now)
+}
+
+// connectDone ends c's connect under way: connected where err is nil,
+// else failed with err, its socket closed (which takes it off the epoll
+// set).
+func (l *evloop) connectDone(c *conn, err error, now int64) {
+	r := dialResult{c: c, fd: c.ev.cfd, watched: true}
 	if err != nil {
-		l.connectFailed(c, err, now)
-		return
+		unix.Close(c.ev.cfd)
+		r = dialResult{c: c, fd: -1, err: l.dialError(err)}
 	}
 	c.ev.connecting, c.ev.cfd = false, -1
 	l.dialing--
-	l.dialed(dialResult{c: c, fd: fd, watched: true}, now)
-}
-
-// connectFailed ends c's connect under way with err.
-func (l *evloop) connectFailed(c *conn, err error, now int64) {
-	unix.Close(c.ev.cfd) // which takes it off the epoll set
-	c.ev.connecting, c.ev.cfd = false, -1
-	l.dialing--
-	l.dialed(dialResult{c: c, fd: -1, err: l.dialError(err)}, now)
+	l.dialed(r, now)
 }
 
 // dialError is err as net.Dial would give it (*net.OpError, Op "dial"),

@@ -24,14 +24,14 @@ func TestEventLoopEndIsReceiveTime(t *testing.T) {
 	holdReceiveTimestamps(t)
 	e, l, c := connectedLoop(t)
 	l.send(c, attempt{})
-	require.Positive(t, l.wait(10*time.Second), "the response arrived")
+	require.Positive(t, l.wait(l.epfd, 10*time.Second), "the response arrived")
 	arrived := e.now() // the response is in the socket by now
 	// Let time pass before reading; the response's end must not move.
 	for e.now()-arrived < int64(20*time.Millisecond) {
-		l.waitOn(l.sleepFd, time.Until(e.start.Add(time.Duration(arrived)+20*time.Millisecond)))
+		l.wait(l.sleepFd, time.Until(e.start.Add(time.Duration(arrived)+20*time.Millisecond)))
 	}
 	for c.ev.busy {
-		for i := range l.wait(10 * time.Second) {
+		for i := range l.wait(l.epfd, 10*time.Second) {
 			ev := &l.events[i]
 			l.onEvent(e.conns[ev.Fd], ev.Events, e.now())
 		}

@@ -56,11 +56,12 @@ func (l *evloop) waitingSince(o *record.Outcome) int64 {
 	return o.Sent
 }
 
-// prepare builds c's request in flight, sent at c.o.sent, with the time
-// its client still waits in the deadline header where the model sends it,
-// and a retry's attempt number (2 for the first retry) where the model
-// marks retries.
-func (l *evloop) prepare(c *conn) {
+// sendNow builds c's request in flight and writes it, sent now: with the
+// time its client still waits in the deadline header where the model
+// sends it, and a retry's attempt number (2 for the first retry) where the
+// model marks retries.
+func (l *evloop) sendNow(c *conn) {
+	c.o.Sent = l.e.now()
 	m := &l.e.cfg.Client
 	if m.SendDeadline {
 		left := int64(l.attemptTimeout) - (c.o.Sent - l.waitingSince(&c.o))
@@ -70,6 +71,7 @@ func (l *evloop) prepare(c *conn) {
 		c.rt.attemptNo = int64(c.o.Attempt) + 1
 	}
 	c.o.BytesOut = c.rt.prepare(c.o.Op, c.o.Key)
+	l.write(c, c.rt.req)
 }
 
 // expire gives up attempt a, due but never sent: its client's timeout ran

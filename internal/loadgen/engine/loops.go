@@ -6,6 +6,8 @@ import (
 
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/kvpool/kvpool/internal/cpuset"
 )
 
 // OneLoopRate is about what one event loop of the fast engine sends per
@@ -24,61 +26,52 @@ const OneLoopRate = 100_000
 // nothing.
 const loopHeadroom = 0.5
 
-// loopsWhy is how many event loops a run uses, and why in words
-// (Result.LoopsWhy).
-type loopsWhy struct {
-	n   int
-	why string
-}
-
-// loopsFor chooses the loops of a run that asked for -loops 0: the
-// fewest its rate needs, since every loop past the first costs CPU per
-// request without sending more, and all of its CPU set where the loader
-// must not be the limit (a closed loop, a saturation search: both ask
-// for as much as the server answers). Never more loops than CPUs, nor
-// than connections (each loop needs one of its own).
+// loopsFor chooses the loops of a run that asked for -loops 0, and says
+// why in words (Result.LoopsWhy): the fewest its rate needs, since every
+// loop past the first costs CPU per request without sending more, and all
+// of its CPU set where the loader must not be the limit (a closed loop, a
+// saturation search: both ask for as much as the server answers). Never
+// more loops than CPUs, nor than connections (each loop needs one of its
+// own).
 //
 // rate is this loader's share of the schedule at its highest (req/s; 0:
 // closed loop): a spike's rate where there is one, since the loops must
 // send that while it lasts; conns its connections, cpus the size of its
 // CPU set, search whether the run is a step of a saturation search.
-func loopsFor(rate float64, conns, cpus int, search bool) loopsWhy {
+func loopsFor(rate float64, conns, cpus int, search bool) (n int, why string) {
 	most := max(1, min(cpus, conns))
 	limit := ""
 	switch {
 	case most == conns && conns < cpus:
 		limit = fmt.Sprintf(", one per connection (-conns %d)", conns)
 	case most > 1 || cpus == 1:
-		limit = fmt.Sprintf(", one per CPU of the %s", cpusText(cpus))
+		limit = fmt.Sprintf(", one per CPU of the %s", cpuset.CPUsText(cpus))
 	}
 	switch {
 	case rate <= 0:
-		return loopsWhy{most, fmt.Sprintf("%s: a closed loop takes every CPU it may%s", loopsText(most), limit)}
+		return most, fmt.Sprintf("%s: a closed loop takes every CPU it may%s", loopsText(most), limit)
 	case search:
-		return loopsWhy{most, fmt.Sprintf("%s: a saturation search must not be bounded by the loader%s", loopsText(most), limit)}
+		return most, fmt.Sprintf("%s: a saturation search must not be bounded by the loader%s", loopsText(most), limit)
 	}
 	per := OneLoopRate * loopHeadroom
 	if rate <= per {
-		return loopsWhy{1, fmt.Sprintf("1 loop: %s req/s is within one loop's ~%s req/s", thousands(rate), thousands(per))}
+		return 1, fmt.Sprintf("1 loop: %s req/s is within one loop's ~%s req/s", thousands(rate), thousands(per))
 	}
 	need := int(min(math.Ceil(rate/per), float64(math.MaxInt32)))
-	n := min(need, most)
-	why := fmt.Sprintf("%s: %s req/s needs %s at ~%s req/s each", loopsText(n), thousands(rate), thousands(float64(need)), thousands(per))
+	n = min(need, most)
+	why = fmt.Sprintf("%s: %s req/s needs %s at ~%s req/s each", loopsText(n), thousands(rate), thousands(float64(need)), thousands(per))
 	if n < need {
 		why += fmt.Sprintf("; capped at %d%s", n, limit)
 	}
-	return loopsWhy{n, why}
+	return n, why
 }
 
-func loopsText(n int) string { return plural(n, "loop") }
-func cpusText(n int) string  { return plural(n, "CPU") }
-
-// plural is "1 loop", "2 loops".
-func plural(n int, unit string) string {
+// loopsText is "1 loop", "2 loops".
+func loopsText(n int) string {
 	if n == 1 {
-		return "1 " + unit
+		return "1 loop"
 	}
-	return fmt.Sprintf("%d %ss", n, unit)
+	return fmt.Sprintf("%d loops", n)
 }
 
 // thousands formats a rate as a whole number with thousands separators:

@@ -14,9 +14,9 @@ func TestLoopsForChoosesTheFewestTheRateNeeds(t *testing.T) {
 	per := OneLoopRate * loopHeadroom // "{per}" in the reasons below
 	f := func(rate float64, conns, cpus int, search bool, want int, why string) {
 		t.Helper()
-		got := loopsFor(rate, conns, cpus, search)
-		assert.Equal(t, want, got.n, "rate %v, conns %d, cpus %d, search %v", rate, conns, cpus, search)
-		assert.Equal(t, strings.ReplaceAll(why, "{per}", thousands(per)), got.why)
+		n, gotWhy := loopsFor(rate, conns, cpus, search)
+		assert.Equal(t, want, n, "rate %v, conns %d, cpus %d, search %v", rate, conns, cpus, search)
+		assert.Equal(t, strings.ReplaceAll(why, "{per}", thousands(per)), gotWhy)
 	}
 	f(5000, 64, 2, false, 1, "1 loop: 5,000 req/s is within one loop's ~{per} req/s")
 	f(40_000, 64, 2, false, 1, "1 loop: 40,000 req/s is within one loop's ~{per} req/s")

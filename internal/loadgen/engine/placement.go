@@ -57,22 +57,19 @@ var loader struct {
 // that is more. One unpinned loop leaves it as it is (with GOMAXPROCS 1
 // that loop yields its P every rawWaitMax instead).
 func place(cfg *config.Config) (placement, func()) {
-	p := placement{unpinned: "no -cpus"}
-	allowed, err := cpuset.Affinity()
-	if err != nil || allowed.IsEmpty() {
-		allowed = cpuset.Set{}
-	}
-	p.cpus = allowed
+	loader.mu.Lock()
+	defer loader.mu.Unlock()
+	// Read under loader.mu: unless a run under way has pinned the process,
+	// this is its own affinity, which pinLocked restores after the run.
+	allowed, affErr := cpuset.Affinity() // the zero Set where it cannot be read
+	p := placement{cpus: allowed, unpinned: "no -cpus"}
 	avail := allowed.Len()
 	if avail == 0 {
 		avail = runtime.NumCPU()
 	}
-
-	loader.mu.Lock()
-	defer loader.mu.Unlock()
 	if !cfg.CPUs.IsEmpty() {
 		avail = cfg.CPUs.Len()
-		if err := pinLocked(cfg.CPUs); err != nil {
+		if err := pinLocked(cfg.CPUs, allowed, affErr); err != nil {
 			p.unpinned = err.Error()
 		} else {
 			p.pinned, p.unpinned, p.cpus = true, "", cfg.CPUs
@@ -85,8 +82,7 @@ func place(cfg *config.Config) (placement, func()) {
 	case cfg.Loops > 0:
 		p.loops, p.loopsWhy = cfg.Loops, fmt.Sprintf("%s: -loops %d", loopsText(cfg.Loops), cfg.Loops)
 	default:
-		w := loopsFor(cfg.PeakRate(), cfg.Conns, avail, cfg.Search) // a spike's rate too
-		p.loops, p.loopsWhy = w.n, w.why
+		p.loops, p.loopsWhy = loopsFor(cfg.PeakRate(), cfg.Conns, avail, cfg.Search) // a spike's rate too
 	}
 	eventLoops := cfg.Engine == config.EngineFast && cfg.Rate > 0 && cfg.Transport == config.TransportRaw && !cfg.NoEventLoop && runtime.GOOS == "linux"
 	p.lockLoops = eventLoops && (p.loops > 1 || p.pinned)
@@ -134,8 +130,10 @@ func applyProcsLocked() {
 }
 
 // pinLocked pins the process to s, or finds it pinned to s by a run
-// under way. The caller holds loader.mu.
-func pinLocked(s cpuset.Set) error {
+// under way; orig is the process's affinity (affErr: why it could not be
+// read), to restore once no run holds it pinned. The caller holds
+// loader.mu.
+func pinLocked(s, orig cpuset.Set, affErr error) error {
 	if loader.pinnedRuns > 0 {
 		if loader.pinnedTo != s {
 			return fmt.Errorf("another run of this process holds it on CPUs %s", loader.pinnedTo)
@@ -143,9 +141,8 @@ func pinLocked(s cpuset.Set) error {
 		loader.pinnedRuns++
 		return nil
 	}
-	orig, err := cpuset.Affinity()
-	if err != nil {
-		return err
+	if affErr != nil {
+		return affErr
 	}
 	if err := pinProcess(s); err != nil {
 		_ = pinProcess(orig) // undo what it bound before it failed

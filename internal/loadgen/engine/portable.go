@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
@@ -72,8 +71,10 @@ func (e *fastEngine) dispatch(release *conn, now int64) uint64 {
 			e.next.Store(n + uint64(k))
 			e.countSent(k)
 		}
-		if n+uint64(k) < due && k < len(batch) {
-			e.growIfLate(now, n+uint64(k), due)
+		if oldest := n + uint64(k); oldest < due && k < len(batch) {
+			if id, ok := e.mayGrow(now, e.sched.At(oldest), due-oldest); ok {
+				go e.grow(id)
+			}
 		}
 		e.mu.Unlock()
 		for i := range k {
@@ -93,47 +94,40 @@ func (e *fastEngine) countSent(k int) {
 	}
 }
 
-// countDone takes one request off those in flight, and tells finish when
-// the last one after stop is done.
-func (e *fastEngine) countDone() {
+// settle records c's request, takes it off those in flight (telling
+// finish when the last one after stop is done) and puts c back to work;
+// on c's goroutine.
+func (e *fastEngine) settle(c *conn) {
+	c.record()
 	if e.inFlight.Add(-1) == 0 && e.stop.Load() {
 		select {
 		case e.drained <- struct{}{}:
 		default:
 		}
 	}
+	e.dispatch(c, c.o.End)
 }
 
 // send writes the engine's request k on c, which the caller took off the
-// idle list and whose wmu it holds; send releases wmu. A dead conn or a
-// hostclient conn gets the request handed to its goroutine instead.
+// idle list and whose wmu it holds; send releases wmu. A dead conn (its
+// request prepared) or a hostclient conn gets the request handed to its
+// goroutine instead.
 func (e *fastEngine) send(c *conn, k uint64) {
 	seq := e.sched.Seq(k)
 	op, key := c.pick.Next(seq)
 	c.o = record.Outcome{Seq: seq, Key: key, Op: op, Intended: e.sched.At(k)}
+	if c.rt != nil {
+		c.o.BytesOut = c.rt.prepare(op, key)
+	}
 	if c.dead || c.rt == nil {
 		c.wmu.Unlock()
 		c.kick <- struct{}{}
 		return
 	}
-	c.o.BytesOut = c.rt.prepare(op, key)
 	// A failed write closes the connection; c's goroutine then finds
 	// nothing to read and deals with it.
 	_ = e.writeNow(c)
 	c.wmu.Unlock()
-}
-
-// growIfLate starts dialing another conn if the oldest unsent due request
-// has waited GrowAfter, the cap allows, and fewer dials are under way
-// than requests wait. The caller holds mu.
-func (e *fastEngine) growIfLate(now int64, oldest, due uint64) {
-	if len(e.conns)+e.dialing >= e.maxConns || now < e.growHold ||
-		time.Duration(now-e.sched.At(oldest)) < e.cfg.GrowAfter || uint64(e.dialing) >= due-oldest {
-		return
-	}
-	id := len(e.conns) + e.dialing
-	e.dialing++
-	go e.grow(id)
 }
 
 // grow dials a new conn and, once connected, puts it to work.
@@ -169,9 +163,16 @@ func (e *fastEngine) serve(c *conn) {
 			case <-e.done:
 				return
 			}
-			if !e.redialAndSend(c) {
+			// The request was handed to dead c: dial, and write it.
+			if err := e.resend(c); err != nil {
+				// The request fails with the dial's error; c goes back
+				// on the idle list, still dead.
+				c.o.Sent = e.now()
+				c.o.End, c.o.Err = c.o.Sent, err
+				e.settle(c)
 				continue
 			}
+			c.dead = false
 		}
 		err := c.rt.awaitResponse()
 		if c.started.Load() == 0 {
@@ -180,7 +181,13 @@ func (e *fastEngine) serve(c *conn) {
 			if e.closing.Load() {
 				return
 			}
-			if e.reclaimIdle(c) {
+			e.mu.Lock()
+			reclaimed := c.idle // c is still on the idle list: take it off
+			if reclaimed {
+				e.idle.remove(c)
+			}
+			e.mu.Unlock()
+			if reclaimed {
 				e.reconnect(c)
 				if e.closing.Load() {
 					return
@@ -198,17 +205,6 @@ func (e *fastEngine) serve(c *conn) {
 		}
 		e.complete(c, err)
 	}
-}
-
-// reclaimIdle takes c off the idle list if it is still there.
-func (e *fastEngine) reclaimIdle(c *conn) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if !c.idle {
-		return false
-	}
-	e.idle.remove(c)
-	return true
 }
 
 // complete reads the response to c's request (awaitErr is awaitResponse's
@@ -230,18 +226,17 @@ func (e *fastEngine) complete(c *conn, awaitErr error) {
 		}
 	}
 	err = c.finish(e.now(), err)
-	c.record()
 	c.retried = false
 	if err != nil || closeAfter {
 		e.reconnect(c)
 	} else {
 		c.served++
 	}
-	e.countDone()
-	e.dispatch(c, o.End)
+	e.settle(c)
 }
 
-// resend dials a new connection for c and writes c's request again.
+// resend dials a new connection for c and writes c's prepared request on
+// it.
 func (e *fastEngine) resend(c *conn) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -280,30 +275,6 @@ func (e *fastEngine) writeNow(c *conn) error {
 	return c.rt.write()
 }
 
-// redialAndSend sends the request handed to dead conn c: it dials, and if
-// that works writes the request and returns true; otherwise it records
-// the request as failed with the dial's error, puts c back on the idle
-// list (still dead) and returns false.
-func (e *fastEngine) redialAndSend(c *conn) bool {
-	o := &c.o
-	c.wmu.Lock()
-	err := e.redial(c)
-	if err == nil {
-		c.dead = false
-		o.BytesOut = c.rt.prepare(o.Op, o.Key)
-		_ = e.writeNow(c)
-		c.wmu.Unlock()
-		return true
-	}
-	c.wmu.Unlock()
-	o.Sent = e.now()
-	o.End, o.Err = o.Sent, err
-	c.record()
-	e.countDone()
-	e.dispatch(c, o.End)
-	return false
-}
-
 // serveHandedOff is the goroutine of a hostclient conn in the open model.
 func (e *fastEngine) serveHandedOff(c *conn) {
 	defer e.wg.Done()
@@ -318,8 +289,6 @@ func (e *fastEngine) serveHandedOff(c *conn) {
 		o.Sent = e.now()
 		o.Code, o.BytesIn, o.Err = c.hc.roundTrip()
 		o.End = e.now()
-		c.record()
-		e.countDone()
-		e.dispatch(c, o.End)
+		e.settle(c)
 	}
 }

@@ -48,11 +48,9 @@ func parseResponseHead(b []byte) (f responseFrame, ok bool, err error) {
 	}
 	http10 := line[7] == '0'
 	f.closeAfter = http10
-	for _, c := range line[9:12] {
-		if c < '0' || c > '9' {
-			return f, false, fmt.Errorf("malformed status line %q", line)
-		}
-		f.code = f.code*10 + int(c-'0')
+	var valid bool
+	if f.code, valid = decimal(line[9:12], 999); !valid {
+		return f, false, fmt.Errorf("malformed status line %q", line)
 	}
 	for len(rest) > 0 {
 		var h []byte
@@ -64,14 +62,9 @@ func parseResponseHead(b []byte) (f responseFrame, ok bool, err error) {
 		value = bytes.TrimSpace(value)
 		switch {
 		case bytes.EqualFold(name, hdrContentLength):
-			n := 0
-			for _, c := range value {
-				if c < '0' || c > '9' || n > 1<<40 {
-					return f, false, fmt.Errorf("malformed Content-Length %q", value)
-				}
-				n = n*10 + int(c-'0')
+			if f.bodyLen, valid = decimal(value, 1<<40); !valid {
+				return f, false, fmt.Errorf("malformed Content-Length %q", value)
 			}
-			f.bodyLen = n
 		case bytes.EqualFold(name, hdrConnection):
 			if bytes.EqualFold(value, []byte("close")) {
 				f.closeAfter = true
@@ -79,7 +72,8 @@ func parseResponseHead(b []byte) (f responseFrame, ok bool, err error) {
 				f.closeAfter = false
 			}
 		case bytes.EqualFold(name, hdrRetryAfter):
-			f.retryAfter = delaySeconds(value)
+			// Delay-seconds; 0 for an HTTP date or a delay over a day.
+			f.retryAfter, _ = decimal(value, 86_400)
 		case bytes.EqualFold(name, hdrTransferEnc):
 			if !bytes.EqualFold(value, []byte("identity")) {
 				return f, false, errChunked
@@ -89,15 +83,15 @@ func parseResponseHead(b []byte) (f responseFrame, ok bool, err error) {
 	return f, true, nil
 }
 
-// delaySeconds is a Retry-After value's delay-seconds, or 0 where it is
-// not one (an HTTP date) or is implausibly long (over a day).
-func delaySeconds(v []byte) int {
+// decimal is the unsigned decimal number v, or 0 and false where v holds
+// anything but digits or its digits run past limit.
+func decimal(v []byte, limit int) (int, bool) {
 	n := 0
 	for _, c := range v {
-		if c < '0' || c > '9' || n > 86_400 {
-			return 0
+		if c < '0' || c > '9' || n > limit {
+			return 0, false
 		}
 		n = n*10 + int(c-'0')
 	}
-	return n
+	return n, true
 }

@@ -47,8 +47,6 @@ func newRawConn(t config.Target, valueSize int, timeout time.Duration) *rawConn 
 		req: make([]byte, 0, 256+valueSize)}
 }
 
-func (c *rawConn) connected() bool { return c.conn != nil }
-
 // dial replaces the connection (if any) with a new one.
 func (c *rawConn) dial() error {
 	c.close()
