@@ -7,9 +7,9 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
-	"strings"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/harness"
 	"github.com/kvpool/kvpool/internal/loadgen/engine"
 	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
@@ -47,15 +47,13 @@ func runAttack(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if maxErrors < 0 || maxErrors > 1 {
 		return usageError(fmt.Errorf("-max-errors %v is not a share in 0..1 (0.01 = 1%%)", maxErrors))
 	}
-	server := serverConfig(ctx, o.cfg.Target)
-	if o.out == "" {
-		o.out = defaultOutDir(time.Now(), server, o.cfg.Workload.String(), rateName(o.cfg.Rate)+shardName(o.cfg.Shard))
-	}
-	if err := prepareOutDir(o.out); err != nil {
-		return err
+	server := harness.ServerConfig(ctx, o.cfg.Target)
+	var err error
+	if o.out, err = report.NewDir(o.out, server, o.cfg.Workload.String(), report.RateName(o.cfg.Rate)+o.cfg.Shard.FolderName()); err != nil {
+		return outDirError(err)
 	}
 	o.cfg.Out = o.out
-	fmt.Fprintf(stderr, "loadtest attack: %s, %v, target %s%s\n", report.Describe(&o.cfg), o.cfg.Duration, o.cfg.Target, serverText(server))
+	fmt.Fprintf(stderr, "loadtest attack: %s, %v, target %s%s\n", report.Describe(&o.cfg), o.cfg.Duration, o.cfg.Target, report.ServerText(server))
 	if line := report.ShardText(&o.cfg); line != "" {
 		fmt.Fprintf(stderr, "  %s: this loader asks %.0f req/s; waiting %v to start\n", line, o.cfg.AskedRate(), max(time.Until(o.cfg.StartAt), 0).Round(time.Millisecond))
 	}
@@ -65,7 +63,7 @@ func runAttack(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	report.Print(stdout, res)
-	if err := writeRun(o.out, res, server, stderr); err != nil {
+	if err := report.WriteRun(stderr, o.out, res, server); err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
@@ -76,36 +74,6 @@ func runAttack(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			100*res.ErrorRate(), res.ErrorCount, res.Sent, 100*maxErrors, o.out)
 	}
 	return nil
-}
-
-// writeRun writes summary.json and the .hgrm files beside the files the
-// run streamed, and says where they are.
-func writeRun(dir string, res *record.Result, server map[string]string, stderr io.Writer) error {
-	if res.OutputErr != nil {
-		return fmt.Errorf("the run's files in %s are incomplete: %w", dir, res.OutputErr)
-	}
-	if err := report.WriteFiles(dir, res, server); err != nil {
-		return err
-	}
-	files := append([]string{report.SummaryFile, report.CorrectedFile, report.UncorrectedFile, record.CorrectedLogFile, record.UncorrectedLogFile},
-		record.OpLogFiles(res.Config.Workload)...)
-	fmt.Fprintf(stderr, "wrote %s/ (%s%s)\n", dir, strings.Join(files, ", "), resultsText(res))
-	return nil
-}
-
-func resultsText(res *record.Result) string {
-	if !res.Config.KeepResults {
-		return ""
-	}
-	return ", " + record.ResultsFile
-}
-
-// serverText describes the kvserver's settings for the header line.
-func serverText(server map[string]string) string {
-	if server == nil {
-		return " (not a kvserver: no settings recorded)"
-	}
-	return fmt.Sprintf(" (kvserver pool=%s workers=%s cap=%s overflow=%s)", server["pool"], server["workers"], server["cap"], server["overflow"])
 }
 
 // withProfile runs f under a CPU profile written to path ("" = none).

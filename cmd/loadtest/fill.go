@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
+	"github.com/kvpool/kvpool/internal/harness"
 	"github.com/kvpool/kvpool/internal/loadgen/fill"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 )
@@ -43,15 +43,13 @@ func runFill(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := fill.Validate(o.cfg, ids); err != nil {
 		return usageError(err)
 	}
-	server := serverConfig(ctx, o.cfg.Target)
-	if o.out == "" {
-		o.out = defaultOutDir(time.Now(), server, "fill", fmt.Sprint(ids.Len()))
-	}
-	if err := prepareOutDir(o.out); err != nil {
-		return err
+	server := harness.ServerConfig(ctx, o.cfg.Target)
+	var err error
+	if o.out, err = report.NewDir(o.out, server, "fill", fmt.Sprint(ids.Len())); err != nil {
+		return outDirError(err)
 	}
 	fmt.Fprintf(stderr, "loadtest fill: ids %d..%d × %d B to %s over %d connections%s\n",
-		ids.From, ids.To, o.cfg.Workload.ValueSize, o.cfg.Target, o.cfg.Conns, serverText(server))
+		ids.From, ids.To, o.cfg.Workload.ValueSize, o.cfg.Target, o.cfg.Conns, report.ServerText(server))
 	fr, err := withProfile(o.cpuProfile, func() (*fill.Result, error) {
 		return fill.Run(ctx, o.cfg, ids, fill.ProgressBar(stderr, ids.Len(), isTerminal(os.Stderr)))
 	})

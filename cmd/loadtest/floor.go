@@ -15,6 +15,7 @@ import (
 	"github.com/kvpool/kvpool/internal/compare"
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/cpuset"
+	"github.com/kvpool/kvpool/internal/loadgen/report"
 	"github.com/kvpool/kvpool/internal/ratio"
 )
 
@@ -28,8 +29,8 @@ func runFloor(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if o.Out != "" {
-		if err := prepareOutDir(o.Out); err != nil {
-			return err
+		if err := report.PrepareDir(o.Out); err != nil {
+			return outDirError(err)
 		}
 	}
 	_, err = compare.Floor(ctx, o, stdout, stderr)

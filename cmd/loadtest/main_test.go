@@ -104,7 +104,7 @@ func TestDefaultOutDirNamesTheRun(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, errs, "kvserver pool=lifo workers=2 cap=128 overflow=reject")
 
-	entries, err := os.ReadDir(resultsRoot)
+	entries, err := os.ReadDir(report.ResultsRoot)
 	require.NoError(t, err)
 	var names []string
 	for _, e := range entries {
@@ -122,21 +122,11 @@ func TestDefaultOutDirNamesTheRun(t *testing.T) {
 	}
 	assert.Regexp(t, `^\d{8}T\d{6}Z-server-mixed0\.9-200$`, server)
 	assert.Regexp(t, `^\d{8}T\d{6}Z-lifo-get-200$`, kv)
-	s := readSummary(t, filepath.Join(resultsRoot, kv))
+	s := readSummary(t, filepath.Join(report.ResultsRoot, kv))
 	assert.Equal(t, "lifo", s.Server["pool"])
 	assert.Equal(t, "2", s.Server["workers"])
 	assert.Equal(t, "0s", s.Server["queue_timeout"])
-	assert.Nil(t, readSummary(t, filepath.Join(resultsRoot, server)).Server)
-}
-
-func TestDefaultOutDirIsNeverAnEarlierRuns(t *testing.T) {
-	t.Chdir(t.TempDir())
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	first := defaultOutDir(now, map[string]string{"pool": "fifo"}, "get=0.8,put=0.2", "5000")
-	assert.Equal(t, filepath.Join("results", "20260102T030405Z-fifo-get0.8_put0.2-5000"), first)
-	require.NoError(t, os.MkdirAll(first, 0o755))
-	assert.Equal(t, first+"-2", defaultOutDir(now, map[string]string{"pool": "fifo"}, "get=0.8,put=0.2", "5000"))
-	assert.Equal(t, filepath.Join("results", "20260102T030405Z-server-put-closed"), defaultOutDir(now, nil, "put", rateName(0)))
+	assert.Nil(t, readSummary(t, filepath.Join(report.ResultsRoot, server)).Server)
 }
 
 func TestOutDirWithFilesIsRefused(t *testing.T) {

@@ -52,8 +52,8 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case len(dirs) < 2:
 		return usageError(fmt.Errorf("give at least two run folders to merge, got %d", len(dirs)))
 	}
-	if err := prepareOutDir(out); err != nil {
-		return err
+	if err := report.PrepareDir(out); err != nil {
+		return outDirError(err)
 	}
 	m, err := merge.Runs(dirs, out)
 	if err != nil {

@@ -5,15 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"time"
 
+	"github.com/kvpool/kvpool/internal/harness"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
-
-// SaturateFile is where the run's folder gets the curve and the verdict.
-const SaturateFile = "saturate.json"
 
 // Saturate's own exit statuses.
 const (
@@ -125,70 +121,15 @@ func runSaturate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if so.closed.Rounds < 0 || so.closed.For < 0 {
 		return usageError(fmt.Errorf("-closed-rounds %d -closed-for %v: give 0 rounds (no closed loop) or rounds of a positive length (0: half of -step)", so.closed.Rounds, so.closed.For))
 	}
-	server := serverConfig(ctx, o.cfg.Target)
-	if o.out == "" {
-		o.out = defaultOutDir(time.Now(), server, o.cfg.Workload.String(), "saturate")
+	server := harness.ServerConfig(ctx, o.cfg.Target)
+	var err error
+	if sc.Out, err = report.NewDir(o.out, server, o.cfg.Workload.String(), "saturate"); err != nil {
+		return outDirError(err)
 	}
-	if err := prepareOutDir(o.out); err != nil {
-		return err
-	}
-	sc.Out = o.out
-	fmt.Fprintf(stderr, "loadtest saturate: %s, target %s%s\n", report.DescribeLoad(&o.cfg), o.cfg.Target, serverText(server))
-	fmt.Fprintf(stderr, "  %s\n", sc.WatchServerCPU(ctx, o.cfg.Target, o.cfg.CPUs))
-	start := time.Now()
-	var closed *saturate.ClosedLoop
-	if so.closed.Rounds > 0 {
-		fmt.Fprintf(stderr, "  closed loop: %d rounds of %v over %d connections ...\n", so.closed.Rounds, so.closed.For, o.cfg.Conns)
-		var err error
-		if closed, err = saturate.MeasureClosedLoop(ctx, o.cfg, so.closed, &sc); err != nil {
-			_ = os.Remove(o.out)
-			if ctx.Err() != nil {
-				return fmt.Errorf("interrupted after %s, in the closed loop", elapsedText(time.Since(start)))
-			}
-			return err
-		}
-		saturate.PrintClosedLoop(stdout, closed)
-		if closed.Throughput > 0 {
-			sc.Anchor = closed.Throughput
-		}
-	}
-	saturate.PrintSearchHeader(stderr, &sc)
-	saturate.PrintStepHeader(stdout)
 	sat, err := withProfile(o.cpuProfile, func() (*saturate.Saturation, error) {
-		return saturate.Run(ctx, o.cfg, sc, func(s saturate.Step) { saturate.PrintStep(stdout, s) }, report.Progress(stderr))
+		return saturate.Measure(ctx, o.cfg, sc, so.closed, server, stdout, stderr)
 	})
-	if sat != nil {
-		sat.ClosedLoop = closed
-	}
-	if ctx.Err() != nil {
-		if sat != nil && len(sat.Steps) > 0 {
-			_ = report.WriteJSON(o.out, SaturateFile, sat)
-			return fmt.Errorf("interrupted after %s; the curve so far is in %s", elapsedText(time.Since(start)), o.out)
-		}
-		_ = os.Remove(o.out)
-		return fmt.Errorf("interrupted after %s, before any step finished", elapsedText(time.Since(start)))
-	}
 	if err != nil {
-		_ = os.Remove(o.out) // only if nothing was written
-		return err
-	}
-	if sat.HitMax {
-		fmt.Fprintf(stdout, "*** WARNING: even -max-rate %.0f held; the limit is higher ***\n", sc.MaxRate)
-	}
-	if sat.Validation != nil {
-		fmt.Fprintln(stdout, "\nlast validating run:")
-		report.Print(stdout, sat.Validation)
-		if err := writeRun(o.out, sat.Validation, server, stderr); err != nil {
-			return err
-		}
-	}
-	saturate.PrintBracket(stdout, &sc, sat)
-	if sat.AnchorExceeded {
-		fmt.Fprintf(stdout, "note: a step at the closed loop's %.0f req/s held, so it bounded nothing; the search climbed past it\n", sat.Anchor)
-	}
-	saturate.PrintOpenVsClosed(stdout, sat, closed)
-	fmt.Fprintf(stderr, "search took %s\n", time.Since(start).Round(time.Second))
-	if err := report.WriteJSON(o.out, SaturateFile, sat); err != nil {
 		return err
 	}
 	return saturateOutcome(stdout, &sc, sat)

@@ -139,7 +139,7 @@ func TestSaturateReadsTheServerCPUFromMetrics(t *testing.T) {
 	assert.Regexp(t, `(?m)^closed loop: \d+ req/s \(median of 2 rounds, \d+–\d+\) over 2 connections; CPU per request: loader .*, server unknown`, out)
 	assert.Regexp(t, `(?m)^phase .* ldr cpu +ldr/req +srv cpu +srv/req +seconds +verdict +left$`, out)
 	var sat saturate.Saturation
-	b, err := os.ReadFile(filepath.Join(dir, SaturateFile))
+	b, err := os.ReadFile(filepath.Join(dir, saturate.File))
 	require.NoError(t, err, errs)
 	require.NoError(t, json.Unmarshal(b, &sat))
 	require.NotEmpty(t, sat.Steps)
@@ -171,7 +171,7 @@ func TestSaturatePrintsTheCurve(t *testing.T) {
 	code, out, errs := invoke(t, "saturate", "-target", bare(t), "-conns", "2", "-q", "-closed-rounds", "0",
 		"-start-rate", "100", "-max-rate", "200", "-step", "220ms", "-validate", "330ms", "-cooldown", "10ms", "-out", dir)
 	var sat saturate.Saturation
-	b, err := os.ReadFile(filepath.Join(dir, SaturateFile))
+	b, err := os.ReadFile(filepath.Join(dir, saturate.File))
 	require.NoError(t, err, errs)
 	require.NoError(t, json.Unmarshal(b, &sat))
 	require.NotEmpty(t, sat.Steps)
@@ -227,7 +227,7 @@ func TestSaturateExitsThreeWhenTheValidationFails(t *testing.T) {
 	assert.Contains(t, out, "saturation: none validated: rates held over 220ms steps, but none over a 440ms validating run (tried at 100 req/s, each twice)")
 	assert.Contains(t, errs, "no rate held over its validating run (at 100 req/s)")
 	assert.Contains(t, errs, "rerun with a longer -step")
-	assert.FileExists(t, filepath.Join(dir, SaturateFile))
+	assert.FileExists(t, filepath.Join(dir, saturate.File))
 }
 
 // rowOf is the first printed row of the curve at s's phase and rate.

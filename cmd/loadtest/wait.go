@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"syscall"
 	"time"
 
 	"github.com/kvpool/kvpool/internal/harness"
@@ -34,35 +32,8 @@ func runWait(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	defer cancel()
 	if *pid > 0 {
 		var stop context.CancelFunc
-		ctx, stop = watchProcess(ctx, *pid)
+		ctx, stop = harness.WatchProcess(ctx, *pid)
 		defer stop()
 	}
 	return harness.WaitReady(ctx, *url)
-}
-
-// errExited is the cause of a wait that stopped because the server's
-// process is gone.
-var errExited = errors.New("the server's process exited")
-
-// watchProcess returns a context that ends when ctx does, when stop is
-// called, or when process pid no longer exists (the shell that started it
-// has reaped it); its cause then says so.
-func watchProcess(ctx context.Context, pid int) (_ context.Context, stop context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	go func() {
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-				cancel(fmt.Errorf("%w (pid %d)", errExited, pid))
-				return
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return ctx, func() { cancel(context.Canceled) }
 }

@@ -2,8 +2,11 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"syscall"
 	"time"
 )
 
@@ -59,4 +62,38 @@ func probe(ctx context.Context, client *http.Client, url string) string {
 		return resp.Status
 	}
 	return ""
+}
+
+// ErrExited is the cause of a context from WatchProcess that ended
+// because the process is gone.
+var ErrExited = errors.New("the server's process exited")
+
+// WatchProcess returns a context that ends when ctx does, when stop is
+// called, or when process pid no longer exists (the shell that started it
+// has reaped it); its cause then says so (ErrExited). It is how a script's
+// wait for a server it started in the background gives up at once when
+// the server dies.
+func WatchProcess(ctx context.Context, pid int) (_ context.Context, stop context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			p, err := os.FindProcess(pid)
+			if err == nil {
+				err = p.Signal(syscall.Signal(0)) // only asks whether it exists
+				p.Release()
+			}
+			if errors.Is(err, os.ErrProcessDone) {
+				cancel(fmt.Errorf("%w (pid %d)", ErrExited, pid))
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return ctx, func() { cancel(context.Canceled) }
 }

@@ -10,9 +10,13 @@
 package ratio
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 
 	"golang.org/x/perf/benchmath"
 )
@@ -118,4 +122,32 @@ func (iv Interval) Text() string {
 		return fmt.Sprintf("%.3f [unbounded] (%d pairs)", iv.Median, iv.N)
 	}
 	return fmt.Sprintf("%.3f [%.3f, %.3f] (%d pairs)", iv.Median, iv.Lo, iv.Hi, iv.N)
+}
+
+// ReadPairs reads lines "A B" of two numbers, one pair of measurements
+// each (loadtest ratio's input); blank lines are skipped.
+func ReadPairs(r io.Reader) (a, b []float64, err error) {
+	sc := bufio.NewScanner(r)
+	for line := 1; sc.Scan(); line++ {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 2 {
+			return nil, nil, fmt.Errorf("line %d: %q is not a pair \"A B\"", line, sc.Text())
+		}
+		x, errA := strconv.ParseFloat(f[0], 64)
+		y, errB := strconv.ParseFloat(f[1], 64)
+		if errA != nil || errB != nil {
+			return nil, nil, fmt.Errorf("line %d: %q: both values must be numbers", line, sc.Text())
+		}
+		a, b = append(a, x), append(b, y)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, err
+	}
+	if len(a) == 0 {
+		return nil, nil, fmt.Errorf("no pairs on standard input")
+	}
+	return a, b, nil
 }

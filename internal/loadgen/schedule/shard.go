@@ -2,8 +2,10 @@ package schedule
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Shard is one loader's part of a schedule that several loader hosts
@@ -61,4 +63,49 @@ func (s Shard) Share() Share {
 		return WholeRun
 	}
 	return Share{First: uint64(s.K - 1), Stride: uint64(s.N)}
+}
+
+// StartAtText is -start-at as ParseStartAt reads it back; "" for none.
+func StartAtText(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// startAtForm is what -start-at accepts.
+const startAtForm = "want an instant in RFC 3339 (2026-11-24T12:00:00Z, 2026-11-24T13:00:00.250+01:00) or Unix seconds (1795003200, 1795003200.25)"
+
+var unixSeconds = regexp.MustCompile(`^(\d+)(?:\.(\d{1,9}))?$`)
+
+// ParseStartAt reads an RFC 3339 instant, with or without fractional
+// seconds, or Unix seconds, with up to nine decimals (read exactly, not
+// through a float).
+func ParseStartAt(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if m := unixSeconds.FindStringSubmatch(s); m != nil {
+		sec, err := strconv.ParseInt(m[1], 10, 64)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("%q: %s", s, startAtForm)
+		}
+		var ns int64
+		if m[2] != "" {
+			ns, _ = strconv.ParseInt(m[2]+strings.Repeat("0", 9-len(m[2])), 10, 64)
+		}
+		return time.Unix(sec, ns), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q: %s", s, startAtForm)
+	}
+	return t, nil
+}
+
+// FolderName is the part of a run's folder name that says which shard it
+// is: "-shard2of4"; "" for a run of its own.
+func (sh Shard) FolderName() string {
+	if sh.IsWhole() {
+		return ""
+	}
+	return fmt.Sprintf("-shard%dof%d", sh.K, sh.N)
 }
