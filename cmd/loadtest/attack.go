@@ -21,13 +21,13 @@ const defaultMaxErrors = 0.01
 
 func attackFlags(o *options, maxErrors *float64, stderr io.Writer) *flag.FlagSet {
 	fs := newFlagSet("attack", o, stderr)
-	o.addTarget(fs)
+	o.cfg.AddTarget(fs)
 	o.addWorkload(fs)
 	o.addEngine(fs)
 	fs.Float64Var(&o.cfg.Rate, "rate", o.cfg.Rate, "requests per second (open model); 0 = closed loop, as fast as -conns go")
 	fs.DurationVar(&o.cfg.Duration, "duration", o.cfg.Duration, "length of the run")
 	o.addSpike(fs)
-	o.addShard(fs)
+	o.cfg.AddShard(fs)
 	o.addRun(fs)
 	o.addOutput(fs, "summary.json, the .hgrm and .hlog files and results.bin")
 	fs.Float64Var(maxErrors, "max-errors", defaultMaxErrors, "share of failed requests above which attack exits 1, after writing its results")

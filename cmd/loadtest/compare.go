@@ -108,8 +108,8 @@ func (f *compareFlags) define(fs *flag.FlagSet) {
 	fs.DurationVar(&o.SLO, "slo", o.SLO, "a sustained rate keeps its corrected p99 at or below this")
 	fs.BoolVar(&o.Quick, "quick", false, "every step short, 100k ids, one repeat, one workload (queues: direct's saturation alone, the pools compared by the paired rounds): minutes, numbers indicative")
 	// Where each side runs.
-	fs.Var(parsedFlag[string]{&o.ServerCPUs, cpuList, asIs}, "server-cpus", "CPUs kvserver runs on, a list such as 0-7 or 0,2,4-5 (default: the lower half of this process's CPUs where it has 4 or more, 2 or more for -preset scaling; else shared with the loader); with only this list, the loader gets the rest of the CPUs")
-	fs.Var(parsedFlag[string]{&o.LoaderCPUs, cpuList, asIs}, "loader-cpus", "CPUs the loader runs on, one event loop each, a list such as 8-15 (default: the upper half, as -server-cpus); with only this list, kvserver gets the rest")
+	fs.Func("server-cpus", "CPUs kvserver runs on, a list such as 0-7 or 0,2,4-5 (default: the lower half of this process's CPUs where it has 4 or more, 2 or more for -preset scaling; else shared with the loader); with only this list, the loader gets the rest of the CPUs", cpuList(&o.ServerCPUs))
+	fs.Func("loader-cpus", "CPUs the loader runs on, one event loop each, a list such as 8-15 (default: the upper half, as -server-cpus); with only this list, kvserver gets the rest", cpuList(&o.LoaderCPUs))
 	fs.BoolVar(&o.Pin, "pin", false, "shorthand for -server-cpus 0 -loader-cpus 1 (not with either)")
 	// The load of its steps.
 	fs.IntVar(&o.MaxConns, "max-conns", o.MaxConns, "connections the loader may open in an overload step (needs ulimit -n above it)")
@@ -227,14 +227,17 @@ func printFindings(w io.Writer, rep *render.Report) {
 	fmt.Fprintf(w, "report: %s\n", rep.Path)
 }
 
-// cpuList keeps a CPU list as given, for compare to resolve, once
+// cpuList keeps a CPU list in *p as given, for compare to resolve, once
 // cpuset reads it (an empty list included).
-func cpuList(v string) (string, error) {
-	_, err := cpuset.Parse(v)
-	return v, err
+func cpuList(p *string) func(string) error {
+	return func(v string) error {
+		_, err := cpuset.Parse(v)
+		if err == nil {
+			*p = v
+		}
+		return err
+	}
 }
-
-func asIs(s string) string { return s }
 
 // listFlag is a comma- or space-separated list flag; repeating the flag
 // appends. A list given empty stays nil: the preset's default.

@@ -18,10 +18,10 @@ const FillFile = "fill.json"
 
 func fillFlags(o *options, ids *fill.Range, stderr io.Writer) *flag.FlagSet {
 	fs := newFlagSet("fill", o, stderr)
-	o.addTarget(fs)
-	o.addKeys(fs)
+	o.cfg.AddTarget(fs)
+	o.cfg.AddKeys(fs)
 	fs.IntVar(&o.cfg.Conns, "conns", o.cfg.Conns, "connections the PUTs go over, each as fast as the server answers")
-	o.addLoader(fs)
+	o.cfg.AddLoader(fs)
 	o.addRun(fs)
 	fs.StringVar(&o.out, "out", "", "new or empty directory for fill.json (default results/<UTC time>-<pool or server>-fill-<keys>/)")
 	ids.From = 1

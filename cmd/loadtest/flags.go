@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/flagenv"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
@@ -76,81 +75,23 @@ func newFlagSet(name string, o *options, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// addTarget: where the load goes.
-func (o *options) addTarget(fs *flag.FlagSet) {
-	c := &o.cfg
-	fs.StringVar(&c.Target, "target", c.Target, "server base URL (loopback only unless -allow-remote)")
-	fs.BoolVar(&c.AllowRemote, "allow-remote", false, "permit a -target that is not a loopback address")
-}
-
-// addKeys: the ids and values every workload uses.
-func (o *options) addKeys(fs *flag.FlagSet) {
-	c := &o.cfg
-	fs.Uint64Var(&c.Workload.Keys, "keys", c.Workload.Keys, "requests use ids 1..keys")
-	fs.IntVar(&c.Workload.ValueSize, "value-size", c.Workload.ValueSize, "PUT body size in bytes")
-}
-
-// addWorkload: which requests (attack, saturate).
+// addWorkload: which requests (attack, saturate), and on which keys.
 func (o *options) addWorkload(fs *flag.FlagSet) {
-	c := &o.cfg
 	fs.StringVar(&o.workload, "workload", o.workload, workload.Syntax())
-	o.addKeys(fs)
-	fs.StringVar(&c.Workload.Dist, "dist", c.Workload.Dist, "key distribution: uniform | zipf (id 1 hottest)")
-	fs.Float64Var(&c.Workload.ZipfS, "zipf-s", c.Workload.ZipfS, "Zipf exponent s > 1 for -dist zipf")
-	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the key choice")
+	o.cfg.AddKeyChoice(fs)
 }
 
-// addEngine: how the load is sent (attack, saturate).
+// addEngine: how the load is sent (attack, saturate: the open model's
+// engines), and how its clients behave. fill's closed loop retries in its
+// own way (Config.Retries) and takes none of these.
 func (o *options) addEngine(fs *flag.FlagSet) {
-	c := &o.cfg
-	fs.IntVar(&c.Conns, "conns", c.Conns, "connections opened at the start")
-	fs.IntVar(&c.MaxConns, "max-conns", c.MaxConns, "cap on connections opened when all are busy (open model)")
-	fs.StringVar(&c.Engine, "engine", c.Engine, "fast (own pacer over fasthttp-parsed raw connections) | vegeta (vegeta's attacker)")
-	fs.StringVar(&c.Transport, "transport", c.Transport, "fast engine connections: raw | hostclient (fasthttp.HostClient)")
-	fs.DurationVar(&c.Quantum, "quantum", c.Quantum, "fast engine: one wake-up sends every request due within this (at most 1ms); 0 = sized by each loop to its rate and the server's median answer: a wake-up per request below 8,000 req/s a loop, else 250µs or more; the send lag shows it")
-	fs.DurationVar(&c.GrowAfter, "grow-after", c.GrowAfter, "open another connection when a due request waited this long with all busy")
-	o.addLoader(fs)
-	o.addClient(fs)
-}
-
-// addLoader: how many loops the loader runs and on which CPUs (attack,
-// saturate, fill).
-func (o *options) addLoader(fs *flag.FlagSet) {
-	c := &o.cfg
-	fs.IntVar(&c.Loops, "loops", c.Loops, "`N` event loops, each on a thread of its own with its share of -conns and of the schedule (wrk's -t); "+
-		"0 = the fewest the rate needs: one up to what one loop sends with headroom, more above; a closed loop (-rate 0) or saturate: one per CPU of -cpus, else of the CPUs this process may run on; never more than those CPUs or -conns; -engine vegeta: 1")
-	fs.Var(parsedFlag[cpuset.Set]{&c.CPUs, cpuset.Parse, cpuset.Set.String}, "cpus", "pin the loader to these CPUs, a `LIST` in Linux cpu-list syntax (0-3 or 0,2,4-5): loop i to the i-th, GOMAXPROCS sized to them; "+
-		"where pinning fails the run goes on unpinned and says why (default: unpinned)")
-}
-
-// parsedFlag is a flag that parse reads into *p and format prints.
-type parsedFlag[T any] struct {
-	p      *T
-	parse  func(string) (T, error)
-	format func(T) string
-}
-
-func (f parsedFlag[T]) String() string {
-	if f.p == nil {
-		return ""
-	}
-	return f.format(*f.p)
-}
-
-func (f parsedFlag[T]) Set(s string) error {
-	v, err := f.parse(s)
-	if err != nil {
-		return err
-	}
-	*f.p = v
-	return nil
+	o.cfg.AddEngine(fs)
+	o.clients.Add(fs)
 }
 
 // addRun: per-request timeout and what is printed while the run goes.
 func (o *options) addRun(fs *flag.FlagSet) {
-	c := &o.cfg
-	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "per-request timeout; also the most a run waits past its schedule for late sends")
-	fs.DurationVar(&c.Progress, "progress", c.Progress, "interval of progress lines on stderr (0 = none)")
+	o.cfg.AddRun(fs)
 	fs.BoolVar(&o.quiet, "q", false, "no progress lines")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write the loader's CPU profile to this file")
 }
@@ -189,11 +130,8 @@ func (f spikeFlag) Set(s string) error {
 
 // addOutput: the run's folder and what is streamed into it.
 func (o *options) addOutput(fs *flag.FlagSet, what string) {
-	c := &o.cfg
 	fs.StringVar(&o.out, "out", "", "new or empty directory for "+what+" (default results/<UTC time>-<pool or server>-<workload>-<rate>/)")
-	fs.DurationVar(&c.Interval, "interval", c.Interval, "length of each histogram of the .hlog files and point of summary.json's series")
-	fs.StringVar(&c.VegetaLatency, "vegeta-latency", c.VegetaLatency, "results.bin: uncorrected (actual send time, latency from it: vegeta's meaning) | corrected (intended send time, corrected latency)")
-	fs.BoolVar(&c.KeepResults, "results", c.KeepResults, "write results.bin (every request, vegeta's format)")
+	o.cfg.AddOutput(fs)
 }
 
 // parse applies the arguments, then LOADTEST_<FLAG> environment defaults
@@ -253,8 +191,3 @@ const envPrefix = "LOADTEST_"
 func elapsedText(d time.Duration) string {
 	return fmt.Sprintf("%.1f s", d.Seconds())
 }
-
-// addClient: how the run's clients behave (attack, saturate: the open
-// model). fill's closed loop retries in its own way (Config.Retries) and
-// takes none of these.
-func (o *options) addClient(fs *flag.FlagSet) { o.clients.Add(fs) }

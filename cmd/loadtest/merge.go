@@ -60,13 +60,7 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		_ = os.Remove(out) // only if nothing was written
 		return err
 	}
-	report.Print(stdout, m.Result)
-	if m.Shards != nil {
-		fmt.Fprintf(stdout, "Merged %s\n", m.Shards)
-		if len(m.Shards.Missing) > 0 {
-			fmt.Fprintf(stdout, "\n*** WARNING: shards %s of %d are missing: this is not the whole schedule's load ***\n", merge.IntList(m.Shards.Missing), m.Shards.N)
-		}
-	}
+	m.Print(stdout)
 	fmt.Fprintf(stderr, "merged %d runs into %s/\n", len(dirs), out)
 	return nil
 }

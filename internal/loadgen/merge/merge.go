@@ -40,6 +40,18 @@ type Merged struct {
 	Shards *Shards
 }
 
+// Print writes the merged run's wrk2-style table and, for shards, which
+// were merged, with a warning when some of the schedule is missing.
+func (m *Merged) Print(w io.Writer) {
+	report.Print(w, m.Result)
+	if m.Shards != nil {
+		fmt.Fprintf(w, "Merged %s\n", m.Shards)
+		if len(m.Shards.Missing) > 0 {
+			fmt.Fprintf(w, "\n*** WARNING: shards %s of %d are missing: this is not the whole schedule's load ***\n", intList(m.Shards.Missing), m.Shards.N)
+		}
+	}
+}
+
 // Shards is which shards of one schedule (-shard K/N -start-at) a merge
 // combined.
 type Shards struct {
@@ -53,15 +65,15 @@ type Shards struct {
 // String is "shards 1-4 of 4 of a 40000 req/s schedule starting …: the
 // whole schedule", or names the missing ones.
 func (s *Shards) String() string {
-	head := fmt.Sprintf("shards %s of %d of a %.0f req/s schedule starting %s", IntList(s.Have), s.N, s.WholeRate, s.StartAt.UTC().Format(time.RFC3339Nano))
+	head := fmt.Sprintf("shards %s of %d of a %.0f req/s schedule starting %s", intList(s.Have), s.N, s.WholeRate, s.StartAt.UTC().Format(time.RFC3339Nano))
 	if len(s.Missing) == 0 {
 		return head + ": the whole schedule"
 	}
-	return fmt.Sprintf("%s: shards %s missing, %.0f%% of the schedule merged", head, IntList(s.Missing), 100*float64(len(s.Have))/float64(s.N))
+	return fmt.Sprintf("%s: shards %s missing, %.0f%% of the schedule merged", head, intList(s.Missing), 100*float64(len(s.Have))/float64(s.N))
 }
 
-// IntList joins ks as "1, 3, 4".
-func IntList(ks []int) string {
+// intList joins ks as "1, 3, 4".
+func intList(ks []int) string {
 	parts := make([]string, len(ks))
 	for i, k := range ks {
 		parts[i] = strconv.Itoa(k)

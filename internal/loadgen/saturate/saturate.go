@@ -44,6 +44,7 @@ package saturate
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"time"
 
@@ -122,6 +123,24 @@ func QuickConfig() Config {
 	sc := DefaultConfig()
 	sc.Step, sc.Cooldown, sc.ValidateFor, sc.Precision = 5500*time.Millisecond, 500*time.Millisecond, 11*time.Second, 0.05
 	return sc
+}
+
+// AddFlags defines the search's flags on fs over sc's fields, and the
+// closed loop's that anchors it over cc's, their values the defaults.
+func (sc *Config) AddFlags(fs *flag.FlagSet, cc *ClosedConfig) {
+	fs.DurationVar(&sc.SLO, "slo", sc.SLO, "an interval's corrected p99 must stay at or below this")
+	fs.Float64Var(&sc.MaxErrorRate, "max-error-rate", sc.MaxErrorRate, "an interval's share of errors (503 included) must stay below this")
+	fs.Float64Var(&sc.StartRate, "start-rate", sc.StartRate, "first rate of the ramp when there is no closed loop (-closed-rounds 0)")
+	fs.Float64Var(&sc.MaxRate, "max-rate", sc.MaxRate, "no step asks more")
+	fs.Float64Var(&sc.Factor, "factor", sc.Factor, "the ramp multiplies the rate by this (and divides it going down)")
+	fs.DurationVar(&sc.Step, "step", sc.Step, "length of each ramp and bisection step, its warm-up interval included (intervals: 1s, or -step/11 below 11s)")
+	fs.Float64Var(&sc.Precision, "precision", sc.Precision, "the bracket is refined until (hi-lo)/lo is at most this")
+	fs.DurationVar(&sc.ValidateFor, "validate", sc.ValidateFor, "length of each validating run")
+	fs.IntVar(&sc.MaxValidations, "max-validations", sc.MaxValidations, "validating runs at most (each re-tested once); then no saturation")
+	fs.DurationVar(&sc.Cooldown, "cooldown", sc.Cooldown, "pause between steps so backlogs drain")
+	fs.IntVar(&cc.Rounds, "closed-rounds", cc.Rounds, "closed-loop rounds run first; their median anchors the search (0: none, ramp from -start-rate)")
+	fs.DurationVar(&cc.For, "closed-for", cc.For, "length of each closed-loop round (0: half of -step)")
+	fs.Float64Var(&sc.AnchorShare, "anchor-share", sc.AnchorShare, "the ramp starts at this share of the closed loop's throughput")
 }
 
 // Interval is the judging interval of sc's steps: MaxInterval, or Step/11
