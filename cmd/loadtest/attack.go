@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/pprof"
 	"time"
 
 	"github.com/kvpool/kvpool/internal/harness"
@@ -57,7 +56,7 @@ func runAttack(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if line := report.ShardText(&o.cfg); line != "" {
 		fmt.Fprintf(stderr, "  %s: this loader asks %.0f req/s; waiting %v to start\n", line, o.cfg.AskedRate(), max(time.Until(o.cfg.StartAt), 0).Round(time.Millisecond))
 	}
-	res, err := withProfile(o.cpuProfile, func() (*record.Result, error) { return engine.Run(ctx, o.cfg, report.Progress(stderr)) })
+	res, err := record.WithCPUProfile(o.cpuProfile, func() (*record.Result, error) { return engine.Run(ctx, o.cfg, report.Progress(stderr)) })
 	if err != nil {
 		_ = os.Remove(o.out) // only if the run left it empty
 		return err
@@ -67,28 +66,11 @@ func runAttack(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("interrupted after %s; partial results in %s", elapsedText(res.Elapsed), o.out)
+		return fmt.Errorf("interrupted after %s; partial results in %s", report.ElapsedText(res.Elapsed), o.out)
 	}
 	if res.ErrorRate() > maxErrors {
 		return fmt.Errorf("%.2f%% of requests failed (%d of %d), above -max-errors %g%%: the latencies describe a server that was not answering; results in %s",
 			100*res.ErrorRate(), res.ErrorCount, res.Sent, 100*maxErrors, o.out)
 	}
 	return nil
-}
-
-// withProfile runs f under a CPU profile written to path ("" = none).
-func withProfile[T any](path string, f func() (T, error)) (res T, err error) {
-	if path == "" {
-		return f()
-	}
-	pf, err := os.Create(path)
-	if err != nil {
-		return res, fmt.Errorf("cannot create CPU profile: %w", err)
-	}
-	defer pf.Close()
-	if err := pprof.StartCPUProfile(pf); err != nil {
-		return res, fmt.Errorf("cannot start CPU profile: %w", err)
-	}
-	defer pprof.StopCPUProfile()
-	return f()
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kvpool/kvpool/internal/harness"
 	"github.com/kvpool/kvpool/internal/loadgen/fill"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 )
 
@@ -50,8 +51,8 @@ func runFill(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stderr, "loadtest fill: ids %d..%d × %d B to %s over %d connections%s\n",
 		ids.From, ids.To, o.cfg.Workload.ValueSize, o.cfg.Target, o.cfg.Conns, report.ServerText(server))
-	fr, err := withProfile(o.cpuProfile, func() (*fill.Result, error) {
-		return fill.Run(ctx, o.cfg, ids, fill.ProgressBar(stderr, ids.Len(), isTerminal(os.Stderr)))
+	fr, err := record.WithCPUProfile(o.cpuProfile, func() (*fill.Result, error) {
+		return fill.Run(ctx, o.cfg, ids, fill.ProgressBar(stderr, ids.Len(), fill.IsTerminal(os.Stderr)))
 	})
 	if err != nil {
 		_ = os.Remove(o.out) // only if the run left it empty
@@ -64,17 +65,10 @@ func runFill(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("interrupted after %s; ids below %d are stored, resume with -from %d; summary in %s",
-			elapsedText(fr.Elapsed), fr.ResumeFrom, fr.ResumeFrom, o.out)
+			report.ElapsedText(fr.Elapsed), fr.ResumeFrom, fr.ResumeFrom, o.out)
 	}
 	if !fr.Complete {
 		return fmt.Errorf("fill incomplete; resume with -from %d (summary in %s)", fr.ResumeFrom, o.out)
 	}
 	return nil
-}
-
-// isTerminal reports whether f is a character device (a terminal), where a
-// progress bar may redraw its line.
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

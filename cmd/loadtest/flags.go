@@ -186,8 +186,3 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 
 // envPrefix: each flag -some-name falls back to $LOADTEST_SOME_NAME.
 const envPrefix = "LOADTEST_"
-
-// elapsedText is d rounded for "interrupted after N s".
-func elapsedText(d time.Duration) string {
-	return fmt.Sprintf("%.1f s", d.Seconds())
-}

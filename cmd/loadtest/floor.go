@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strings"
@@ -94,25 +92,8 @@ func parseFloor(args []string, stderr io.Writer) (plan.Floor, error) {
 		}
 		o.LoaderCPUs = aff.Minus(o.ServerCPUs)
 	}
-	switch {
-	case o.ServerCPUs.IsEmpty():
-		return o, usageError(errors.New("-server-cpus is empty"))
-	case o.LoaderCPUs.IsEmpty():
-		return o, usageError(fmt.Errorf("no CPU is left for the loader beside -server-cpus %s; give -loader-cpus", o.ServerCPUs))
-	case o.ServerCPUs.Overlaps(o.LoaderCPUs):
-		return o, usageError(fmt.Errorf("-server-cpus %s and -loader-cpus %s overlap: the loader would take the servers' CPU", o.ServerCPUs, o.LoaderCPUs))
-	case o.Rounds < 1:
-		return o, usageError(fmt.Errorf("-rounds %d: give 1 or more", o.Rounds))
-	case o.Round <= 0:
-		return o, usageError(fmt.Errorf("-round %v: give a positive duration", o.Round))
-	case o.Conns < 1:
-		return o, usageError(fmt.Errorf("-conns %d: give 1 or more", o.Conns))
-	case o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0):
-		return o, usageError(fmt.Errorf("-rate %v: give 0 (a closed loop) or a rate both servers sustain", o.Rate))
-	case o.Keys < 1:
-		return o, usageError(fmt.Errorf("-keys %d: give 1 or more", o.Keys))
-	case o.ValueSize < 1:
-		return o, usageError(fmt.Errorf("-value-size %d: give 1 or more", o.ValueSize))
+	if err := o.Validate(); err != nil {
+		return o, usageError(err)
 	}
 	var err error
 	if o.Workloads, err = listOf(*workloads, "-workloads", "get", "put"); err != nil {

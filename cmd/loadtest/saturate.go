@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/kvpool/kvpool/internal/harness"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
 	"github.com/kvpool/kvpool/internal/loadgen/report"
 	"github.com/kvpool/kvpool/internal/loadgen/saturate"
 )
@@ -114,7 +115,7 @@ func runSaturate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if sc.Out, err = report.NewDir(o.out, server, o.cfg.Workload.String(), "saturate"); err != nil {
 		return outDirError(err)
 	}
-	sat, err := withProfile(o.cpuProfile, func() (*saturate.Saturation, error) {
+	sat, err := record.WithCPUProfile(o.cpuProfile, func() (*saturate.Saturation, error) {
 		return saturate.Measure(ctx, o.cfg, sc, so.closed, server, stdout, stderr)
 	})
 	if err != nil {

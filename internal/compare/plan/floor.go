@@ -1,6 +1,9 @@
 package plan
 
 import (
+	"errors"
+	"fmt"
+	"math"
 	"time"
 
 	"github.com/kvpool/kvpool/internal/cpuset"
@@ -62,4 +65,29 @@ func (o *Floor) Server(side int) (binary string, args []string) {
 		return "", nil
 	}
 	return o.Base, o.BaseArgs
+}
+
+// Validate reports the first setting of o that cannot work.
+func (o *Floor) Validate() error {
+	switch {
+	case o.ServerCPUs.IsEmpty():
+		return errors.New("-server-cpus is empty")
+	case o.LoaderCPUs.IsEmpty():
+		return fmt.Errorf("no CPU is left for the loader beside -server-cpus %s; give -loader-cpus", o.ServerCPUs)
+	case o.ServerCPUs.Overlaps(o.LoaderCPUs):
+		return fmt.Errorf("-server-cpus %s and -loader-cpus %s overlap: the loader would take the servers' CPU", o.ServerCPUs, o.LoaderCPUs)
+	case o.Rounds < 1:
+		return fmt.Errorf("-rounds %d: give 1 or more", o.Rounds)
+	case o.Round <= 0:
+		return fmt.Errorf("-round %v: give a positive duration", o.Round)
+	case o.Conns < 1:
+		return fmt.Errorf("-conns %d: give 1 or more", o.Conns)
+	case o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0):
+		return fmt.Errorf("-rate %v: give 0 (a closed loop) or a rate both servers sustain", o.Rate)
+	case o.Keys < 1:
+		return fmt.Errorf("-keys %d: give 1 or more", o.Keys)
+	case o.ValueSize < 1:
+		return fmt.Errorf("-value-size %d: give 1 or more", o.ValueSize)
+	}
+	return nil
 }

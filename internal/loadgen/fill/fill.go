@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -123,6 +124,13 @@ type Summary struct {
 // kvserver_config_info (nil if it is not a kvserver).
 func (fr *Result) Summarize(server map[string]string) Summary {
 	return Summary{report.Summarize(fr.Result, server), fr.From, fr.To, fr.Complete, fr.ResumeFrom}
+}
+
+// IsTerminal reports whether f is a character device (a terminal), where a
+// progress bar may redraw its line.
+func IsTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // ProgressBar returns a progress callback drawing a bar for total PUTs. On

@@ -1,6 +1,9 @@
 package record
 
 import (
+	"fmt"
+	"os"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -41,4 +44,22 @@ func ProcessCPU() CPUTime {
 		User:   time.Duration(syscall.TimevalToNsec(ru.Utime)),
 		System: time.Duration(syscall.TimevalToNsec(ru.Stime)),
 	}
+}
+
+// WithCPUProfile runs f under a CPU profile of this process written to
+// path ("" = none): -cpuprofile, the loader's own profile.
+func WithCPUProfile[T any](path string, f func() (T, error)) (res T, err error) {
+	if path == "" {
+		return f()
+	}
+	pf, err := os.Create(path)
+	if err != nil {
+		return res, fmt.Errorf("cannot create CPU profile: %w", err)
+	}
+	defer pf.Close()
+	if err := pprof.StartCPUProfile(pf); err != nil {
+		return res, fmt.Errorf("cannot start CPU profile: %w", err)
+	}
+	defer pprof.StopCPUProfile()
+	return f()
 }

@@ -116,3 +116,8 @@ func ServerText(server map[string]string) string {
 	}
 	return fmt.Sprintf(" (kvserver pool=%s workers=%s cap=%s overflow=%s)", server["pool"], server["workers"], server["cap"], server["overflow"])
 }
+
+// ElapsedText is d rounded for "interrupted after N s".
+func ElapsedText(d time.Duration) string {
+	return fmt.Sprintf("%.1f s", d.Seconds())
+}

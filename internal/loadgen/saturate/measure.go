@@ -27,7 +27,6 @@ func Measure(ctx context.Context, load config.Config, sc Config, cc ClosedConfig
 	fmt.Fprintf(stderr, "loadtest saturate: %s, target %s%s\n", report.DescribeLoad(&load), load.Target, report.ServerText(server))
 	fmt.Fprintf(stderr, "  %s\n", sc.WatchServerCPU(ctx, load.Target, load.CPUs))
 	start := time.Now()
-	elapsed := func() string { return fmt.Sprintf("%.1f s", time.Since(start).Seconds()) }
 	var closed *ClosedLoop
 	if cc.Rounds > 0 {
 		fmt.Fprintf(stderr, "  closed loop: %d rounds of %v over %d connections ...\n", cc.Rounds, cc.For, load.Conns)
@@ -35,7 +34,7 @@ func Measure(ctx context.Context, load config.Config, sc Config, cc ClosedConfig
 		if closed, err = MeasureClosedLoop(ctx, load, cc, &sc); err != nil {
 			_ = os.Remove(sc.Out)
 			if ctx.Err() != nil {
-				return nil, fmt.Errorf("interrupted after %s, in the closed loop", elapsed())
+				return nil, fmt.Errorf("interrupted after %s, in the closed loop", report.ElapsedText(time.Since(start)))
 			}
 			return nil, err
 		}
@@ -53,10 +52,10 @@ func Measure(ctx context.Context, load config.Config, sc Config, cc ClosedConfig
 	if ctx.Err() != nil {
 		if sat != nil && len(sat.Steps) > 0 {
 			_ = report.WriteJSON(sc.Out, File, sat)
-			return nil, fmt.Errorf("interrupted after %s; the curve so far is in %s", elapsed(), sc.Out)
+			return nil, fmt.Errorf("interrupted after %s; the curve so far is in %s", report.ElapsedText(time.Since(start)), sc.Out)
 		}
 		_ = os.Remove(sc.Out)
-		return nil, fmt.Errorf("interrupted after %s, before any step finished", elapsed())
+		return nil, fmt.Errorf("interrupted after %s, before any step finished", report.ElapsedText(time.Since(start)))
 	}
 	if err != nil {
 		_ = os.Remove(sc.Out) // only if nothing was written
