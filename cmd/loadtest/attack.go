@@ -49,7 +49,7 @@ func runAttack(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	server := harness.ServerConfig(ctx, o.cfg.Target)
 	var err error
 	if o.out, err = report.NewDir(o.out, server, o.cfg.Workload.String(), report.RateName(o.cfg.Rate)+o.cfg.Shard.FolderName()); err != nil {
-		return outDirError(err)
+		return err
 	}
 	o.cfg.Out = o.out
 	fmt.Fprintf(stderr, "loadtest attack: %s, %v, target %s%s\n", report.Describe(&o.cfg), o.cfg.Duration, o.cfg.Target, report.ServerText(server))

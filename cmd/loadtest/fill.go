@@ -47,7 +47,7 @@ func runFill(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	server := harness.ServerConfig(ctx, o.cfg.Target)
 	var err error
 	if o.out, err = report.NewDir(o.out, server, "fill", fmt.Sprint(ids.Len())); err != nil {
-		return outDirError(err)
+		return err
 	}
 	fmt.Fprintf(stderr, "loadtest fill: ids %d..%d × %d B to %s over %d connections%s\n",
 		ids.From, ids.To, o.cfg.Workload.ValueSize, o.cfg.Target, o.cfg.Conns, report.ServerText(server))

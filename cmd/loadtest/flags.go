@@ -12,7 +12,6 @@ import (
 	"github.com/kvpool/kvpool/internal/flagenv"
 	"github.com/kvpool/kvpool/internal/loadgen/client"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
-	"github.com/kvpool/kvpool/internal/loadgen/report"
 	"github.com/kvpool/kvpool/internal/loadgen/schedule"
 	"github.com/kvpool/kvpool/internal/loadgen/workload"
 )
@@ -30,15 +29,6 @@ func (u usageErr) Unwrap() error        { return u.err }
 func (u usageErr) Is(target error) bool { return target == errUsage }
 
 func usageError(err error) error { return usageErr{err} }
-
-// outDirError is a usage error where the run's folder was refused for
-// the files it holds (a new -out is the fix), else err.
-func outDirError(err error) error {
-	if errors.As(err, new(*report.NotEmptyError)) {
-		return usageError(err)
-	}
-	return err
-}
 
 // exitError carries an exit code other than 1 for a failed run.
 type exitError struct {

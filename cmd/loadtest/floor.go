@@ -28,7 +28,7 @@ func runFloor(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if o.Out != "" {
 		if err := report.PrepareDir(o.Out); err != nil {
-			return outDirError(err)
+			return err
 		}
 	}
 	_, err = compare.Floor(ctx, o, stdout, stderr)

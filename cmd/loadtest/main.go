@@ -29,6 +29,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/kvpool/kvpool/internal/loadgen/report"
 	_ "github.com/kvpool/kvpool/internal/loadgen/vegeta" // -engine vegeta
 )
 
@@ -64,6 +65,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, sc := range subcommands {
 		if sc.name == args[0] {
 			err := sc.run(ctx, args[1:], stdout, stderr)
+			if errors.Is(err, report.ErrNotEmpty) { // an -out that holds files
+				err = usageError(err)
+			}
 			switch {
 			case err == nil:
 				return 0

@@ -18,7 +18,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/kvpool/kvpool/internal/api"
-	"github.com/kvpool/kvpool/internal/harness"
 	"github.com/kvpool/kvpool/internal/loadgen/bareserver"
 	"github.com/kvpool/kvpool/internal/loadgen/fill"
 	"github.com/kvpool/kvpool/internal/loadgen/loadgentest"
@@ -360,15 +359,6 @@ func TestMergeCommand(t *testing.T) {
 	code, _, errs = invoke(t, "merge", a, b, "-out", m)
 	assert.Equal(t, 2, code, "an existing merge is not overwritten")
 	assert.Contains(t, errs, "already holds")
-}
-
-func TestParseConfigInfo(t *testing.T) {
-	in := "kvserver_http_requests_total{code=\"200\"} 5\n" +
-		`kvserver_config_info{pool="fifo",version="v1.2 \"rc\"",cap="0",note="a\\b"} 1` + "\n"
-	got, _ := harness.ReadConfigInfo(strings.NewReader(in))
-	assert.Equal(t, map[string]string{"pool": "fifo", "version": `v1.2 "rc"`, "cap": "0", "note": `a\b`}, got)
-	got, _ = harness.ReadConfigInfo(strings.NewReader("go_goroutines 5\n"))
-	assert.Nil(t, got, "no info metric: not a kvserver")
 }
 
 // syncBuffer is a bytes.Buffer safe to write from the server goroutine.

@@ -53,7 +53,7 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageError(fmt.Errorf("give at least two run folders to merge, got %d", len(dirs)))
 	}
 	if err := report.PrepareDir(out); err != nil {
-		return outDirError(err)
+		return err
 	}
 	m, err := merge.Runs(dirs, out)
 	if err != nil {

@@ -113,7 +113,7 @@ func runSaturate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	server := harness.ServerConfig(ctx, o.cfg.Target)
 	var err error
 	if sc.Out, err = report.NewDir(o.out, server, o.cfg.Workload.String(), "saturate"); err != nil {
-		return outDirError(err)
+		return err
 	}
 	sat, err := record.WithCPUProfile(o.cpuProfile, func() (*saturate.Saturation, error) {
 		return saturate.Measure(ctx, o.cfg, sc, so.closed, server, stdout, stderr)

@@ -28,6 +28,10 @@ func (s *Server) Metrics(ctx context.Context) (map[string]*dto.MetricFamily, err
 	}
 	// The classic text format: what expfmt's text parser reads.
 	req.Header.Set("Accept", "text/plain;version=0.0.4")
+	// One request on a connection closed after it: no idle keep-alive
+	// connection is left to the server (which would hold up its shutdown,
+	// or be answered 408 by kvserver's read timeout).
+	req.Close = true
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("cannot scrape kvserver metrics: %w", err)
@@ -54,35 +58,13 @@ func (s *Server) ConfigInfo(ctx context.Context) (map[string]string, error) {
 	return configInfo(s.Metrics(ctx))
 }
 
-// ReadConfigInfo reads the labels of kvserver_config_info from a
-// /metrics page in the text format.
-func ReadConfigInfo(r io.Reader) (map[string]string, error) {
-	return configInfo(parseMetrics(r))
-}
-
 // ServerConfig reads the labels of kvserver_config_info from target's
 // /metrics. It returns nil when the target is not a kvserver (no such
 // page or no such metric): a run goes on without them.
 func ServerConfig(ctx context.Context, target string) map[string]string {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(target, "/")+"/metrics", nil)
-	if err != nil {
-		return nil
-	}
-	// One request on a connection closed after it: no idle keep-alive
-	// connection is left to the server (which would hold up its shutdown,
-	// or be answered 408 by kvserver's read timeout).
-	req.Close = true
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil
-	}
-	labels, _ := ReadConfigInfo(resp.Body)
+	labels, _ := (&Server{URL: strings.TrimSuffix(target, "/")}).ConfigInfo(ctx)
 	return labels
 }
 

@@ -70,9 +70,7 @@ var ErrExited = errors.New("the server's process exited")
 
 // WatchProcess returns a context that ends when ctx does, when stop is
 // called, or when process pid no longer exists (the shell that started it
-// has reaped it); its cause then says so (ErrExited). It is how a script's
-// wait for a server it started in the background gives up at once when
-// the server dies.
+// has reaped it); its cause then says so (ErrExited).
 func WatchProcess(ctx context.Context, pid int) (_ context.Context, stop context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	go func() {

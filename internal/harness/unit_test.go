@@ -209,3 +209,12 @@ func TestServingLineFindsTheAddressOfKvserverAndBareServer(t *testing.T) {
 	f(`bare-server listening on http://127.0.0.1:40124`, "127.0.0.1:40124")
 	f(`time=2026-11-27T12:00:00Z level=INFO msg=starting addr=127.0.0.1:40125`, "")
 }
+
+func TestParseConfigInfo(t *testing.T) {
+	in := "kvserver_http_requests_total{code=\"200\"} 5\n" +
+		`kvserver_config_info{pool="fifo",version="v1.2 \"rc\"",cap="0",note="a\\b"} 1` + "\n"
+	got, _ := configInfo(parseMetrics(strings.NewReader(in)))
+	assert.Equal(t, map[string]string{"pool": "fifo", "version": `v1.2 "rc"`, "cap": "0", "note": `a\b`}, got)
+	got, _ = configInfo(parseMetrics(strings.NewReader("go_goroutines 5\n")))
+	assert.Nil(t, got, "no info metric: not a kvserver")
+}

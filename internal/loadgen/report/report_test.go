@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -70,4 +72,14 @@ func TestShardSummaryAndReport(t *testing.T) {
 	assert.Regexp(t, `Send lag .* late \(quantum 250[.0]*us, sized to the rate and the answers\)\n`, out.String())
 	assert.Contains(t, out.String(), "shard 2/4 of a 40000 req/s schedule starting 2026-11-24T12:00:00Z")
 	assert.Empty(t, r.Warnings(), "10,000 req/s asked of this shard, and sent")
+}
+
+func TestDefaultDirIsNeverAnEarlierRuns(t *testing.T) {
+	t.Chdir(t.TempDir())
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	first := DefaultDir(now, map[string]string{"pool": "fifo"}, "get=0.8,put=0.2", "5000")
+	assert.Equal(t, filepath.Join("results", "20260102T030405Z-fifo-get0.8_put0.2-5000"), first)
+	require.NoError(t, os.MkdirAll(first, 0o755))
+	assert.Equal(t, first+"-2", DefaultDir(now, map[string]string{"pool": "fifo"}, "get=0.8,put=0.2", "5000"))
+	assert.Equal(t, filepath.Join("results", "20260102T030405Z-server-put-closed"), DefaultDir(now, nil, "put", RateName(0)))
 }
