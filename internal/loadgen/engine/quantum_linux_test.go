@@ -16,12 +16,14 @@ import (
 
 // With -quantum 0 the event loop starts from the quantum its rate takes
 // (a wake-up per request at 5,000 req/s) and sizes it again from the
-// answers: a server that takes at least 5 ms per answer grows it to a
-// tenth of that (500 µs or more, 2.5 requests a quantum), which the
-// Result reports.
+// answers: a server that takes at least 6 ms per answer grows it to a
+// tenth of that, which the Result reports: 500 µs or more (2.5 requests a
+// quantum) leaves room for an answer's end read from the kernel's receive
+// time, a wall clock that NTP may slew against the monotonic clock the
+// send time is read from (a 5 ms answer once read 4.96 ms).
 func TestAutoQuantumFollowsTheAnswers(t *testing.T) {
 	slow := loadgentest.ServeHandler(t, func(ctx *fasthttp.RequestCtx) {
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(6 * time.Millisecond)
 		bareserver.Handler(ctx)
 	})
 	cfg := testConfig(slow, 5000, 200*time.Millisecond)
