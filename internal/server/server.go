@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"regexp"
 	"strconv"
 	"sync"
 
@@ -77,6 +78,10 @@ type Options struct {
 	PebbleMetrics func() store.PebbleMetrics
 }
 
+// schedLatencies picks the runtime's scheduling latencies from its
+// metrics (runtime/metrics: /sched/latencies:seconds).
+var schedLatencies = regexp.MustCompile(`^/sched/latencies:seconds$`)
+
 // New starts the pool over st, behind the row cache (-row-cache-mb) and
 // the stand-in for a remote store that cfg asks for (-io-delay,
 // -io-concurrency); Serve then answers requests. st stays the caller's:
@@ -87,7 +92,12 @@ func New(cfg Resolved, st store.Store, o Options) (*Server, error) {
 		log = slog.Default()
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Beside the Go collector's defaults, how long goroutines waited
+	// runnable for a CPU (go_sched_latencies_seconds): on few CPUs a
+	// request's latency can be mostly that wait, which no pool sees.
+	reg.MustRegister(collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
+		collectors.GoRuntimeMetricsRule{Matcher: schedLatencies})),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if o.PebbleMetrics != nil {
 		metrics.NewPebble(reg, o.PebbleMetrics)
 	}

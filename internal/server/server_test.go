@@ -358,6 +358,7 @@ func TestMetricsAndPprof(t *testing.T) {
 		`kvserver_pool_limit{pool="fifo"} 4`,
 		`kvserver_pool_limit_changes_total{pool="fifo"} 0`,
 		`go_goroutines`,
+		`go_sched_latencies_seconds_bucket{le=`, // how long goroutines waited for a CPU
 	} {
 		assert.Contains(t, string(body), want)
 	}
