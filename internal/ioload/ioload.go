@@ -9,8 +9,9 @@
 // stall), and reads, which need neither, are never behind them.
 //
 // CockroachDB adjusts every 15 s; here the controller is ticked every
-// 100 ms or so, because a write flood on a small machine fills a 64 MiB
-// memtable in under a second and L0's stall point in 10-20 s.
+// 100 ms or so, because a write flood can fill a memtable in under a
+// second and bring L0 to its stall point in seconds: a controller that
+// waited 15 s would act after the stall.
 //
 // The package knows nothing of Pebble's types, of pools or of HTTP: a
 // Sample is numbers, a Decision is numbers, and time is what the caller
@@ -241,8 +242,8 @@ func (c *Controller) memTableRate(s Sample) (float64, bool) {
 // below (CockroachDB's shape, on Pebble's own thresholds): the further L0
 // is from healthy, the faster compactions must outrun the writes. Halfway
 // and not lower: a compaction out of a deeper L0 moves more per byte of
-// CPU, and one held near the compaction point took a tenth more of the
-// writes' goodput for no fewer stalls (docs/journal/2026-11-28.md). Before anything left L0, the flush rate stands
+// CPU, so holding L0 near the compaction point costs the writes goodput
+// without sparing them a stall. Before anything left L0, the flush rate stands
 // in for what compactions move (a compaction rewrites what a flush
 // wrote, and is no faster).
 func (c *Controller) l0Rate(s Sample) (float64, bool) {

@@ -10,7 +10,7 @@ import (
 
 // A 503 is built from these, made once: under overload the refusal is the
 // most frequent answer, and whatever it costs comes out of the CPU that
-// serves the requests admitted (docs/journal/2026-11-24.md, What a 503 costs). Nothing
+// serves the requests admitted. Nothing
 // here allocates or formats per request; SetBodyRaw points the response at
 // the shared body, which no one writes to. X-Shed-Reason is the pool's
 // Reason: full, dropped, expired, closed, deadline (the request's own

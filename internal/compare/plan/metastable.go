@@ -32,7 +32,7 @@ const MetaShare = 0.6
 // it): 1.5 × direct's validated saturation. Not 2 (1.2 × it): the
 // saturation is the highest rate that kept p99 under the SLO, below what
 // the store serves flat out, and at 2× the spike often did not overload
-// the server at all, so "recovered" said nothing (docs/journal/2026-11-26.md). At
+// the server at all, so "recovered" said nothing. At
 // 2.5× the spike asks about 1.25 × the store's capacity, for the whole
 // spike.
 const MetaFactor = 2.5
@@ -108,8 +108,7 @@ func (t MetaTiming) SpikeEnd() time.Duration { return t.Base + t.Spike }
 // show whether the variant came back (a recovery up to 23 s after the
 // spike, with its 5 s hold). 8 s at 2.5× asks more work beyond the base
 // rate (12 base-rate seconds) than 10 s at 2× (10). The lengths keep the
-// 38 runs, direct's search and a start per run under 30 minutes on a
-// 2-CPU machine (docs/journal/2026-11-26.md).
+// 38 runs, direct's search and a start per run within half an hour.
 func MetaFullTiming() MetaTiming {
 	return MetaTiming{Base: 2 * time.Second, Spike: 8 * time.Second, After: 28 * time.Second, Factor: MetaFactor,
 		Interval: time.Second, Hold: 5 * time.Second, Recovery: 5 * time.Second}
@@ -160,7 +159,7 @@ const (
 )
 
 // MetaBoundedCap is the queue bound of the preset's bounded fifo: about
-// 20 ms of what the store stand-in serves (12,000-16,000 op/s), far under
+// 20 ms of what the store stand-in serves, far under
 // the clients' 1 s timeout. A queue that short refuses the excess of a
 // spike on arrival, where a 503 costs the least and its client hears at
 // once, and what it admits is served while its client still waits; the

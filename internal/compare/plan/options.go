@@ -130,7 +130,7 @@ type Timing struct {
 	// short pairs bound a tighter interval than few long ones at the same
 	// load: a server's throughput moves from round to round whatever
 	// their length, and the interval of a median narrows with the pairs'
-	// count (docs/journal/2026-11-27.md, "The comparison's timing").
+	// count.
 	PairRound time.Duration `json:",omitempty"`
 	// PairPause is the pause before each paired round (0: SatCooldown).
 	// A closed loop
@@ -149,7 +149,7 @@ type Timing struct {
 // AnchorShare is where an anchored search's ramp starts, as a share of its
 // closed loop's throughput: three quarters, because an open model's
 // saturation under the SLO comes out close to the closed loop's, and a
-// start at half spends a step far below it (docs/journal/2026-11-27.md).
+// start at half spends a step far below it.
 const AnchorShare = 0.75
 
 // PairRoundLength is the length of each paired round: PairRound, else
@@ -181,7 +181,7 @@ func FullTiming() Timing {
 // enough to bound the closed loop's ratios to about ±5 %. A server's
 // throughput moves from one second to the next with little memory, so a
 // pair's two rounds share little of it and an interval narrows only as
-// the square root of the pairs (docs/journal/2026-11-27.md). About 3.5 minutes a pool.
+// the square root of the pairs. About 3.5 minutes a pool.
 const FullPairs = 100
 
 // PairPause is the pause before each paired round, full or quick: a
@@ -194,9 +194,8 @@ const PairPause = 50 * time.Millisecond
 
 // FullWarmUp is a full comparison's warm-up. Without one, a fresh
 // server's closed loop rises round by round while its block cache fills,
-// and rounds paired with it measure the filling, not the pool
-// (docs/journal/2026-11-27.md). Ten seconds at a 2-CPU machine's rate read about
-// 600,000 ids, enough to touch nine in ten of a full store's blocks.
+// and rounds paired with it measure the filling, not the pool. Ten
+// seconds of a closed loop of reads touch most of a full store's blocks.
 const FullWarmUp = 10 * time.Second
 
 // QuickTiming is -quick's: the whole matrix in minutes, numbers indicative.
@@ -204,7 +203,7 @@ const FullWarmUp = 10 * time.Second
 // 5 % bracket and validate over 2.2 s: a bracket must be narrower than
 // the ±10 % that quick runs back to back should agree within. Three
 // recovery probes follow the overload, so that one slow second does not
-// decide the verdict (docs/journal/2026-11-27.md).
+// decide the verdict.
 func QuickTiming() Timing {
 	return Timing{
 		SatStep: 1100 * time.Millisecond, SatValidate: 2200 * time.Millisecond, SatCooldown: 200 * time.Millisecond,

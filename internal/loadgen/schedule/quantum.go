@@ -26,12 +26,12 @@ const quantumLagShare = 10
 
 // quantumMinBatch is the fewest requests a quantum must hold for
 // batching them to pay: below it batching saves little CPU and costs the
-// precision of every request. docs/journal/2026-11-26.md has the measurements.
+// precision of every request.
 const quantumMinBatch = 2
 
 // PreciseQuantum is the quantum of a loop that sends each request at its
 // own time: a wake-up per request, as late as the kernel's timer makes
-// it (10–30 µs at p99 on this VM) and no later.
+// it and no later.
 const PreciseQuantum = time.Microsecond
 
 // QuantumFor is the quantum of an event loop sending rate requests per
