@@ -4,15 +4,14 @@ import (
 	"math"
 	"slices"
 
+	"github.com/kvpool/kvpool/internal/compare/chart"
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
 )
 
-// Line is a variant's figure against x, as a chart draws it.
-type Line struct {
-	Name string
-	X, Y []float64
-}
+// Line is a variant's figure against x: the chart's own line, drawn as
+// analysis derives it.
+type Line = chart.XYLine
 
 // noPoint: l has no point to draw (a chart leaves it out).
 func noPoint(l Line) bool { return len(l.X) == 0 }

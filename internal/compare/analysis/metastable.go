@@ -61,6 +61,12 @@ type MetaModel struct {
 	Slots               int
 	BaseRate, SpikeRate float64
 	Variants            []*MetaVariant
+	// Lines are the chart's: per variant, in order, its first run's
+	// useful goodput (answers/s) in each interval of the schedule
+	// (Scheduled), at the interval's middle (seconds since the run
+	// started; NaN where an interval has no length). A variant whose
+	// first run recorded no series has none.
+	Lines []Line
 }
 
 // Variant is m's variant named name (nil: none ran).
@@ -105,11 +111,6 @@ type MetaVariant struct {
 	// runs (NaN: none judged, or not recorded).
 	Useful, UsefulShare float64
 	UsefulP99           time.Duration
-	// FirstRun is its first run's useful goodput (answers/s) in each
-	// interval of the schedule (Scheduled), at the interval's middle
-	// (seconds since the run started; NaN where an interval has no
-	// length): the chart's line. nil: that run recorded no series.
-	FirstRun *Line
 }
 
 // A metastable variant's outcomes under one client model, the first
@@ -208,17 +209,21 @@ func metastableOf(c *result.Comparison) *Metastable {
 			}
 			mv := &MetaVariant{Name: v.Name()}
 			var runs []*result.MetaRun
+			var first *Line
 			for _, r := range m.Runs {
 				if r.Model == cm && r.Variant == mv.Name {
 					runs = append(runs, r)
 					mv.Runs = append(mv.Runs, JudgeMetaRun(r, mm.BaseRate, p.Timing))
 					if r.Repeat == 1 && len(r.Series) > 0 {
-						mv.FirstRun = usefulLine(mv.Name, r.Series, p.Timing)
+						first = usefulLine(mv.Name, r.Series, p.Timing)
 					}
 				}
 			}
 			if len(runs) == 0 {
 				continue
+			}
+			if first != nil {
+				mm.Lines = append(mm.Lines, *first)
 			}
 			summarise(mv, runs)
 			mm.Variants = append(mm.Variants, mv)

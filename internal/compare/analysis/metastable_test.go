@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -460,8 +461,8 @@ func TestFirstRunLine(t *testing.T) {
 	c.Metastable.Runs = append(c.Metastable.Runs, &second)
 	var l *Line
 	for _, mm := range Analyze(c).Metastable.Models {
-		if mm.Name == "retry" {
-			l = mm.Variant("default").FirstRun
+		if i := slices.IndexFunc(mm.Lines, func(l Line) bool { return l.Name == "default" }); mm.Name == "retry" && i >= 0 {
+			l = &mm.Lines[i]
 		}
 	}
 	require.NotNil(t, l)

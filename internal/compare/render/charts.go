@@ -43,7 +43,7 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 	// xy draws lines with draw where there are any.
 	xy := func(name string, spec chart.Spec, lines []analysis.Line, draw func(chart.Spec, []chart.XYLine) (chart.Chart, error)) {
 		if len(lines) > 0 {
-			save(name, spec.Title)(draw(spec, xyLines(lines)))
+			save(name, spec.Title)(draw(spec, lines))
 		}
 	}
 	p, t := c.Plan, c.Options.StepTiming()
@@ -96,7 +96,7 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 				mark.Label = fmt.Sprintf("overload, at most %g×", p.OverloadFactor)
 			}
 			title := fmt.Sprintf("Corrected p99 per second through the overload and after, %s", wr.Workload)
-			save(wl+"-overload-timeline.svg", title)(chart.TimeSeries(chart.Spec{Title: title, YLabel: "corrected p99 (ms)"}, xyLines(lines), []chart.Mark{mark}))
+			save(wl+"-overload-timeline.svg", title)(chart.TimeSeries(chart.Spec{Title: title, YLabel: "corrected p99 (ms)"}, lines, []chart.Mark{mark}))
 		}
 		if p.Sweep != "" {
 			xl := map[string]string{"cap": "queue capacity (-cap)", "workers": "workers (-workers)"}[p.Sweep]
@@ -145,13 +145,4 @@ func curveLines(wr *result.WorkloadResult, g *analysis.Grid) []chart.CurveLine {
 
 func anyStep(lines []chart.CurveLine, is func(result.CurvePoint) bool) bool {
 	return slices.ContainsFunc(lines, func(l chart.CurveLine) bool { return slices.ContainsFunc(l.Search.Curve, is) })
-}
-
-// xyLines are the analysis's lines as the charts draw them.
-func xyLines(ls []analysis.Line) []chart.XYLine {
-	out := make([]chart.XYLine, len(ls))
-	for i, l := range ls {
-		out[i] = chart.XYLine(l)
-	}
-	return out
 }

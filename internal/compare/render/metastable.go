@@ -272,16 +272,13 @@ func recoveredCell(v *analysis.MetaVariant) string {
 	return timesCell(v.Recovered, v.JudgedRuns, v.Recovery)
 }
 
-// timesCell is "2 s", "2 s (1–3 s)" over repeats, "never", or "2 s (2
+// timesCell is "2 s", "2 s (1 s–3 s)" over repeats, "never", or "2 s (2
 // of 3 runs)" where only n of runs did.
 func timesCell(n, runs int, e analysis.Estimate) string {
 	if n == 0 {
 		return "never"
 	}
-	s := secsOf(e.Median)
-	if n > 1 && e.Hi > e.Lo {
-		s += fmt.Sprintf(" (%s–%s)", secsOf(e.Lo), secsOf(e.Hi))
-	}
+	s := estCell(e, secsOf)
 	if n < runs {
 		s += fmt.Sprintf(" (%d of %d runs)", n, runs)
 	}
@@ -344,23 +341,10 @@ func metastableSentences(c *result.Comparison, am *analysis.Metastable) []string
 			}
 			by[v.Outcome] = append(by[v.Outcome], name)
 		}
-		s := fmt.Sprintf("With `%s` clients after a %g× spike: ", mm.Name, t.Factor)
-		var parts []string
-		for _, g := range []struct {
-			head    string
-			outcome analysis.Verdict
-		}{
-			{"recovered: ", analysis.SpikeRecovered},
-			{"collapsed (useful goodput under half the base rate to the end): ", analysis.SpikeCollapsed},
-			{"neither recovered nor collapsed: ", analysis.SpikeNeither},
-			{"not overloaded by the spike (nothing to recover from): ", analysis.SpikeCalm},
-			{"not judged, the client side saturated or unrecorded: ", analysis.SpikeNotJudged},
-		} {
-			if names := by[g.outcome]; len(names) > 0 {
-				parts = append(parts, g.head+strings.Join(names, ", "))
-			}
-		}
-		out = append(out, s+strings.Join(parts, "; ")+".")
+		parts := clauses([]string{"recovered: ", "collapsed (useful goodput under half the base rate to the end): ", "neither recovered nor collapsed: ",
+			"not overloaded by the spike (nothing to recover from): ", "not judged, the client side saturated or unrecorded: "},
+			by[analysis.SpikeRecovered], by[analysis.SpikeCollapsed], by[analysis.SpikeNeither], by[analysis.SpikeCalm], by[analysis.SpikeNotJudged])
+		out = append(out, fmt.Sprintf("With `%s` clients after a %g× spike: %s.", mm.Name, t.Factor, strings.Join(parts, "; ")))
 	}
 	crit := fmt.Sprintf("A candidate was overloaded by the spike and had its useful goodput back to %.0f %% of the base rate, held for %s, within %s of its end under every retrying client (%s), with the useful p99 back under %v as fast.",
 		100*plan.MetaTarget, secs(t.Hold), secs(t.Recovery), strings.Join(am.RecommendModels, ", "), plan.MetaP99)
@@ -410,19 +394,10 @@ func versusSentences(am *analysis.Metastable) []string {
 			}
 		}
 		s := fmt.Sprintf("The default against `%s`, both judged under %s: ", peer, orNone(judged))
-		if len(later)+len(less)+len(higher) == 0 {
-			s += "recovered no later, with no less useful goodput and no higher useful p99 over the run" + where + ", under every one"
+		if worse := clauses([]string{"**recovered later** under ", "**kept less useful goodput** under ", "**had a higher useful p99" + where + "** under "}, later, less, higher); len(worse) > 0 {
+			s += strings.Join(worse, "; ") + ", no worse otherwise"
 		} else {
-			var parts []string
-			for _, g := range []struct {
-				what  string
-				names []string
-			}{{"recovered later", later}, {"kept less useful goodput", less}, {"had a higher useful p99" + where, higher}} {
-				if len(g.names) > 0 {
-					parts = append(parts, "**"+g.what+"** under "+strings.Join(g.names, ", "))
-				}
-			}
-			s += strings.Join(parts, "; ") + ", no worse otherwise"
+			s += "recovered no later, with no less useful goodput and no higher useful p99 over the run" + where + ", under every one"
 		}
 		if len(unjudged) > 0 {
 			s += "; not compared under " + strings.Join(unjudged, ", ")
@@ -432,27 +407,33 @@ func versusSentences(am *analysis.Metastable) []string {
 	return out
 }
 
+// clauses are each head followed by its names, of the heads that have
+// any: "recovered: fifo, lifo".
+func clauses(heads []string, names ...[]string) []string {
+	var out []string
+	for i, ns := range names {
+		if len(ns) > 0 {
+			out = append(out, heads[i]+strings.Join(ns, ", "))
+		}
+	}
+	return out
+}
+
 // metastableCharts draws useful goodput per interval, one chart per
-// client model, one line per variant (its first run), the spike shaded.
+// client model (its Lines), the spike shaded.
 func metastableCharts(c *result.Comparison, am *analysis.Metastable, save func(name, title string) func(chart.Chart, error)) {
 	if am == nil {
 		return
 	}
 	t := c.Plan.Metastable.Timing
 	for _, mm := range am.Models {
-		var lines []chart.XYLine
-		for _, v := range mm.Variants {
-			if v.FirstRun != nil {
-				lines = append(lines, chart.XYLine(*v.FirstRun))
-			}
-		}
-		if len(lines) == 0 {
+		if len(mm.Lines) == 0 {
 			continue
 		}
 		title := fmt.Sprintf("Useful goodput through a %g× spike, clients: %s", t.Factor, mm.Name)
 		spec := chart.Spec{Title: title, XLabel: "time since the run started (s)", YLabel: "useful goodput (answers/s)",
 			Caption: fmt.Sprintf("Answers to clients still waiting, per %s, one line per variant; the shaded span is the spike. The base rate is %s/s: a line that comes back to it recovered, one that stays low after the spike is held down by its clients' retries.",
 				secs(t.Interval), thousands(mm.BaseRate))}
-		save(plan.Slug(c.Metastable.Workload)+"-metastable-"+mm.Name+".svg", title)(chart.TimeSeries(spec, lines, []chart.Mark{{From: t.Base.Seconds(), To: t.SpikeEnd().Seconds(), Label: fmt.Sprintf("spike %g×", t.Factor)}}))
+		save(plan.Slug(c.Metastable.Workload)+"-metastable-"+mm.Name+".svg", title)(chart.TimeSeries(spec, mm.Lines, []chart.Mark{{From: t.Base.Seconds(), To: t.SpikeEnd().Seconds(), Label: fmt.Sprintf("spike %g×", t.Factor)}}))
 	}
 }

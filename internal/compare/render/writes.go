@@ -287,7 +287,7 @@ func writesCharts(c *result.Comparison, a *analysis.Analysis, save func(name, ti
 			continue
 		}
 		spec := chart.Spec{Title: ch.title, XLabel: "time since the read stream started (s)", YLabel: ch.ylabel, Caption: ch.caption}
-		save(ch.name, ch.title)(chart.TimeSeries(spec, xyLines(ch.lines), flood))
+		save(ch.name, ch.title)(chart.TimeSeries(spec, ch.lines, flood))
 	}
 }
 
