@@ -21,12 +21,6 @@ const (
 	DefaultsP99   = 50 * time.Millisecond
 )
 
-// The prefixes of a verdict.Verdict's String that the findings read.
-const (
-	failPrefix      = "FAIL: "
-	exceptionPrefix = "exception: "
-)
-
 // overloadFindings: which variants kept the served p99 within the SLO,
 // goodput by whether they shed, the defaults against their targets, what
 // a 503 cost, which requests were shed, and the degradation checks.
@@ -57,9 +51,9 @@ func overloadFindings(c *result.Comparison, wr *result.WorkloadResult, w *Worklo
 		if !o.LoaderKeptUp && o.Asked > 0 && o.Planned > 0 {
 			behind.add(v.Name, Figure{Of: v.Name, Name: SentShare, Value: 100 * float64(o.Sent) / float64(o.Planned)})
 		}
-		if why, ok := strings.CutPrefix(o.Verdict, failPrefix); ok {
+		if why, ok := strings.CutPrefix(o.Verdict, verdict.FailPrefix); ok {
 			failed.add(v.Name, Figure{Of: v.Name, Name: Reasons, Text: why})
-		} else if why, ok := strings.CutPrefix(o.Verdict, exceptionPrefix); ok {
+		} else if why, ok := strings.CutPrefix(o.Verdict, verdict.ExceptionPrefix); ok {
 			excepted.add(v.Name, Figure{Of: v.Name, Name: Reasons, Text: why})
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
+	"github.com/kvpool/kvpool/internal/compare/result"
 	ratios "github.com/kvpool/kvpool/internal/ratio"
 )
 
@@ -53,7 +54,7 @@ func writeAnswer(b *page, preset string, a *analysis.Analysis) {
 			for _, x := range f.All(m.name) {
 				what := m.what
 				if x.CPUs > 0 {
-					what += " on " + cpusText(x.CPUs, "CPU")
+					what += " on " + result.Count(x.CPUs, "CPU")
 				}
 				rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s |", f.Workload, what, x.Of, figureRatio(x), ratioVerdict(x.Verdict, f.Verdict == analysis.NotRanked)))
 				if x.Verdict == analysis.NoDifference || x.Verdict == analysis.Unbounded {

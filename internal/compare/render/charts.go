@@ -60,7 +60,7 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 		if lines := curveLines(wr, aw.Grid); len(lines) > 0 {
 			title := "Saturation search, " + wr.Workload
 			if aw.Grid != nil {
-				title += fmt.Sprintf(", kvserver on %s", cpusText(aw.Grid.Largest(), "CPU"))
+				title += fmt.Sprintf(", kvserver on %s", result.Count(aw.Grid.Largest(), "CPU"))
 			}
 			var caption []string
 			if anyStep(lines, func(p result.CurvePoint) bool { return p.LoaderBound && !p.Validating() }) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
+	"github.com/kvpool/kvpool/internal/compare/result"
 	ratios "github.com/kvpool/kvpool/internal/ratio"
 )
 
@@ -35,7 +36,7 @@ func sentence(f analysis.Finding) string {
 		parts := each(f.Variants, func(v string) string {
 			with := ""
 			if n := f.Value(v, analysis.LoaderCPUs); n > 0 {
-				with = " with " + cpusText(int(n), "loader CPU")
+				with = " with " + result.Count(int(n), "loader CPU")
 			}
 			return fmt.Sprintf("%s (≥ %s req/s%s)", v, thousands(f.Value(v, analysis.Saturation)), with)
 		})
@@ -147,13 +148,13 @@ func scalingSentence(f analysis.Finding) (string, bool) {
 			var at []string
 			for _, r := range f.All(analysis.SatRatio) {
 				if r.Of == x.Of {
-					at = append(at, fmt.Sprintf("at %s %s", cpusText(r.CPUs, "CPU"), figureRatio(r)))
+					at = append(at, fmt.Sprintf("at %s %s", result.Count(r.CPUs, "CPU"), figureRatio(r)))
 				}
 			}
 			text := fmt.Sprintf("%s (%s", x.Of, strings.Join(at, "; "))
 			if r, ok := f.Figure(x.Of, analysis.RatioAtLargest); ok {
 				d := f.All(analysis.DirectAtLargest)[0]
-				text += fmt.Sprintf("; medians at %s %.2f× direct's %s req/s", cpusText(r.CPUs, "CPU"), r.Value, thousands(d.Value))
+				text += fmt.Sprintf("; medians at %s %.2f× direct's %s req/s", result.Count(r.CPUs, "CPU"), r.Value, thousands(d.Value))
 			}
 			below = append(below, text+")")
 		}
@@ -166,7 +167,7 @@ func scalingSentence(f analysis.Finding) (string, bool) {
 			wl, countsText(counts), why, ratios.MinPairs, strings.Join(tied, ", ")), true
 	case analysis.ScalingLowerBound:
 		parts := each(f.All(analysis.LowerBoundRate), func(x analysis.Figure) string {
-			return fmt.Sprintf("%s at %s (≥ %s)", x.Of, cpusText(x.CPUs, "CPU"), thousands(x.Value))
+			return fmt.Sprintf("%s at %s (≥ %s)", x.Of, result.Count(x.CPUs, "CPU"), thousands(x.Value))
 		})
 		return fmt.Sprintf("`%s` scaling: only lower bounds, not ranked (loader-bound searches): %s; give the loader more CPUs (-loader-cpus) or more hosts (`loadtest attack -shard K/N -start-at`, then `loadtest merge`).",
 			wl, strings.Join(parts, ", ")), true
@@ -174,7 +175,7 @@ func scalingSentence(f analysis.Finding) (string, bool) {
 		parts := each(f.All(analysis.Efficiency), func(x analysis.Figure) string { return fmt.Sprintf("%s %.2f", x.Of, x.Value) })
 		lo, hi := int(f.Value("", analysis.FromCPUs)), int(f.Value("", analysis.ToCPUs))
 		return fmt.Sprintf("`%s` scaling from %s to %s, saturation as a share of linear scaling from the %s figure (1.00: linear): %s.",
-			wl, cpusText(lo, "CPU"), cpusText(hi, "CPU"), cpusText(lo, "CPU"), strings.Join(parts, ", ")), true
+			wl, result.Count(lo, "CPU"), result.Count(hi, "CPU"), result.Count(lo, "CPU"), strings.Join(parts, ", ")), true
 	case analysis.ScalingCPU:
 		var perCount []string
 		for _, d := range f.All(analysis.CPUPerRequest) {
@@ -184,7 +185,7 @@ func scalingSentence(f analysis.Finding) (string, bool) {
 					parts = append(parts, fmt.Sprintf("%s %.2f×", x.Of, x.Value))
 				}
 			}
-			perCount = append(perCount, fmt.Sprintf("%s (direct %s): %s", cpusText(d.CPUs, "CPU"), cpuMicros(time.Duration(d.Value)), strings.Join(parts, ", ")))
+			perCount = append(perCount, fmt.Sprintf("%s (direct %s): %s", result.Count(d.CPUs, "CPU"), cpuMicros(time.Duration(d.Value)), strings.Join(parts, ", ")))
 		}
 		return fmt.Sprintf("`%s` closed loop, kvserver's CPU per request against direct's on as many CPUs: %s.", wl, strings.Join(perCount, "; ")), true
 	case analysis.HandlerTarget:
@@ -193,7 +194,7 @@ func scalingSentence(f analysis.Finding) (string, bool) {
 			if x.Verdict == analysis.Met {
 				met = append(met, fmt.Sprintf("%s (at most %.2f×)", x.Of, x.Value))
 			} else {
-				missed = append(missed, fmt.Sprintf("%s (%.2f× at %s)", x.Of, x.Value, cpusText(x.CPUs, "CPU")))
+				missed = append(missed, fmt.Sprintf("%s (%.2f× at %s)", x.Of, x.Value, result.Count(x.CPUs, "CPU")))
 			}
 		}
 		text := "**met** by every one: " + strings.Join(met, ", ")

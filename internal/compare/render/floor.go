@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -159,9 +158,5 @@ func WriteFloor(f *result.Floor, a *analysis.FloorFigures, dir string) (*Report,
 	}
 	b.printf("Both servers ran on the same CPUs, each kvserver `-pool direct` on a store of its own, in paired rounds (which goes first alternates), so that whatever drifts on the machine between pairs cancels inside each pair's ratio. A ratio is %s's over %s's: the median of the pairs' ratios with its 95 %% interval (order statistics, as benchstat's; %d pairs are the fewest that bound one), \"~\" where it includes 1. CPU per request is each server's own from /proc over its round (after PUTs, until kvserver idles again).\n\n```\n%s```\n",
 		kv, base, ratios.MinPairs, text.String())
-	r := &Report{Path: filepath.Join(dir, ReportFile)}
-	if err := os.WriteFile(r.Path, b.Bytes(), 0o644); err != nil {
-		return r, fmt.Errorf("cannot write the report: %w", err)
-	}
-	return r, nil
+	return (&Report{Path: filepath.Join(dir, ReportFile)}).save(&b)
 }

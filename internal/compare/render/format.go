@@ -11,6 +11,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/kvpool/kvpool/internal/compare/analysis"
+	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/cpuset"
 	"github.com/kvpool/kvpool/internal/latency"
 )
@@ -87,14 +88,11 @@ func count(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// cpusText is "1 loader CPU", "8 loader CPUs".
-func cpusText(n int, what string) string { return count(n, what, what+"s") }
-
 // countsText is "1, 2, 4 and 8 CPUs".
 func countsText(counts []int) string {
 	parts := each(counts, strconv.Itoa)
 	if len(parts) == 1 {
-		return cpusText(counts[0], "CPU")
+		return result.Count(counts[0], "CPU")
 	}
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + " CPUs"
 }
@@ -176,7 +174,7 @@ func satCell(s *analysis.Searches, withRatio bool) string {
 	case s.LowerBound:
 		sat += ", loader-bound"
 		if s.LoaderCPUs > 0 {
-			sat += " with " + cpusText(s.LoaderCPUs, "loader CPU")
+			sat += " with " + result.Count(s.LoaderCPUs, "loader CPU")
 		}
 		if s.LoaderBoundRuns < s.Runs {
 			sat += fmt.Sprintf(" (%d of %d searches)", s.LoaderBoundRuns, s.Runs)

@@ -122,7 +122,7 @@ func p99Cell(d time.Duration) string {
 
 // slotsText is "16 slots" (`-io-concurrency 16`), "1 slot".
 func slotsText(n int) string {
-	return count(n, "slot", "slots") + fmt.Sprintf(" (`-io-concurrency %d`)", n)
+	return result.Count(n, "slot") + fmt.Sprintf(" (`-io-concurrency %d`)", n)
 }
 
 // writeVersus is the default against each peer, per client model where

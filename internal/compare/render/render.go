@@ -121,6 +121,11 @@ func Write(c *result.Comparison, a *analysis.Analysis, dir string) (*Report, err
 	writeWrites(&b, c, a)
 	writeCharts(&b, r.Charts)
 	writeProfiles(&b, c, dir)
+	return r.save(&b)
+}
+
+// save writes b as r's REPORT.md.
+func (r *Report) save(b *page) (*Report, error) {
 	if err := os.WriteFile(r.Path, b.Bytes(), 0o644); err != nil {
 		return r, fmt.Errorf("cannot write the report: %w", err)
 	}

@@ -50,7 +50,7 @@ func writeScaling(b *page, c *result.Comparison, wr *result.WorkloadResult, aw *
 func writeCountsTable(b *page, g *analysis.Grid, what string, cell func(v *analysis.Variant) (val, cpu string, ok bool)) {
 	heads := []string{"variant"}
 	for _, n := range g.Counts {
-		heads = append(heads, cpusText(n, "CPU")+": "+what, cpusText(n, "CPU")+": server CPU/request")
+		heads = append(heads, result.Count(n, "CPU")+": "+what, result.Count(n, "CPU")+": server CPU/request")
 	}
 	b.table(heads...)
 	for _, row := range g.Rows {

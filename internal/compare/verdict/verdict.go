@@ -22,6 +22,13 @@ type Verdict struct {
 // rule failed and the combination is not the unbounded exception.
 func (v Verdict) Failed() bool { return !v.Pass && !v.Exception }
 
+// The prefixes of String before a verdict's reasons, which compare.json
+// keeps and the findings read back.
+const (
+	FailPrefix      = "FAIL: "
+	ExceptionPrefix = "exception: "
+)
+
 // String is the verdict as the report's table cell shows it: "PASS",
 // "FAIL: reason; reason", "exception (unbounded)" or "exception: reason".
 func (v Verdict) String() string {
@@ -29,11 +36,11 @@ func (v Verdict) String() string {
 	case v.Exception && len(v.Reasons) == 0:
 		return "exception (unbounded)"
 	case v.Exception:
-		return "exception: " + strings.Join(v.Reasons, "; ")
+		return ExceptionPrefix + strings.Join(v.Reasons, "; ")
 	case v.Pass:
 		return "PASS"
 	default:
-		return "FAIL: " + strings.Join(v.Reasons, "; ")
+		return FailPrefix + strings.Join(v.Reasons, "; ")
 	}
 }
 
