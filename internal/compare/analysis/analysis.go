@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kvpool/kvpool/internal/compare/chart"
 	"github.com/kvpool/kvpool/internal/compare/plan"
 	"github.com/kvpool/kvpool/internal/compare/result"
 	"github.com/kvpool/kvpool/internal/cpuset"
@@ -61,6 +62,10 @@ type Workload struct {
 	// (overloadBars, overloadTimeline; nil: it did not run).
 	OverloadBars     *Bars
 	OverloadTimeline []Line
+	// Percentiles and Curves are the latency and saturation charts'
+	// lines (percentileLines, curveLines; nil: none to draw).
+	Percentiles []chart.PercentileLine
+	Curves      []chart.CurveLine
 }
 
 // Variant is the workload's variant named name (nil: none).
@@ -187,6 +192,7 @@ func Analyze(c *result.Comparison) *Analysis {
 	for _, wr := range c.Workloads {
 		w := workloadOf(wr)
 		w.OverloadBars, w.OverloadTimeline = overloadBars(wr), overloadTimeline(wr, c.Options.StepTiming())
+		w.Percentiles, w.Curves = percentileLines(wr), curveLines(wr, w.Grid)
 		if c.Plan != nil && c.Plan.Sweep != "" {
 			w.SweepSaturation, w.SweepP99 = sweepLines(wr, w, c.Plan.Sweep)
 		}

@@ -16,6 +16,41 @@ type Line = chart.XYLine
 // noPoint: l has no point to draw (a chart leaves it out).
 func noPoint(l Line) bool { return len(l.X) == 0 }
 
+// percentileLines: one line per variant with a fixed-rate step whose
+// distribution is known.
+func percentileLines(wr *result.WorkloadResult) []chart.PercentileLine {
+	var lines []chart.PercentileLine
+	for _, v := range wr.Variants {
+		if v.Fixed == nil || v.Fixed.Distribution == nil || len(v.Fixed.Distribution.Percentiles) == 0 {
+			continue
+		}
+		d := v.Fixed.Distribution
+		l := chart.PercentileLine{Name: v.Name, Percentiles: d.Percentiles}
+		for i := range d.Percentiles {
+			l.CorrectedMs = append(l.CorrectedMs, ms(d.Corrected[i]))
+			l.UncorrectedMs = append(l.UncorrectedMs, ms(d.Uncorrected[i]))
+		}
+		lines = append(lines, l)
+	}
+	return lines
+}
+
+// curveLines: each variant's first saturation search, as chart.Curves
+// draws it (its deciding steps' seconds where they were recorded). Of a
+// scaling comparison, the variants at the most CPUs only (one line per
+// pool).
+func curveLines(wr *result.WorkloadResult, g *Grid) []chart.CurveLine {
+	var lines []chart.CurveLine
+	for _, v := range wr.Variants {
+		if len(v.Sat) == 0 || g != nil && v.Variant.CPUs != g.Largest() ||
+			!slices.ContainsFunc(v.Sat[0].Curve, func(p result.CurvePoint) bool { return !p.Validating() }) {
+			continue
+		}
+		lines = append(lines, chart.CurveLine{Name: v.Name, Search: v.Sat[0]})
+	}
+	return lines
+}
+
 // Bars are the overload step's bar charts: Groups are pools (with their
 // workers or exec mode), Series their configurations: the policy (of the
 // policy variants, at -cap 1024), kvserver's defaults, an adaptive

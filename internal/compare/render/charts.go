@@ -50,14 +50,14 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 	for i, wr := range c.Workloads {
 		aw := a.Workloads[i]
 		wl := plan.Slug(wr.Workload)
-		if lines := percentileLines(wr); len(lines) > 0 {
+		if lines := aw.Percentiles; len(lines) > 0 {
 			title := fmt.Sprintf("Latency by percentile at %s req/s (70 %% of direct's saturation), %s", thousands(aw.FixedRate), wr.Workload)
 			if p.OwnRates {
 				title = fmt.Sprintf("Latency by percentile at 70 %% of each pool's own saturation, %s", wr.Workload)
 			}
 			save(wl+"-latency.svg", title)(chart.LatencyByPercentile(chart.Spec{Title: title}, lines))
 		}
-		if lines := curveLines(wr, aw.Grid); len(lines) > 0 {
+		if lines := aw.Curves; len(lines) > 0 {
 			title := "Saturation search, " + wr.Workload
 			if aw.Grid != nil {
 				title += fmt.Sprintf(", kvserver on %s", result.Count(aw.Grid.Largest(), "CPU"))
@@ -106,41 +106,6 @@ func drawCharts(c *result.Comparison, a *analysis.Analysis, dir string, r *Repor
 	}
 	metastableCharts(c, a.Metastable, save)
 	writesCharts(c, a, save)
-}
-
-// percentileLines: one line per variant with a fixed-rate step whose
-// distribution is known.
-func percentileLines(wr *result.WorkloadResult) []chart.PercentileLine {
-	var lines []chart.PercentileLine
-	for _, v := range wr.Variants {
-		if v.Fixed == nil || v.Fixed.Distribution == nil || len(v.Fixed.Distribution.Percentiles) == 0 {
-			continue
-		}
-		d := v.Fixed.Distribution
-		l := chart.PercentileLine{Name: v.Name, Percentiles: d.Percentiles}
-		for i := range d.Percentiles {
-			l.CorrectedMs = append(l.CorrectedMs, ms(d.Corrected[i]))
-			l.UncorrectedMs = append(l.UncorrectedMs, ms(d.Uncorrected[i]))
-		}
-		lines = append(lines, l)
-	}
-	return lines
-}
-
-// curveLines: each variant's first saturation search, as chart.Curves
-// draws it (its deciding steps' seconds where they were recorded). Of a
-// scaling comparison, the variants at the most CPUs only (one line per
-// pool).
-func curveLines(wr *result.WorkloadResult, g *analysis.Grid) []chart.CurveLine {
-	var lines []chart.CurveLine
-	for _, v := range wr.Variants {
-		if len(v.Sat) == 0 || g != nil && v.Variant.CPUs != g.Largest() ||
-			!slices.ContainsFunc(v.Sat[0].Curve, func(p result.CurvePoint) bool { return !p.Validating() }) {
-			continue
-		}
-		lines = append(lines, chart.CurveLine{Name: v.Name, Search: v.Sat[0]})
-	}
-	return lines
 }
 
 func anyStep(lines []chart.CurveLine, is func(result.CurvePoint) bool) bool {

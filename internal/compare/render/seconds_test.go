@@ -47,7 +47,7 @@ func decidedComparison(t *testing.T) *result.Comparison {
 // recorded) the chart and the report say nothing of them.
 func TestSaturationChartShowsDecidingSeconds(t *testing.T) {
 	c := decidedComparison(t)
-	lines := curveLines(c.Workloads[0], nil)
+	lines := analysis.Analyze(c).Workloads[0].Curves
 	require.Len(t, lines, 1)
 	assert.Equal(t, c.Workloads[0].Variants[0].Sat[0], lines[0].Search, "the search as compare.json keeps it")
 
