@@ -252,42 +252,81 @@ func combine(runs []run) (*record.Result, error) {
 
 // mergeLogs merges interval i of every run's logs into interval i of the
 // merged ones (the runs started within an interval or so of each other;
-// interval i is the i-th second of each), and returns the merged series.
+// interval i is the i-th second of each), and returns the merged series:
+// responses, errors, 503s, rates, connection waits and reconnects summed
+// per interval, each operation's part alike (runs of several operations),
+// the percentiles from the merged corrected histograms, exactly as the
+// whole run's, and each operation's p99 from its merged log
+// (record.OpLogFile). (A p99 of the shards' own send lag cannot be merged
+// from their p99s: OwnLagP99Us is left 0.)
 func mergeLogs(runs []run, out string, res *record.Result) ([]record.Interval, error) {
-	var merged [2][]*hdrhistogram.Histogram
-	for k, name := range []string{record.CorrectedLogFile, record.UncorrectedLogFile} {
-		var err error
-		if merged[k], err = mergeLog(runs, out, res, name, []string{"corrected", "uncorrected"}[k]+" (merged)"); err != nil {
-			return nil, err
-		}
-	}
 	interval := int64(res.Config.Interval)
-	// The series: responses, errors, 503s, connection waits and
-	// reconnects summed per interval, percentiles from the merged corrected
-	// histograms. (A p99 of the shards' own send lag cannot be merged
-	// from their p99s: OwnLagP99Us is left 0.)
-	series := make([]record.Interval, len(merged[0]))
-	for i, h := range merged[0] {
-		p := &series[i]
-		p.StartS, p.LengthS = float64(int64(i)*interval)/1e9, float64(interval)/1e9
-		p.P50Us, p.P99Us, p.MaxUs = float64(h.ValueAtQuantile(50))/1e3, float64(h.ValueAtQuantile(99))/1e3, float64(h.Max())/1e3
+	var series []record.Interval
+	at := func(i int) *record.Interval {
+		// A run's last points may hold only what came after its last
+		// response (reconnects, attempts expired unsent).
+		for k := len(series); k <= i; k++ {
+			series = append(series, record.Interval{StartS: float64(int64(k)*interval) / 1e9, LengthS: float64(interval) / 1e9})
+		}
+		return &series[i]
 	}
+	ops := map[string]bool{}
 	for _, r := range runs {
 		for i, pt := range r.sum.Series {
-			if i == len(series) {
-				// A run's last points may hold only what came after its
-				// last response (reconnects, attempts expired unsent).
-				series = append(series, record.Interval{StartS: float64(int64(i)*interval) / 1e9, LengthS: float64(interval) / 1e9})
+			p := at(i)
+			p.Responses += pt.Responses
+			p.Errors += pt.Errors
+			p.Shed += pt.Shed
+			p.Rate += pt.Rate
+			p.ConnWaits += pt.ConnWaits
+			p.Reconnects += pt.Reconnects
+			for name, o := range pt.Ops {
+				m := opAt(p, name)
+				m.Responses += o.Responses
+				m.Rate += o.Rate
+				m.Errors += o.Errors
+				m.Shed += o.Shed
+				p.Ops[name], ops[name] = m, true
 			}
-			series[i].Responses += pt.Responses
-			series[i].Errors += pt.Errors
-			series[i].Shed += pt.Shed
-			series[i].Rate += pt.Rate
-			series[i].ConnWaits += pt.ConnWaits
-			series[i].Reconnects += pt.Reconnects
 		}
 	}
-	return series, mergeOpSeries(runs, out, res, series)
+	if _, err := mergeLog(runs, out, res, record.UncorrectedLogFile, "uncorrected (merged)"); err != nil {
+		return nil, err
+	}
+	hs, err := mergeLog(runs, out, res, record.CorrectedLogFile, "corrected (merged)")
+	if err != nil {
+		return nil, err
+	}
+	for i, h := range hs {
+		p := at(i)
+		p.P50Us, p.P99Us, p.MaxUs = float64(h.ValueAtQuantile(50))/1e3, float64(h.ValueAtQuantile(99))/1e3, float64(h.Max())/1e3
+	}
+	for _, name := range slices.Sorted(maps.Keys(ops)) {
+		op, ok := record.OpNamed(name)
+		if !ok {
+			return nil, fmt.Errorf("%s: operation %q in summary.json's series is not get, put or delete", runs[0].dir, name)
+		}
+		hs, err := mergeLog(runs, out, res, record.OpLogFile(op), "corrected "+op.String()+" (merged)")
+		if err != nil {
+			return nil, err
+		}
+		for i, h := range hs {
+			if i < len(series) && h.TotalCount() > 0 {
+				m := opAt(&series[i], name)
+				m.P99Us = float64(h.ValueAtQuantile(99)) / 1e3
+				series[i].Ops[name] = m
+			}
+		}
+	}
+	return series, nil
+}
+
+// opAt is p's part of operation name, p.Ops made where it is nil.
+func opAt(p *record.Interval, name string) record.OpInterval {
+	if p.Ops == nil {
+		p.Ops = map[string]record.OpInterval{}
+	}
+	return p.Ops[name]
 }
 
 // mergeLog merges interval i of every run's interval log name into
@@ -318,56 +357,6 @@ func mergeLog(runs []run, out string, res *record.Result, name, what string) ([]
 		}
 	}
 	return merged, l.Close()
-}
-
-// mergeOpSeries adds to series, in place, each operation's part of every
-// interval of runs of several operations: counts summed, rates summed,
-// the p99 from the operation's merged interval log (record.OpLogFile),
-// exactly as the whole interval's. Runs of one operation have none.
-func mergeOpSeries(runs []run, out string, res *record.Result, series []record.Interval) error {
-	var names []string
-	for _, pt := range runs[0].sum.Series {
-		if len(pt.Ops) > 0 {
-			names = slices.Sorted(maps.Keys(pt.Ops))
-			break
-		}
-	}
-	if len(names) == 0 {
-		return nil
-	}
-	for i := range series {
-		series[i].Ops = make(map[string]record.OpInterval, len(names))
-	}
-	for _, r := range runs {
-		for i, pt := range r.sum.Series {
-			for name, o := range pt.Ops {
-				m := series[i].Ops[name]
-				m.Responses += o.Responses
-				m.Rate += o.Rate
-				m.Errors += o.Errors
-				m.Shed += o.Shed
-				series[i].Ops[name] = m
-			}
-		}
-	}
-	for _, name := range names {
-		op, ok := record.OpNamed(name)
-		if !ok {
-			return fmt.Errorf("%s: operation %q in summary.json's series is not get, put or delete", runs[0].dir, name)
-		}
-		hs, err := mergeLog(runs, out, res, record.OpLogFile(op), "corrected "+op.String()+" (merged)")
-		if err != nil {
-			return err
-		}
-		for i, h := range hs {
-			if i < len(series) && h.TotalCount() > 0 {
-				m := series[i].Ops[name]
-				m.P99Us = float64(h.ValueAtQuantile(99)) / 1e3
-				series[i].Ops[name] = m
-			}
-		}
-	}
-	return nil
 }
 
 func hasResults(runs []run) bool {

@@ -77,18 +77,25 @@ func (s *clientStats) record(rc *Record) {
 
 // fill copies the per-interval counts into the run's series (by index:
 // both are cut at multiples of the interval from the start), adding
-// intervals where the clients' last events came after the last response.
-func (s *clientStats) fill(series []Interval) []Interval {
+// intervals where the clients' last events came after the last response,
+// and returns the run's totals, the intervals' sums, and the p99 of every
+// useful answer's latency from its send over the whole run (0: none): the
+// intervals' histograms merged, never a mean of their p99s.
+func (s *clientStats) fill(series []Interval) ([]Interval, ClientTotals, time.Duration) {
 	series = extend(series, len(s.ivs), float64(s.interval)/1e9)
+	var t ClientTotals
+	useful := NewIntervalHistogram()
 	for i := range s.ivs {
 		iv, c := &series[i], &s.ivs[i]
 		iv.FirstTries, iv.Retries, iv.Throttled = c.FirstTries, c.Retries, c.Throttled
 		iv.Useful, iv.Timeouts, iv.Shed, iv.GaveUp = c.Useful, c.Timeouts, c.Shed, c.GaveUp
+		t.Add(c.ClientTotals)
 		if c.usefulLat != nil {
 			iv.UsefulP99Us = float64(c.usefulLat.ValueAtQuantile(99)) / 1e3
+			useful.Merge(c.usefulLat)
 		}
 	}
-	return series
+	return series, t, time.Duration(useful.ValueAtQuantile(99)) // 0 where empty
 }
 
 // ClientTotals is what a run's clients did in all (Config.Client): zero
@@ -130,23 +137,3 @@ func (t *ClientTotals) Add(o ClientTotals) {
 
 // Amplification is the attempts sent per first try (1: no retries).
 func (t ClientTotals) Amplification() float64 { return ratio(t.FirstTries+t.Retries, t.FirstTries) }
-
-// usefulP99 is the p99 of every useful answer's latency from its send,
-// over the whole run (0: none): the intervals' histograms merged.
-func (s *clientStats) usefulP99() time.Duration {
-	all := NewIntervalHistogram()
-	for i := range s.ivs {
-		if h := s.ivs[i].usefulLat; h != nil {
-			all.Merge(h)
-		}
-	}
-	return time.Duration(all.ValueAtQuantile(99)) // 0 where empty
-}
-
-func (s *clientStats) totals() ClientTotals {
-	var t ClientTotals
-	for i := range s.ivs {
-		t.Add(s.ivs[i].ClientTotals)
-	}
-	return t
-}

@@ -492,9 +492,7 @@ func (c *Collector) Finish(res *Result) {
 	c.mu.Unlock()
 	res.Intervals = c.sends.fill(c.series, c.start, regAt)
 	if c.clients != nil {
-		res.Intervals = c.clients.fill(res.Intervals)
-		res.Clients = c.clients.totals()
-		res.UsefulP99 = c.clients.usefulP99()
+		res.Intervals, res.Clients, res.UsefulP99 = c.clients.fill(res.Intervals)
 	}
 	res.Intervals = extend(res.Intervals, len(reconnects), time.Duration(c.interval).Seconds())
 	for i, n := range reconnects {

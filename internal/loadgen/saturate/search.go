@@ -142,11 +142,11 @@ func (x *searcher) next() (float64, string) {
 	}
 	lo, up := x.lo(), x.up()
 	unmeasured, distrusted := false, false
-	if x.anchor > 0 && (up == 0 || x.anchor < up) {
-		up, unmeasured = x.anchor, true
+	if a := lower(up, x.anchor); a != up {
+		up, unmeasured = a, true
 	}
-	if x.below > 0 && (up == 0 || x.below < up) {
-		up, unmeasured, distrusted = x.below, false, true
+	if b := lower(up, x.below); b != up {
+		up, unmeasured, distrusted = b, false, true
 	}
 	switch {
 	case up == 0:
@@ -206,11 +206,14 @@ func (x *searcher) lo() float64 {
 
 // up is the lowest rate that failed twice, the server's or the loader's
 // (0: none).
-func (x *searcher) up() float64 {
-	if x.ceil > 0 && (x.hi == 0 || x.ceil < x.hi) {
-		return x.ceil
+func (x *searcher) up() float64 { return lower(x.ceil, x.hi) }
+
+// lower is the lower of two upper ends, 0 standing for none.
+func lower(a, b float64) float64 {
+	if a <= 0 || b > 0 && b < a {
+		return b
 	}
-	return x.hi
+	return a
 }
 
 // trial runs rate, and once more at once if it failed, and returns
@@ -244,8 +247,8 @@ func (x *searcher) trial(phase string, rate float64, length time.Duration) (bool
 		if x.ceil == 0 || rate < x.ceil {
 			x.ceil, x.ceilStep = rate, s
 		}
-	case x.hi == 0 || rate < x.hi:
-		x.hi = rate
+	default:
+		x.hi = lower(x.hi, rate)
 	}
 	s.Left = x.left(phase, 0)
 	if phase == PhaseValidate && s.Pass {
@@ -286,13 +289,7 @@ func (x *searcher) left(phase string, failing float64) time.Duration {
 		}
 		return validate
 	}
-	lo, up := x.lo(), x.up()
-	if failing > 0 && (up == 0 || failing < up) {
-		up = failing
-	}
-	if x.anchor > 0 && (up == 0 || x.anchor < up) {
-		up = x.anchor
-	}
+	lo, up := x.lo(), lower(lower(x.up(), failing), x.anchor)
 	n := 0
 	switch {
 	case up == 0 && lo >= sc.MaxRate:

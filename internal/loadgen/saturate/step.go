@@ -167,6 +167,7 @@ func (sc *Config) judge(s *Step) {
 		s.Seconds = append(s.Seconds, Second{T: float64(k) * iv.Seconds(), Length: iv.Seconds(), LoaderCPUShare: -1, ServerCPUShare: -1})
 	}
 	var p99Bad, errBad, stalled int
+	p99Text, errText := fmt.Sprintf("p99 > %v", sc.SLO), fmt.Sprintf("errors ≥ %g%%", 100*sc.MaxErrorRate)
 	for k := range s.Seconds {
 		p := &s.Seconds[k]
 		switch {
@@ -192,10 +193,10 @@ func (sc *Config) judge(s *Step) {
 		case answered == 0:
 			p.Verdict = verdictOK
 		case p99 > sc.SLO:
-			p.Verdict = fmt.Sprintf("p99 > %v", sc.SLO)
+			p.Verdict = p99Text
 			p99Bad++
 		case float64(errors) >= sc.MaxErrorRate*float64(answered):
-			p.Verdict = fmt.Sprintf("errors ≥ %g%%", 100*sc.MaxErrorRate)
+			p.Verdict = errText
 			errBad++
 		default:
 			p.Verdict = verdictOK
@@ -214,7 +215,7 @@ func (sc *Config) judge(s *Step) {
 		for _, c := range []struct {
 			n    int
 			what string
-		}{{p99Bad, fmt.Sprintf("p99 > %v", sc.SLO)}, {errBad, fmt.Sprintf("errors ≥ %g%%", 100*sc.MaxErrorRate)}, {stalled, "stalled"}} {
+		}{{p99Bad, p99Text}, {errBad, errText}, {stalled, verdictStalled}} {
 			if c.n > 0 {
 				why = append(why, fmt.Sprintf("%s in %d", c.what, c.n))
 			}
