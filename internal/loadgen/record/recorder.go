@@ -61,8 +61,8 @@ const (
 )
 
 // Record is one request's outcome as the collector receives it. It holds
-// no pointers, so chunks of them cost the garbage collector nothing, and
-// the spool can hold its bytes as they are (see spool.go).
+// no pointers, so chunks of them cost the garbage collector nothing, and it
+// has a fixed binary form (see spool.go).
 type Record struct {
 	Seq      uint64
 	Key      uint64

@@ -3,40 +3,33 @@ package record
 import (
 	"bufio"
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"time"
-	"unsafe"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/kvpool/kvpool/internal/api"
 	"github.com/kvpool/kvpool/internal/loadgen/config"
 )
 
-// SpoolFile holds the run's records while the run goes; after it they
-// are turned into results.bin and the spool is removed. Writing 56 bytes
-// a record costs the loader next to nothing during the measurement;
-// vegeta's gob encoding is done afterwards.
+// SpoolFile holds the run's records in their fixed binary form while the
+// run goes; after it they are turned into results.bin and the spool is
+// removed. Writing 56 bytes a record costs the loader next to nothing
+// during the measurement; vegeta's gob encoding is done afterwards.
 const SpoolFile = ".results.spool"
 
-// spoolRecordSize is a Record's size in memory: the spool holds each
-// record's bytes as they lie there (Record holds no pointers), since the
-// process that writes a spool is the one that reads it back and removes
-// it.
-const spoolRecordSize = int(unsafe.Sizeof(Record{}))
-
-// recordBytes is rc's memory as bytes: what the spool holds of it.
-func recordBytes(rc *Record) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(rc)), spoolRecordSize)
-}
+const spoolRecordSize = 56
 
 type spoolWriter struct {
 	path string
 	f    *os.File
 	w    *bufio.Writer
+	buf  [spoolRecordSize]byte
 }
 
 func createSpool(path string) (*spoolWriter, error) {
@@ -48,7 +41,20 @@ func createSpool(path string) (*spoolWriter, error) {
 }
 
 func (s *spoolWriter) write(rc *Record) error {
-	if _, err := s.w.Write(recordBytes(rc)); err != nil {
+	b := s.buf[:]
+	binary.LittleEndian.PutUint64(b[0:], rc.Seq)
+	binary.LittleEndian.PutUint64(b[8:], rc.Key)
+	binary.LittleEndian.PutUint64(b[16:], uint64(rc.Intended))
+	binary.LittleEndian.PutUint64(b[24:], uint64(rc.Sent))
+	binary.LittleEndian.PutUint64(b[32:], uint64(rc.Latency))
+	binary.LittleEndian.PutUint32(b[40:], rc.bytesOut)
+	binary.LittleEndian.PutUint32(b[44:], rc.bytesIn)
+	binary.LittleEndian.PutUint16(b[48:], rc.Code)
+	binary.LittleEndian.PutUint16(b[50:], rc.errIdx)
+	b[52] = byte(rc.op)
+	b[53] = rc.Attempt
+	b[54] = rc.Flags
+	if _, err := s.w.Write(b); err != nil {
 		return fmt.Errorf("cannot write %s: %w", s.path, err)
 	}
 	return nil
@@ -63,17 +69,34 @@ func (s *spoolWriter) discard() {
 }
 
 // spoolReader reads a spool's records.
-type spoolReader struct{ r *bufio.Reader }
+type spoolReader struct {
+	r *bufio.Reader
+	b [spoolRecordSize]byte
+}
 
 // next reads the next record; ok is false at the spool's end.
 func (s *spoolReader) next() (rec Record, ok bool, err error) {
-	if _, err := io.ReadFull(s.r, recordBytes(&rec)); err != nil {
+	b := s.b[:]
+	if _, err := io.ReadFull(s.r, b); err != nil {
 		if errors.Is(err, io.EOF) {
 			return rec, false, nil
 		}
 		return rec, false, err
 	}
-	return rec, true, nil
+	return Record{
+		Seq:      binary.LittleEndian.Uint64(b[0:]),
+		Key:      binary.LittleEndian.Uint64(b[8:]),
+		Intended: int64(binary.LittleEndian.Uint64(b[16:])),
+		Sent:     int64(binary.LittleEndian.Uint64(b[24:])),
+		Latency:  int64(binary.LittleEndian.Uint64(b[32:])),
+		bytesOut: binary.LittleEndian.Uint32(b[40:]),
+		bytesIn:  binary.LittleEndian.Uint32(b[44:]),
+		Code:     binary.LittleEndian.Uint16(b[48:]),
+		errIdx:   binary.LittleEndian.Uint16(b[50:]),
+		op:       api.Method(b[52]),
+		Attempt:  b[53],
+		Flags:    b[54],
+	}, true, nil
 }
 
 // writeResultsBin turns the spool into results.bin, vegeta's gob format,
