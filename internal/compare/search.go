@@ -141,7 +141,7 @@ func (r *step) search(ctx context.Context, srv *instance, step, dir string, hint
 	if sat.Validation != nil {
 		report.WriteFiles(dir, sat.Validation, srv.v.Config)
 	}
-	report.WriteJSON(dir, "saturate.json", sat)
+	report.WriteJSON(dir, saturate.File, sat)
 	return sat
 }
 
