@@ -1,6 +1,9 @@
 package pool
 
-import "time"
+import (
+	"runtime"
+	"time"
+)
 
 // classPool is the auto variant: reads and writes admitted apart, as the
 // two resources they are in front of an LSM store. A read costs CPU and a
@@ -12,6 +15,10 @@ import "time"
 // counts against a read's expected wait. The write class is also paced
 // (see Pacer): held to the byte rate the store's flushes and compactions
 // absorb, which whoever watches the store sets.
+//
+// A write woken from its pacing or handed a slot yields the CPU once
+// before it runs (yieldToRunnable), so that it does not run ahead of the
+// reads already waiting for a CPU.
 //
 // A task goes to the write class if it says it writes (Writer), else to
 // the read class. Each class keeps every promise of a slotPool (exactly
@@ -111,3 +118,13 @@ func (p *classPool) SetWriteRate(bytesPerSecond float64) {
 
 // Pace implements Pacer.
 func (p *classPool) Pace() PaceStats { return p.writes.pace.stats() }
+
+// yieldToRunnable puts the calling goroutine behind the goroutines
+// already waiting for a CPU. Go's scheduler runs a goroutine woken by a
+// channel send or a timer next, ahead of every runnable one, while one
+// woken by the network (a request that just arrived) waits behind them
+// all. Under a write flood the CPUs are saturated and every hand-off of
+// a write slot, and every paced write's timer, would put a write ahead
+// of the reads waiting there; yielding once gives them their turn first.
+// A write that found a free slot and no pacing never comes here.
+func yieldToRunnable() { runtime.Gosched() }

@@ -147,6 +147,7 @@ func (pc *pacer) admit(t Task, cfg *Config, bound time.Duration, closed <-chan s
 	defer stop()
 	select {
 	case <-due:
+		yieldToRunnable()
 	case <-closed:
 		return refuse(ReasonClosed)
 	}

@@ -180,6 +180,9 @@ func (p *slotPool) Submit(t Task) {
 	// Whoever popped w judged it (QueueTimeout, deadline, abandoned)
 	// before handing it the slot.
 	if r := <-w.ch; r == admitted {
+		if p.pace != nil { // auto's write class
+			yieldToRunnable()
+		}
 		p.putWaiter(w)
 		p.runHolding(t, int(p.inflight.Load()))
 	} else {
