@@ -148,6 +148,13 @@ func (e *fastEngine) lastQuantum() time.Duration {
 	return e.quantum()
 }
 
+// countSent adds k requests to those in flight and updates the peak.
+func (e *fastEngine) countSent(k int) {
+	v := e.inFlight.Add(int64(k))
+	for p := e.peak.Load(); v > p && !e.peak.CompareAndSwap(p, v); p = e.peak.Load() {
+	}
+}
+
 // evenShare is the l-th of n shares of total: total/n each, and one more
 // for each of the first total%n.
 func evenShare(total, l, n int) int {

@@ -87,13 +87,6 @@ func (e *fastEngine) dispatch(release *conn, now int64) uint64 {
 	}
 }
 
-// countSent adds k requests to those in flight and updates the peak.
-func (e *fastEngine) countSent(k int) {
-	v := e.inFlight.Add(int64(k))
-	for p := e.peak.Load(); v > p && !e.peak.CompareAndSwap(p, v); p = e.peak.Load() {
-	}
-}
-
 // settle records c's request, takes it off those in flight (telling
 // finish when the last one after stop is done) and puts c back to work;
 // on c's goroutine.
@@ -109,16 +102,14 @@ func (e *fastEngine) settle(c *conn) {
 }
 
 // send writes the engine's request k on c, which the caller took off the
-// idle list and whose wmu it holds; send releases wmu. A dead conn (its
-// request prepared) or a hostclient conn gets the request handed to its
-// goroutine instead.
+// idle list and whose wmu it holds; send releases wmu. A dead conn or a
+// hostclient conn gets the request, prepared, handed to its goroutine
+// instead.
 func (e *fastEngine) send(c *conn, k uint64) {
 	seq := e.sched.Seq(k)
 	op, key := c.pick.Next(seq)
 	c.o = record.Outcome{Seq: seq, Key: key, Op: op, Intended: e.sched.At(k)}
-	if c.rt != nil {
-		c.o.BytesOut = c.rt.prepare(op, key)
-	}
+	c.prepare()
 	if c.dead || c.rt == nil {
 		c.wmu.Unlock()
 		c.kick <- struct{}{}
@@ -207,26 +198,10 @@ func (e *fastEngine) serve(c *conn) {
 	}
 }
 
-// complete reads the response to c's request (awaitErr is awaitResponse's
-// error), records it, and puts c back to work.
+// complete records c's request, whose response has begun to arrive or
+// whose wait failed (awaitErr), and puts c back to work.
 func (e *fastEngine) complete(c *conn, awaitErr error) {
-	o := &c.o
-	err := awaitErr
-	closeAfter := false
-	if err == nil {
-		o.Code, o.BytesIn, closeAfter, err = c.rt.readResponse()
-	} else if (c.served > 0 || err == errClosedIdle) && !c.retried && c.started.Load() != abortedMark {
-		// Nothing came back on a connection that had served before: the
-		// server closed it while idle as the request went out. Send it
-		// again on a fresh connection (GET, PUT and DELETE are
-		// idempotent), as HTTP clients do.
-		c.retried = true
-		if err = e.resend(c); err == nil {
-			return
-		}
-	}
-	err = c.finish(e.now(), err)
-	c.retried = false
+	closeAfter, err := e.conclude(c, awaitErr)
 	if err != nil || closeAfter {
 		e.reconnect(c)
 	} else {
@@ -235,8 +210,29 @@ func (e *fastEngine) complete(c *conn, awaitErr error) {
 	e.settle(c)
 }
 
+// conclude ends c's request in flight, whose write or wait for the
+// response failed with err, or (err nil) whose response has begun to
+// arrive, on c's goroutine: it reads the response into c.o and returns
+// whether the server closes the connection after it, and the error
+// recorded. Where nothing came back on a connection that had served
+// before (or on an idle one the server closed, errClosedIdle), the
+// server closed it while idle as the request went out: the request is
+// sent again, once, on a fresh connection (GET, PUT and DELETE are
+// idempotent), as HTTP clients do.
+func (e *fastEngine) conclude(c *conn, err error) (closeAfter bool, _ error) {
+	if err != nil && (c.served > 0 || err == errClosedIdle) && c.started.Load() != abortedMark {
+		if err = e.resend(c); err == nil {
+			err = c.rt.awaitResponse()
+		}
+	}
+	if err == nil {
+		c.o.Code, c.o.BytesIn, closeAfter, err = c.rt.readResponse()
+	}
+	return closeAfter, c.finish(e.now(), err)
+}
+
 // resend dials a new connection for c and writes c's prepared request on
-// it.
+// it. The caller owns c's reading side.
 func (e *fastEngine) resend(c *conn) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -278,17 +274,14 @@ func (e *fastEngine) writeNow(c *conn) error {
 // serveHandedOff is the goroutine of a hostclient conn in the open model.
 func (e *fastEngine) serveHandedOff(c *conn) {
 	defer e.wg.Done()
-	o := &c.o
 	for {
 		select {
 		case <-c.kick:
 		case <-e.done:
 			return
 		}
-		o.BytesOut = c.hc.prepare(o.Op, o.Key)
-		o.Sent = e.now()
-		o.Code, o.BytesIn, o.Err = c.hc.roundTrip()
-		o.End = e.now()
+		c.o.Sent = e.now()
+		e.exchange(c)
 		e.settle(c)
 	}
 }
