@@ -155,9 +155,10 @@ func (e *fastEngine) serve(c *conn) {
 				return
 			}
 			// The request was handed to dead c: dial, and write it.
-			if err := e.resend(c); err != nil {
+			if err := e.resend(c); isDialError(err) {
 				// The request fails with the dial's error; c goes back
-				// on the idle list, still dead.
+				// on the idle list, still dead. (A failed write shows in
+				// the wait for the response.)
 				c.o.Sent = e.now()
 				c.o.End, c.o.Err = c.o.Sent, err
 				e.settle(c)
@@ -232,15 +233,15 @@ func (e *fastEngine) conclude(c *conn, err error) (closeAfter bool, _ error) {
 }
 
 // resend dials a new connection for c and writes c's prepared request on
-// it. The caller owns c's reading side.
+// it, returning the dial's or the write's error. The caller owns c's
+// reading side.
 func (e *fastEngine) resend(c *conn) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if err := e.redial(c); err != nil {
 		return err
 	}
-	_ = e.writeNow(c) // a failure shows in the next awaitResponse
-	return nil
+	return e.writeNow(c)
 }
 
 // reconnect replaces c's connection; if the dial fails, c is dead and
