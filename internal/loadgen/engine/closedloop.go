@@ -74,15 +74,7 @@ func (e *fastEngine) exchange(c *conn) {
 			err = c.rt.awaitResponse()
 		}
 	}
-	closeAfter, err := e.conclude(c, err)
-	switch {
-	case err != nil && isDialError(err):
-		// Leave it closed: the next request dials again.
-	case err != nil || closeAfter:
-		_ = e.redial(c)
-	default:
-		c.served++
-	}
+	e.conclude(c, err)
 }
 
 func isDialError(err error) bool {

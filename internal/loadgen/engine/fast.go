@@ -266,13 +266,10 @@ func (c *conn) connect() error {
 // launch starts c's goroutine. The caller holds mu.
 func (e *fastEngine) launch(c *conn) {
 	e.wg.Add(1)
-	switch {
-	case !e.paced:
-		go e.closedLoop(c)
-	case c.hc != nil:
-		go e.serveHandedOff(c)
-	default:
+	if e.paced {
 		go e.serve(c)
+	} else {
+		go e.closedLoop(c)
 	}
 }
 

@@ -144,15 +144,24 @@ func (e *fastEngine) grow(id int) {
 	e.dispatch(nil, e.now())
 }
 
-// serve is the goroutine of a raw conn in the open model.
+// serve is the goroutine of a conn in the open model. A live raw conn
+// waits on its socket for the response to what a sender wrote on it; a
+// hostclient conn, and a dead raw one, wait for their request to be
+// handed to them.
 func (e *fastEngine) serve(c *conn) {
 	defer e.wg.Done()
 	for {
-		if c.dead {
+		if c.dead || c.hc != nil {
 			select {
 			case <-c.kick:
 			case <-e.done:
 				return
+			}
+			if c.hc != nil {
+				c.o.Sent = e.now()
+				e.exchange(c)
+				e.settle(c)
+				continue
 			}
 			// The request was handed to dead c: dial, and write it.
 			if err := e.resend(c); isDialError(err) {
@@ -202,34 +211,38 @@ func (e *fastEngine) serve(c *conn) {
 // complete records c's request, whose response has begun to arrive or
 // whose wait failed (awaitErr), and puts c back to work.
 func (e *fastEngine) complete(c *conn, awaitErr error) {
-	closeAfter, err := e.conclude(c, awaitErr)
-	if err != nil || closeAfter {
-		e.reconnect(c)
-	} else {
-		c.served++
-	}
+	e.conclude(c, awaitErr)
 	e.settle(c)
 }
 
 // conclude ends c's request in flight, whose write or wait for the
 // response failed with err, or (err nil) whose response has begun to
-// arrive, on c's goroutine: it reads the response into c.o and returns
-// whether the server closes the connection after it, and the error
-// recorded. Where nothing came back on a connection that had served
-// before (or on an idle one the server closed, errClosedIdle), the
-// server closed it while idle as the request went out: the request is
-// sent again, once, on a fresh connection (GET, PUT and DELETE are
-// idempotent), as HTTP clients do.
-func (e *fastEngine) conclude(c *conn, err error) (closeAfter bool, _ error) {
+// arrive, on c's goroutine: it reads the response into c.o. Where nothing
+// came back on a connection that had served before (or on an idle one
+// the server closed, errClosedIdle), the server closed it while idle as
+// the request went out: the request is sent again, once, on a fresh
+// connection (GET, PUT and DELETE are idempotent), as HTTP clients do.
+// Then it replaces the connection where the request failed or the server
+// closes it after the response; where a dial has just failed, it leaves
+// c dead, to dial again with its next request.
+func (e *fastEngine) conclude(c *conn, err error) {
 	if err != nil && (c.served > 0 || err == errClosedIdle) && c.started.Load() != abortedMark {
 		if err = e.resend(c); err == nil {
 			err = c.rt.awaitResponse()
 		}
 	}
+	closeAfter := false
 	if err == nil {
 		c.o.Code, c.o.BytesIn, closeAfter, err = c.rt.readResponse()
 	}
-	return closeAfter, c.finish(e.now(), err)
+	switch err = c.finish(e.now(), err); {
+	case err != nil && isDialError(err):
+		c.dead = true
+	case err != nil || closeAfter:
+		e.reconnect(c)
+	default:
+		c.served++
+	}
 }
 
 // resend dials a new connection for c and writes c's prepared request on
@@ -270,19 +283,4 @@ func (e *fastEngine) writeNow(c *conn) error {
 	c.o.Sent = e.now()
 	c.started.Store(c.o.Sent + 1)
 	return c.rt.write()
-}
-
-// serveHandedOff is the goroutine of a hostclient conn in the open model.
-func (e *fastEngine) serveHandedOff(c *conn) {
-	defer e.wg.Done()
-	for {
-		select {
-		case <-c.kick:
-		case <-e.done:
-			return
-		}
-		c.o.Sent = e.now()
-		e.exchange(c)
-		e.settle(c)
-	}
 }
