@@ -173,7 +173,6 @@ func (e *fastEngine) serve(c *conn) {
 				e.settle(c)
 				continue
 			}
-			c.dead = false
 		}
 		err := c.rt.awaitResponse()
 		if c.started.Load() == 0 {
@@ -189,7 +188,7 @@ func (e *fastEngine) serve(c *conn) {
 			}
 			e.mu.Unlock()
 			if reclaimed {
-				e.reconnect(c)
+				_ = e.reconnect(c)
 				if e.closing.Load() {
 					return
 				}
@@ -224,7 +223,7 @@ func (e *fastEngine) complete(c *conn, awaitErr error) {
 // connection (GET, PUT and DELETE are idempotent), as HTTP clients do.
 // Then it replaces the connection where the request failed or the server
 // closes it after the response; where a dial has just failed, it leaves
-// c dead, to dial again with its next request.
+// it closed, to be dialled again with c's next request.
 func (e *fastEngine) conclude(c *conn, err error) {
 	if err != nil && (c.served > 0 || err == errClosedIdle) && c.started.Load() != abortedMark {
 		if err = e.resend(c); err == nil {
@@ -237,45 +236,38 @@ func (e *fastEngine) conclude(c *conn, err error) {
 	}
 	switch err = c.finish(e.now(), err); {
 	case err != nil && isDialError(err):
-		c.dead = true
+		// Leave it closed: the next request dials again.
 	case err != nil || closeAfter:
-		e.reconnect(c)
+		_ = e.reconnect(c)
 	default:
 		c.served++
 	}
 }
 
-// resend dials a new connection for c and writes c's prepared request on
-// it, returning the dial's or the write's error. The caller owns c's
-// reading side.
-func (e *fastEngine) resend(c *conn) error {
+// reconnect replaces c's connection and counts the reconnect; if the
+// dial fails, c is dead and dials again when it next gets a request. The
+// caller owns c's reading side.
+func (e *fastEngine) reconnect(c *conn) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if err := e.redial(c); err != nil {
-		return err
-	}
-	return e.writeNow(c)
-}
-
-// reconnect replaces c's connection; if the dial fails, c is dead and
-// dials again when it next gets a request.
-func (e *fastEngine) reconnect(c *conn) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if e.redial(c) != nil {
-		c.dead = true
-	}
-}
-
-// redial replaces c's raw connection and counts the reconnect. The caller
-// owns c's writing side (wmu, or c's goroutine in the closed loop).
-func (e *fastEngine) redial(c *conn) error {
 	c.served = 0
 	err := c.rt.dial()
 	if err == nil {
 		e.col.Reconnected(e.now())
 	}
+	c.dead = err != nil
 	return err
+}
+
+// resend writes c's prepared request on a new connection, returning the
+// dial's or the write's error.
+func (e *fastEngine) resend(c *conn) error {
+	if err := e.reconnect(c); err != nil {
+		return err
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return e.writeNow(c)
 }
 
 // writeNow writes c's prepared request, sent now.
