@@ -203,15 +203,9 @@ func (e *fastEngine) serve(c *conn) {
 			c.wmu.Unlock()
 			err = errClosedIdle
 		}
-		e.complete(c, err)
+		e.conclude(c, err)
+		e.settle(c)
 	}
-}
-
-// complete records c's request, whose response has begun to arrive or
-// whose wait failed (awaitErr), and puts c back to work.
-func (e *fastEngine) complete(c *conn, awaitErr error) {
-	e.conclude(c, awaitErr)
-	e.settle(c)
 }
 
 // conclude ends c's request in flight, whose write or wait for the
