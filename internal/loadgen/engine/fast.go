@@ -287,11 +287,8 @@ func (e *fastEngine) finish() {
 	for e.inFlight.Load() != 0 {
 		<-e.drained
 	}
-	e.mu.Lock()
 	e.closing.Store(true)
-	conns := e.conns
-	e.mu.Unlock()
-	for _, c := range conns {
+	for _, c := range e.snapshotConns() {
 		if c.rt != nil {
 			c.rt.abort()
 		}
