@@ -42,7 +42,8 @@ func TestOpenModelRequestAllocatesNothing(t *testing.T) {
 		e.mu.Unlock()
 		e.send(got, seq)
 		seq++
-		e.complete(got, got.rt.awaitResponse())
+		e.conclude(got, got.rt.awaitResponse())
+		e.settle(got)
 	})
 	require.Zero(t, allocs, "allocations per request")
 	require.Zero(t, c.rec.ErrCount.Load(), "every request was answered")

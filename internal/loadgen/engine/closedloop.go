@@ -27,11 +27,7 @@ func (e *fastEngine) closedLoop(c *conn) {
 		op, key := c.pick.Next(seq)
 		for attempt := 0; ; attempt++ {
 			*o = record.Outcome{Seq: seq, Key: key, Op: op}
-			if c.rt != nil {
-				o.BytesOut = c.rt.prepare(op, key)
-			} else {
-				o.BytesOut = c.hc.prepare(op, key)
-			}
+			c.prepare()
 			o.Sent = e.now()
 			if e.deadline > 0 && o.Sent >= e.deadline {
 				return // nothing is sent at or after Duration
@@ -57,7 +53,8 @@ func (e *fastEngine) closedLoop(c *conn) {
 }
 
 // exchange sends c's prepared request and reads the response into c.o,
-// on c's goroutine (closed loop).
+// on c's goroutine (the closed loop, and a hostclient conn in the open
+// model).
 func (e *fastEngine) exchange(c *conn) {
 	o := &c.o
 	if c.rt == nil {
@@ -76,29 +73,8 @@ func (e *fastEngine) exchange(c *conn) {
 		if err = c.rt.write(); err == nil {
 			err = c.rt.awaitResponse()
 		}
-		if err != nil && c.served > 0 && c.started.Load() != abortedMark {
-			// The server closed the connection before this request (see
-			// complete): send it again on a fresh one.
-			if err = e.redial(c); err == nil {
-				if err = e.writeNow(c); err == nil {
-					err = c.rt.awaitResponse()
-				}
-			}
-		}
 	}
-	closeAfter := false
-	if err == nil {
-		o.Code, o.BytesIn, closeAfter, err = c.rt.readResponse()
-	}
-	err = c.finish(e.now(), err)
-	switch {
-	case err != nil && isDialError(err):
-		// Leave it closed: the next request dials again.
-	case err != nil || closeAfter:
-		_ = e.redial(c)
-	default:
-		c.served++
-	}
+	e.conclude(c, err)
 }
 
 func isDialError(err error) bool {

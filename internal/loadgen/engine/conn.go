@@ -46,7 +46,6 @@ type conn struct {
 
 	served  int   // responses on the current TCP connection; goroutine-owned
 	carried int64 // requests recorded; goroutine-owned, read after the run
-	retried bool  // the request in flight was resent once; goroutine-owned
 
 	// pending is the seq being worked on in the closed loop, MaxUint64
 	// when none; left set when a fill gives up on it (Result.Resume).
@@ -72,6 +71,7 @@ type loopConn struct {
 	rn         int
 	unwritten  []byte // the rest of a request the socket could not take yet
 	busy       bool   // a request is in flight (or waits for the dial)
+	retried    bool   // the request in flight was resent once
 	waiting    bool   // the request in flight waits for the dial to be sent
 	retryAfter int    // of the response just read, for evloop.decide
 	dialing    bool
@@ -86,6 +86,16 @@ type loopConn struct {
 func (c *conn) record() {
 	c.rec.Add(&c.o)
 	c.carried++
+}
+
+// prepare builds the request of c.o (its operation and key) on c's
+// transport and counts its body.
+func (c *conn) prepare() {
+	if c.rt != nil {
+		c.o.BytesOut = c.rt.prepare(c.o.Op, c.o.Key)
+	} else {
+		c.o.BytesOut = c.hc.prepare(c.o.Op, c.o.Key)
+	}
 }
 
 // abortedMark in conn.started: the watchdog has aborted the request.

@@ -148,6 +148,13 @@ func (e *fastEngine) lastQuantum() time.Duration {
 	return e.quantum()
 }
 
+// countSent adds k requests to those in flight and updates the peak.
+func (e *fastEngine) countSent(k int) {
+	v := e.inFlight.Add(int64(k))
+	for p := e.peak.Load(); v > p && !e.peak.CompareAndSwap(p, v); p = e.peak.Load() {
+	}
+}
+
 // evenShare is the l-th of n shares of total: total/n each, and one more
 // for each of the first total%n.
 func evenShare(total, l, n int) int {
@@ -259,13 +266,10 @@ func (c *conn) connect() error {
 // launch starts c's goroutine. The caller holds mu.
 func (e *fastEngine) launch(c *conn) {
 	e.wg.Add(1)
-	switch {
-	case !e.paced:
-		go e.closedLoop(c)
-	case c.hc != nil:
-		go e.serveHandedOff(c)
-	default:
+	if e.paced {
 		go e.serve(c)
+	} else {
+		go e.closedLoop(c)
 	}
 }
 
@@ -283,11 +287,8 @@ func (e *fastEngine) finish() {
 	for e.inFlight.Load() != 0 {
 		<-e.drained
 	}
-	e.mu.Lock()
 	e.closing.Store(true)
-	conns := e.conns
-	e.mu.Unlock()
-	for _, c := range conns {
+	for _, c := range e.snapshotConns() {
 		if c.rt != nil {
 			c.rt.abort()
 		}

@@ -57,12 +57,11 @@ type evloop struct {
 	pwait2  bool
 	events  []unix.EpollEvent
 
-	dials    chan dialResult
-	dialing  int            // dials under way: goroutines and the loop's own connects
-	dialWG   sync.WaitGroup // the same, until their last write to wakeFd
-	inFlight int            // requests sent, or waiting for their conn's dial, not yet recorded
-	stopped  bool
-	idle     idleList
+	dials   chan dialResult
+	dialing int            // dials under way: goroutines and the loop's own connects
+	dialWG  sync.WaitGroup // the same, until their last write to wakeFd
+	stopped bool
+	idle    idleList
 	// connShortAt is the last time (ns) the loop had attempts due and no
 	// connection idle: an attempt due at or before it waited for a
 	// connection (record.FlagConnWait); one due after it did not, and its
@@ -228,7 +227,7 @@ func (l *evloop) run(ctx context.Context) {
 			l.stopped = true
 			l.abandonRetries(now)
 		}
-		if l.stopped && l.inFlight == 0 && l.dialing == 0 {
+		if l.stopped && e.inFlight.Load() == 0 && l.dialing == 0 {
 			return
 		}
 		wait, wakeAt := schedule.PacerMaxSleep, int64(0)
@@ -447,12 +446,9 @@ func (l *evloop) send(c *conn, a attempt) {
 	if a.n == 0 {
 		a.op, a.key = c.pick.Next(a.seq)
 	}
-	c.o = record.Outcome{Seq: a.seq, Key: a.key, Op: a.op, Intended: a.at, Attempt: a.n, Flags: l.connWait(a.at)}
+	c.o = a.outcome(l.connWait(a.at))
 	c.ev.busy = true
-	l.inFlight++
-	if int64(l.inFlight) > e.peak.Load() {
-		e.peak.Store(int64(l.inFlight))
-	}
+	e.countSent(1) // until recorded, waiting for its conn's dial too
 	if c.ev.fd < 0 {
 		c.o.Flags |= record.FlagConnWait // it waits for its connection's dial
 		c.ev.waiting = true
@@ -541,9 +537,7 @@ func (l *evloop) onEvent(c *conn, events uint32, now int64) {
 	}
 	f, ok, perr := parseResponseHead(c.ev.rbuf[:c.ev.rn])
 	if perr != nil {
-		l.drop(c)
-		l.fail(c, perr, now)
-		l.dial(c)
+		l.broken(c, perr)
 		return
 	}
 	if !ok || c.ev.rn < f.headerLen+f.bodyLen {
@@ -628,10 +622,10 @@ func (l *evloop) broken(c *conn, err error) {
 		if c.idle {
 			l.idle.remove(c)
 		}
-	case got == 0 && c.served > 0 && !c.retried:
+	case got == 0 && c.served > 0 && !c.ev.retried:
 		// The server closed it while idle as the request went out: send
-		// it again on a fresh connection (see fastEngine.complete).
-		c.retried = true
+		// it again on a fresh connection (see fastEngine.conclude).
+		c.ev.retried = true
 		c.ev.waiting = true
 		c.o.Flags |= record.FlagConnWait
 	default:
@@ -658,8 +652,8 @@ func (l *evloop) done(c *conn) {
 		l.decide(&c.o, time.Duration(c.ev.retryAfter)*time.Second)
 	}
 	c.record()
-	c.ev.busy, c.ev.waiting, c.retried, c.ev.retryAfter = false, false, false, 0
-	l.inFlight--
+	c.ev.busy, c.ev.waiting, c.ev.retried, c.ev.retryAfter = false, false, false, 0
+	l.e.inFlight.Add(-1)
 }
 
 // drop closes c's connection, which takes it off the epoll set.
@@ -705,7 +699,7 @@ func (l *evloop) handBack(r dialResult) {
 func (l *evloop) growIfLate(now int64, oldest, due uint64) {
 	e := l.e
 	waiting, oldestAt := due-min(oldest, due), e.sched.At(oldest)
-	if l.retries.len() > 0 && l.retries.top().at <= now {
+	if l.retryDue(now) {
 		waiting++ // at least one retry waits too
 		oldestAt = min(oldestAt, l.retries.top().at)
 	}

@@ -70,7 +70,7 @@ func (l *evloop) sendNow(c *conn) {
 	if m.MarkRetries {
 		c.rt.attemptNo = int64(c.o.Attempt) + 1
 	}
-	c.o.BytesOut = c.rt.prepare(c.o.Op, c.o.Key)
+	c.prepare()
 	l.write(c, c.rt.req)
 }
 
@@ -79,8 +79,8 @@ func (l *evloop) sendNow(c *conn) {
 // client's connection pool). It is recorded as a timeout, unsent, and the
 // client decides on a retry as for any timeout.
 func (l *evloop) expire(a attempt, now int64) {
-	o := record.Outcome{Seq: a.seq, Key: a.key, Op: a.op, Intended: a.at, Sent: now, End: now, Attempt: a.n,
-		Err: record.ErrClientTimeout, Flags: record.FlagNotSent | l.connWait(a.at)}
+	o := a.outcome(record.FlagNotSent | l.connWait(a.at))
+	o.Sent, o.End, o.Err = now, now, record.ErrClientTimeout
 	l.decide(&o, 0)
 	l.unsent.Add(&o)
 }
@@ -93,7 +93,7 @@ const maxAttempt = 255
 // done: no retry waits, and (with retries) no attempt in flight could
 // fail into one.
 func (l *evloop) settled() bool {
-	return l.retries.len() == 0 && (!l.retrying || l.inFlight == 0)
+	return l.retries.len() == 0 && (!l.retrying || l.e.inFlight.Load() == 0)
 }
 
 // retryDue reports whether a retry's time has come.
@@ -122,7 +122,8 @@ func (l *evloop) nextWake(lastTimer int64, next uint64, now int64) int64 {
 
 // recordUnsent records attempt a as never sent (flags: why), at now.
 func (l *evloop) recordUnsent(a attempt, flags uint8, now int64) {
-	o := record.Outcome{Seq: a.seq, Key: a.key, Op: a.op, Intended: a.at, Sent: now, End: now, Attempt: a.n, Flags: flags}
+	o := a.outcome(flags)
+	o.Sent, o.End = now, now
 	l.unsent.Add(&o)
 }
 

@@ -87,13 +87,6 @@ func (e *fastEngine) dispatch(release *conn, now int64) uint64 {
 	}
 }
 
-// countSent adds k requests to those in flight and updates the peak.
-func (e *fastEngine) countSent(k int) {
-	v := e.inFlight.Add(int64(k))
-	for p := e.peak.Load(); v > p && !e.peak.CompareAndSwap(p, v); p = e.peak.Load() {
-	}
-}
-
 // settle records c's request, takes it off those in flight (telling
 // finish when the last one after stop is done) and puts c back to work;
 // on c's goroutine.
@@ -109,16 +102,14 @@ func (e *fastEngine) settle(c *conn) {
 }
 
 // send writes the engine's request k on c, which the caller took off the
-// idle list and whose wmu it holds; send releases wmu. A dead conn (its
-// request prepared) or a hostclient conn gets the request handed to its
-// goroutine instead.
+// idle list and whose wmu it holds; send releases wmu. A dead conn or a
+// hostclient conn gets the request, prepared, handed to its goroutine
+// instead.
 func (e *fastEngine) send(c *conn, k uint64) {
 	seq := e.sched.Seq(k)
 	op, key := c.pick.Next(seq)
 	c.o = record.Outcome{Seq: seq, Key: key, Op: op, Intended: e.sched.At(k)}
-	if c.rt != nil {
-		c.o.BytesOut = c.rt.prepare(op, key)
-	}
+	c.prepare()
 	if c.dead || c.rt == nil {
 		c.wmu.Unlock()
 		c.kick <- struct{}{}
@@ -153,26 +144,35 @@ func (e *fastEngine) grow(id int) {
 	e.dispatch(nil, e.now())
 }
 
-// serve is the goroutine of a raw conn in the open model.
+// serve is the goroutine of a conn in the open model. A live raw conn
+// waits on its socket for the response to what a sender wrote on it; a
+// hostclient conn, and a dead raw one, wait for their request to be
+// handed to them.
 func (e *fastEngine) serve(c *conn) {
 	defer e.wg.Done()
 	for {
-		if c.dead {
+		if c.dead || c.hc != nil {
 			select {
 			case <-c.kick:
 			case <-e.done:
 				return
 			}
+			if c.hc != nil {
+				c.o.Sent = e.now()
+				e.exchange(c)
+				e.settle(c)
+				continue
+			}
 			// The request was handed to dead c: dial, and write it.
-			if err := e.resend(c); err != nil {
+			if err := e.resend(c); isDialError(err) {
 				// The request fails with the dial's error; c goes back
-				// on the idle list, still dead.
+				// on the idle list, still dead. (A failed write shows in
+				// the wait for the response.)
 				c.o.Sent = e.now()
 				c.o.End, c.o.Err = c.o.Sent, err
 				e.settle(c)
 				continue
 			}
-			c.dead = false
 		}
 		err := c.rt.awaitResponse()
 		if c.started.Load() == 0 {
@@ -188,7 +188,7 @@ func (e *fastEngine) serve(c *conn) {
 			}
 			e.mu.Unlock()
 			if reclaimed {
-				e.reconnect(c)
+				_ = e.reconnect(c)
 				if e.closing.Load() {
 					return
 				}
@@ -203,69 +203,65 @@ func (e *fastEngine) serve(c *conn) {
 			c.wmu.Unlock()
 			err = errClosedIdle
 		}
-		e.complete(c, err)
+		e.conclude(c, err)
+		e.settle(c)
 	}
 }
 
-// complete reads the response to c's request (awaitErr is awaitResponse's
-// error), records it, and puts c back to work.
-func (e *fastEngine) complete(c *conn, awaitErr error) {
-	o := &c.o
-	err := awaitErr
-	closeAfter := false
-	if err == nil {
-		o.Code, o.BytesIn, closeAfter, err = c.rt.readResponse()
-	} else if (c.served > 0 || err == errClosedIdle) && !c.retried && c.started.Load() != abortedMark {
-		// Nothing came back on a connection that had served before: the
-		// server closed it while idle as the request went out. Send it
-		// again on a fresh connection (GET, PUT and DELETE are
-		// idempotent), as HTTP clients do.
-		c.retried = true
+// conclude ends c's request in flight, whose write or wait for the
+// response failed with err, or (err nil) whose response has begun to
+// arrive, on c's goroutine: it reads the response into c.o. Where nothing
+// came back on a connection that had served before (or on an idle one
+// the server closed, errClosedIdle), the server closed it while idle as
+// the request went out: the request is sent again, once, on a fresh
+// connection (GET, PUT and DELETE are idempotent), as HTTP clients do.
+// Then it replaces the connection where the request failed or the server
+// closes it after the response; where a dial has just failed, it leaves
+// it closed, to be dialled again with c's next request.
+func (e *fastEngine) conclude(c *conn, err error) {
+	if err != nil && (c.served > 0 || err == errClosedIdle) && c.started.Load() != abortedMark {
 		if err = e.resend(c); err == nil {
-			return
+			err = c.rt.awaitResponse()
 		}
 	}
-	err = c.finish(e.now(), err)
-	c.retried = false
-	if err != nil || closeAfter {
-		e.reconnect(c)
-	} else {
+	closeAfter := false
+	if err == nil {
+		c.o.Code, c.o.BytesIn, closeAfter, err = c.rt.readResponse()
+	}
+	switch err = c.finish(e.now(), err); {
+	case err != nil && isDialError(err):
+		// Leave it closed: the next request dials again.
+	case err != nil || closeAfter:
+		_ = e.reconnect(c)
+	default:
 		c.served++
 	}
-	e.settle(c)
 }
 
-// resend dials a new connection for c and writes c's prepared request on
-// it.
-func (e *fastEngine) resend(c *conn) error {
+// reconnect replaces c's connection and counts the reconnect; if the
+// dial fails, c is dead and dials again when it next gets a request. The
+// caller owns c's reading side.
+func (e *fastEngine) reconnect(c *conn) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if err := e.redial(c); err != nil {
-		return err
-	}
-	_ = e.writeNow(c) // a failure shows in the next awaitResponse
-	return nil
-}
-
-// reconnect replaces c's connection; if the dial fails, c is dead and
-// dials again when it next gets a request.
-func (e *fastEngine) reconnect(c *conn) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if e.redial(c) != nil {
-		c.dead = true
-	}
-}
-
-// redial replaces c's raw connection and counts the reconnect. The caller
-// owns c's writing side (wmu, or c's goroutine in the closed loop).
-func (e *fastEngine) redial(c *conn) error {
 	c.served = 0
 	err := c.rt.dial()
 	if err == nil {
 		e.col.Reconnected(e.now())
 	}
+	c.dead = err != nil
 	return err
+}
+
+// resend writes c's prepared request on a new connection, returning the
+// dial's or the write's error.
+func (e *fastEngine) resend(c *conn) error {
+	if err := e.reconnect(c); err != nil {
+		return err
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return e.writeNow(c)
 }
 
 // writeNow writes c's prepared request, sent now.
@@ -273,22 +269,4 @@ func (e *fastEngine) writeNow(c *conn) error {
 	c.o.Sent = e.now()
 	c.started.Store(c.o.Sent + 1)
 	return c.rt.write()
-}
-
-// serveHandedOff is the goroutine of a hostclient conn in the open model.
-func (e *fastEngine) serveHandedOff(c *conn) {
-	defer e.wg.Done()
-	o := &c.o
-	for {
-		select {
-		case <-c.kick:
-		case <-e.done:
-			return
-		}
-		o.BytesOut = c.hc.prepare(o.Op, o.Key)
-		o.Sent = e.now()
-		o.Code, o.BytesIn, o.Err = c.hc.roundTrip()
-		o.End = e.now()
-		e.settle(c)
-	}
 }

@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/kvpool/kvpool/internal/api"
+import (
+	"github.com/kvpool/kvpool/internal/api"
+	"github.com/kvpool/kvpool/internal/loadgen/record"
+)
 
 // attempt is one try of a request, to be sent at at (ns since the
 // start): the run's seq, and for a retry (n > 0) the key and operation of
@@ -12,6 +15,11 @@ type attempt struct {
 	key uint64
 	op  api.Method
 	n   uint8
+}
+
+// outcome is the record of a, not yet sent, marked with flags.
+func (a attempt) outcome(flags uint8) record.Outcome {
+	return record.Outcome{Seq: a.seq, Key: a.key, Op: a.op, Intended: a.at, Attempt: a.n, Flags: flags}
 }
 
 // retryQueue holds an event loop's retries until their backoff has
