@@ -26,6 +26,12 @@ type Writes struct {
 	// interval, at the interval's middle (seconds since the start); NaN
 	// where none was measured.
 	ReadP99, ReadOK, WriteOK, L0Sublevels []Line
+	// DirectNoise is direct against itself by the p99 target's rule:
+	// each of its judged runs against each other one, second by second
+	// (Exceeded of Seconds). Nothing differs between them but the run, so
+	// a variant's count near this one is this machine's noise, not the
+	// variant.
+	DirectNoise WritesTarget
 }
 
 // Variant is the variant named name (nil: none ran).
@@ -178,7 +184,28 @@ func writesOf(c *result.Comparison) *Writes {
 			out.Judgements = append(out.Judgements, JudgeWrites(wv, base))
 		}
 	}
+	if base != nil {
+		out.DirectNoise = p99Noise(base.Runs)
+	}
 	return out
+}
+
+// p99Noise counts, over every ordered pair of runs neither of which was
+// loader-bound, the flood seconds in which the first's read p99 passed
+// plan.WritesP99Factor × the second's (see Writes.DirectNoise).
+func p99Noise(runs []*WritesFigures) WritesTarget {
+	var t WritesTarget
+	for i, a := range runs {
+		for j, b := range runs {
+			if i == j || a.LoaderBound || b.LoaderBound {
+				continue
+			}
+			over, seconds := p99Exceeded(a, b)
+			t.Exceeded += over
+			t.Seconds += seconds
+		}
+	}
+	return t
 }
 
 // WritesFiguresOf is run r's figures under plan p: tol is how late the

@@ -151,6 +151,29 @@ func TestWritesP99PerSecond(t *testing.T) {
 	assert.Zero(t, j.P99.Exceeded)
 }
 
+// Direct's runs against each other by the p99 rule: each ordered pair
+// counts, so a second one run spends at 1.3× the other's is counted
+// once (the other way round it is under), and a loader-bound run is left
+// out.
+func TestWritesDirectNoise(t *testing.T) {
+	w, _ := judge(t, func(r *result.WritesRun) {
+		if r.Repeat == 2 {
+			r.ReadSeries[12].P99 = 13 * time.Millisecond
+			r.ReadSeries[35].P99 = 13 * time.Millisecond // outside the flood
+		}
+	}, nil)
+	assert.Equal(t, 1, w.DirectNoise.Exceeded)
+	assert.Equal(t, 40, w.DirectNoise.Seconds, "20 flood seconds, each run against the other")
+
+	w, _ = judge(t, func(r *result.WritesRun) {
+		if r.Repeat == 2 {
+			r.ReadSeries[12].P99 = 13 * time.Millisecond
+			r.LoaderCPUs, r.ReadSeries[20].LoaderShare, r.ReadSeries[21].LoaderShare, r.ReadSeries[22].LoaderShare, r.ReadSeries[23].LoaderShare = 1, 0.95, 0.95, 0.95, 0.95
+		}
+	}, nil)
+	assert.Zero(t, w.DirectNoise.Seconds, "one run left: nothing to compare it with")
+}
+
 // Write goodput under 0.9× direct's fails.
 func TestWritesGoodputFails(t *testing.T) {
 	_, j := judge(t, nil, func(r *result.WritesRun) { r.Writes.OK = 70_000 })

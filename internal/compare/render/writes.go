@@ -116,6 +116,9 @@ func writeWritesTargets(b *page, c *result.Comparison, aw *analysis.Writes) {
 		b.row(j.Variant, targetCell(j.Refused), p99, targetCell(j.Stalls), targetCell(j.Goodput))
 	}
 	b.printf("\n")
+	if n := aw.DirectNoise; n.Seconds > 0 {
+		b.printf("By the same rule, `direct`'s runs against each other: %d of %d flood seconds over.\n\n", n.Exceeded, n.Seconds)
+	}
 }
 
 // targetCell is a target's verdict: "met (2 of 2)", "**not met** (1 of
@@ -211,6 +214,10 @@ func writesSentences(aw *analysis.Writes) []string {
 	if base != nil {
 		out = append(out, fmt.Sprintf("Under the write flood, `direct` (the baseline) refused %s reads and answered %s a second in its worst flood second, with a read p99 of %s in its worst; Pebble stalled its writes %s times.",
 			estCell(base.ReadsRefused, thousands), estCell(base.WorstReadRate, thousands), estCell(base.WorstReadP99, msCell), estCell(base.Stalls, thousands)))
+		if n := aw.DirectNoise; n.Seconds > 0 {
+			out = append(out, fmt.Sprintf("`direct` against itself, each run's read p99 against its other runs', second by second: %d of %d flood seconds over %.1f×. Nothing differs there but the run: a variant's count near it is this machine's noise.",
+				n.Exceeded, n.Seconds, plan.WritesP99Factor))
+		}
 	}
 	for _, j := range aw.Judgements {
 		v := aw.Variant(j.Variant)
