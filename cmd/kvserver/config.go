@@ -89,7 +89,7 @@ func defineFlags(fs *flag.FlagSet, c *server.Config) {
 	fs.Var(choice(&p.QueueTimeout, parseQueueTimeout, queueTimeoutString), "queue-timeout",
 		"answer 503 for a job that waited longer than this `duration` (0: no limit; auto: "+server.DefaultQueueTimeout.String()+", none for adaptive, which CoDel sheds, for auto, bounded by -max-wait, and for failsafe, failsafe-priority, the library's queue)")
 	fs.Var(choice(&p.MaxWait, parseMaxWait, maxWaitString), "max-wait",
-		"refuse at once (503) a request that would expect to wait longer than this `duration` for a slot, a retry longer than a quarter of it with a probability rising to 1 at it "+
+		"refuse at once (503) a request that would expect to wait longer than this `duration` for a slot, a retry longer than half of it with a probability rising to 1 at it "+
 			"(-exec handler; auto: derived from the store's measured service time for -pool auto, none for the others; 0: no bound, but -pool auto always bounds)")
 	fs.Var(choice(&p.Limit.Algorithm, parseLimit, limitString), "limit",
 		"-exec handler: how many jobs run at once, `algorithm`: "+strings.Join(limit.Algorithms, "|")+" (fixed: -workers; the others adapt to latency)")

@@ -54,10 +54,10 @@ func autoPool(t *testing.T, lim *timedSlots, maxWait time.Duration) (*slotPool, 
 // TestAutoBoundsTheWaitInTime: with 1 slot held 1 ms, the ahead-th task
 // in the queue waits ahead × 1 ms; the auto bound is the time the slots
 // take to serve 20 operations (20 ms): a first try that would wait past
-// it is refused at once (full). A retry is admitted up to a quarter of it
-// (5 ms), refused past it (retry), and in between refused with a
+// it is refused at once (full). A retry is admitted up to half of it
+// (10 ms), refused past it (retry), and in between refused with a
 // probability rising from 0 to 1 (here the draw is 0.5: refused past
-// 12.5 ms); everything admitted runs exactly once.
+// 15 ms); everything admitted runs exactly once.
 func TestAutoBoundsTheWaitInTime(t *testing.T) {
 	lim := newTimedSlots(1, time.Millisecond, time.Millisecond)
 	p, release := autoPool(t, lim, 0)
@@ -83,12 +83,13 @@ func TestAutoBoundsTheWaitInTime(t *testing.T) {
 		assert.EqualValues(t, 1, r.rejects.Load())
 		assert.EqualValues(t, want, r.reason.Load())
 	}
-	queue(4)
-	retry(0) // waits (4+1) × 1 = 5 ms: a quarter of the bound, admitted
-	queue(6)
-	retry(0)           // 12 ms: refused with probability (12-5)/15 = 0.47, under the draw
-	retry(ReasonRetry) // 13 ms: 0.53, over it
-	queue(8)           // 20 queued: the 20th waits 20 ms, the bound
+	queue(9)
+	retry(0) // waits (9+1) × 1 = 10 ms: half the bound, admitted
+	queue(3)
+	retry(0) // 14 ms: refused with probability (14-10)/10 = 0.4, under the draw
+	queue(1)
+	retry(ReasonRetry) // 16 ms: 0.6, over it
+	queue(5)           // 20 queued: the 20th waits 20 ms, the bound
 	first := &probe{}
 	p.Submit(first) // 21st: 21 ms
 	assert.EqualValues(t, 1, first.rejects.Load())
@@ -111,7 +112,7 @@ func TestAutoBoundsTheWaitInTime(t *testing.T) {
 	assert.EqualValues(t, 1, s.Rejected[ReasonFull])
 }
 
-// TestShedRetry: a retry is never refused up to a quarter of the bound,
+// TestShedRetry: a retry is never refused up to half of the bound,
 // always from the bound on, and in between with a probability that
 // rises in proportion to its expected wait.
 func TestShedRetry(t *testing.T) {
@@ -122,12 +123,12 @@ func TestShedRetry(t *testing.T) {
 		draw float64
 		want bool
 	}{
-		{5 * time.Millisecond, 0, false},
-		{6 * time.Millisecond, 0, true},          // probability 1/15
-		{6 * time.Millisecond, 0.07, false},      // over it
-		{12500 * time.Microsecond, 0.49, true},   // 1/2
-		{12500 * time.Microsecond, 0.5, false},   //
-		{19999 * time.Microsecond, 0.9999, true}, // nearly 1
+		{10 * time.Millisecond, 0, false},
+		{11 * time.Millisecond, 0, true},         // probability 1/10
+		{11 * time.Millisecond, 0.1, false},      // over it
+		{15 * time.Millisecond, 0.49, true},      // 1/2
+		{15 * time.Millisecond, 0.5, false},      //
+		{19999 * time.Microsecond, 0.9998, true}, // nearly 1
 		{20 * time.Millisecond, 0.999999, true},  // the bound
 		{time.Second, 0.999999, true},            // past it
 	} {
@@ -138,7 +139,7 @@ func TestShedRetry(t *testing.T) {
 	c.draw = nil // the real draw: about half refused at the midpoint
 	refused := 0
 	for range 10000 {
-		if c.shedRetry(12500*time.Microsecond, bound) {
+		if c.shedRetry(15*time.Millisecond, bound) {
 			refused++
 		}
 	}

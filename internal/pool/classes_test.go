@@ -97,7 +97,7 @@ func TestAutoWritesAtTheirBoundLeaveReadsAdmitted(t *testing.T) {
 // TestAutoPacesWritesToTheRate: once a rate is set a write takes its
 // bytes from a bucket that holds paceMinBurst (1 MiB) and refills at the
 // rate; one that finds it empty waits for its bytes on the clock, reads
-// meanwhile pass at once, a retry that would wait past a quarter of the
+// meanwhile pass at once, a retry that would wait past half of the
 // bound (refused there with a probability rising to 1 at the bound: here
 // the draw is 0, so at once) and a write past the whole bound (1 s) are
 // refused (their bytes given back), the Retry-After a write would hear is
@@ -114,28 +114,28 @@ func TestAutoPacesWritesToTheRate(t *testing.T) {
 	p.Submit(full) // takes the whole bucket at once
 	assert.EqualValues(t, 1, full.runs.Load())
 
-	waiting := &writeProbe{bytes: rate / 4} // due in 250 ms
+	waiting := &writeProbe{bytes: rate / 2} // due in 500 ms
 	done := make(chan struct{})
 	go func() { p.Submit(waiting); close(done) }()
-	assert.Equal(t, 250*time.Millisecond, clock.WaitTimer(t))
+	assert.Equal(t, 500*time.Millisecond, clock.WaitTimer(t))
 
 	read := &probe{}
 	p.Submit(read)
 	assert.EqualValues(t, 1, read.runs.Load(), "reads are not paced")
 
-	retried := &retryWrite{writeProbe{bytes: 1}} // behind 250 ms: a quarter of 1 s is the most
+	retried := &retryWrite{writeProbe{bytes: 1}} // behind 500 ms: half of 1 s is the most
 	p.Submit(retried)
 	assert.EqualValues(t, ReasonRetry, retried.reason.Load())
-	late := &writeProbe{bytes: rate} // due in 1.25 s: past the bound
+	late := &writeProbe{bytes: rate} // due in 1.5 s: past the bound
 	p.Submit(late)
 	assert.EqualValues(t, ReasonIO, late.reason.Load())
-	assert.Equal(t, 250*time.Millisecond, p.Drain(&writeProbe{}), "what a refused write's Retry-After says")
+	assert.Equal(t, 500*time.Millisecond, p.Drain(&writeProbe{}), "what a refused write's Retry-After says")
 
-	clock.Advance(250 * time.Millisecond)
+	clock.Advance(500 * time.Millisecond)
 	<-done
 	assert.EqualValues(t, 1, waiting.runs.Load())
 	assert.EqualValues(t, 1, p.Pace().Delayed)
-	assert.Equal(t, 250*time.Millisecond, p.Pace().DelayTotal)
+	assert.Equal(t, 500*time.Millisecond, p.Pace().DelayTotal)
 
 	p.SetWriteRate(math.Inf(1))
 	assert.False(t, p.Pace().Paced())

@@ -103,7 +103,7 @@ func (pc *pacer) rate() float64 {
 
 // admit waits, for a paced write t, until its bytes are due, and reports
 // whether t must be refused instead, and why: its wait would pass bound
-// (ReasonIO; a retry past a quarter of it, ReasonRetry as shedRetry
+// (ReasonIO; a retry past half of it, ReasonRetry as shedRetry
 // decides), its
 // deadline would pass first (ReasonDeadline), the pool closed while it
 // waited (ReasonClosed), or it waited at least cfg.AbandonAfter and its

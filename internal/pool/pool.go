@@ -62,8 +62,8 @@ type Abandonable interface {
 // Retried is a Task that can tell whether its submitter is trying it
 // again after an attempt that failed (an HTTP client's retry, marked by
 // an attempt count). A pool that bounds waits in time (Config.MaxWait)
-// admits a retry freely while the wait it would expect is within a
-// quarter of the bound and refuses it past that with a probability that
+// admits a retry freely while the wait it would expect is within half
+// of the bound and refuses it past that with a probability that
 // rises to 1 at the bound (Config.shedRetry), so that when the pool must
 // shed, retries go first: a retry storm is what keeps an overloaded
 // server overloaded.
@@ -97,7 +97,7 @@ func isRetry(t Task) bool {
 }
 
 // shedRetry tells whether a retry that would wait wait, where first
-// tries may wait bound, is refused: never up to a quarter of the bound
+// tries may wait bound, is refused: never up to half of the bound
 // (retryWaitShare), always past the bound, and in between with a
 // probability that rises in proportion. Retries go first, so that a
 // storm of them cannot hold the queue, but in proportion to the excess
@@ -313,7 +313,7 @@ type Config struct {
 	// take longer than MaxWait to reach a slot (queued × the median slot
 	// hold ÷ the limit) is rejected at once with ReasonFull, where a
 	// refusal costs least and its client hears at once. A retry (see
-	// Retried) that would wait past a quarter of MaxWait is rejected with
+	// Retried) that would wait past half of MaxWait is rejected with
 	// ReasonRetry, with a probability rising from 0 there to 1 at
 	// MaxWait (see shedRetry). A
 	// task that waited 4 × MaxWait all the same (the store slowed down
@@ -384,8 +384,12 @@ const (
 	autoWaitRTTs = 20
 	autoWaitMin  = 10 * time.Millisecond
 	autoWaitMax  = time.Second
-	// retryWaitShare: a retry may expect to wait at most MaxWait ÷ this.
-	retryWaitShare = 4
+	// retryWaitShare: a retry may expect to wait MaxWait ÷ this before it
+	// may be refused. Half, not less: a client that backs off and gives
+	// up after a few attempts loses its answer when every retry meets a
+	// refusal, and under such clients the shed retries cost useful
+	// goodput that the store had room for.
+	retryWaitShare = 2
 	// expireWaits: a task that waited this many times MaxWait expires.
 	expireWaits = 4
 )
