@@ -52,7 +52,7 @@ func newClassPool(cfg Config) (*classPool, error) {
 	if err != nil {
 		return nil, err
 	}
-	writes.pace = &pacer{}
+	writes.pace, writes.yieldWoken = &pacer{}, true
 	return &classPool{reads: reads, writes: writes}, nil
 }
 

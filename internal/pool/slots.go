@@ -59,6 +59,9 @@ type slotPool struct {
 	// pace, if set, holds writes to a byte rate before they queue for a
 	// slot (auto's write class; see pacer).
 	pace *pacer
+	// yieldWoken: a task handed its slot by another goroutine yields the
+	// CPU once before it runs (auto's write class; see yieldToRunnable).
+	yieldWoken bool
 }
 
 // newSlotPool is the handler-mode pool of variant name over the queue
@@ -180,7 +183,7 @@ func (p *slotPool) Submit(t Task) {
 	// Whoever popped w judged it (QueueTimeout, deadline, abandoned)
 	// before handing it the slot.
 	if r := <-w.ch; r == admitted {
-		if p.pace != nil { // auto's write class
+		if p.yieldWoken {
 			yieldToRunnable()
 		}
 		p.putWaiter(w)
