@@ -16,9 +16,9 @@ import (
 // (see Pacer): held to the byte rate the store's flushes and compactions
 // absorb, which whoever watches the store sets.
 //
-// A write woken from its pacing or handed a slot yields the CPU once
-// before it runs (yieldToRunnable), so that it does not run ahead of the
-// reads already waiting for a CPU.
+// A write woken from its pacing or handed a slot while reads arrive
+// yields the CPU once before it runs (yieldToRunnable), so that it does
+// not run ahead of the reads already waiting for a CPU.
 //
 // A task goes to the write class if it says it writes (Writer), else to
 // the read class. Each class keeps every promise of a slotPool (exactly
@@ -52,7 +52,7 @@ func newClassPool(cfg Config) (*classPool, error) {
 	if err != nil {
 		return nil, err
 	}
-	writes.pace, writes.yieldWoken = &pacer{}, true
+	writes.pace, writes.yieldTo = &pacer{}, reads
 	return &classPool{reads: reads, writes: writes}, nil
 }
 
@@ -126,5 +126,7 @@ func (p *classPool) Pace() PaceStats { return p.writes.pace.stats() }
 // all. Under a write flood the CPUs are saturated and every hand-off of
 // a write slot, and every paced write's timer, would put a write ahead
 // of the reads waiting there; yielding once gives them their turn first.
-// A write that found a free slot and no pacing never comes here.
-func yieldToRunnable() { runtime.Gosched() }
+// A write that found a free slot and no pacing never comes here, nor one
+// woken while no read arrives (slotPool.yieldIfContended). A variable so
+// that a test can count the yields.
+var yieldToRunnable = runtime.Gosched

@@ -3,6 +3,7 @@ package pool
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -223,4 +224,59 @@ func TestAutoPacedWritesAnsweredOnce(t *testing.T) {
 		}
 	}
 	assertAnsweredOnce(t, p, probes)
+}
+
+// TestAutoWriteYieldsOnlyWhileReadsArrive: a write woken by another
+// goroutine, handed the write slot or by its pacing's timer, yields the
+// CPU once before it runs while reads arrive (one within yieldWindow),
+// and not before any has, nor once none has for yieldWindow: with no
+// read to give the CPU to, the yield would only keep the write slot idle
+// while queued writes wait for it.
+func TestAutoWriteYieldsOnlyWhileReadsArrive(t *testing.T) {
+	var yields atomic.Int32
+	gosched := yieldToRunnable
+	yieldToRunnable = func() { yields.Add(1); gosched() }
+	t.Cleanup(func() { yieldToRunnable = gosched })
+	clock := newFakeClock()
+	p := twoClasses(t, newTimedSlots(1, time.Millisecond, time.Millisecond), clock)
+
+	handedOver := func() {
+		t.Helper()
+		release := make(chan struct{})
+		held := &writeProbe{bytes: 1}
+		held.work = func() { <-release }
+		place(t, p.writes, held)
+		next := &writeProbe{bytes: 1}
+		place(t, p.writes, next) // queued behind the held slot
+		close(release)           // the holder hands its slot to next
+		require.Eventually(t, func() bool { return next.runs.Load() == 1 }, hangGuard, 50*time.Microsecond)
+	}
+	paced := func() {
+		t.Helper()
+		p.SetWriteRate(1 << 20)
+		p.Submit(&writeProbe{bytes: paceMinBurst}) // empties the bucket
+		w := &writeProbe{bytes: 1 << 10}           // due in about 1 ms
+		done := make(chan struct{})
+		go func() { p.Submit(w); close(done) }()
+		clock.Advance(clock.WaitTimer(t))
+		<-done
+		assert.EqualValues(t, 1, w.runs.Load())
+		p.SetWriteRate(math.Inf(1))
+	}
+
+	handedOver()
+	paced()
+	assert.Zero(t, yields.Load(), "no read yet: a woken write runs at once")
+
+	p.Submit(&probe{})
+	handedOver()
+	assert.EqualValues(t, 1, yields.Load(), "handed its slot just after a read")
+	paced()
+	assert.EqualValues(t, 2, yields.Load(), "woken by its pacing just after a read")
+
+	clock.Advance(yieldWindow)
+	handedOver()
+	paced()
+	assert.EqualValues(t, 2, yields.Load(), "no read for yieldWindow")
+	waitIdle(t, p)
 }

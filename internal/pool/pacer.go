@@ -102,42 +102,42 @@ func (pc *pacer) rate() float64 {
 }
 
 // admit waits, for a paced write t, until its bytes are due, and reports
-// whether t must be refused instead, and why: its wait would pass bound
-// (ReasonIO; a retry past half of it, ReasonRetry as shedRetry
-// decides), its
-// deadline would pass first (ReasonDeadline), the pool closed while it
-// waited (ReasonClosed), or it waited at least cfg.AbandonAfter and its
-// client has gone (ReasonAbandoned). A read, or any task while no rate is
-// set, passes at once.
-func (pc *pacer) admit(t Task, cfg *Config, bound time.Duration, closed <-chan struct{}) (Reason, bool) {
+// whether it slept for them, or whether t must be refused instead, and
+// why: its wait would pass bound (ReasonIO; a retry past half of it,
+// ReasonRetry as shedRetry decides), its deadline would pass first
+// (ReasonDeadline), the pool closed while it waited (ReasonClosed), or it
+// waited at least cfg.AbandonAfter and its client has gone
+// (ReasonAbandoned). A read, or any task while no rate is set, passes at
+// once.
+func (pc *pacer) admit(t Task, cfg *Config, bound time.Duration, closed <-chan struct{}) (r Reason, refuse, slept bool) {
 	lim := pc.lim.Load()
 	if lim == nil {
-		return 0, false
+		return 0, false, false
 	}
 	bytes, ok := isWrite(t)
 	if !ok {
-		return 0, false
+		return 0, false, false
 	}
 	at := cfg.now()
 	now := timeOf(at)
 	res := lim.ReserveN(now, min(max(bytes, 1), lim.Burst()))
 	delay := res.DelayFrom(now)
 	if delay == 0 {
-		return 0, false
+		return 0, false, false
 	}
-	refuse := func(r Reason) (Reason, bool) {
+	cancel := func(r Reason) (Reason, bool, bool) {
 		res.CancelAt(now)
-		return r, true
+		return r, true, false
 	}
 	switch deadline := t.Deadline(); {
 	case !res.OK():
-		return ReasonIO, true
+		return ReasonIO, true, false
 	case deadline != 0 && at+int64(delay) > deadline:
-		return refuse(ReasonDeadline)
+		return cancel(ReasonDeadline)
 	case isRetry(t) && cfg.shedRetry(delay, bound):
-		return refuse(ReasonRetry)
+		return cancel(ReasonRetry)
 	case delay > bound:
-		return refuse(ReasonIO)
+		return cancel(ReasonIO)
 	}
 	clk := cfg.clock
 	if clk == nil {
@@ -147,18 +147,17 @@ func (pc *pacer) admit(t Task, cfg *Config, bound time.Duration, closed <-chan s
 	defer stop()
 	select {
 	case <-due:
-		yieldToRunnable()
 	case <-closed:
-		return refuse(ReasonClosed)
+		return cancel(ReasonClosed)
 	}
 	pc.delayed.Add(1)
 	pc.delayNanos.Add(int64(delay))
 	if cfg.AbandonAfter > 0 && delay >= cfg.AbandonAfter {
 		if a, ok := t.(Abandonable); ok && a.Abandoned() {
-			return ReasonAbandoned, true // its bytes are spent: the store may as well have them
+			return ReasonAbandoned, true, true // its bytes are spent: the store may as well have them
 		}
 	}
-	return 0, false
+	return 0, false, true
 }
 
 // backlog is how long the writes admitted so far keep the store busy

@@ -392,6 +392,10 @@ const (
 	retryWaitShare = 2
 	// expireWaits: a task that waited this many times MaxWait expires.
 	expireWaits = 4
+	// yieldWindow: a woken write yields to the reads (yieldIfContended)
+	// if one arrived within this long: a read stream of 10 a second or
+	// more. A quieter one loses nothing measurable to the writes' turn.
+	yieldWindow = 100 * time.Millisecond
 )
 
 // The defaults Config's zero values stand for.

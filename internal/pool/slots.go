@@ -2,6 +2,7 @@ package pool
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kvpool/kvpool/internal/limit"
@@ -59,9 +60,39 @@ type slotPool struct {
 	// pace, if set, holds writes to a byte rate before they queue for a
 	// slot (auto's write class; see pacer).
 	pace *pacer
-	// yieldWoken: a task handed its slot by another goroutine yields the
-	// CPU once before it runs (auto's write class; see yieldToRunnable).
-	yieldWoken bool
+	// yieldTo, if set, is the pool whose tasks a task of this one yields
+	// the CPU to once before it runs, when woken (handed its slot by
+	// another goroutine, or by its pacing's timer) while tasks arrive
+	// there: auto's write class yields to its read class (see
+	// yieldToRunnable and yieldIfContended). seen is how many had entered
+	// yieldTo when a woken task last looked, and when that count last
+	// changed (the pool's clock).
+	yieldTo *slotPool
+	seen    struct{ entered, at atomic.Int64 }
+}
+
+// yieldIfContended yields the CPU once (yieldToRunnable) if p yields to
+// another pool and that one took a task within yieldWindow. The tasks
+// the yield is for are those waiting for a CPU before they reach the
+// pool, which the pool cannot count; tasks arriving there are the sign
+// that some are. With none arriving there is nobody to yield to: the
+// yield would only keep p's slot idle while its goroutine waits for the
+// CPU again, and p's queued tasks would wait longer for the slot (through
+// a store's flush, long enough to expire). Two writes woken at once may
+// race on seen; the worst is one yield too few or too many, never a
+// wrong answer.
+func (p *slotPool) yieldIfContended() {
+	o := p.yieldTo
+	if o == nil {
+		return
+	}
+	now := p.cfg.now()
+	if n := o.gate.entered.Load(); p.seen.entered.Swap(n) != n {
+		p.seen.at.Store(now)
+	}
+	if at := p.seen.at.Load(); at != 0 && now-at < int64(yieldWindow) {
+		yieldToRunnable()
+	}
 }
 
 // newSlotPool is the handler-mode pool of variant name over the queue
@@ -127,10 +158,14 @@ func (p *slotPool) Submit(t Task) {
 		return
 	}
 	if p.pace != nil {
-		if r, refuse := p.pace.admit(t, &p.cfg, p.paceBound(), p.gate.done); refuse {
+		r, refuse, slept := p.pace.admit(t, &p.cfg, p.paceBound(), p.gate.done)
+		if refuse {
 			p.reject(t, r)
 			p.gate.leave()
 			return
+		}
+		if slept {
+			p.yieldIfContended()
 		}
 	}
 	if p.q.empty() {
@@ -183,9 +218,7 @@ func (p *slotPool) Submit(t Task) {
 	// Whoever popped w judged it (QueueTimeout, deadline, abandoned)
 	// before handing it the slot.
 	if r := <-w.ch; r == admitted {
-		if p.yieldWoken {
-			yieldToRunnable()
-		}
+		p.yieldIfContended()
 		p.putWaiter(w)
 		p.runHolding(t, int(p.inflight.Load()))
 	} else {
