@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
-	"syscall"
 	"time"
 
 	"github.com/kvpool/kvpool/internal/cpuset"
@@ -30,20 +29,6 @@ func (c CPUTime) Use(span time.Duration, cpus int) cpuset.Use {
 // Sub returns c - o.
 func (c CPUTime) Sub(o CPUTime) CPUTime {
 	return CPUTime{User: c.User - o.User, System: c.System - o.System}
-}
-
-// ProcessCPU reads getrusage(RUSAGE_SELF): every thread of the process,
-// so the loader's own cost includes its pacer, progress line and GC. Zero
-// if the call fails (then the report shows no CPU figure).
-func ProcessCPU() CPUTime {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return CPUTime{}
-	}
-	return CPUTime{
-		User:   time.Duration(syscall.TimevalToNsec(ru.Utime)),
-		System: time.Duration(syscall.TimevalToNsec(ru.Stime)),
-	}
 }
 
 // WithCPUProfile runs f under a CPU profile of this process written to
