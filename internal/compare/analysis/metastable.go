@@ -92,10 +92,10 @@ type MetaVariant struct {
 	P99Back int
 	P99     Estimate
 	// PeakAmplification, WastedShare and UnusedShare are the median over
-	// its runs (NaN: unknown); Timeouts, Shed and GaveUp the mean of the
-	// runs' totals.
+	// its runs (NaN: unknown); Timeouts and Shed the mean of the runs'
+	// totals.
 	PeakAmplification, WastedShare, UnusedShare float64
-	Timeouts, Shed, GaveUp                      int64
+	Timeouts, Shed                              int64
 	// ServerShed is kvserver's 503s by reason, the mean over the runs
 	// that read its counters (nil: none did).
 	ServerShed map[string]int64
@@ -319,7 +319,6 @@ func summarise(v *MetaVariant, runs []*result.MetaRun) {
 	for _, r := range runs {
 		v.Timeouts += r.Totals.Timeouts
 		v.Shed += r.Totals.Shed
-		v.GaveUp += r.Totals.GaveUp
 		if r.Server != nil {
 			read++
 			if v.ServerShed == nil {
@@ -344,7 +343,7 @@ func summarise(v *MetaVariant, runs []*result.MetaRun) {
 		v.Outcome = SpikeNeither
 	}
 	n := int64(len(runs)) // never 0: metastableOf skips a variant with none
-	v.Timeouts, v.Shed, v.GaveUp = v.Timeouts/n, v.Shed/n, v.GaveUp/n
+	v.Timeouts, v.Shed = v.Timeouts/n, v.Shed/n
 	for reason := range v.ServerShed {
 		v.ServerShed[reason] /= read
 	}
