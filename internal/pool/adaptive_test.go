@@ -109,6 +109,7 @@ func TestAdaptiveUnderStandingQueue(t *testing.T) {
 	var order []int // appended only on the worker's goroutine
 	tasks := make([]probe, n)
 	submitted := 1
+	allSubmitted := make(chan struct{})
 	for i := range tasks {
 		tasks[i].work = func() {
 			order = append(order, i)
@@ -116,12 +117,22 @@ func TestAdaptiveUnderStandingQueue(t *testing.T) {
 				clk.Advance(service / arrivalsPerService)
 				if submitted < n {
 					p.Submit(&tasks[submitted])
-					submitted++
+					if submitted++; submitted == n {
+						close(allSubmitted)
+					}
 				}
 			}
 		}
 	}
 	p.Submit(&tasks[0])
+	// Stats reads its counters one by one: while arrivals still come, a
+	// snapshot can find the answers caught up with an older count of
+	// submissions, and the pool would be closed under the last ones.
+	select {
+	case <-allSubmitted:
+	case <-time.After(hangGuard):
+		t.Fatal("the arrivals stopped before the last one")
+	}
 	waitIdle(t, p)
 	p.Close()
 
