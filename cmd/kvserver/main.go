@@ -76,7 +76,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer, signals <-
 	}
 	// The server puts the stand-in for a remote store (-io-delay,
 	// -io-concurrency) in front of st itself.
-	srv, err := server.New(cfg, st, server.Options{Log: log, PebbleMetrics: st.Metrics})
+	srv, err := server.New(cfg, st, server.Options{Log: log, PebbleMetrics: st.Metrics, PebbleFlushes: st.FlushEvents()})
 	if err != nil {
 		ln.Close()
 		st.Close()

@@ -49,6 +49,16 @@ type Sample struct {
 	FlushWork    time.Duration
 	// Stalls counts the store's write stalls so far.
 	Stalls uint64
+	// WrittenBytes counts the bytes written to the store so far (Pebble:
+	// its WAL's logical bytes in); Flushes the flushes so far. While a
+	// memtable waits, what was written since it began waiting went into
+	// the memtable being written, and a flush counted meanwhile means a
+	// new one began waiting. The fill is counted from the first sample
+	// that shows the memtable waiting: a caller samples as a flush begins
+	// (which is when its memtable begins waiting), or the writes between
+	// the two moments go uncounted.
+	WrittenBytes uint64
+	Flushes      int64
 }
 
 // Cause says which of the store's queues limits the write rate.
@@ -116,6 +126,18 @@ const (
 	// minRate is the least a limit grants, so that a store that measured
 	// nothing yet still lets a trickle of writes through (64 KiB/s).
 	minRate = 64 << 10
+	// The memtable being written while another waits for its flush may
+	// take at most its size less fillMargin before that flush ends:
+	// writes already let through but not yet written (queued for a slot,
+	// the bucket's burst) take the margin. A flush's own speed swings
+	// threefold from one to the next (it shares the CPU with compactions
+	// and requests), so the flush rate alone fills the memtable before a
+	// slow flush ends; the fill bounds it whatever the flush does.
+	fillMargin = 8
+	// fillHorizon is the least time the room left in that memtable is
+	// spread over: the next decision may come this late (the caller ticks
+	// every 100 ms or so, and at each flush's start and end).
+	fillHorizon = 200 * time.Millisecond
 )
 
 // Controller turns samples into decisions. Not safe for concurrent use:
@@ -132,6 +154,10 @@ type Controller struct {
 	// out holds what left L0 in each tick of the last l0Window.
 	out      []l0Out
 	quietFor time.Duration // paced by memtables without a stall, since the last rise
+
+	// While a memtable waits: since when (ns), and WrittenBytes then.
+	waitingSince int64
+	filledFrom   uint64
 }
 
 type l0Out struct {
@@ -154,6 +180,7 @@ func (c *Controller) Tick(at int64, s Sample) Decision {
 	span := time.Duration(at - c.lastAt)
 	c.measure(span, s)
 	stalls := s.Stalls - c.last.Stalls
+	prev := c.last
 	c.last, c.lastAt = s, at
 
 	if stalls > 0 {
@@ -161,7 +188,7 @@ func (c *Controller) Tick(at int64, s Sample) Decision {
 		c.fraction = max(c.fraction-stallStep*float64(min(stalls, 3)), minFraction)
 		c.quietFor = 0
 	}
-	if rate, ok := c.memTableRate(s); ok {
+	if rate, ok := c.memTableRate(at, prev, s); ok {
 		d.Rate, d.Cause = rate, MemTables
 	}
 	if rate, ok := c.l0Rate(s); ok && rate < d.Rate {
@@ -215,24 +242,53 @@ func (c *Controller) measure(span time.Duration, s Sample) {
 	}
 }
 
-// memTableRate is the limit a waiting memtable sets: once the memtable
-// being written fills, the store stalls unless the flushes ahead of it
-// are done, so writes may enter no faster than flushes drain, times the
-// fraction. No limit while one more full memtable would stay within the
-// stall point (the memtable being written is the only one), or before
-// any flush was measured.
-func (c *Controller) memTableRate(s Sample) (float64, bool) {
+// memTableRate is the limit a waiting memtable sets, prev the sample
+// before s: once the memtable being written fills, the store stalls
+// unless the flushes ahead of it are done, so writes may enter no faster
+// than flushes drain, times the fraction, and never faster than the room
+// left in the memtable being written fills in the flush's expected
+// remaining time (see fillMargin and Sample.WrittenBytes). No limit while
+// one more full memtable would stay within the stall point (the memtable
+// being written is the only one).
+func (c *Controller) memTableRate(at int64, prev, s Sample) (float64, bool) {
 	waiting := s.MemTableStallBytes > 0 && s.MemTableBytes+s.MemTableSize > s.MemTableStallBytes
-	if !waiting || c.flushRate == 0 {
+	if !waiting {
+		c.waitingSince = 0
 		return 0, false
 	}
+	if c.waitingSince == 0 || s.Flushes != prev.Flushes {
+		c.waitingSince, c.filledFrom = at, s.WrittenBytes // see Sample.WrittenBytes
+	}
+	fill := c.fillRate(at, s)
+	if c.flushRate == 0 {
+		return fill, true
+	}
+	rate := c.fraction * c.flushRate
 	if !c.fullFlush {
 		// Measured on small flushes only, which run faster per byte than
 		// a full one (here about twice): the memtable being written may
 		// be a full one already.
-		return c.fraction * c.flushRate / 2, true
+		rate /= 2
 	}
-	return c.fraction * c.flushRate, true
+	return min(rate, fill), true
+}
+
+// fillRate is the rate at which the room left in the memtable being
+// written fills over the waiting flush's expected remaining time (at
+// least fillHorizon; the time a full memtable takes at the flush rate,
+// less the time it has waited).
+func (c *Controller) fillRate(at int64, s Sample) float64 {
+	room := float64(s.MemTableSize - s.MemTableSize/fillMargin)
+	room -= float64(s.WrittenBytes - min(c.filledFrom, s.WrittenBytes))
+	if room <= 0 {
+		return 0
+	}
+	remaining := fillHorizon
+	if c.flushRate > 0 {
+		flush := time.Duration(float64(s.MemTableSize) / c.flushRate * float64(time.Second))
+		remaining = max(flush-time.Duration(at-c.waitingSince), fillHorizon)
+	}
+	return room / remaining.Seconds()
 }
 
 // l0Rate is the limit L0 sets once it has as many sublevels as

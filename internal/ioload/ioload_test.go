@@ -66,15 +66,18 @@ func TestHealthyStoreIsNotPaced(t *testing.T) {
 // TestWaitingMemtableClosesAndReopensWrites: once a memtable waits for
 // its flush, writes are held to the fraction (0.6 at first) of the flush
 // rate measured (100 MiB/s); when it is flushed they are let go; before
-// any flush was measured nothing is known, and nothing is limited.
+// any flush was measured, only by the room left in the memtable being
+// written (7/8 of it over 200 ms).
 func TestWaitingMemtableClosesAndReopensWrites(t *testing.T) {
 	st := newStore()
 	st.tick()
 	st.s.MemTableBytes = 128 * mib // a second memtable: the first waits
-	assert.False(t, st.tick().Paced(), "no flush measured yet")
+	d := st.tick()
+	require.True(t, d.Paced(), "no flush measured yet")
+	assert.InDelta(t, 56*mib/0.2, d.Rate, 1)
 
 	st.flush(50*mib, 500*time.Millisecond) // 100 MiB/s while it worked
-	d := st.tick()
+	d = st.tick()
 	require.True(t, d.Paced())
 	assert.Equal(t, MemTables, d.Cause)
 	assert.InDelta(t, 0.6*100*mib, d.Rate, 1)
@@ -84,6 +87,41 @@ func TestWaitingMemtableClosesAndReopensWrites(t *testing.T) {
 	d = st.tick()
 	assert.False(t, d.Paced(), "the memtable flushed: writes go at once again")
 	assert.True(t, math.IsInf(d.Rate, 1))
+}
+
+// TestTheMemtableBeingWrittenNeverFills: while a memtable waits for a
+// flush slower than measured, writes may fill the memtable being written
+// up to 7/8 of it and no further, however long the flush takes; a new
+// memtable waiting starts a new fill.
+func TestTheMemtableBeingWrittenNeverFills(t *testing.T) {
+	st := newStore()
+	st.tick()
+	st.flush(100*mib, time.Second) // 100 MiB/s: a memtable in 640 ms
+	st.tick()
+	st.s.MemTableBytes = 128 * mib
+	st.s.WrittenBytes += 4 * mib // before it waited: not counted
+	d := st.tick()
+	assert.InDelta(t, 0.6*100*mib, d.Rate, 1, "room to spare: the flush rate's fraction")
+
+	fill := func(bytes int) Decision {
+		st.s.WrittenBytes += uint64(bytes)
+		return st.tick()
+	}
+	for range 7 { // 42 MiB in 700 ms: the flush is late
+		fill(6 * mib)
+	}
+	d = fill(4 * mib)
+	assert.InDelta(t, 10*mib/0.2, d.Rate, 1, "10 MiB of room left over 200 ms")
+	d = fill(10 * mib)
+	assert.Equal(t, MemTables, d.Cause)
+	assert.Equal(t, float64(minRate), d.Rate, "no room left: a trickle")
+
+	st.s.Flushes++ // one flushed, the full one waits now
+	d = st.tick()
+	assert.InDelta(t, st.c.Fraction()*100*mib, d.Rate, 1, "a new memtable: room again")
+
+	st.s.MemTableBytes = 64 * mib
+	assert.False(t, fill(mib).Paced(), "nothing waits")
 }
 
 // TestStallsLowerTheFlushFractionQuietRaisesIt: each stall while paced

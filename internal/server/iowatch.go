@@ -29,6 +29,7 @@ type ioWatch struct {
 	read    func() store.PebbleMetrics
 	ctrl    *ioload.Controller
 	log     *slog.Logger
+	every   time.Duration // ioWatchEvery; a test's own
 	lastAt  int64
 	last    ioload.Decision // the previous tick's
 	overld  atomic.Uint64   // math.Float64bits of the last Decision.Overload
@@ -45,12 +46,15 @@ type ioWatch struct {
 const ioQuiet = 5 * time.Second
 
 func newIOWatch(p pool.Pacer, read func() store.PebbleMetrics, log *slog.Logger) *ioWatch {
-	return &ioWatch{pacer: p, read: read, ctrl: ioload.New(), log: log, last: ioload.Decision{Rate: math.Inf(1)}}
+	return &ioWatch{pacer: p, read: read, ctrl: ioload.New(), log: log, every: ioWatchEvery, last: ioload.Decision{Rate: math.Inf(1)}}
 }
 
-// run ticks every ioWatchEvery until stop is closed, then lifts the rate.
-func (w *ioWatch) run(stop <-chan struct{}) {
-	t := time.NewTicker(ioWatchEvery)
+// run ticks every w.every, and at once when flushes receives (a
+// memtable began or stopped waiting: the moments the memtables' pacing
+// changes), until stop is closed; then it lifts the rate. A nil flushes
+// never receives.
+func (w *ioWatch) run(stop <-chan struct{}, flushes <-chan struct{}) {
+	t := time.NewTicker(w.every)
 	defer t.Stop()
 	for {
 		select {
@@ -58,6 +62,8 @@ func (w *ioWatch) run(stop <-chan struct{}) {
 			w.pacer.SetWriteRate(math.Inf(1))
 			return
 		case <-t.C:
+			w.tick(mono.Now())
+		case <-flushes:
 			w.tick(mono.Now())
 		}
 	}
@@ -113,5 +119,7 @@ func sampleOf(m store.PebbleMetrics) ioload.Sample {
 		FlushedBytes:       m.Flush.WriteThroughput.Bytes,
 		FlushWork:          m.Flush.WriteThroughput.WorkDuration,
 		Stalls:             m.WriteStalls,
+		WrittenBytes:       m.WAL.BytesIn,
+		Flushes:            m.Flush.Count,
 	}
 }

@@ -22,7 +22,8 @@ import (
 // simulated clock: free while one memtable is in use, held to the flush
 // rate (times its fraction) once a second waits for its flush, free
 // again once it has flushed, held near what leaves L0 while L0 is deep;
-// the transitions are logged and /metrics' state follows.
+// the transitions are logged and /metrics' state follows. Running, it
+// also looks at the store when a flush begins or ends.
 func TestIOWatchClosesAndReopensWriteAdmission(t *testing.T) {
 	const mib = 1 << 20
 	p, err := pool.New(pool.Auto, pool.Config{Capacity: 16})
@@ -78,8 +79,21 @@ func TestIOWatchClosesAndReopensWriteAdmission(t *testing.T) {
 	tick()
 	assert.Equal(t, ioWatchEvery, w.state().L0Paced)
 
+	// Running, it ticks when a flush begins or ends, not only on time.
+	w.every = time.Hour
+	reads := make(chan struct{}, 1)
+	readNow := w.read
+	w.read = func() store.PebbleMetrics {
+		reads <- struct{}{}
+		return readNow()
+	}
+	m.Levels[0].Sublevels = 1
+	m.MemTable.Size = 128 * mib
+	flushes := make(chan struct{})
 	stop, done := make(chan struct{}), make(chan struct{})
-	go func() { w.run(stop); close(done) }()
+	go func() { w.run(stop, flushes); close(done) }()
+	flushes <- struct{}{}
+	<-reads
 	close(stop)
 	<-done
 	assert.True(t, math.IsInf(pacer.Pace().Rate, 1), "a stopped watch leaves writes free")

@@ -76,6 +76,10 @@ type Options struct {
 	// PebbleMetrics, if set, is read at each scrape of /metrics and
 	// exported as kvserver_pebble_*.
 	PebbleMetrics func() store.PebbleMetrics
+	// PebbleFlushes, if set, receives a value when one of the store's
+	// flushes begins or ends (store.Pebble.FlushEvents): the write pacing
+	// then looks at the store at once rather than at its next tick.
+	PebbleFlushes <-chan struct{}
 }
 
 // schedLatencies picks the runtime's scheduling latencies from its
@@ -133,7 +137,7 @@ func New(cfg Resolved, st store.Store, o Options) (*Server, error) {
 	if s.pool, err = pool.New(cfg.Pool, pcfg); err != nil {
 		return nil, err
 	}
-	s.watchIO(reg, o.PebbleMetrics, log)
+	s.watchIO(reg, o.PebbleMetrics, o.PebbleFlushes, log)
 	// The pool says where it runs jobs, and so whether a job may borrow
 	// the request's key and body (see job).
 	s.drainer, _ = s.pool.(pool.Drainer)
@@ -185,8 +189,9 @@ func New(cfg Resolved, st store.Store, o Options) (*Server, error) {
 
 // watchIO exports the pool's two admissions where it has them (auto), and
 // where it also paces writes and pebble reads the store's state, starts
-// the goroutine that sets the pace from it (see ioWatch).
-func (s *Server) watchIO(reg prometheus.Registerer, pebble func() store.PebbleMetrics, log *slog.Logger) {
+// the goroutine that sets the pace from it (see ioWatch), woken by
+// flushes as well where they are given.
+func (s *Server) watchIO(reg prometheus.Registerer, pebble func() store.PebbleMetrics, flushes <-chan struct{}, log *slog.Logger) {
 	classes, ok := s.pool.(pool.Classes)
 	pacer, paces := s.pool.(pool.Pacer)
 	if !ok || !paces {
@@ -198,7 +203,7 @@ func (s *Server) watchIO(reg prometheus.Registerer, pebble func() store.PebbleMe
 		s.ioStop, s.ioDone = make(chan struct{}), make(chan struct{})
 		go func() {
 			defer close(s.ioDone)
-			s.io.run(s.ioStop)
+			s.io.run(s.ioStop, flushes)
 		}()
 		io = s.io.state
 	}

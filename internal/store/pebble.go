@@ -126,8 +126,10 @@ func (c Compression) profile() (*sstable.CompressionProfile, error) {
 	return nil, fmt.Errorf("store: unknown compression %q; want one of %v", string(c), Compressions)
 }
 
-// pebbleOptions translates opts (defaults applied) into Pebble's.
-func pebbleOptions(opts Options, cache *pebble.Cache, stalls *writeStalls) (*pebble.Options, error) {
+// pebbleOptions translates opts (defaults applied) into Pebble's: its
+// write stalls are counted by stalls, and each flush's start and end
+// wakes flushes (see Pebble.FlushEvents).
+func pebbleOptions(opts Options, cache *pebble.Cache, stalls *writeStalls, flushes chan struct{}) (*pebble.Options, error) {
 	compression, err := opts.Compression.profile()
 	if err != nil {
 		return nil, err
@@ -143,6 +145,13 @@ func pebbleOptions(opts Options, cache *pebble.Cache, stalls *writeStalls) (*peb
 		Logger:                pebbleLogger{opts.Logger},
 		EventListener:         stalls.listener(),
 	}
+	wake := func(pebble.FlushInfo) {
+		select {
+		case flushes <- struct{}{}:
+		default: // one wake-up pending is enough
+		}
+	}
+	po.EventListener.FlushBegin, po.EventListener.FlushEnd = wake, wake
 	for i := range po.Levels {
 		// Bloom filters let a GET of an absent key skip the data blocks.
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
@@ -176,6 +185,7 @@ type Pebble struct {
 	db         *pebble.DB
 	write      *pebble.WriteOptions
 	stalls     *writeStalls
+	flushes    chan struct{}
 	thresholds Thresholds
 	// writing counts each key stripe's writes in flight, with Sync only
 	// (nil without): a Get of a key whose stripe has one waits for the
@@ -245,8 +255,8 @@ func Open(opts Options) (*Pebble, error) {
 	cache := pebble.NewCache(opts.CacheBytes)
 	defer cache.Unref() // the DB holds its own reference
 
-	stalls := newWriteStalls(opts.Logger)
-	po, err := pebbleOptions(opts, cache, stalls)
+	stalls, flushes := newWriteStalls(opts.Logger), make(chan struct{}, 1)
+	po, err := pebbleOptions(opts, cache, stalls, flushes)
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +280,7 @@ func Open(opts Options) (*Pebble, error) {
 		L0CompactSublevels: po.L0CompactionThreshold,
 		L0StallSublevels:   po.L0StopWritesThreshold,
 	}
-	p := &Pebble{db: db, write: write, stalls: stalls, thresholds: thresholds}
+	p := &Pebble{db: db, write: write, stalls: stalls, flushes: flushes, thresholds: thresholds}
 	if opts.Sync {
 		p.writing = &writesInFlight{seed: maphash.MakeSeed()}
 	}
@@ -361,6 +371,12 @@ func (s *Pebble) Metrics() PebbleMetrics {
 	m.SyncedReads = s.syncedReads.Load()
 	return m
 }
+
+// FlushEvents receives a value when a flush begins or ends (one pending
+// at most, however many happened): a memtable began or stopped waiting
+// for its flush. Those who pace writes by the memtables look at Metrics
+// then, not a tick later.
+func (s *Pebble) FlushEvents() <-chan struct{} { return s.flushes }
 
 // pebbleLogger sends Pebble's chatter (WAL rotations, flushes) to debug and
 // its errors to error.

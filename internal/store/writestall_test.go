@@ -52,17 +52,21 @@ func TestWriteStallsCountAndTime(t *testing.T) {
 
 // TestPebbleReportsWriteStallsToTheStore: the options Pebble opens with
 // carry the stall events to the store's count, and Metrics returns it
-// beside Pebble's own.
+// beside Pebble's own; a flush's events wake FlushEvents.
 func TestPebbleReportsWriteStallsToTheStore(t *testing.T) {
 	w := newWriteStalls(slog.New(slog.DiscardHandler))
 	cache := pebble.NewCache(1 << 20)
 	defer cache.Unref()
-	po, err := pebbleOptions(Options{Dir: t.TempDir(), MemTableBytes: DefaultMemTableBytes}, cache, w)
+	flushes := make(chan struct{}, 1)
+	po, err := pebbleOptions(Options{Dir: t.TempDir(), MemTableBytes: DefaultMemTableBytes}, cache, w, flushes)
 	require.NoError(t, err)
 	po.EventListener.WriteStallBegin(pebble.WriteStallBeginInfo{Reason: "test"})
 	po.EventListener.WriteStallEnd()
 	n, _ := w.read()
 	assert.Equal(t, uint64(1), n)
+	po.EventListener.FlushBegin(pebble.FlushInfo{})
+	po.EventListener.FlushEnd(pebble.FlushInfo{}) // coalesced with the pending one
+	assert.Len(t, flushes, 1)
 
 	s := openTemp(t, t.TempDir())
 	defer s.Close()
@@ -70,4 +74,9 @@ func TestPebbleReportsWriteStallsToTheStore(t *testing.T) {
 	m := s.Metrics()
 	assert.Equal(t, uint64(1), m.WriteStalls)
 	assert.NotNil(t, m.Metrics, "and Pebble's own metrics")
+
+	require.NoError(t, s.Put(0, []byte("k"), []byte("v")))
+	require.NoError(t, s.db.Flush())
+	<-s.FlushEvents() // the flush woke whoever watches
+	assert.Equal(t, int64(1), s.Metrics().Flush.Count)
 }
