@@ -87,8 +87,6 @@ func TestIOWatchClosesAndReopensWriteAdmission(t *testing.T) {
 		reads <- struct{}{}
 		return readNow()
 	}
-	m.Levels[0].Sublevels = 1
-	m.MemTable.Size = 128 * mib
 	flushes := make(chan struct{})
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() { w.run(stop, flushes); close(done) }()
