@@ -399,7 +399,9 @@ func (s *session) startUntil(t *testing.T, cmd string, env []string, line *regex
 	srv.cmd.Stdout, srv.cmd.Stderr = pw, pw
 	require.NoError(t, srv.cmd.Start())
 	seen := make(chan string, 1)
+	scanned := make(chan struct{}) // closed once every line is in srv.out
 	go func() {
+		defer close(scanned)
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
 			srv.mu.Lock()
@@ -412,10 +414,14 @@ func (s *session) startUntil(t *testing.T, cmd string, env []string, line *regex
 				}
 			}
 		}
+		io.Copy(io.Discard, pr) // past a line too long to scan: keep the command unblocked
 	}()
 	go func() {
 		err := srv.cmd.Wait()
 		pw.Close()
+		// Wait has handed the last bytes to the pipe, not yet to srv.out:
+		// whoever reads the output once done has fired must find them.
+		<-scanned
 		srv.done <- err
 	}()
 	timeout := time.NewTimer(commandTimeout)
