@@ -177,18 +177,17 @@ func (c *Controller) Tick(at int64, s Sample) Decision {
 		c.started, c.last, c.lastAt = true, s, at
 		return d
 	}
+	// Until the decision is made, c.last is the sample before s.
 	span := time.Duration(at - c.lastAt)
 	c.measure(span, s)
 	stalls := s.Stalls - c.last.Stalls
-	prev := c.last
-	c.last, c.lastAt = s, at
 
 	if stalls > 0 {
 		// The limit was too loose: this tick's is tighter already.
 		c.fraction = max(c.fraction-stallStep*float64(min(stalls, 3)), minFraction)
 		c.quietFor = 0
 	}
-	if rate, ok := c.memTableRate(at, prev, s); ok {
+	if rate, ok := c.memTableRate(at, s); ok {
 		d.Rate, d.Cause = rate, MemTables
 	}
 	if rate, ok := c.l0Rate(s); ok && rate < d.Rate {
@@ -200,6 +199,7 @@ func (c *Controller) Tick(at int64, s Sample) Decision {
 	if d.Paced() {
 		d.Rate = max(d.Rate, minRate)
 	}
+	c.last, c.lastAt = s, at
 	return d
 }
 
@@ -242,21 +242,21 @@ func (c *Controller) measure(span time.Duration, s Sample) {
 	}
 }
 
-// memTableRate is the limit a waiting memtable sets, prev the sample
-// before s: once the memtable being written fills, the store stalls
+// memTableRate is the limit a waiting memtable sets at s (c.last the
+// sample before it): once the memtable being written fills, the store stalls
 // unless the flushes ahead of it are done, so writes may enter no faster
 // than flushes drain, times the fraction, and never faster than the room
 // left in the memtable being written fills in the flush's expected
 // remaining time (see fillMargin and Sample.WrittenBytes). No limit while
 // one more full memtable would stay within the stall point (the memtable
 // being written is the only one).
-func (c *Controller) memTableRate(at int64, prev, s Sample) (float64, bool) {
+func (c *Controller) memTableRate(at int64, s Sample) (float64, bool) {
 	waiting := s.MemTableStallBytes > 0 && s.MemTableBytes+s.MemTableSize > s.MemTableStallBytes
 	if !waiting {
 		c.waitingSince = 0
 		return 0, false
 	}
-	if c.waitingSince == 0 || s.Flushes != prev.Flushes {
+	if c.waitingSince == 0 || s.Flushes != c.last.Flushes {
 		c.waitingSince, c.filledFrom = at, s.WrittenBytes // see Sample.WrittenBytes
 	}
 	fill := c.fillRate(at, s)

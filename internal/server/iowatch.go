@@ -29,7 +29,6 @@ type ioWatch struct {
 	read    func() store.PebbleMetrics
 	ctrl    *ioload.Controller
 	log     *slog.Logger
-	every   time.Duration // ioWatchEvery; a test's own
 	lastAt  int64
 	last    ioload.Decision // the previous tick's
 	overld  atomic.Uint64   // math.Float64bits of the last Decision.Overload
@@ -46,15 +45,15 @@ type ioWatch struct {
 const ioQuiet = 5 * time.Second
 
 func newIOWatch(p pool.Pacer, read func() store.PebbleMetrics, log *slog.Logger) *ioWatch {
-	return &ioWatch{pacer: p, read: read, ctrl: ioload.New(), log: log, every: ioWatchEvery, last: ioload.Decision{Rate: math.Inf(1)}}
+	return &ioWatch{pacer: p, read: read, ctrl: ioload.New(), log: log, last: ioload.Decision{Rate: math.Inf(1)}}
 }
 
-// run ticks every w.every, and at once when flushes receives (a
-// memtable began or stopped waiting: the moments the memtables' pacing
-// changes), until stop is closed; then it lifts the rate. A nil flushes
-// never receives.
-func (w *ioWatch) run(stop <-chan struct{}, flushes <-chan struct{}) {
-	t := time.NewTicker(w.every)
+// run ticks once per every (the server: ioWatchEvery), and at once when
+// flushes receives (a memtable began or stopped waiting: the moments the
+// memtables' pacing changes), until stop is closed; then it lifts the
+// rate. A nil flushes never receives.
+func (w *ioWatch) run(stop, flushes <-chan struct{}, every time.Duration) {
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {

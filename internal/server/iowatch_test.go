@@ -80,7 +80,6 @@ func TestIOWatchClosesAndReopensWriteAdmission(t *testing.T) {
 	assert.Equal(t, ioWatchEvery, w.state().L0Paced)
 
 	// Running, it ticks when a flush begins or ends, not only on time.
-	w.every = time.Hour
 	reads := make(chan struct{}, 1)
 	readNow := w.read
 	w.read = func() store.PebbleMetrics {
@@ -89,7 +88,7 @@ func TestIOWatchClosesAndReopensWriteAdmission(t *testing.T) {
 	}
 	flushes := make(chan struct{})
 	stop, done := make(chan struct{}), make(chan struct{})
-	go func() { w.run(stop, flushes); close(done) }()
+	go func() { w.run(stop, flushes, time.Hour); close(done) }()
 	flushes <- struct{}{}
 	<-reads
 	close(stop)

@@ -203,7 +203,7 @@ func (s *Server) watchIO(reg prometheus.Registerer, pebble func() store.PebbleMe
 		s.ioStop, s.ioDone = make(chan struct{}), make(chan struct{})
 		go func() {
 			defer close(s.ioDone)
-			s.io.run(s.ioStop, flushes)
+			s.io.run(s.ioStop, flushes, ioWatchEvery)
 		}()
 		io = s.io.state
 	}
