@@ -148,6 +148,49 @@ func TestAutoPacesWritesToTheRate(t *testing.T) {
 	assert.Zero(t, p.Drain(&writeProbe{}))
 }
 
+// TestAutoLetsPacedWritesGoInRounds: writes whose bytes fall due within
+// one pacing round all sleep to its end and go together; one due in the
+// next round sleeps to that round's end. The clock starts on a round's
+// boundary.
+func TestAutoLetsPacedWritesGoInRounds(t *testing.T) {
+	clock := newFakeClock()
+	p := twoClasses(t, newTimedSlots(4, time.Millisecond, time.Millisecond), clock)
+	const rate = 1 << 20 // 1 MiB/s
+	p.SetWriteRate(rate)
+	p.Submit(&writeProbe{bytes: paceMinBurst}) // empties the bucket
+
+	// The bytes of share rounds at the rate.
+	bytes := func(share float64) int { return int(rate * paceRound.Seconds() * share) }
+	writes := []*writeProbe{
+		{bytes: bytes(0.3)}, // due 0.3 of a round from now
+		{bytes: bytes(0.3)}, // 0.6
+		{bytes: bytes(0.8)}, // 1.4: in the second round
+	}
+	done := make([]chan struct{}, len(writes))
+	for i, w := range writes {
+		done[i] = make(chan struct{})
+		go func() { p.Submit(w); close(done[i]) }()
+		want := paceRound
+		if i == 2 {
+			want = 2 * paceRound
+		}
+		assert.Equal(t, want, clock.WaitTimer(t), "write %d sleeps to its round's end", i)
+	}
+
+	clock.Advance(paceRound * 8 / 10) // both first writes are due, their round has not ended
+	assert.Zero(t, writes[0].runs.Load()+writes[1].runs.Load())
+	clock.Advance(paceRound * 2 / 10)
+	<-done[0]
+	<-done[1]
+	assert.EqualValues(t, 1, writes[0].runs.Load())
+	assert.EqualValues(t, 1, writes[1].runs.Load())
+	assert.Zero(t, writes[2].runs.Load())
+	clock.Advance(paceRound)
+	<-done[2]
+	assert.EqualValues(t, 1, writes[2].runs.Load())
+	assert.EqualValues(t, 3, p.Pace().Delayed)
+}
+
 // TestAutoPacedWriteHonoursItsDeadlineAndClose: a paced write whose
 // deadline comes before its bytes is refused at once (deadline); one
 // waiting for its bytes when the pool closes is answered closed.

@@ -15,9 +15,9 @@ import (
 // the auto variant's write class. Whoever watches the store (kvserver
 // reads Pebble's state a few times a second: package ioload) sets the
 // rate its flushes and compactions absorb; the pool then admits a write
-// only once its bytes fit in that rate, waiting for them in order, and
-// refuses one that would wait longer than its bound (ReasonIO), so that a
-// write flood meets a paced queue and refusals with a Retry-After from the
+// only once its bytes fit in that rate, waiting for them in order (in
+// rounds: see paceRound), and refuses one that would wait longer than its
+// bound (ReasonIO), so that a write flood meets a paced queue and refusals with a Retry-After from the
 // store's own drain rate, not a stall of every write inside the store.
 type Pacer interface {
 	// SetWriteRate sets the bytes a second writes may enter at from now
@@ -69,6 +69,29 @@ const (
 	paceMinBurst = 1 << 20
 )
 
+// paceRound is how paced writes are let go: in rounds. A write whose
+// bytes fall due sleeps on to the end of the round they fall due in (the
+// rounds are the clock's multiples of paceRound, the same for every
+// write), so that the writes due in one round wake together and enter the
+// store together, and the CPUs go back to the rest for the rest of the
+// round. Let go one by one as their bytes fall due (every half
+// millisecond at 2,000 writes a second), each write is a wake-up, a
+// store commit and, as the scheduler runs a goroutine a timer woke next,
+// a turn on the CPU of its own ahead of the requests already waiting for
+// one: many writers waiting for their bytes then leave the reads far
+// behind. A round is half the bucket's depth, so it lets in at once no
+// more than the bucket already may, and a write waits at most that much
+// longer; rounds as deep as the bucket kept the reads shorter still but
+// let in enough at once to stall the store now and then.
+const paceRound = paceBurst / 2
+
+// roundEnd is the end of the pacing round that ns falls in (ns itself if
+// it ends one).
+func roundEnd(ns int64) int64 {
+	r := int64(paceRound)
+	return (ns + r - 1) / r * r
+}
+
 // timeOf places a mono clock reading on rate.Limiter's time axis: only
 // differences matter to it.
 func timeOf(ns int64) time.Time { return time.Unix(0, ns) }
@@ -101,9 +124,9 @@ func (pc *pacer) rate() float64 {
 	return math.Inf(1)
 }
 
-// admit waits, for a paced write t, until its bytes are due, and reports
-// whether it slept for them, or whether t must be refused instead, and
-// why: its wait would pass bound (ReasonIO; a retry past half of it,
+// admit waits, for a paced write t, until the end of the round its bytes
+// fall due in (see paceRound), and reports whether it slept for them, or
+// whether t must be refused instead, and why: its wait would pass bound (ReasonIO; a retry past half of it,
 // ReasonRetry as shedRetry decides), its deadline would pass first
 // (ReasonDeadline), the pool closed while it waited (ReasonClosed), or it
 // waited at least cfg.AbandonAfter and its client has gone
@@ -125,6 +148,7 @@ func (pc *pacer) admit(t Task, cfg *Config, bound time.Duration, closed <-chan s
 	if delay == 0 {
 		return 0, false, false
 	}
+	delay = time.Duration(roundEnd(at+int64(delay)) - at)
 	cancel := func(r Reason) (Reason, bool, bool) {
 		res.CancelAt(now)
 		return r, true, false
