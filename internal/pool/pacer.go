@@ -17,8 +17,9 @@ import (
 // rate its flushes and compactions absorb; the pool then admits a write
 // only once its bytes fit in that rate, waiting for them in order (in
 // rounds: see paceRound), and refuses one that would wait longer than its
-// bound (ReasonIO), so that a write flood meets a paced queue and refusals with a Retry-After from the
-// store's own drain rate, not a stall of every write inside the store.
+// bound (ReasonIO), so that a write flood meets a paced queue and
+// refusals with a Retry-After from the store's own drain rate, not a
+// stall of every write inside the store.
 type Pacer interface {
 	// SetWriteRate sets the bytes a second writes may enter at from now
 	// on; math.Inf(1) (or any rate not above 0) lifts the limit.
@@ -82,7 +83,7 @@ const (
 // behind. A round is half the bucket's depth, so it lets in at once no
 // more than the bucket already may, and a write waits at most that much
 // longer; rounds as deep as the bucket kept the reads shorter still but
-// let in enough at once to stall the store now and then.
+// cost the writes a few percent more of their goodput.
 const paceRound = paceBurst / 2
 
 // roundEnd is the end of the pacing round that ns falls in (ns itself if
@@ -126,12 +127,12 @@ func (pc *pacer) rate() float64 {
 
 // admit waits, for a paced write t, until the end of the round its bytes
 // fall due in (see paceRound), and reports whether it slept for them, or
-// whether t must be refused instead, and why: its wait would pass bound (ReasonIO; a retry past half of it,
-// ReasonRetry as shedRetry decides), its deadline would pass first
-// (ReasonDeadline), the pool closed while it waited (ReasonClosed), or it
-// waited at least cfg.AbandonAfter and its client has gone
-// (ReasonAbandoned). A read, or any task while no rate is set, passes at
-// once.
+// whether t must be refused instead, and why: its wait would pass bound
+// (ReasonIO; a retry past half of it, ReasonRetry as shedRetry decides),
+// its deadline would pass first (ReasonDeadline), the pool closed while
+// it waited (ReasonClosed), or it waited at least cfg.AbandonAfter and
+// its client has gone (ReasonAbandoned). A read, or any task while no
+// rate is set, passes at once.
 func (pc *pacer) admit(t Task, cfg *Config, bound time.Duration, closed <-chan struct{}) (r Reason, refuse, slept bool) {
 	lim := pc.lim.Load()
 	if lim == nil {
