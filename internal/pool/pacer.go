@@ -76,14 +76,13 @@ const (
 // write), so that the writes due in one round wake together and enter the
 // store together, and the CPUs go back to the rest for the rest of the
 // round. Let go one by one as their bytes fall due (every half
-// millisecond at 2,000 writes a second), each write is a wake-up, a
-// store commit and, as the scheduler runs a goroutine a timer woke next,
-// a turn on the CPU of its own ahead of the requests already waiting for
-// one: many writers waiting for their bytes then leave the reads far
-// behind. A round is half the bucket's depth, so it lets in at once no
-// more than the bucket already may, and a write waits at most that much
-// longer; rounds as deep as the bucket kept the reads shorter still but
-// cost the writes a few percent more of their goodput.
+// millisecond at 2,000 writes a second), each write is a wake-up and a
+// store commit of its own, all the time: with a thousand writers waiting
+// for their bytes, reads waited for a CPU two to four times as long as
+// they do with rounds. A round is half the bucket's depth, so it lets in
+// at once no more than the bucket already may, and a write waits at most
+// that much longer; rounds as deep as the bucket kept the reads shorter
+// still but cost the writes a few percent more of their goodput.
 const paceRound = paceBurst / 2
 
 // roundEnd is the end of the pacing round that ns falls in (ns itself if
