@@ -159,7 +159,7 @@ func TestAutoLetsPacedWritesGoInRounds(t *testing.T) {
 	p.SetWriteRate(rate)
 	p.Submit(&writeProbe{bytes: paceMinBurst}) // empties the bucket
 
-	// The bytes of share rounds at the rate.
+	// bytes(share) is what the rate lets in over share of a round.
 	bytes := func(share float64) int { return int(rate * paceRound.Seconds() * share) }
 	writes := []*writeProbe{
 		{bytes: bytes(0.3)}, // due 0.3 of a round from now

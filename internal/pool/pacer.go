@@ -144,6 +144,9 @@ func (pc *pacer) admit(t Task, cfg *Config, bound time.Duration, closed <-chan s
 	at := cfg.now()
 	now := timeOf(at)
 	res := lim.ReserveN(now, min(max(bytes, 1), lim.Burst()))
+	if !res.OK() { // its delay is InfDuration: no round ends after it
+		return ReasonIO, true, false
+	}
 	delay := res.DelayFrom(now)
 	if delay == 0 {
 		return 0, false, false
@@ -154,8 +157,6 @@ func (pc *pacer) admit(t Task, cfg *Config, bound time.Duration, closed <-chan s
 		return r, true, false
 	}
 	switch deadline := t.Deadline(); {
-	case !res.OK():
-		return ReasonIO, true, false
 	case deadline != 0 && at+int64(delay) > deadline:
 		return cancel(ReasonDeadline)
 	case isRetry(t) && cfg.shedRetry(delay, bound):
