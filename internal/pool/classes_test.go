@@ -191,6 +191,87 @@ func TestAutoLetsPacedWritesGoInRounds(t *testing.T) {
 	assert.EqualValues(t, 3, p.Pace().Delayed)
 }
 
+// TestAutoSlowsWaitingWritesWhenTheRateFalls: writes waiting for their
+// places in line when the rate falls go when the new rate reaches them,
+// not when the old one would have; one whose wait at the new rate would
+// pass the bound is refused then and gives its bytes back to the line.
+func TestAutoSlowsWaitingWritesWhenTheRateFalls(t *testing.T) {
+	clock := newFakeClock()
+	p := twoClasses(t, newTimedSlots(4, time.Millisecond, time.Millisecond), clock)
+	const rate = 1 << 20 // 1 MiB/s
+	p.SetWriteRate(rate)
+	p.Submit(&writeProbe{bytes: paceMinBurst}) // empties the burst
+
+	submit := func(w *writeProbe) chan struct{} {
+		done := make(chan struct{})
+		go func() { p.Submit(w); close(done) }()
+		return done
+	}
+	first, second := &writeProbe{bytes: rate / 4}, &writeProbe{bytes: rate / 4}
+	firstDone := submit(first)
+	assert.Equal(t, 250*time.Millisecond, clock.WaitTimer(t))
+	secondDone := submit(second)
+	assert.Equal(t, 500*time.Millisecond, clock.WaitTimer(t))
+
+	p.SetWriteRate(rate / 2) // at the new rate the first is due in 500 ms, the second in 1 s
+	clock.Advance(250 * time.Millisecond)
+	assert.Equal(t, 250*time.Millisecond, clock.WaitTimer(t), "the first waits on at the new rate")
+	assert.Zero(t, first.runs.Load())
+	clock.Advance(250 * time.Millisecond)
+	<-firstDone
+	assert.EqualValues(t, 1, first.runs.Load())
+	assert.Equal(t, 500*time.Millisecond, clock.WaitTimer(t), "the second waits on at the new rate")
+	clock.Advance(500 * time.Millisecond)
+	<-secondDone
+	assert.EqualValues(t, 1, second.runs.Load())
+	assert.Equal(t, 1500*time.Millisecond, p.Pace().DelayTotal, "each waited from its arrival")
+
+	// A fall to an eighth: the write due in 500 ms would wait 3.5 s more.
+	p.SetWriteRate(rate)
+	stranded := &writeProbe{bytes: rate / 2}
+	strandedDone := submit(stranded)
+	assert.Equal(t, 500*time.Millisecond, clock.WaitTimer(t))
+	p.SetWriteRate(rate / 8)
+	clock.Advance(500 * time.Millisecond)
+	<-strandedDone
+	assert.EqualValues(t, ReasonIO, stranded.reason.Load())
+	assert.Zero(t, stranded.runs.Load())
+	assert.Zero(t, p.Drain(&writeProbe{}), "its bytes went back to the line")
+	after := &writeProbe{bytes: 1 << 10}
+	p.Submit(after)
+	assert.EqualValues(t, 1, after.runs.Load(), "the line it left is empty")
+}
+
+// TestAutoWakesWaitingWritesWhenTheRateRises: a rate that at least
+// doubles, or is lifted, wakes the writes waiting in line, which go
+// when the new rate reaches them (at once, lifted) rather than sleep out
+// the wait the old rate gave them.
+func TestAutoWakesWaitingWritesWhenTheRateRises(t *testing.T) {
+	clock := newFakeClock()
+	p := twoClasses(t, newTimedSlots(4, time.Millisecond, time.Millisecond), clock)
+	const rate = 1 << 20 // 1 MiB/s
+	p.SetWriteRate(rate)
+	p.Submit(&writeProbe{bytes: paceMinBurst}) // empties the burst
+
+	w := &writeProbe{bytes: rate / 2}
+	done := make(chan struct{})
+	go func() { p.Submit(w); close(done) }()
+	assert.Equal(t, 500*time.Millisecond, clock.WaitTimer(t))
+	p.SetWriteRate(4 * rate)
+	assert.Equal(t, 125*time.Millisecond, clock.WaitTimer(t), "woken, it waits for the new rate")
+	clock.Advance(125 * time.Millisecond)
+	<-done
+	assert.EqualValues(t, 1, w.runs.Load())
+
+	w = &writeProbe{bytes: rate} // the line is empty, the burst too
+	done = make(chan struct{})
+	go func() { p.Submit(w); close(done) }()
+	assert.Equal(t, 250*time.Millisecond, clock.WaitTimer(t))
+	p.SetWriteRate(math.Inf(1))
+	<-done // with no clock advanced
+	assert.EqualValues(t, 1, w.runs.Load())
+}
+
 // TestAutoPacedWriteHonoursItsDeadlineAndClose: a paced write whose
 // deadline comes before its bytes is refused at once (deadline); one
 // waiting for its bytes when the pool closes is answered closed.
@@ -216,8 +297,9 @@ func TestAutoPacedWriteHonoursItsDeadlineAndClose(t *testing.T) {
 }
 
 // TestAutoPacedWritesAnsweredOnce: 16 producers of writes and reads
-// while the rate changes under them, lifted and set again: every task is
-// run or rejected exactly once, and the counts add up.
+// while the rate changes under them, falls, rises, is lifted and set
+// again: every task is run or rejected exactly once, and the counts add
+// up.
 func TestAutoPacedWritesAnsweredOnce(t *testing.T) {
 	p, err := New(Auto, Config{Workers: 2, Capacity: 64})
 	require.NoError(t, err)
@@ -232,9 +314,12 @@ func TestAutoPacedWritesAnsweredOnce(t *testing.T) {
 				return
 			default:
 			}
-			if i%2 == 0 {
+			switch i % 3 {
+			case 0:
 				cp.SetWriteRate(64 << 20)
-			} else {
+			case 1:
+				cp.SetWriteRate(1 << 20) // what waits is slowed, some of it refused
+			default:
 				cp.SetWriteRate(math.Inf(1))
 			}
 		}

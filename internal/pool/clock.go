@@ -95,12 +95,21 @@ func (c *Config) stale(it item, wait time.Duration, at int64) (Reason, bool) {
 	if r, late := c.late(&it, at); late {
 		return r, true
 	}
-	if c.AbandonAfter > 0 && wait >= c.AbandonAfter {
-		if a, ok := it.task.(Abandonable); ok && a.Abandoned() {
-			return ReasonAbandoned, true
-		}
+	if c.gone(it.task, wait) {
+		return ReasonAbandoned, true
 	}
 	return 0, false
+}
+
+// gone tells whether t, which waited wait, has lost its submitter: asked
+// only once it waited at least AbandonAfter, as asking may cost a system
+// call.
+func (c *Config) gone(t Task, wait time.Duration) bool {
+	if c.AbandonAfter <= 0 || wait < c.AbandonAfter {
+		return false
+	}
+	a, ok := t.(Abandonable)
+	return ok && a.Abandoned()
 }
 
 // late tells whether it, looked at at time at, is past its deadline

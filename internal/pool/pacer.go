@@ -6,8 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/kvpool/kvpool/internal/mono"
 )
 
@@ -15,9 +13,9 @@ import (
 // the auto variant's write class. Whoever watches the store (kvserver
 // reads Pebble's state a few times a second: package ioload) sets the
 // rate its flushes and compactions absorb; the pool then admits a write
-// only once its bytes fit in that rate, waiting for them in order (in
-// rounds: see paceRound), and refuses one that would wait longer than its
-// bound (ReasonIO), so that a write flood meets a paced queue and
+// only once its bytes fit in that rate, waiting for them in line (in
+// rounds: see paceRound; when the rate falls, what waits is slowed too),
+// and refuses one that would wait longer than its bound (ReasonIO), so that a write flood meets a paced queue and
 // refusals with a Retry-After from the store's own drain rate, not a
 // stall of every write inside the store.
 type Pacer interface {
@@ -47,24 +45,52 @@ func (s PaceStats) Paced() bool { return !math.IsInf(s.Rate, 1) }
 // slots: a write waits for its bytes before it queues for a slot, so
 // its wait never inflates the hold times the slots are measured by.
 //
-// The limit is a token bucket of bytes (golang.org/x/time/rate): each
-// write reserves its bytes, in arrival order, and sleeps until they are
-// due; one that would sleep past the bound gives its reservation back and
-// is refused. While no rate is set the limiter is nil, and a write pays
-// one atomic load.
+// The limit is a line of bytes: each write takes its place at the end
+// of the line (the bytes before it and its own) and goes once the rate
+// has let in that many bytes; one whose place the rate would reach past
+// the bound is refused and takes none. A token bucket of due times
+// (golang.org/x/time/rate's) keeps the time each write was given when
+// the rate then falls; a place in line does not: what still waits is let
+// in at the new rate. That is the point: the rate falls because a
+// memtable fills faster than its flush drains (see package ioload), and
+// a thousand 64 KiB writes timed at the rate of a moment before are a
+// whole memtable, which then entered the store on time and stalled it.
 type pacer struct {
-	lim atomic.Pointer[rate.Limiter] // nil: not paced
+	paced atomic.Bool // false: no limit, and a write pays this one load
 
-	mu sync.Mutex // serializes SetWriteRate
+	mu sync.Mutex
+	// rate is the limit in bytes a second; burst how far the rate may let
+	// in ahead of the line (what an idle pacer has in hand, so that a
+	// write after a pause goes at once).
+	rate, burst float64
+	// let is how many bytes the rate has let in by at (a mono reading);
+	// line how many bytes writes have taken places for. let is at most
+	// line + burst. Both only grow while paced, and go on from where they
+	// were when pacing starts again.
+	let, line float64
+	at        int64
+	// wake is closed when the rate is lifted, or rises to riseToWake
+	// times the slowest rate a waiting write may have been timed at
+	// (timedAt) since it was last closed: the writes waiting then look
+	// at their places again rather than sleep out a wait timed at the
+	// slower rate.
+	wake    chan struct{}
+	timedAt float64
 
 	delayed, delayNanos atomic.Int64
 }
 
-// paceBurst is the bucket's depth in time at the rate (a write admitted
-// at once may take this much of the rate ahead), and paceMinBurst its
-// least in bytes: a write larger than the bucket is charged the bucket
-// (rate.Limiter grants nothing larger), so the depth must hold a large
-// PUT (kvserver's -max-body is 1 MiB by default).
+// riseToWake: see pacer.wake. A write timed at a slower rate than the
+// rate now merely goes late; waking every waiting write costs a wake-up
+// each, so not for every small rise.
+const riseToWake = 2
+
+// paceBurst is how far, in time at the rate, the rate may let bytes in
+// ahead of the line (a write admitted at once may take this much of the
+// rate ahead), and paceMinBurst the least of it in bytes: a write larger
+// than the burst is charged the burst (no wait could ever let it in
+// otherwise), so it must hold a large PUT (kvserver's -max-body is 1 MiB
+// by default).
 const (
 	paceBurst    = 50 * time.Millisecond
 	paceMinBurst = 1 << 20
@@ -79,10 +105,10 @@ const (
 // millisecond at 2,000 writes a second), each write is a wake-up and a
 // store commit of its own, all the time: with a thousand writers waiting
 // for their bytes, reads waited for a CPU two to four times as long as
-// they do with rounds. A round is half the bucket's depth, so it lets in
-// at once no more than the bucket already may, and a write waits at most
-// that much longer; rounds as deep as the bucket kept the reads shorter
-// still but cost the writes a few percent more of their goodput.
+// they do with rounds. A round is half the burst, so it lets in at once
+// no more than the burst already may, and a write waits at most that
+// much longer; rounds as long as the burst kept the reads shorter still
+// but cost the writes a few percent more of their goodput.
 const paceRound = paceBurst / 2
 
 // roundEnd is the end of the pacing round that ns falls in (ns itself if
@@ -92,114 +118,218 @@ func roundEnd(ns int64) int64 {
 	return (ns + r - 1) / r * r
 }
 
-// timeOf places a mono clock reading on rate.Limiter's time axis: only
-// differences matter to it.
-func timeOf(ns int64) time.Time { return time.Unix(0, ns) }
-
 // set makes r the rate from at on (see Pacer.SetWriteRate).
 func (pc *pacer) set(r float64, at int64) {
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
 	if math.IsInf(r, 1) || !(r > 0) {
-		pc.lim.Store(nil)
+		if pc.paced.Load() {
+			pc.paced.Store(false)
+			pc.wakeWaiting()
+		}
 		return
 	}
-	burst := max(int(r*paceBurst.Seconds()), paceMinBurst)
-	if lim := pc.lim.Load(); lim != nil {
-		// The reservations made stay due when they were; what is owed is
-		// paid back at the new rate.
-		lim.SetLimitAt(timeOf(at), rate.Limit(r))
-		lim.SetBurstAt(timeOf(at), burst)
+	burst := max(r*paceBurst.Seconds(), paceMinBurst)
+	if !pc.paced.Load() {
+		// Starting afresh with the burst in hand: writes go on at once,
+		// at the rate.
+		pc.rate, pc.burst, pc.timedAt = r, burst, r
+		pc.let, pc.at = pc.line+burst, at
+		pc.paced.Store(true)
 		return
 	}
-	// A fresh bucket starts full: writes go on at once, at the rate.
-	pc.lim.Store(rate.NewLimiter(rate.Limit(r), burst))
-}
-
-// rate is the limit now, +Inf when there is none.
-func (pc *pacer) rate() float64 {
-	if lim := pc.lim.Load(); lim != nil {
-		return float64(lim.Limit())
+	pc.advance(at) // what was let in so far, at the old rate
+	pc.rate, pc.burst = r, burst
+	pc.let = min(pc.let, pc.line+burst)
+	if r >= riseToWake*pc.timedAt {
+		pc.wakeWaiting()
+		pc.timedAt = r
 	}
-	return math.Inf(1)
+	pc.timedAt = min(pc.timedAt, r)
 }
 
-// admit waits, for a paced write t, until the end of the round its bytes
-// fall due in (see paceRound), and reports whether it slept for them, or
-// whether t must be refused instead, and why: its wait would pass bound
-// (ReasonIO; a retry past half of it, ReasonRetry as shedRetry decides),
-// its deadline would pass first (ReasonDeadline), the pool closed while
-// it waited (ReasonClosed), or it waited at least cfg.AbandonAfter and
-// its client has gone (ReasonAbandoned). A read, or any task while no
-// rate is set, passes at once.
+// advance moves the line's clock to at, letting in what the rate has
+// let in since; a reading older than the clock's changes nothing.
+// Called with mu held.
+func (pc *pacer) advance(at int64) {
+	if at <= pc.at {
+		return
+	}
+	pc.let = min(pc.let+pc.rate*float64(at-pc.at)/float64(time.Second), pc.line+pc.burst)
+	pc.at = at
+}
+
+// reached reports whether the rate has let in place; a byte's slack
+// absorbs the rounding of the float arithmetic. Called with mu held.
+func (pc *pacer) reached(place float64) bool { return pc.let+1 >= place }
+
+// dueAt is when the rate lets in place, on the mono clock, after the
+// line's clock; place not yet reached. Called with mu held.
+func (pc *pacer) dueAt(place float64) int64 {
+	return pc.at + max(int64(math.Ceil((place-pc.let)/pc.rate*float64(time.Second))), 1)
+}
+
+// wakeWaiting wakes every write waiting for its place (see pacer.wake).
+// Called with mu held.
+func (pc *pacer) wakeWaiting() {
+	if pc.wake != nil {
+		close(pc.wake)
+		pc.wake = nil
+	}
+}
+
+// waitingWake is the channel that wakeWaiting will close next. Called
+// with mu held.
+func (pc *pacer) waitingWake() <-chan struct{} {
+	if pc.wake == nil {
+		pc.wake = make(chan struct{})
+	}
+	return pc.wake
+}
+
+// giveBack returns the bytes of a write that leaves the line before its
+// place is reached: the writes behind it move up by as much.
+func (pc *pacer) giveBack(bytes float64, at int64) {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if pc.paced.Load() {
+		pc.advance(at)
+		pc.let = min(pc.let+bytes, pc.line+pc.burst)
+	}
+}
+
+// rateNow is the limit now, +Inf when there is none.
+func (pc *pacer) rateNow() float64 {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if !pc.paced.Load() {
+		return math.Inf(1)
+	}
+	return pc.rate
+}
+
+// admit waits, for a paced write t, until the end of the round in which
+// the rate reaches its place in line (see paceRound), and reports whether
+// it slept for it, or whether t must be refused instead, and why: its
+// wait would pass bound (ReasonIO; a retry past half of it, ReasonRetry
+// as shedRetry decides), its deadline would pass first (ReasonDeadline),
+// the pool closed while it waited (ReasonClosed), or it waited at least
+// cfg.AbandonAfter and its client has gone (ReasonAbandoned). A read, or
+// any task while no rate is set, passes at once.
+//
+// A write whose round ends before the rate reaches its place (the rate
+// fell meanwhile) waits on for the new rate, refused as on arrival if
+// that wait would pass the bound or its deadline; one woken because the
+// rate rose or was lifted looks again at once.
 func (pc *pacer) admit(t Task, cfg *Config, bound time.Duration, closed <-chan struct{}) (r Reason, refuse, slept bool) {
-	lim := pc.lim.Load()
-	if lim == nil {
+	if !pc.paced.Load() {
 		return 0, false, false
 	}
 	bytes, ok := isWrite(t)
 	if !ok {
 		return 0, false, false
 	}
-	at := cfg.now()
-	now := timeOf(at)
-	res := lim.ReserveN(now, min(max(bytes, 1), lim.Burst()))
-	if !res.OK() { // its delay is InfDuration: no round ends after it
-		return ReasonIO, true, false
-	}
-	delay := res.DelayFrom(now)
-	if delay == 0 {
+	arrived := cfg.now()
+	pc.mu.Lock()
+	if !pc.paced.Load() {
+		pc.mu.Unlock()
 		return 0, false, false
 	}
-	delay = time.Duration(roundEnd(at+int64(delay)) - at)
-	cancel := func(r Reason) (Reason, bool, bool) {
-		res.CancelAt(now)
-		return r, true, false
+	pc.advance(arrived)
+	cost := min(float64(max(bytes, 1)), pc.burst) // a write larger than the burst is charged the burst
+	place := pc.line + cost
+	if pc.reached(place) {
+		pc.line = place
+		pc.mu.Unlock()
+		return 0, false, false
 	}
+	delay := time.Duration(roundEnd(pc.dueAt(place)) - arrived)
 	switch deadline := t.Deadline(); {
-	case deadline != 0 && at+int64(delay) > deadline:
-		return cancel(ReasonDeadline)
+	case deadline != 0 && arrived+int64(delay) > deadline:
+		pc.mu.Unlock()
+		return ReasonDeadline, true, false
 	case isRetry(t) && cfg.shedRetry(delay, bound):
-		return cancel(ReasonRetry)
+		pc.mu.Unlock()
+		return ReasonRetry, true, false
 	case delay > bound:
-		return cancel(ReasonIO)
+		pc.mu.Unlock()
+		return ReasonIO, true, false
 	}
+	pc.line = place
+	wake := pc.waitingWake()
+	pc.mu.Unlock()
+
 	clk := cfg.clock
 	if clk == nil {
 		clk = mono.System
 	}
-	due, stop := clk.Timer(delay)
-	defer stop()
-	select {
-	case <-due:
-	case <-closed:
-		return cancel(ReasonClosed)
-	}
-	pc.delayed.Add(1)
-	pc.delayNanos.Add(int64(delay))
-	if cfg.AbandonAfter > 0 && delay >= cfg.AbandonAfter {
-		if a, ok := t.(Abandonable); ok && a.Abandoned() {
-			return ReasonAbandoned, true, true // its bytes are spent: the store may as well have them
+	for {
+		due, stop := clk.Timer(delay)
+		select {
+		case <-due:
+		case <-wake:
+		case <-closed:
+			stop()
+			pc.giveBack(cost, cfg.now())
+			return ReasonClosed, true, false
 		}
+		stop()
+		at := cfg.now()
+		pc.mu.Lock()
+		if !pc.paced.Load() {
+			pc.mu.Unlock()
+			break
+		}
+		pc.advance(at)
+		if pc.reached(place) {
+			pc.mu.Unlock()
+			break
+		}
+		delay = time.Duration(roundEnd(pc.dueAt(place)) - at)
+		wake = pc.waitingWake()
+		pc.mu.Unlock()
+		var r Reason
+		switch deadline := t.Deadline(); {
+		case deadline != 0 && at+int64(delay) > deadline:
+			r = ReasonDeadline
+		case delay > bound:
+			r = ReasonIO
+		case cfg.gone(t, time.Duration(at-arrived)):
+			r = ReasonAbandoned
+		default:
+			continue
+		}
+		pc.giveBack(cost, at)
+		return r, true, true
+	}
+	waited := time.Duration(cfg.now() - arrived)
+	pc.delayed.Add(1)
+	pc.delayNanos.Add(int64(waited))
+	if cfg.gone(t, waited) {
+		return ReasonAbandoned, true, true // its bytes are spent: the store may as well have them
 	}
 	return 0, false, true
 }
 
-// backlog is how long the writes admitted so far keep the store busy
-// beyond now at the rate: how long a write arriving now would wait for its
-// bytes, 0 when none would (or no rate is set).
+// backlog is how long the writes in line keep the store busy beyond at
+// at the rate: how long a write arriving then would wait for its bytes,
+// 0 when none would (or no rate is set).
 func (pc *pacer) backlog(at int64) time.Duration {
-	lim := pc.lim.Load()
-	if lim == nil {
+	if !pc.paced.Load() {
 		return 0
 	}
-	tokens := lim.TokensAt(timeOf(at))
-	if tokens >= 0 {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if !pc.paced.Load() {
 		return 0
 	}
-	return time.Duration(-tokens / float64(lim.Limit()) * float64(time.Second))
+	pc.advance(at)
+	if pc.let >= pc.line {
+		return 0
+	}
+	return time.Duration((pc.line - pc.let) / pc.rate * float64(time.Second))
 }
 
 func (pc *pacer) stats() PaceStats {
-	return PaceStats{Rate: pc.rate(), Delayed: uint64(pc.delayed.Load()), DelayTotal: time.Duration(pc.delayNanos.Load())}
+	return PaceStats{Rate: pc.rateNow(), Delayed: uint64(pc.delayed.Load()), DelayTotal: time.Duration(pc.delayNanos.Load())}
 }
