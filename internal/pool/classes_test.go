@@ -242,6 +242,34 @@ func TestAutoSlowsWaitingWritesWhenTheRateFalls(t *testing.T) {
 	assert.EqualValues(t, 1, after.runs.Load(), "the line it left is empty")
 }
 
+// TestAutoBoundsTheWholeWaitInLine: a write slowed by two falls of the
+// rate, each leaving it under the bound (1 s) from then, is refused once
+// its whole wait would pass lineWaits bounds.
+func TestAutoBoundsTheWholeWaitInLine(t *testing.T) {
+	clock := newFakeClock()
+	p := twoClasses(t, newTimedSlots(4, time.Millisecond, time.Millisecond), clock)
+	const rate = 1 << 20 // 1 MiB/s
+	p.SetWriteRate(rate)
+	p.Submit(&writeProbe{bytes: paceMinBurst}) // empties the burst
+
+	w := &writeProbe{bytes: rate * 9 / 10} // due in 900 ms
+	done := make(chan struct{})
+	go func() { p.Submit(w); close(done) }()
+	assert.Equal(t, 900*time.Millisecond, clock.WaitTimer(t))
+	p.SetWriteRate(rate / 2)
+	clock.Advance(900 * time.Millisecond) // 0.45 of it let in: 900 ms more, 1.8 s in all
+	assert.Equal(t, 900*time.Millisecond, clock.WaitTimer(t))
+	p.SetWriteRate(rate / 4)
+	clock.Advance(900 * time.Millisecond) // 0.675 let in: 900 ms more would make 2.7 s
+	select {
+	case <-done:
+	case <-time.After(hangGuard):
+		t.Fatal("still in line 1.8 s after arrival with 900 ms to go")
+	}
+	assert.EqualValues(t, ReasonIO, w.reason.Load())
+	assert.Zero(t, w.runs.Load())
+}
+
 // TestAutoWakesWaitingWritesWhenTheRateRises: a rate that at least
 // doubles, or is lifted, wakes the writes waiting in line, which go
 // when the new rate reaches them (at once, lifted) rather than sleep out

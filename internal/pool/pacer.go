@@ -80,6 +80,11 @@ type pacer struct {
 	delayed, delayNanos atomic.Int64
 }
 
+// lineWaits is how many bounds a write slowed in line may wait in all:
+// each fall of the rate may push its place back, and what it was told on
+// arrival (at most one bound) must still say about how long it waits.
+const lineWaits = 2
+
 // riseToWake: see pacer.wake. A write timed at a slower rate than the
 // rate now merely goes late; waking every waiting write costs a wake-up
 // each, so not for every small rise.
@@ -219,8 +224,9 @@ func (pc *pacer) rateNow() float64 {
 //
 // A write whose round ends before the rate reaches its place (the rate
 // fell meanwhile) waits on for the new rate, refused as on arrival if
-// that wait would pass the bound or its deadline; one woken because the
-// rate rose or was lifted looks again at once.
+// that wait would pass the bound or its deadline, or its whole wait
+// lineWaits bounds; one woken because the rate rose or was lifted looks
+// again at once.
 func (pc *pacer) admit(t Task, cfg *Config, bound time.Duration, closed <-chan struct{}) (r Reason, refuse, slept bool) {
 	if !pc.paced.Load() {
 		return 0, false, false
@@ -292,7 +298,7 @@ func (pc *pacer) admit(t Task, cfg *Config, bound time.Duration, closed <-chan s
 		switch deadline := t.Deadline(); {
 		case deadline != 0 && at+int64(delay) > deadline:
 			r = ReasonDeadline
-		case delay > bound:
+		case delay > bound || time.Duration(at-arrived)+delay > lineWaits*bound:
 			r = ReasonIO
 		case cfg.gone(t, time.Duration(at-arrived)):
 			r = ReasonAbandoned
