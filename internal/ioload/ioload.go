@@ -129,7 +129,7 @@ const (
 	// The memtable being written while another waits for its flush may
 	// take at most its size less fillMargin before that flush ends:
 	// writes already let through but not yet written (queued for a slot,
-	// the bucket's burst) take the margin. A flush's own speed swings
+	// the pacer's burst) take the margin. A flush's own speed swings
 	// threefold from one to the next (it shares the CPU with compactions
 	// and requests), so the flush rate alone fills the memtable before a
 	// slow flush ends; the fill bounds it whatever the flush does.

@@ -96,13 +96,14 @@ func TestAutoWritesAtTheirBoundLeaveReadsAdmitted(t *testing.T) {
 }
 
 // TestAutoPacesWritesToTheRate: once a rate is set a write takes its
-// bytes from a bucket that holds paceMinBurst (1 MiB) and refills at the
-// rate; one that finds it empty waits for its bytes on the clock, reads
-// meanwhile pass at once, a retry that would wait past half of the
-// bound (refused there with a probability rising to 1 at the bound: here
-// the draw is 0, so at once) and a write past the whole bound (1 s) are
-// refused (their bytes given back), the Retry-After a write would hear is
-// the backlog, and lifting the rate lets writes through at once again.
+// place in a line of bytes, which the rate lets in ahead by up to
+// paceMinBurst (1 MiB) while idle; one whose place is not reached waits
+// for it on the clock, reads meanwhile pass at once, a retry that would
+// wait past half of the bound (refused there with a probability rising
+// to 1 at the bound: here the draw is 0, so at once) and a write past
+// the whole bound (1 s) are refused (taking no place), the Retry-After a
+// write would hear is the line's length at the rate, and lifting the
+// rate lets writes through at once again.
 func TestAutoPacesWritesToTheRate(t *testing.T) {
 	clock := newFakeClock()
 	p := twoClasses(t, newTimedSlots(4, time.Millisecond, time.Millisecond), clock)
@@ -112,7 +113,7 @@ func TestAutoPacesWritesToTheRate(t *testing.T) {
 	assert.Equal(t, float64(rate), p.Pace().Rate)
 
 	full := &writeProbe{bytes: paceMinBurst}
-	p.Submit(full) // takes the whole bucket at once
+	p.Submit(full) // takes the whole burst at once
 	assert.EqualValues(t, 1, full.runs.Load())
 
 	waiting := &writeProbe{bytes: rate / 2} // due in 500 ms
@@ -157,7 +158,7 @@ func TestAutoLetsPacedWritesGoInRounds(t *testing.T) {
 	p := twoClasses(t, newTimedSlots(4, time.Millisecond, time.Millisecond), clock)
 	const rate = 1 << 20 // 1 MiB/s
 	p.SetWriteRate(rate)
-	p.Submit(&writeProbe{bytes: paceMinBurst}) // empties the bucket
+	p.Submit(&writeProbe{bytes: paceMinBurst}) // takes the whole burst
 
 	// bytes(share) is what the rate lets in over share of a round.
 	bytes := func(share float64) int { return int(rate * paceRound.Seconds() * share) }
@@ -200,7 +201,7 @@ func TestAutoSlowsWaitingWritesWhenTheRateFalls(t *testing.T) {
 	p := twoClasses(t, newTimedSlots(4, time.Millisecond, time.Millisecond), clock)
 	const rate = 1 << 20 // 1 MiB/s
 	p.SetWriteRate(rate)
-	p.Submit(&writeProbe{bytes: paceMinBurst}) // empties the burst
+	p.Submit(&writeProbe{bytes: paceMinBurst}) // takes the whole burst
 
 	submit := func(w *writeProbe) chan struct{} {
 		done := make(chan struct{})
@@ -250,7 +251,7 @@ func TestAutoBoundsTheWholeWaitInLine(t *testing.T) {
 	p := twoClasses(t, newTimedSlots(4, time.Millisecond, time.Millisecond), clock)
 	const rate = 1 << 20 // 1 MiB/s
 	p.SetWriteRate(rate)
-	p.Submit(&writeProbe{bytes: paceMinBurst}) // empties the burst
+	p.Submit(&writeProbe{bytes: paceMinBurst}) // takes the whole burst
 
 	w := &writeProbe{bytes: rate * 9 / 10} // due in 900 ms
 	done := make(chan struct{})
@@ -279,7 +280,7 @@ func TestAutoWakesWaitingWritesWhenTheRateRises(t *testing.T) {
 	p := twoClasses(t, newTimedSlots(4, time.Millisecond, time.Millisecond), clock)
 	const rate = 1 << 20 // 1 MiB/s
 	p.SetWriteRate(rate)
-	p.Submit(&writeProbe{bytes: paceMinBurst}) // empties the burst
+	p.Submit(&writeProbe{bytes: paceMinBurst}) // takes the whole burst
 
 	w := &writeProbe{bytes: rate / 2}
 	done := make(chan struct{})
@@ -307,7 +308,7 @@ func TestAutoPacedWriteHonoursItsDeadlineAndClose(t *testing.T) {
 	clock := newFakeClock()
 	p := twoClasses(t, newTimedSlots(4, time.Millisecond, time.Millisecond), clock)
 	p.SetWriteRate(1 << 20)
-	p.Submit(&writeProbe{bytes: paceMinBurst}) // empties the bucket
+	p.Submit(&writeProbe{bytes: paceMinBurst}) // takes the whole burst
 
 	hurried := &writeProbe{bytes: 1 << 18} // due in 250 ms
 	hurried.deadline = clock.Now() + int64(100*time.Millisecond)
@@ -410,7 +411,7 @@ func TestAutoWriteYieldsOnlyWhileReadsArrive(t *testing.T) {
 	paced := func() {
 		t.Helper()
 		p.SetWriteRate(1 << 20)
-		p.Submit(&writeProbe{bytes: paceMinBurst}) // empties the bucket
+		p.Submit(&writeProbe{bytes: paceMinBurst}) // takes the whole burst
 		w := &writeProbe{bytes: 1 << 10}           // due in about 1 ms
 		done := make(chan struct{})
 		go func() { p.Submit(w); close(done) }()

@@ -15,9 +15,10 @@ import (
 // rate its flushes and compactions absorb; the pool then admits a write
 // only once its bytes fit in that rate, waiting for them in line (in
 // rounds: see paceRound; when the rate falls, what waits is slowed too),
-// and refuses one that would wait longer than its bound (ReasonIO), so that a write flood meets a paced queue and
-// refusals with a Retry-After from the store's own drain rate, not a
-// stall of every write inside the store.
+// and refuses one that would wait longer than its bound (ReasonIO), so
+// that a write flood meets a paced queue and refusals with a Retry-After
+// from the store's own drain rate, not a stall of every write inside the
+// store.
 type Pacer interface {
 	// SetWriteRate sets the bytes a second writes may enter at from now
 	// on; math.Inf(1) (or any rate not above 0) lifts the limit.
