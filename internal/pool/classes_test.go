@@ -38,6 +38,26 @@ func twoClasses(t *testing.T, lim *timedSlots, clock *monotest.Clock) *classPool
 	return p.(*classPool)
 }
 
+// pacedFromEmpty is twoClasses (4 slots of 1 ms) on a fake clock, its
+// writes paced at rate with the burst taken, so that the next write waits
+// for its place: the burst is paceMinBurst up to a rate of 20 MiB/s.
+func pacedFromEmpty(t *testing.T, rate float64) (*classPool, *monotest.Clock) {
+	t.Helper()
+	clock := newFakeClock()
+	p := twoClasses(t, newTimedSlots(4, time.Millisecond, time.Millisecond), clock)
+	p.SetWriteRate(rate)
+	p.Submit(&writeProbe{bytes: paceMinBurst})
+	return p, clock
+}
+
+// submitting submits task to p on a goroutine of its own; the channel
+// is closed once Submit returns.
+func submitting(p Pool, task Task) <-chan struct{} {
+	done := make(chan struct{})
+	go func() { p.Submit(task); close(done) }()
+	return done
+}
+
 // TestAutoWritesAtTheirBoundLeaveReadsAdmitted: with the write class's
 // slot held and its queue at the bound (20 ms of 1-ms holds), a first
 // write is refused and a retried one too; a read meanwhile runs at once
@@ -117,8 +137,7 @@ func TestAutoPacesWritesToTheRate(t *testing.T) {
 	assert.EqualValues(t, 1, full.runs.Load())
 
 	waiting := &writeProbe{bytes: rate / 2} // due in 500 ms
-	done := make(chan struct{})
-	go func() { p.Submit(waiting); close(done) }()
+	done := submitting(p, waiting)
 	assert.Equal(t, 500*time.Millisecond, clock.WaitTimer(t))
 
 	read := &probe{}
@@ -154,11 +173,8 @@ func TestAutoPacesWritesToTheRate(t *testing.T) {
 // next round sleeps to that round's end. The clock starts on a round's
 // boundary.
 func TestAutoLetsPacedWritesGoInRounds(t *testing.T) {
-	clock := newFakeClock()
-	p := twoClasses(t, newTimedSlots(4, time.Millisecond, time.Millisecond), clock)
 	const rate = 1 << 20 // 1 MiB/s
-	p.SetWriteRate(rate)
-	p.Submit(&writeProbe{bytes: paceMinBurst}) // takes the whole burst
+	p, clock := pacedFromEmpty(t, rate)
 
 	// bytes(share) is what the rate lets in over share of a round.
 	bytes := func(share float64) int { return int(rate * paceRound.Seconds() * share) }
@@ -167,10 +183,9 @@ func TestAutoLetsPacedWritesGoInRounds(t *testing.T) {
 		{bytes: bytes(0.3)}, // 0.6
 		{bytes: bytes(0.8)}, // 1.4: in the second round
 	}
-	done := make([]chan struct{}, len(writes))
+	done := make([]<-chan struct{}, len(writes))
 	for i, w := range writes {
-		done[i] = make(chan struct{})
-		go func() { p.Submit(w); close(done[i]) }()
+		done[i] = submitting(p, w)
 		want := paceRound
 		if i == 2 {
 			want = 2 * paceRound
@@ -197,21 +212,13 @@ func TestAutoLetsPacedWritesGoInRounds(t *testing.T) {
 // not when the old one would have; one whose wait at the new rate would
 // pass the bound is refused then and gives its bytes back to the line.
 func TestAutoSlowsWaitingWritesWhenTheRateFalls(t *testing.T) {
-	clock := newFakeClock()
-	p := twoClasses(t, newTimedSlots(4, time.Millisecond, time.Millisecond), clock)
 	const rate = 1 << 20 // 1 MiB/s
-	p.SetWriteRate(rate)
-	p.Submit(&writeProbe{bytes: paceMinBurst}) // takes the whole burst
+	p, clock := pacedFromEmpty(t, rate)
 
-	submit := func(w *writeProbe) chan struct{} {
-		done := make(chan struct{})
-		go func() { p.Submit(w); close(done) }()
-		return done
-	}
 	first, second := &writeProbe{bytes: rate / 4}, &writeProbe{bytes: rate / 4}
-	firstDone := submit(first)
+	firstDone := submitting(p, first)
 	assert.Equal(t, 250*time.Millisecond, clock.WaitTimer(t))
-	secondDone := submit(second)
+	secondDone := submitting(p, second)
 	assert.Equal(t, 500*time.Millisecond, clock.WaitTimer(t))
 
 	p.SetWriteRate(rate / 2) // at the new rate the first is due in 500 ms, the second in 1 s
@@ -230,7 +237,7 @@ func TestAutoSlowsWaitingWritesWhenTheRateFalls(t *testing.T) {
 	// A fall to an eighth: the write due in 500 ms would wait 3.5 s more.
 	p.SetWriteRate(rate)
 	stranded := &writeProbe{bytes: rate / 2}
-	strandedDone := submit(stranded)
+	strandedDone := submitting(p, stranded)
 	assert.Equal(t, 500*time.Millisecond, clock.WaitTimer(t))
 	p.SetWriteRate(rate / 8)
 	clock.Advance(500 * time.Millisecond)
@@ -247,15 +254,11 @@ func TestAutoSlowsWaitingWritesWhenTheRateFalls(t *testing.T) {
 // rate, each leaving it under the bound (1 s) from then, is refused once
 // its whole wait would pass lineWaits bounds.
 func TestAutoBoundsTheWholeWaitInLine(t *testing.T) {
-	clock := newFakeClock()
-	p := twoClasses(t, newTimedSlots(4, time.Millisecond, time.Millisecond), clock)
 	const rate = 1 << 20 // 1 MiB/s
-	p.SetWriteRate(rate)
-	p.Submit(&writeProbe{bytes: paceMinBurst}) // takes the whole burst
+	p, clock := pacedFromEmpty(t, rate)
 
 	w := &writeProbe{bytes: rate * 9 / 10} // due in 900 ms
-	done := make(chan struct{})
-	go func() { p.Submit(w); close(done) }()
+	done := submitting(p, w)
 	assert.Equal(t, 900*time.Millisecond, clock.WaitTimer(t))
 	p.SetWriteRate(rate / 2)
 	clock.Advance(900 * time.Millisecond) // 0.45 of it let in: 900 ms more, 1.8 s in all
@@ -276,15 +279,11 @@ func TestAutoBoundsTheWholeWaitInLine(t *testing.T) {
 // when the new rate reaches them (at once, lifted) rather than sleep out
 // the wait the old rate gave them.
 func TestAutoWakesWaitingWritesWhenTheRateRises(t *testing.T) {
-	clock := newFakeClock()
-	p := twoClasses(t, newTimedSlots(4, time.Millisecond, time.Millisecond), clock)
 	const rate = 1 << 20 // 1 MiB/s
-	p.SetWriteRate(rate)
-	p.Submit(&writeProbe{bytes: paceMinBurst}) // takes the whole burst
+	p, clock := pacedFromEmpty(t, rate)
 
 	w := &writeProbe{bytes: rate / 2}
-	done := make(chan struct{})
-	go func() { p.Submit(w); close(done) }()
+	done := submitting(p, w)
 	assert.Equal(t, 500*time.Millisecond, clock.WaitTimer(t))
 	p.SetWriteRate(4 * rate)
 	assert.Equal(t, 125*time.Millisecond, clock.WaitTimer(t), "woken, it waits for the new rate")
@@ -293,8 +292,7 @@ func TestAutoWakesWaitingWritesWhenTheRateRises(t *testing.T) {
 	assert.EqualValues(t, 1, w.runs.Load())
 
 	w = &writeProbe{bytes: rate} // the line is empty, the burst too
-	done = make(chan struct{})
-	go func() { p.Submit(w); close(done) }()
+	done = submitting(p, w)
 	assert.Equal(t, 250*time.Millisecond, clock.WaitTimer(t))
 	p.SetWriteRate(math.Inf(1))
 	<-done // with no clock advanced
@@ -305,10 +303,7 @@ func TestAutoWakesWaitingWritesWhenTheRateRises(t *testing.T) {
 // deadline comes before its bytes is refused at once (deadline); one
 // waiting for its bytes when the pool closes is answered closed.
 func TestAutoPacedWriteHonoursItsDeadlineAndClose(t *testing.T) {
-	clock := newFakeClock()
-	p := twoClasses(t, newTimedSlots(4, time.Millisecond, time.Millisecond), clock)
-	p.SetWriteRate(1 << 20)
-	p.Submit(&writeProbe{bytes: paceMinBurst}) // takes the whole burst
+	p, clock := pacedFromEmpty(t, 1<<20)
 
 	hurried := &writeProbe{bytes: 1 << 18} // due in 250 ms
 	hurried.deadline = clock.Now() + int64(100*time.Millisecond)
@@ -316,8 +311,7 @@ func TestAutoPacedWriteHonoursItsDeadlineAndClose(t *testing.T) {
 	assert.EqualValues(t, ReasonDeadline, hurried.reason.Load())
 
 	waiting := &writeProbe{bytes: 1 << 18}
-	done := make(chan struct{})
-	go func() { p.Submit(waiting); close(done) }()
+	done := submitting(p, waiting)
 	clock.WaitTimer(t)
 	p.Close()
 	<-done
