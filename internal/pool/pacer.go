@@ -150,8 +150,9 @@ func (pc *pacer) set(r float64, at int64) {
 	if r >= riseToWake*pc.timedAt {
 		pc.wakeWaiting()
 		pc.timedAt = r
+	} else {
+		pc.timedAt = min(pc.timedAt, r)
 	}
-	pc.timedAt = min(pc.timedAt, r)
 }
 
 // advance moves the line's clock to at, letting in what the rate has
@@ -169,10 +170,12 @@ func (pc *pacer) advance(at int64) {
 // absorbs the rounding of the float arithmetic. Called with mu held.
 func (pc *pacer) reached(place float64) bool { return pc.let+1 >= place }
 
-// dueAt is when the rate lets in place, on the mono clock, after the
-// line's clock; place not yet reached. Called with mu held.
-func (pc *pacer) dueAt(place float64) int64 {
-	return pc.at + max(int64(math.Ceil((place-pc.let)/pc.rate*float64(time.Second))), 1)
+// waitAt is how long a write looking at time at waits for place, not yet
+// reached: to the end of the round in which the rate reaches it (see
+// paceRound). Called with mu held, the line's clock advanced to at.
+func (pc *pacer) waitAt(place float64, at int64) time.Duration {
+	due := pc.at + max(int64(math.Ceil((place-pc.let)/pc.rate*float64(time.Second))), 1)
+	return time.Duration(roundEnd(due) - at)
 }
 
 // wakeWaiting wakes every write waiting for its place (see pacer.wake).
@@ -250,21 +253,23 @@ func (pc *pacer) admit(t Task, cfg *Config, bound time.Duration, closed <-chan s
 		pc.mu.Unlock()
 		return 0, false, false
 	}
-	delay := time.Duration(roundEnd(pc.dueAt(place)) - arrived)
-	switch deadline := t.Deadline(); {
-	case deadline != 0 && arrived+int64(delay) > deadline:
-		pc.mu.Unlock()
-		return ReasonDeadline, true, false
+	delay := pc.waitAt(place, arrived)
+	var wake <-chan struct{}
+	switch {
+	case mono.Passed(t.Deadline(), arrived+int64(delay)):
+		r, refuse = ReasonDeadline, true
 	case isRetry(t) && cfg.shedRetry(delay, bound):
-		pc.mu.Unlock()
-		return ReasonRetry, true, false
+		r, refuse = ReasonRetry, true
 	case delay > bound:
-		pc.mu.Unlock()
-		return ReasonIO, true, false
+		r, refuse = ReasonIO, true
+	default: // it takes its place
+		pc.line = place
+		wake = pc.waitingWake()
 	}
-	pc.line = place
-	wake := pc.waitingWake()
 	pc.mu.Unlock()
+	if refuse {
+		return r, true, false
+	}
 
 	clk := cfg.clock
 	if clk == nil {
@@ -292,12 +297,11 @@ func (pc *pacer) admit(t Task, cfg *Config, bound time.Duration, closed <-chan s
 			pc.mu.Unlock()
 			break
 		}
-		delay = time.Duration(roundEnd(pc.dueAt(place)) - at)
+		delay = pc.waitAt(place, at)
 		wake = pc.waitingWake()
 		pc.mu.Unlock()
-		var r Reason
-		switch deadline := t.Deadline(); {
-		case deadline != 0 && at+int64(delay) > deadline:
+		switch {
+		case mono.Passed(t.Deadline(), at+int64(delay)):
 			r = ReasonDeadline
 		case delay > bound || time.Duration(at-arrived)+delay > lineWaits*bound:
 			r = ReasonIO
