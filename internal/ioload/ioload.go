@@ -151,7 +151,8 @@ type Controller struct {
 	fullFlush bool    // flushRate is of full-sized flushes (see measure)
 	fraction  float64 // of flushRate, while a memtable waits
 
-	// out holds what left L0 in each tick of the last l0Window.
+	// out holds what left L0 in each tick of the last l0Window in which
+	// compactions out of it were due (see measure).
 	out      []l0Out
 	quietFor time.Duration // paced by memtables without a stall, since the last rise
 
@@ -161,6 +162,7 @@ type Controller struct {
 }
 
 type l0Out struct {
+	end   int64 // ns, when the span ended
 	span  time.Duration
 	bytes int64
 }
@@ -179,7 +181,7 @@ func (c *Controller) Tick(at int64, s Sample) Decision {
 	}
 	// Until the decision is made, c.last is the sample before s.
 	span := time.Duration(at - c.lastAt)
-	c.measure(span, s)
+	c.measure(at, span, s)
 	stalls := s.Stalls - c.last.Stalls
 
 	if stalls > 0 {
@@ -205,7 +207,7 @@ func (c *Controller) Tick(at int64, s Sample) Decision {
 
 // measure updates the flush rate and the window of bytes out of L0 with
 // what happened since the last sample.
-func (c *Controller) measure(span time.Duration, s Sample) {
+func (c *Controller) measure(at int64, span time.Duration, s Sample) {
 	if work := s.FlushWork - c.last.FlushWork; work > 0 {
 		bytes := s.FlushedBytes - c.last.FlushedBytes
 		rate := float64(bytes) / work.Seconds()
@@ -231,15 +233,21 @@ func (c *Controller) measure(span time.Duration, s Sample) {
 	// samples can make it a little off; it is never below 0.
 	added := int64(s.L0AddedBytes - c.last.L0AddedBytes)
 	left := max(c.last.L0Bytes+added-s.L0Bytes, 0)
-	c.out = append(c.out, l0Out{span: span, bytes: left})
-	var total time.Duration
-	for i := len(c.out) - 1; i >= 0; i-- {
-		total += c.out[i].span
-		if total > l0Window {
-			c.out = append(c.out[:0], c.out[i+1:]...)
-			break
-		}
+	// Only spans in which compactions out of L0 were due (L0 at or past
+	// the compaction point when the span began) count: below that point
+	// little leaves L0, by design and not for want of capacity, and a
+	// window of such spans would make what compactions can move look like
+	// a trickle when a flood brings L0 to the compaction point after a
+	// quiet spell. A compaction that ends drops L0's sublevels only then,
+	// so the span it ends in began with them at or past the point.
+	if due := s.L0CompactSublevels > 0 && c.last.L0Sublevels >= s.L0CompactSublevels; due {
+		c.out = append(c.out, l0Out{end: at, span: span, bytes: left})
 	}
+	drop := 0
+	for drop < len(c.out) && at-c.out[drop].end >= int64(l0Window) {
+		drop++
+	}
+	c.out = append(c.out[:0], c.out[drop:]...)
 }
 
 // memTableRate is the limit a waiting memtable sets at s (c.last the
@@ -293,15 +301,16 @@ func (c *Controller) fillRate(at int64, s Sample) float64 {
 
 // l0Rate is the limit L0 sets once it has as many sublevels as
 // compactions start at: near the rate bytes left L0 over the last
-// l0Window, twice it at the compaction point, once it halfway to the
-// stall point, half of it two below the stall point, a quarter of it one
-// below (CockroachDB's shape, on Pebble's own thresholds): the further L0
-// is from healthy, the faster compactions must outrun the writes. Halfway
-// and not lower: a compaction out of a deeper L0 moves more per byte of
-// CPU, so holding L0 near the compaction point costs the writes goodput
-// without sparing them a stall. Before anything left L0, the flush rate stands
-// in for what compactions move (a compaction rewrites what a flush
-// wrote, and is no faster).
+// l0Window of time in which compactions out of it were due, twice it at
+// the compaction point, once it halfway to the stall point, half of it
+// two below the stall point, a quarter of it one below (CockroachDB's
+// shape, on Pebble's own thresholds): the further L0 is from healthy, the
+// faster compactions must outrun the writes. Halfway and not lower: a
+// compaction out of a deeper L0 moves more per byte of CPU, so holding L0
+// near the compaction point costs the writes goodput without sparing
+// them a stall. Until something has left L0 in that window, half the
+// flush rate stands in for what compactions move (a compaction rewrites
+// what a flush wrote, and is no faster).
 func (c *Controller) l0Rate(s Sample) (float64, bool) {
 	lo, hi := s.L0CompactSublevels, s.L0StallSublevels
 	if hi <= 0 || lo <= 0 || s.L0Sublevels < lo {

@@ -192,6 +192,46 @@ func TestDeepL0HoldsWritesNearWhatLeavesIt(t *testing.T) {
 	assert.InDelta(t, 0.75, st.s.overloadAt(9), 1e-9, "9 of 12 sublevels")
 }
 
+// TestL0RateCountsOnlyWhileCompactionsAreDue: what compactions move out
+// of L0 is measured over the spans in which L0 was at or past the
+// compaction point. Bytes that left a shallow L0, and the quiet time
+// around them, do not count: when a flood brings L0 to the compaction
+// point after a quiet spell, half the flush rate stands in until a
+// compaction out of it has ended; 5 s after the last span measured it
+// stands in again.
+func TestL0RateCountsOnlyWhileCompactionsAreDue(t *testing.T) {
+	st := newStore()
+	st.tick()
+	st.flush(64*mib, 640*time.Millisecond) // 100 MiB/s, into L0
+	st.s.L0Sublevels = 2
+	for i := range 50 { // 5 s below the compaction point
+		if i == 25 {
+			st.s.L0Bytes -= 20 * mib // Pebble compacted some of L0 all the same
+		}
+		require.False(t, st.tick().Paced())
+	}
+	st.s.L0Sublevels = 4
+	d := st.tick()
+	require.Equal(t, L0, d.Cause)
+	assert.InDelta(t, 2*50*mib, d.Rate, 1, "the quiet spell (20 MiB in 5 s) is not what compactions move")
+	for range 10 { // 1 s due, a compaction running: nothing has left yet
+		d = st.tick()
+	}
+	assert.InDelta(t, 2*50*mib, d.Rate, 1, "nothing has left L0 since it was due")
+
+	st.s.L0Bytes -= 33 * mib // the compaction ends: 33 MiB over 1.1 s due
+	d = st.tick()
+	assert.InDelta(t, 2*30*mib, d.Rate, 0.001*mib)
+
+	st.s.L0Sublevels = 3
+	for range 60 { // 6 s below the compaction point again
+		require.False(t, st.tick().Paced())
+	}
+	st.s.L0Sublevels = 4
+	d = st.tick()
+	assert.InDelta(t, 2*50*mib, d.Rate, 1, "the last compaction measured is over 5 s old")
+}
+
 // TestTheTighterLimitWins: a waiting memtable and a deep L0 at once give
 // the lower of the two limits, named by its cause.
 func TestTheTighterLimitWins(t *testing.T) {
