@@ -109,7 +109,9 @@ func defineFlags(fs *flag.FlagSet, c *server.Config) {
 		"row cache of recently read values in front of Pebble, `MiB` >= 0 (0: off; a write drops its key before it is acknowledged)")
 	fs.Var(choice(&c.Compression, store.ParseCompression, compressionString), "compression",
 		"Pebble block `compression`: none|snappy|minlz|zstd (random values do not compress; none skips the attempt)")
-	intVar(fs, &c.MemTableMiB, "memtable-mb", "Pebble memtable size, `MiB` in 1..4095 (up to twice this in memory while one flushes)")
+	intVar(fs, &c.MemTableMiB, "memtable-mb", "Pebble memtable size, `MiB` in 1..4095 (up to -memtable-stop-writes times this in memory while flushes run behind)")
+	intVar(fs, &c.MemTableStopWrites, "memtable-stop-writes",
+		"Pebble: memtables, the one being written included, that may wait for their flushes before writes stall, `n` in 2..64")
 	intVar(fs, &c.L0CompactionThreshold, "l0-compaction-threshold", "Pebble: L0 sub-levels that start an L0 compaction, `n` in 1..1000")
 	intVar(fs, &c.L0StopWritesThreshold, "l0-stop-writes-threshold", "Pebble: L0 sub-levels that stall writes, `n` from -l0-compaction-threshold to 1000")
 	boolVar(fs, &c.CompactOnOpen, "compact-at-start", "Pebble: flush and compact the whole store before serving (benchmarks: reads from sstables, not the memtable)")

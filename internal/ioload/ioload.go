@@ -126,15 +126,16 @@ const (
 	// minRate is the least a limit grants, so that a store that measured
 	// nothing yet still lets a trickle of writes through (64 KiB/s).
 	minRate = 64 << 10
-	// The memtable being written while another waits for its flush may
-	// take at most its size less fillMargin before that flush ends:
-	// writes already let through but not yet written (queued for a slot,
-	// the pacer's burst) take the margin. A flush's own speed swings
-	// threefold from one to the next (it shares the CPU with compactions
-	// and requests), so the flush rate alone fills the memtable before a
-	// slow flush ends; the fill bounds it whatever the flush does.
+	// The memtables written while another waits for its flush may take
+	// at most fillable memtables less 1/fillMargin of one before that
+	// flush ends: writes already let through but not yet written (queued
+	// for a slot, the pacer's burst) take the margin. A flush's own speed
+	// swings threefold from one to the next (it shares the CPU with
+	// compactions and requests), so the flush rate alone fills the
+	// memtable before a slow flush ends; the fill bounds it whatever the
+	// flush does.
 	fillMargin = 8
-	// fillHorizon is the least time the room left in that memtable is
+	// fillHorizon is the least time the room left in those memtables is
 	// spread over: the next decision may come this late (the caller ticks
 	// every 100 ms or so, and at each flush's start and end).
 	fillHorizon = 200 * time.Millisecond
@@ -256,10 +257,9 @@ func (c *Controller) measure(at int64, span time.Duration, s Sample) {
 // than flushes drain, times the fraction, and never faster than the room
 // left in the memtable being written fills in the flush's expected
 // remaining time (see fillMargin and Sample.WrittenBytes). No limit while
-// one more full memtable would stay within the stall point (the memtable
-// being written is the only one).
+// the memtable being written is the only one.
 func (c *Controller) memTableRate(at int64, s Sample) (float64, bool) {
-	waiting := s.MemTableStallBytes > 0 && s.MemTableBytes+s.MemTableSize > s.MemTableStallBytes
+	waiting := s.MemTableSize > 0 && s.MemTableBytes > s.MemTableSize
 	if !waiting {
 		c.waitingSince = 0
 		return 0, false
@@ -281,12 +281,27 @@ func (c *Controller) memTableRate(at int64, s Sample) (float64, bool) {
 	return min(rate, fill), true
 }
 
-// fillRate is the rate at which the room left in the memtable being
-// written fills over the waiting flush's expected remaining time (at
-// least fillHorizon; the time a full memtable takes at the flush rate,
-// less the time it has waited).
+// fillable is how many memtables' worth writes may fill while a flush
+// runs: where the store lets more than two memtables wait
+// (MemTableStallBytes), all but one of those beyond the flushing one,
+// the last kept as a cushion; at two, the memtable being written alone.
+//
+// The cushion is what makes counting the fill from the flush's start
+// safe: a memtable that filled while the flush before ran waits its own
+// flush next, with the one being written already part full, and the
+// count, begun anew as that flush starts, misses that part (less than a
+// memtable).
+func fillable(s Sample) uint64 {
+	return max(s.MemTableStallBytes/s.MemTableSize, 3) - 2
+}
+
+// fillRate is the rate at which the room left (fillable memtables, less
+// fillMargin and what was written since the flush began) fills over the
+// waiting flush's expected remaining time (at least fillHorizon; the
+// time a full memtable takes at the flush rate, less the time it has
+// waited).
 func (c *Controller) fillRate(at int64, s Sample) float64 {
-	room := float64(s.MemTableSize - s.MemTableSize/fillMargin)
+	room := float64(fillable(s)*s.MemTableSize - s.MemTableSize/fillMargin)
 	room -= float64(s.WrittenBytes - min(c.filledFrom, s.WrittenBytes))
 	if room <= 0 {
 		return 0

@@ -89,6 +89,33 @@ func TestWaitingMemtableClosesAndReopensWrites(t *testing.T) {
 	assert.True(t, math.IsInf(d.Rate, 1))
 }
 
+// TestSpareMemtablesKeepOneAsACushion: where the store lets four
+// memtables wait (MemTableStallBytes 256 MiB), writes are paced as soon
+// as one waits, as at two; while its flush runs they may fill two
+// memtables (less the margin), not the three before the stall: the
+// fourth is a cushion for what the count of the fill misses.
+func TestSpareMemtablesKeepOneAsACushion(t *testing.T) {
+	st := newStore()
+	st.s.MemTableStallBytes = 256 * mib
+	st.tick()
+	st.flush(50*mib, 500*time.Millisecond) // 100 MiB/s: a memtable in 640 ms
+	require.False(t, st.tick().Paced())
+	st.s.MemTableBytes = 128 * mib // the first waits for its flush
+	d := st.tick()
+	require.True(t, d.Paced())
+	assert.Equal(t, MemTables, d.Cause)
+	assert.InDelta(t, 0.6*100*mib, d.Rate, 1, "room to spare: the flush rate's fraction")
+	assert.InDelta(t, 0.5, d.Overload, 1e-9, "two memtables of the four the store stalls at")
+
+	for range 10 { // 110 MiB in 1 s: the flush is late
+		st.s.WrittenBytes += 11 * mib
+		d = st.tick()
+	}
+	assert.InDelta(t, 10*mib/0.2, d.Rate, 1, "120 MiB of room, 10 left, over 200 ms")
+	st.s.WrittenBytes += 10 * mib
+	assert.Equal(t, float64(minRate), st.tick().Rate, "no room left: a trickle")
+}
+
 // TestTheMemtableBeingWrittenNeverFills: while a memtable waits for a
 // flush slower than measured, writes may fill the memtable being written
 // up to 7/8 of it and no further, however long the flush takes; a new

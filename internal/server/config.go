@@ -44,6 +44,7 @@ type Config struct {
 	// Pebble's write path (see store.Options for what each trades).
 	Compression             store.Compression
 	MemTableMiB             int
+	MemTableStopWrites      int
 	L0CompactionThreshold   int
 	L0StopWritesThreshold   int
 	ValueSeparationMinBytes int  // 0 = off
@@ -103,10 +104,15 @@ func DefaultConfig() Config {
 			CoDelTarget:     pool.DefaultCoDelTarget,
 			CoDelInterval:   pool.DefaultCoDelInterval,
 		},
-		CacheMiB:              1024,
-		RowCacheMiB:           DefaultRowCacheMiB,
-		Compression:           store.CompressionSnappy,
-		MemTableMiB:           store.DefaultMemTableBytes >> 20,
+		CacheMiB:    1024,
+		RowCacheMiB: DefaultRowCacheMiB,
+		Compression: store.CompressionSnappy,
+		MemTableMiB: store.DefaultMemTableBytes >> 20,
+		// CockroachDB's choice on Pebble: two memtables beyond the one
+		// that flushes and the one being written, so that a flush that
+		// runs slow (it shares the CPU with compactions) costs memory, not
+		// a stall of every write.
+		MemTableStopWrites:    4,
 		L0CompactionThreshold: 4,
 		L0StopWritesThreshold: 12,
 		IODelayDist:           store.DelayFixed,
@@ -220,19 +226,20 @@ func (c Config) Resolve() (Resolved, error) {
 // typing mistakes (an extra zero) that would otherwise surface as an
 // out-of-memory crash or a server that never answers.
 const (
-	maxWorkers         = 1 << 16
-	maxCapacity        = 1 << 24 // queues allocate their bound up front
-	maxShardsPerWorker = 64
-	maxCacheMiB        = 1 << 20 // 1 TiB; also the row cache's
-	maxMemTableMiB     = store.MaxMemTableBytes >> 20
-	maxL0Threshold     = 1000
-	maxBodyBytes       = 1 << 30 // bodies are held in memory
-	maxKeyBytes        = 64 << 10
-	maxHeaderBytes     = 1 << 20
-	maxConns           = 1 << 20
-	maxCoDelInterval   = time.Minute
-	maxIODelay         = time.Minute
-	maxIOConcurrency   = 1 << 20
+	maxWorkers            = 1 << 16
+	maxCapacity           = 1 << 24 // queues allocate their bound up front
+	maxShardsPerWorker    = 64
+	maxCacheMiB           = 1 << 20 // 1 TiB; also the row cache's
+	maxMemTableMiB        = store.MaxMemTableBytes >> 20
+	maxMemTableStopWrites = 64
+	maxL0Threshold        = 1000
+	maxBodyBytes          = 1 << 30 // bodies are held in memory
+	maxKeyBytes           = 64 << 10
+	maxHeaderBytes        = 1 << 20
+	maxConns              = 1 << 20
+	maxCoDelInterval      = time.Minute
+	maxIODelay            = time.Minute
+	maxIOConcurrency      = 1 << 20
 )
 
 // ConfigError is a setting kvserver cannot run with: the flag, the value
@@ -323,6 +330,8 @@ func (c Config) check(p pool.Config, combination error) error {
 		return bad("compression", c.Compression, "must be one of %v", store.Compressions)
 	case c.MemTableMiB < 1 || c.MemTableMiB > maxMemTableMiB:
 		return bad("memtable-mb", c.MemTableMiB, "must be between 1 and %d", maxMemTableMiB)
+	case c.MemTableStopWrites < 2 || c.MemTableStopWrites > maxMemTableStopWrites:
+		return bad("memtable-stop-writes", c.MemTableStopWrites, "must be between 2 and %d", maxMemTableStopWrites)
 	case c.L0CompactionThreshold < 1 || c.L0CompactionThreshold > maxL0Threshold:
 		return bad("l0-compaction-threshold", c.L0CompactionThreshold, "must be between 1 and %d", maxL0Threshold)
 	case c.L0StopWritesThreshold < c.L0CompactionThreshold || c.L0StopWritesThreshold > maxL0Threshold:
@@ -405,6 +414,7 @@ func (c Config) StoreOptions(log *slog.Logger) store.Options {
 		Logger:                  log,
 		Compression:             c.Compression,
 		MemTableBytes:           int64(c.MemTableMiB) << 20,
+		MemTableStopWrites:      c.MemTableStopWrites,
 		L0CompactionThreshold:   c.L0CompactionThreshold,
 		L0StopWritesThreshold:   c.L0StopWritesThreshold,
 		ValueSeparationMinBytes: c.ValueSeparationMinBytes,
@@ -426,7 +436,7 @@ func (c Resolved) LogAttrs() []any {
 		"shards_per_worker", p.ShardsPerWorker,
 		"codel_target", p.CoDelTarget, "codel_interval", p.CoDelInterval,
 		"sync", c.Sync, "cache_mb", c.CacheMiB, "row_cache_mb", c.RowCacheMiB,
-		"compression", string(c.Compression), "memtable_mb", c.MemTableMiB,
+		"compression", string(c.Compression), "memtable_mb", c.MemTableMiB, "memtable_stop_writes", c.MemTableStopWrites,
 		"l0_compaction_threshold", c.L0CompactionThreshold, "l0_stop_writes_threshold", c.L0StopWritesThreshold,
 		"value_separation_min", c.ValueSeparationMinBytes,
 		"compact_at_start", c.CompactOnOpen,

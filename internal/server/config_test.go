@@ -64,6 +64,8 @@ func TestConfigResolveNamesTheFlag(t *testing.T) {
 	f(func(c *Config) { c.RowCacheMiB = 1<<20 + 1 }, "row-cache-mb", "1048577")
 	f(func(c *Config) { c.Compression = "lz4" }, "compression", "lz4")
 	f(func(c *Config) { c.MemTableMiB = 0 }, "memtable-mb", "0")
+	f(func(c *Config) { c.MemTableStopWrites = 1 }, "memtable-stop-writes", "1")
+	f(func(c *Config) { c.MemTableStopWrites = 65 }, "memtable-stop-writes", "65")
 	f(func(c *Config) { c.L0CompactionThreshold = 0 }, "l0-compaction-threshold", "0")
 	f(func(c *Config) { c.L0StopWritesThreshold = 3 }, "l0-stop-writes-threshold", "3")
 	f(func(c *Config) { c.ValueSeparationMinBytes = -1 }, "value-separation-min", "-1")
@@ -167,11 +169,12 @@ func TestStoreOptions(t *testing.T) {
 	c := DefaultConfig()
 	c.DataDir, c.Sync, c.CacheMiB = "/x", true, 16
 	c.Compression, c.MemTableMiB, c.ValueSeparationMinBytes = store.CompressionNone, 128, 256
+	c.MemTableStopWrites = 6
 	c.L0CompactionThreshold, c.L0StopWritesThreshold = 8, 32
 	log := slog.Default()
 	assert.Equal(t, store.Options{
 		Dir: "/x", Sync: true, CacheBytes: 16 << 20, Logger: log,
-		Compression: store.CompressionNone, MemTableBytes: 128 << 20, ValueSeparationMinBytes: 256,
+		Compression: store.CompressionNone, MemTableBytes: 128 << 20, MemTableStopWrites: 6, ValueSeparationMinBytes: 256,
 		L0CompactionThreshold: 8, L0StopWritesThreshold: 32,
 	}, c.StoreOptions(log))
 }

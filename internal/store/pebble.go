@@ -52,9 +52,16 @@ type Options struct {
 	// MemTableBytes is the size of one memtable; 0 means
 	// DefaultMemTableBytes. A larger memtable batches more writes per flush
 	// (fewer, larger L0 files, less compaction work per byte) at the cost of
-	// memory (up to twice this while one flushes) and a longer WAL replay
-	// after a crash.
+	// memory (up to MemTableStopWrites times this while flushes run behind)
+	// and a longer WAL replay after a crash.
 	MemTableBytes int64
+	// MemTableStopWrites is how many memtables' worth of bytes, the one
+	// being written included, may wait for their flushes before writes
+	// stall; 0 means Pebble's default of 2 (a stall whenever the memtable
+	// being written fills before the one ahead of it has flushed). More
+	// lets a flush that runs slower than the ones before it be absorbed by
+	// one more memtable instead of a stall, at the cost of that memory.
+	MemTableStopWrites int
 	// L0CompactionThreshold is the L0 read amplification (sub-level count)
 	// at which an L0 compaction starts; 0 means Pebble's default of 4.
 	// Higher defers compaction work (fewer, larger compactions) at the cost
@@ -138,12 +145,13 @@ func pebbleOptions(opts Options, cache *pebble.Cache, stalls *writeStalls, flush
 		Cache: cache,
 		// A new store gets the newest stable on-disk format (value
 		// separation needs it); an older store is ratcheted up on open.
-		FormatMajorVersion:    pebble.FormatNewest,
-		MemTableSize:          uint64(opts.MemTableBytes),
-		L0CompactionThreshold: opts.L0CompactionThreshold,
-		L0StopWritesThreshold: opts.L0StopWritesThreshold,
-		Logger:                pebbleLogger{opts.Logger},
-		EventListener:         stalls.listener(),
+		FormatMajorVersion:          pebble.FormatNewest,
+		MemTableSize:                uint64(opts.MemTableBytes),
+		MemTableStopWritesThreshold: opts.MemTableStopWrites,
+		L0CompactionThreshold:       opts.L0CompactionThreshold,
+		L0StopWritesThreshold:       opts.L0StopWritesThreshold,
+		Logger:                      pebbleLogger{opts.Logger},
+		EventListener:               stalls.listener(),
 	}
 	wake := func(pebble.FlushInfo) {
 		select {

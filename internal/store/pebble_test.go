@@ -128,6 +128,17 @@ func TestPebbleOptions(t *testing.T) {
 	})
 	f(Options{MemTableBytes: 1 << 20, L0CompactionThreshold: 2, L0StopWritesThreshold: 20}, func(*testing.T, *pebble.Metrics) {})
 
+	th := func(opts Options) Thresholds {
+		t.Helper()
+		opts.Dir = t.TempDir()
+		s, err := Open(opts)
+		require.NoError(t, err)
+		defer s.Close()
+		return s.Metrics().Thresholds
+	}
+	assert.Equal(t, uint64(2<<20), th(Options{MemTableBytes: 1 << 20}).MemTableStallBytes, "Pebble's default: two memtables")
+	assert.Equal(t, uint64(4<<20), th(Options{MemTableBytes: 1 << 20, MemTableStopWrites: 4}).MemTableStallBytes)
+
 	_, err := Open(Options{Dir: t.TempDir(), L0CompactionThreshold: 8, L0StopWritesThreshold: 4})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "L0StopWritesThreshold")
