@@ -290,7 +290,7 @@ func (c *Controller) memTableRate(at int64, s Sample) (float64, bool) {
 // safe: a memtable that filled while the flush before ran waits its own
 // flush next, with the one being written already part full, and the
 // count, begun anew as that flush starts, misses that part (less than a
-// memtable).
+// memtable). Asked only while a memtable waits (s.MemTableSize > 0).
 func fillable(s Sample) uint64 {
 	return max(s.MemTableStallBytes/s.MemTableSize, 3) - 2
 }
