@@ -59,7 +59,7 @@ func submitting(p Pool, task Task) <-chan struct{} {
 }
 
 // TestAutoWritesAtTheirBoundLeaveReadsAdmitted: with the write class's
-// slot held and its queue at the bound (20 ms of 1-ms holds), a first
+// slot held and its queue at the bound (250 ms of 1-ms holds), a first
 // write is refused and a retried one too; a read meanwhile runs at once
 // on its own slot, and one queued behind a held read slot is judged by
 // the read queue alone (its expected wait is one hold, not the writes').
@@ -72,7 +72,11 @@ func TestAutoWritesAtTheirBoundLeaveReadsAdmitted(t *testing.T) {
 	held.work = func() { <-releaseWrites }
 	place(t, p.writes, held)
 	var writes []*writeProbe
-	for range 20 { // the 20th waits 20 × 1 ms: at the bound
+	// A write may expect to wait a quarter of the pace bound for a slot
+	// (250 ms), not the 20 holds a read may: the last of these waits 250
+	// holds of 1 ms, at the bound.
+	atBound := int(autoWaitMax / expireWaits / time.Millisecond)
+	for range atBound {
 		w := &writeProbe{bytes: 100}
 		place(t, p.writes, w)
 		writes = append(writes, w)
@@ -95,7 +99,7 @@ func TestAutoWritesAtTheirBoundLeaveReadsAdmitted(t *testing.T) {
 	place(t, p, queued) // waits 1 ms for the read slot: under the read bound
 	assert.Zero(t, queued.answers(), "queued behind the held read slot")
 	assert.Equal(t, time.Millisecond, p.Drain(&probe{}), "a read's drain counts the read queue only")
-	assert.Equal(t, 20*time.Millisecond, p.Drain(&writeProbe{}), "a write's counts the write queue")
+	assert.Equal(t, time.Duration(atBound)*time.Millisecond, p.Drain(&writeProbe{}), "a write's counts the write queue")
 
 	close(releaseReads)
 	close(releaseWrites)
@@ -107,12 +111,41 @@ func TestAutoWritesAtTheirBoundLeaveReadsAdmitted(t *testing.T) {
 	r, w := p.ClassStats()
 	assert.EqualValues(t, 3, r.Completed)
 	assert.Zero(t, r.RejectedTotal())
-	assert.EqualValues(t, 21, w.Completed)
+	assert.EqualValues(t, atBound+1, w.Completed)
 	assert.EqualValues(t, 1, w.Rejected[ReasonFull])
 	assert.EqualValues(t, 1, w.Rejected[ReasonRetry])
 	s := p.Stats()
 	assert.EqualValues(t, r.Submitted+w.Submitted, s.Submitted)
 	assert.EqualValues(t, 2, s.RejectedTotal())
+}
+
+// TestAutoWritesWaitForASlotLongerThanReads: a write that waited for a
+// slot 4 × the bound its class's holds would give (80 ms of 1-ms holds:
+// what expires a read) still runs, for a write refused comes back with
+// its body; one that waited 4 × a quarter of the pace bound (1 s)
+// expires, unrun.
+func TestAutoWritesWaitForASlotLongerThanReads(t *testing.T) {
+	lim := newTimedSlots(1, time.Millisecond, time.Millisecond)
+	clock := newFakeClock()
+	p := twoClasses(t, lim, clock)
+	wait := func(d time.Duration) *writeProbe {
+		t.Helper()
+		release := make(chan struct{})
+		held := &writeProbe{}
+		held.work = func() { <-release }
+		place(t, p.writes, held)
+		queued := &writeProbe{bytes: 100}
+		place(t, p.writes, queued)
+		clock.Advance(d)
+		close(release)
+		waitIdle(t, p)
+		return queued
+	}
+	late := wait(81 * time.Millisecond)
+	assert.EqualValues(t, 1, late.runs.Load(), "past what expires a read")
+	stale := wait(autoWaitMax + time.Millisecond)
+	assert.Zero(t, stale.runs.Load())
+	assert.EqualValues(t, ReasonExpired, stale.reason.Load())
 }
 
 // TestAutoPacesWritesToTheRate: once a rate is set a write takes its

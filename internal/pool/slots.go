@@ -307,7 +307,8 @@ func (p *slotPool) overBound(t Task) (Reason, bool) {
 }
 
 // waitBound is the longest a task may expect to wait (Config.MaxWait, or
-// the one AutoMaxWait derives from the lowest slot hold measured) and the
+// the one AutoMaxWait derives from the lowest slot hold measured, for a
+// paced pool's writes at least a quarter of paceBound) and the
 // median slot hold now; ok is false where there is no bound, or no window
 // of tasks has been timed yet to estimate a wait by.
 func (p *slotPool) waitBound() (bound, median time.Duration, ok bool) {
@@ -322,7 +323,17 @@ func (p *slotPool) waitBound() (bound, median time.Duration, ok bool) {
 		return p.cfg.MaxWait, median, true
 	}
 	serve := autoWaitRTTs * lowest / time.Duration(max(p.lim.Current(), 1))
-	return min(max(serve, autoWaitMin), autoWaitMax), median, true
+	bound = min(max(serve, autoWaitMin), autoWaitMax)
+	if p.pace != nil {
+		// Writes: a write refused comes back with its body, read again
+		// for nothing, where one that waits costs nothing until its turn;
+		// and what a write costs the store is paid later, in flushes and
+		// compactions, not in the slot hold this bound is derived from.
+		// So a write may expect to wait a quarter of the pace bound for a
+		// slot, and expires after it in all (expireWaits × bound).
+		bound = max(bound, p.paceBound()/expireWaits)
+	}
+	return bound, median, true
 }
 
 // expectedWait is how long the ahead-th task in the queue waits for a
