@@ -325,12 +325,9 @@ func (p *slotPool) waitBound() (bound, median time.Duration, ok bool) {
 	serve := autoWaitRTTs * lowest / time.Duration(max(p.lim.Current(), 1))
 	bound = min(max(serve, autoWaitMin), autoWaitMax)
 	if p.pace != nil {
-		// Writes: a write refused comes back with its body, read again
-		// for nothing, where one that waits costs nothing until its turn;
-		// and what a write costs the store is paid later, in flushes and
-		// compactions, not in the slot hold this bound is derived from.
-		// So a write may expect to wait a quarter of the pace bound for a
-		// slot, and expires after it in all (expireWaits × bound).
+		// Writes, for paceBound's reasons, and because a write refused
+		// comes back with its body: a quarter of the pace bound for a
+		// slot, the whole of it before one expires (expireWaits × bound).
 		bound = max(bound, p.paceBound()/expireWaits)
 	}
 	return bound, median, true
