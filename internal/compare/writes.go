@@ -67,7 +67,7 @@ func (r *step) writesRun(ctx context.Context, wl string, v *result.VariantResult
 	reads, flood := writesConfigs(r.loadConfig(srv), wp, r.o.MaxConns, time.Now().Add(writesStartIn))
 
 	stopTrace := saturate.TraceSelfCPU(wp.Interval / 4)
-	stopScrape := scrapeWrites(ctx, srv.Server, reads.StartAt, wp.Interval)
+	scrape := scrapeWrites(ctx, srv.Server, reads.StartAt, wp.Interval)
 	var fl struct {
 		res  *record.Result
 		note string
@@ -82,7 +82,11 @@ func (r *step) writesRun(ctx context.Context, wl string, v *result.VariantResult
 	})
 	m, ok := r.measure(ctx, srv, step, reads, dir)
 	wg.Wait()
-	samples := stopScrape()
+	if ok && fl.err == nil && fl.res != nil {
+		start := fl.res.Start.Sub(m.res.Start).Seconds()
+		scrape.awaitAbsorbed(ctx, start, start+fl.res.Elapsed.Seconds(), time.Now().Add(plan.WritesAbsorbWithin))
+	}
+	samples := scrape.stop()
 	trace := stopTrace()
 	switch {
 	case !ok:
@@ -164,29 +168,64 @@ func writesPoints(res *record.Result, off float64, trace *saturate.CPUTrace) []r
 	return out
 }
 
+// writesScrape reads a kvserver's result.WritesMetrics once an interval
+// (scrapeWrites) until stopped.
+type writesScrape struct {
+	mu       sync.Mutex
+	samples  []result.ServerSample
+	interval time.Duration
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+}
+
 // scrapeWrites reads srv's result.WritesMetrics from start and every iv
-// after until stop is called, which returns the samples, each at its
-// time since start. A read that fails is left out: the samples say when
-// each was taken.
-func scrapeWrites(ctx context.Context, srv *harness.Server, start time.Time, iv time.Duration) (stop func() []result.ServerSample) {
+// after until stop is called, each sample at its time since start. A
+// read that fails is left out: the samples say when each was taken.
+func scrapeWrites(ctx context.Context, srv *harness.Server, start time.Time, iv time.Duration) *writesScrape {
 	ctx, cancel := context.WithCancel(ctx)
-	var samples []result.ServerSample
-	var wg sync.WaitGroup
-	wg.Go(func() {
+	s := &writesScrape{interval: iv, cancel: cancel}
+	s.wg.Go(func() {
 		for next := start; waitUntil(ctx, next); next = next.Add(iv) {
 			at := time.Now()
 			families, err := srv.Metrics(ctx)
 			if err != nil {
 				continue
 			}
-			samples = append(samples, result.ServerSample{T: at.Sub(start).Seconds(), Values: writesValues(families)})
+			s.mu.Lock()
+			s.samples = append(s.samples, result.ServerSample{T: at.Sub(start).Seconds(), Values: writesValues(families)})
+			s.mu.Unlock()
 		}
 	})
-	return func() []result.ServerSample {
-		cancel()
-		wg.Wait()
-		return samples
+	return s
+}
+
+// awaitAbsorbed returns once the samples say the store has absorbed the
+// flood from floodStart to floodEnd (result.AbsorbedAt), or at deadline,
+// or at once where the last sample has no L0 sublevels (a kvserver that
+// does not serve them never will).
+func (s *writesScrape) awaitAbsorbed(ctx context.Context, floodStart, floodEnd float64, deadline time.Time) {
+	for {
+		s.mu.Lock()
+		samples := s.samples
+		s.mu.Unlock()
+		if len(samples) == 0 || result.AbsorbedAt(samples, floodStart, floodEnd) > 0 {
+			return
+		}
+		if _, ok := samples[len(samples)-1].Values[result.MetricL0Sublevels]; !ok {
+			return
+		}
+		next := time.Now().Add(s.interval)
+		if next.After(deadline) || !waitUntil(ctx, next) {
+			return
+		}
 	}
+}
+
+// stop ends the reads and returns the samples.
+func (s *writesScrape) stop() []result.ServerSample {
+	s.cancel()
+	s.wg.Wait()
+	return s.samples
 }
 
 // writesValues are the series of result.WritesMetrics in families, each

@@ -50,8 +50,10 @@ type WritesVariant struct {
 	// in the flood's worst second and over the run (ms).
 	ReadsRefused, RefusedShare, WorstReadRate, WorstReadP99, ReadP99 Estimate
 	// Writes: answered (201) a second from the flood's start to its last
-	// answer, refused (503), and their p99 (ms).
-	WriteGoodput, WritesRefused, WriteP99 Estimate
+	// answer, refused (503), and their p99 (ms); AbsorbedGoodput the
+	// answers a second from the flood's start until the store had
+	// absorbed them (WritesFigures.AbsorbedAt; N: the runs that saw it).
+	WriteGoodput, WritesRefused, WriteP99, AbsorbedGoodput Estimate
 	// kvserver's: Pebble's write stalls and their seconds, its most L0
 	// sublevels, the seconds its admission paced writes.
 	Stalls, StallSeconds, L0Max, PacedSeconds Estimate
@@ -79,6 +81,13 @@ type WritesFigures struct {
 	WriteGoodput  float64
 	WritesRefused int64
 	WriteP99      time.Duration
+	// AbsorbedAt is when kvserver's store had absorbed the flood, in
+	// seconds since the read stream's start (result.AbsorbedAt), and
+	// AbsorbedGoodput the flood's answers a second from its start to
+	// then; NaN where the samples do not say (not served, or ended
+	// first). Writes that a store took faster than it compacts them are
+	// paid for after the flood: this is the rate it sustains.
+	AbsorbedAt, AbsorbedGoodput float64
 	// Stalls and StallSeconds are Pebble's write stalls over the run,
 	// L0Max its most L0 sublevels, PacedSeconds how long the admission
 	// paced writes; NaN where kvserver did not serve the metric.
@@ -122,6 +131,9 @@ type WritesJudgement struct {
 	// Pebble never stalled its writes. Goodput: its write goodput at
 	// least plan.WritesGoodputShare of direct's.
 	Refused, P99, Stalls, Goodput WritesTarget
+	// Absorbed is each judged pair's AbsorbedGoodput over direct's, in
+	// repetition order, where both runs saw their store absorb the flood.
+	Absorbed []float64 `json:",omitempty"`
 }
 
 // WritesTarget is one target's verdict over the judged pairs: met where
@@ -132,7 +144,13 @@ type WritesTarget struct {
 	Met, Of           int
 	Exceeded, Seconds int `json:",omitempty"`
 	WorstExceeded     int `json:",omitempty"`
-	NotJudged         WritesUnjudged
+	// SecondsStalled are those of the Seconds in which Pebble held
+	// direct's writes back for StalledShare of the second or more, and
+	// ExceededStalled those of the Exceeded ones: direct's reads then had
+	// kvserver to themselves, and were faster than beside writes that
+	// flow.
+	SecondsStalled, ExceededStalled int `json:",omitempty"`
+	NotJudged                       WritesUnjudged
 }
 
 // WritesUnjudged is why a target was not judged.
@@ -200,9 +218,11 @@ func p99Noise(runs []*WritesFigures) WritesTarget {
 			if i == j || a.LoaderBound || b.LoaderBound {
 				continue
 			}
-			over, seconds := p99Exceeded(a, b)
+			over, seconds, stalled, overStalled := p99Exceeded(a, b)
 			t.Exceeded += over
 			t.Seconds += seconds
+			t.SecondsStalled += stalled
+			t.ExceededStalled += overStalled
 		}
 	}
 	return t
@@ -213,12 +233,16 @@ func p99Noise(runs []*WritesFigures) WritesTarget {
 // loader's CPU share at which it counts as out of CPU.
 func WritesFiguresOf(r *result.WritesRun, p *plan.Writes, tol time.Duration, busy float64) *WritesFigures {
 	f := &WritesFigures{Repeat: r.Repeat, Run: r, ReadsRefused: r.Reads.Shed, ReadP99: r.Reads.P99,
-		WritesRefused: r.Writes.Shed, WriteP99: r.Writes.P99, WorstReadRate: math.NaN(), WorstReadAt: math.NaN(), WorstP99At: math.NaN()}
+		WritesRefused: r.Writes.Shed, WriteP99: r.Writes.P99, WorstReadRate: math.NaN(), WorstReadAt: math.NaN(), WorstP99At: math.NaN(),
+		AbsorbedAt: math.NaN(), AbsorbedGoodput: math.NaN()}
 	if r.Reads.Responses > 0 {
 		f.RefusedShare = float64(r.Reads.Shed) / float64(r.Reads.Responses)
 	}
 	if r.Writes.Elapsed > 0 && r.FloodEnd > r.FloodStart {
 		f.WriteGoodput = float64(r.Writes.OK) / (r.FloodEnd - r.FloodStart)
+		if at := result.AbsorbedAt(r.Server, r.FloodStart, r.FloodEnd); at > r.FloodStart {
+			f.AbsorbedAt, f.AbsorbedGoodput = at, float64(r.Writes.OK)/(at-r.FloodStart)
+		}
 	}
 	f.Flood = floodIntervals(r.ReadSeries, p)
 	for _, i := range f.Flood {
@@ -339,7 +363,7 @@ func labelValue(labels, label string) string {
 
 // summarize sets wv's figures over its runs.
 func (wv *WritesVariant) summarize() {
-	var refused, share, worst, worstP99, p99, goodput, wrefused, wp99, stalls, stallSecs, l0, paced []float64
+	var refused, share, worst, worstP99, p99, goodput, wrefused, wp99, absorbed, stalls, stallSecs, l0, paced []float64
 	for _, f := range wv.Runs {
 		if f.LoaderBound {
 			wv.NotJudged++
@@ -347,12 +371,13 @@ func (wv *WritesVariant) summarize() {
 		refused, share = append(refused, float64(f.ReadsRefused)), append(share, f.RefusedShare)
 		worst, worstP99, p99 = appendKnown(worst, f.WorstReadRate), append(worstP99, ms(f.WorstReadP99)), append(p99, ms(f.ReadP99))
 		goodput, wrefused, wp99 = append(goodput, f.WriteGoodput), append(wrefused, float64(f.WritesRefused)), append(wp99, ms(f.WriteP99))
+		absorbed = appendKnown(absorbed, f.AbsorbedGoodput)
 		stalls, stallSecs = appendKnown(stalls, f.Stalls), appendKnown(stallSecs, f.StallSeconds)
 		l0, paced = appendKnown(l0, f.L0Max), appendKnown(paced, f.PacedSeconds)
 	}
 	wv.ReadsRefused, wv.RefusedShare, wv.WorstReadRate = estimateOf(refused), estimateOf(share), estimateOf(worst)
 	wv.WorstReadP99, wv.ReadP99 = estimateOf(worstP99), estimateOf(p99)
-	wv.WriteGoodput, wv.WritesRefused, wv.WriteP99 = estimateOf(goodput), estimateOf(wrefused), estimateOf(wp99)
+	wv.WriteGoodput, wv.WritesRefused, wv.WriteP99, wv.AbsorbedGoodput = estimateOf(goodput), estimateOf(wrefused), estimateOf(wp99), estimateOf(absorbed)
 	wv.Stalls, wv.StallSeconds, wv.L0Max, wv.PacedSeconds = estimateOf(stalls), estimateOf(stallSecs), estimateOf(l0), estimateOf(paced)
 }
 
@@ -441,15 +466,20 @@ func JudgeWrites(v, base *WritesVariant) *WritesJudgement {
 		} else {
 			refused = append(refused, f.ReadsRefused <= b.ReadsRefused)
 		}
-		over, seconds := p99Exceeded(f, b)
+		over, seconds, stalled, overStalled := p99Exceeded(f, b)
 		j.P99.Exceeded += over
 		j.P99.Seconds += seconds
+		j.P99.SecondsStalled += stalled
+		j.P99.ExceededStalled += overStalled
 		j.P99.WorstExceeded = max(j.P99.WorstExceeded, over)
 		p99 = append(p99, over <= allowedWrites(seconds))
 		if !math.IsNaN(f.Stalls) {
 			stalls = append(stalls, f.Stalls == 0)
 		}
 		goodput = append(goodput, f.WriteGoodput >= plan.WritesGoodputShare*b.WriteGoodput)
+		if !math.IsNaN(f.AbsorbedGoodput) && !math.IsNaN(b.AbsorbedGoodput) {
+			j.Absorbed = append(j.Absorbed, f.AbsorbedGoodput/b.AbsorbedGoodput)
+		}
 	}
 	why := UnjudgedLoader
 	if j.Pairs == 0 {
@@ -464,9 +494,10 @@ func JudgeWrites(v, base *WritesVariant) *WritesJudgement {
 }
 
 // p99Exceeded counts the flood intervals in which f's read p99 passed
-// plan.WritesP99Factor × b's in the same interval, of those both answered
-// reads in.
-func p99Exceeded(f, b *WritesFigures) (over, seconds int) {
+// plan.WritesP99Factor × b's in the same interval (over), of those both
+// answered reads in (seconds); and of each, those in which Pebble held
+// b's writes back for StalledShare of the interval or more.
+func p99Exceeded(f, b *WritesFigures) (over, seconds, stalled, overStalled int) {
 	for _, i := range f.Flood {
 		if i >= len(b.Run.ReadSeries) {
 			continue
@@ -476,11 +507,44 @@ func p99Exceeded(f, b *WritesFigures) (over, seconds int) {
 			continue
 		}
 		seconds++
+		held := stallSecondsIn(b.Run.Server, y.T, y.T+y.Length) >= StalledShare*y.Length
+		if held {
+			stalled++
+		}
 		if float64(x.P99) > plan.WritesP99Factor*float64(y.P99) {
 			over++
+			if held {
+				overStalled++
+			}
 		}
 	}
-	return over, seconds
+	return over, seconds, stalled, overStalled
+}
+
+// StalledShare is the share of an interval in which Pebble held writes
+// back that makes it a stalled one: nearly all of it, so that the
+// writes hardly flowed.
+const StalledShare = 0.9
+
+// stallSecondsIn is how long Pebble held writes back between t0 and t1
+// (seconds since the read stream's start), by the stall seconds counter
+// of the first samples at or after each; 0 where the samples do not say.
+func stallSecondsIn(samples []result.ServerSample, t0, t1 float64) float64 {
+	at := func(t float64) (float64, bool) {
+		for _, s := range samples {
+			if s.T >= t {
+				v, ok := s.Values[result.MetricWriteStallSeconds]
+				return v, ok
+			}
+		}
+		return 0, false
+	}
+	a, ok0 := at(t0)
+	b, ok1 := at(t1)
+	if !ok0 || !ok1 {
+		return 0
+	}
+	return b - a
 }
 
 // verdictOf is t with the verdict of its pairs' outcomes: met where all

@@ -151,6 +151,58 @@ func TestWritesP99PerSecond(t *testing.T) {
 	assert.Zero(t, j.P99.Exceeded)
 }
 
+// A second over the p99 rule in which Pebble held direct's writes back
+// for 90 % of it or more is counted apart (direct's reads then had
+// kvserver to themselves), as are all such flood seconds; a shorter
+// stall is not.
+func TestWritesP99OverWhileDirectStalled(t *testing.T) {
+	stallIn := func(seconds map[int]float64) func(r *result.WritesRun) {
+		return func(r *result.WritesRun) {
+			var total float64
+			for i := range r.Server {
+				r.Server[i].Values[result.MetricWriteStallSeconds] = total
+				total += seconds[i] // stalled over [i, i+1)
+			}
+		}
+	}
+	slow := func(r *result.WritesRun) {
+		for _, i := range []int{12, 15, 18} {
+			r.ReadSeries[i].P99 = 13 * time.Millisecond
+		}
+	}
+	_, j := judge(t, stallIn(map[int]float64{12: 0.95, 15: 1, 18: 0.75, 20: 1, 35: 1}), slow)
+	assert.Equal(t, 6, j.P99.Exceeded, "3 a pair")
+	assert.Equal(t, 4, j.P99.ExceededStalled, "seconds 12 and 15 of each pair, not 18")
+	assert.Equal(t, 6, j.P99.SecondsStalled, "12, 15 and 20 of each pair's flood seconds")
+}
+
+// The write goodput until absorbed counts the flood's 201s from its
+// start to the first sample after it with L0 and the memtables back to
+// their most before it; the pairs' ratios follow the repetitions.
+func TestWritesGoodputUntilAbsorbed(t *testing.T) {
+	debt := func(until int) func(r *result.WritesRun) {
+		return func(r *result.WritesRun) {
+			for i := range r.Server {
+				if i >= 11 && i < until {
+					r.Server[i].Values[result.MetricL0Sublevels] = 12
+				}
+			}
+		}
+	}
+	w, j := judge(t, debt(38), debt(34))
+	d, base := w.Variant("default"), w.Variant("direct")
+	assert.InDelta(t, 34.002, d.Runs[0].AbsorbedAt, 1e-9, "the first sample at L0 5, as before the flood")
+	assert.InDelta(t, 80_000/(34.002-10.004), d.AbsorbedGoodput.Median, 1e-6)
+	assert.InDelta(t, 80_000/(38.002-10.004), base.AbsorbedGoodput.Median, 1e-6)
+	require.Len(t, j.Absorbed, 2)
+	assert.InDelta(t, (38.002-10.004)/(34.002-10.004), j.Absorbed[0], 1e-9)
+
+	w, j = judge(t, debt(41), nil)
+	assert.True(t, math.IsNaN(w.Variant("direct").Runs[0].AbsorbedGoodput), "its samples ended first")
+	assert.Zero(t, w.Variant("direct").AbsorbedGoodput.N)
+	assert.Empty(t, j.Absorbed)
+}
+
 // Direct's runs against each other by the p99 rule: each ordered pair
 // counts, so a second one run spends at 1.3× the other's is counted
 // once (the other way round it is under), and a loader-bound run is left

@@ -64,6 +64,13 @@ const (
 	WritesGoodputShare = 0.9
 )
 
+// WritesAbsorbWithin is how long after a writes run's read stream ends
+// kvserver's metrics are still read while its store has not absorbed the
+// flood (result.AbsorbedAt): a store that took writes faster than it
+// compacts them pays that debt after the flood, and the writes counted to
+// the moment it has are the rate it sustains.
+const WritesAbsorbWithin = 30 * time.Second
+
 // WritesInterval is the writes runs' series interval and how often
 // kvserver's /metrics is read during them.
 const WritesInterval = time.Second

@@ -70,11 +70,13 @@ func writeWrites(b *page, c *result.Comparison, a *analysis.Analysis) {
 		"The flood's seconds are the read stream's %d intervals from %s to %s. "+
 		"Of them, the worst for reads answered is the one with the fewest (2xx, or 404), and the worst for the p99 the one with the highest corrected read p99. "+
 		"Write goodput is the flood's 201s a second, from its start to its last answer. "+
+		"Until absorbed, the same 201s count to the first second after the flood with L0 back under the point at which compactions out of it start (%d sublevels or fewer, or as many as before the flood). "+
+		"A store that took writes faster than it compacts them pays for them there; kvserver's metrics are read up to %s after the read stream for it. "+
 		"Stalls and L0 sublevels are Pebble's, as kvserver serves them; seconds paced are those in which its admission held writes to the store's pace. "+
 		"\"-\" marks a figure kvserver does not serve.\n\n",
-		aw.FloodSeconds, secs(p.FloodAt), secs(p.FloodEnd()))
+		aw.FloodSeconds, secs(p.FloodAt), secs(p.FloodEnd()), result.L0Quiet, secs(plan.WritesAbsorbWithin))
 	b.table("variant", "reads refused (503)", "share", "reads answered/s, worst flood second", "read p99, worst flood second", "read p99, whole run", "write goodput (201/s)",
-		"writes refused", "write p99", "Pebble write stalls", "stall seconds", "L0 sublevels, most", "seconds paced", "runs")
+		"write goodput until absorbed", "writes refused", "write p99", "Pebble write stalls", "stall seconds", "L0 sublevels, most", "seconds paced", "runs")
 	for _, v := range aw.Variants {
 		runs := fmt.Sprint(len(v.Runs))
 		if v.NotJudged > 0 {
@@ -83,7 +85,7 @@ func writeWrites(b *page, c *result.Comparison, a *analysis.Analysis) {
 		b.row(v.Name,
 			estCell(v.ReadsRefused, thousands), estCell(v.RefusedShare, pctCell), estCell(v.WorstReadRate, thousands),
 			estCell(v.WorstReadP99, msCell), estCell(v.ReadP99, msCell), estCell(v.WriteGoodput, thousands),
-			estCell(v.WritesRefused, thousands), estCell(v.WriteP99, msCell), estCell(v.Stalls, thousands),
+			absorbedCell(v), estCell(v.WritesRefused, thousands), estCell(v.WriteP99, msCell), estCell(v.Stalls, thousands),
 			estCell(v.StallSeconds, oneDecimal), estCell(v.L0Max, thousands), estCell(v.PacedSeconds, thousands), runs)
 	}
 	b.printf("\n")
@@ -111,13 +113,13 @@ func writeWritesTargets(b *page, c *result.Comparison, aw *analysis.Writes) {
 	for _, j := range aw.Judgements {
 		p99 := targetCell(j.P99)
 		if j.P99.Seconds > 0 {
-			p99 += fmt.Sprintf("; %d of %d flood seconds over", j.P99.Exceeded, j.P99.Seconds)
+			p99 += fmt.Sprintf("; %d of %d flood seconds over", j.P99.Exceeded, j.P99.Seconds) + stalledOver(j.P99)
 		}
 		b.row(j.Variant, targetCell(j.Refused), p99, targetCell(j.Stalls), targetCell(j.Goodput))
 	}
 	b.printf("\n")
 	if n := aw.DirectNoise; n.Seconds > 0 {
-		b.printf("By the same rule, `direct`'s runs against each other: %d of %d flood seconds over.\n\n", n.Exceeded, n.Seconds)
+		b.printf("By the same rule, `direct`'s runs against each other: %d of %d flood seconds over%s.\n\n", n.Exceeded, n.Seconds, stalledOver(n))
 	}
 }
 
@@ -135,7 +137,7 @@ func writeWritesRuns(b *page, c *result.Comparison, aw *analysis.Writes) {
 	b.printf("### Runs\n\n")
 	b.printf("In the order they ran; \"at\" is the interval's start, in seconds since the read stream's. Admission refusals are kvserver's own count by class, where it serves one. " +
 		"The loader's CPU is its whole process's, the read stream's and the flood's together. Each run's files are under its folder (the flood's in `flood/`).\n\n")
-	b.table("variant", "run", "reads refused", "reads answered/s, worst flood second", "read p99, worst flood second", "read p99", "write goodput", "writes refused", "stalls",
+	b.table("variant", "run", "reads refused", "reads answered/s, worst flood second", "read p99, worst flood second", "read p99", "write goodput", "until absorbed", "writes refused", "stalls",
 		"L0 most", "admission refused: reads / writes", "loader", "folder")
 	figures := map[*result.WritesRun]*analysis.WritesFigures{}
 	for _, v := range aw.Variants {
@@ -157,10 +159,42 @@ func writeWritesRuns(b *page, c *result.Comparison, aw *analysis.Writes) {
 			admission = thousands(f.AdmissionRejected["read"]) + " / " + thousands(f.AdmissionRejected["write"])
 		}
 		b.row(r.Variant, r.Repeat, thousands(float64(f.ReadsRefused))+" ("+pctCell(f.RefusedShare)+")", thousandsOrDash(f.WorstReadRate)+" (at "+orDash("%g s", f.WorstReadAt)+")",
-			duration(f.WorstReadP99)+" (at "+orDash("%g s", f.WorstP99At)+")", duration(f.ReadP99), thousands(f.WriteGoodput), thousands(float64(f.WritesRefused)),
+			duration(f.WorstReadP99)+" (at "+orDash("%g s", f.WorstP99At)+")", duration(f.ReadP99), thousands(f.WriteGoodput), absorbedRunCell(f), thousands(float64(f.WritesRefused)),
 			stalls, thousandsOrDash(f.L0Max), admission, loaderCell(f, c.Criteria.LoaderBusy), "`"+r.Dir+"`")
 	}
 	b.printf("\n")
+}
+
+// absorbedCell is a variant's write goodput until its store absorbed the
+// flood, with how many of its runs saw that where not all did.
+func absorbedCell(v *analysis.WritesVariant) string {
+	s := estCell(v.AbsorbedGoodput, thousands)
+	if n := v.AbsorbedGoodput.N; n > 0 && n < len(v.Runs) {
+		s += fmt.Sprintf(" in %d of %d runs", n, len(v.Runs))
+	}
+	return s
+}
+
+// absorbedRunCell is a run's write goodput until its store absorbed the
+// flood, and when: "1,702 (at 34 s)"; "-" where its samples do not say.
+func absorbedRunCell(f *analysis.WritesFigures) string {
+	if math.IsNaN(f.AbsorbedGoodput) {
+		return "-"
+	}
+	return fmt.Sprintf("%s (at %.0f s)", thousands(f.AbsorbedGoodput), f.AbsorbedAt)
+}
+
+// stalledOver is how many of a p99 target's seconds over fell in seconds
+// in which Pebble held direct's writes back for nearly all of the second,
+// and how many of the judged seconds were such: ", 6 of them while
+// Pebble held direct's writes back for 90 % of the second or more (14 of
+// the 40 were such)"; "" where none was.
+func stalledOver(t analysis.WritesTarget) string {
+	if t.SecondsStalled == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d of them while Pebble held direct's writes back for %.0f %% of the second or more (%d of the %d were such)",
+		t.ExceededStalled, 100*analysis.StalledShare, t.SecondsStalled, t.Seconds)
 }
 
 // loaderCell is a run's loader: "kept up (loader ≤ 41 %)", or why it was
@@ -232,10 +266,26 @@ func writesSentences(aw *analysis.Writes) []string {
 		out = append(out,
 			fmt.Sprintf("%s against direct, reads: refused %s, %s of them, %s; p99 within %.1f× direct's second by second, %s.%s",
 				who, estCell(v.ReadsRefused, thousands), pctCell(v.RefusedShare.Median), verdictWord(j.Refused), plan.WritesP99Factor, verdictWord(j.P99)+p99Over(j.P99), judged),
-			fmt.Sprintf("%s against direct, writes: Pebble stalled them %s times, %s; goodput %s a second against direct's %s, %s.",
-				who, estCell(v.Stalls, thousands), verdictWord(j.Stalls), estCell(v.WriteGoodput, thousands), baseGoodput(base), verdictWord(j.Goodput)))
+			fmt.Sprintf("%s against direct, writes: Pebble stalled them %s times, %s; goodput %s a second against direct's %s, %s.%s",
+				who, estCell(v.Stalls, thousands), verdictWord(j.Stalls), estCell(v.WriteGoodput, thousands), baseGoodput(base), verdictWord(j.Goodput), absorbedSentence(v, base, j)))
 	}
 	return out
+}
+
+// absorbedSentence compares v's write goodput until its store absorbed
+// the flood with direct's, pair by pair: " Until each store had absorbed
+// its writes: 1,750 a second against direct's 1,700 (paired 1.02, 0.97)."
+// "" where no pair saw both stores absorb it.
+func absorbedSentence(v, base *analysis.WritesVariant, j *analysis.WritesJudgement) string {
+	if base == nil || len(j.Absorbed) == 0 {
+		return ""
+	}
+	ratios := make([]string, len(j.Absorbed))
+	for i, r := range j.Absorbed {
+		ratios[i] = fmt.Sprintf("%.2f", r)
+	}
+	return fmt.Sprintf(" Until each store had absorbed its writes: %s a second against direct's %s (paired %s).",
+		estCell(v.AbsorbedGoodput, thousands), estCell(base.AbsorbedGoodput, thousands), strings.Join(ratios, ", "))
 }
 
 // baseGoodput is direct's median write goodput, "-" where it has none.

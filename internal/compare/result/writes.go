@@ -105,6 +105,39 @@ const (
 	MetricIOOverload = "kvserver_admission_io_overload"
 )
 
+// AbsorbedAt is when kvserver's store had absorbed a flood that started
+// at floodStart and was last answered at floodEnd (seconds since the read
+// stream's start): the first of samples from floodEnd on in which L0 had
+// no more sublevels than the larger of its most before the flood and
+// L0Quiet, compactions out of it done. A store that took writes faster
+// than it compacts them pays that debt after the flood; the writes
+// counted up to this moment are the rate it sustains. Memtables are not
+// waited for: a flush takes a fraction of a second, and adds a sublevel
+// that no compaction needs to move. 0 where no sample says so: kvserver
+// served no L0 sublevels before the flood, or the samples ended first.
+func AbsorbedAt(samples []ServerSample, floodStart, floodEnd float64) float64 {
+	most := -1.0
+	for _, s := range samples {
+		if v, ok := s.Values[MetricL0Sublevels]; ok && s.T < floodStart {
+			most = max(most, v)
+		}
+	}
+	if most < 0 {
+		return 0
+	}
+	for _, s := range samples {
+		if v, ok := s.Values[MetricL0Sublevels]; ok && s.T >= floodEnd && v <= max(most, L0Quiet) {
+			return s.T
+		}
+	}
+	return 0
+}
+
+// L0Quiet is the most L0 sublevels at which no compaction out of L0 is
+// due: one under the point at which kvserver's store starts them by
+// default (Pebble's L0CompactionThreshold, 4).
+const L0Quiet = 3
+
 // WritesMetrics are the families a writes run reads, in that order.
 var WritesMetrics = []string{
 	MetricWriteStalls, MetricWriteStallSeconds, MetricL0Sublevels, MetricMemtableBytes,
