@@ -82,9 +82,11 @@ func (r *step) writesRun(ctx context.Context, wl string, v *result.VariantResult
 	})
 	m, ok := r.measure(ctx, srv, step, reads, dir)
 	wg.Wait()
+	var floodStart, floodEnd float64 // since the read stream's start
 	if ok && fl.err == nil && fl.res != nil {
-		start := fl.res.Start.Sub(m.res.Start).Seconds()
-		scrape.awaitAbsorbed(ctx, start, start+fl.res.Elapsed.Seconds(), time.Now().Add(plan.WritesAbsorbWithin))
+		floodStart = fl.res.Start.Sub(m.res.Start).Seconds()
+		floodEnd = floodStart + fl.res.Elapsed.Seconds()
+		scrape.awaitAbsorbed(ctx, floodStart, floodEnd, time.Now().Add(plan.WritesAbsorbWithin))
 	}
 	samples := scrape.stop()
 	trace := stopTrace()
@@ -104,9 +106,8 @@ func (r *step) writesRun(ctx context.Context, wl string, v *result.VariantResult
 	run := &result.WritesRun{Variant: v.Name, Repeat: rep, Dir: rel, Server: samples,
 		Reads: writesTotals(res, api.Get), ReadSeries: writesPoints(res, 0, &trace),
 		ReadsAsked: lc.Asked, ReadsSendRate: lc.SendRate, ReadsUnsent: res.Unsent(), ReadConnWaits: res.ConnWaits, LoaderCPUs: res.LoaderCPUs}
-	off := fl.res.Start.Sub(res.Start).Seconds()
-	run.FloodStart, run.FloodEnd = off, off+fl.res.Elapsed.Seconds()
-	run.Writes, run.WriteSeries = writesTotals(fl.res, api.Put), writesPoints(fl.res, off, nil)
+	run.FloodStart, run.FloodEnd = floodStart, floodEnd
+	run.Writes, run.WriteSeries = writesTotals(fl.res, api.Put), writesPoints(fl.res, floodStart, nil)
 	r.logf("%s %s %s: reads %d, %d refused (503); writes %d answered (%.0f/s), %d refused; %s", wl, v.Name, step,
 		run.Reads.Responses, run.Reads.Shed, run.Writes.OK, record.PerSecond(run.Writes.OK, run.Writes.Elapsed), run.Writes.Shed, stallsText(samples))
 	return run
