@@ -139,6 +139,7 @@ func TestAutoWritesWaitForASlotLongerThanReads(t *testing.T) {
 		clock.Advance(d)
 		close(release)
 		waitIdle(t, p)
+		answered(t, &queued.probe) // its reason is stored after the pool counts it
 		return queued
 	}
 	late := wait(81 * time.Millisecond)
