@@ -42,6 +42,8 @@ func NewPebble(reg prometheus.Registerer, metrics func() store.PebbleMetrics) *P
 	add("read_amplification", "Sublevels and levels a point read may consult.", gauge, func(m store.PebbleMetrics) float64 { return float64(m.ReadAmp()) })
 	add("disk_usage_bytes", "Bytes the store uses on disk.", gauge, func(m store.PebbleMetrics) float64 { return float64(m.DiskSpaceUsage()) })
 	add("l0_sublevels", "Sublevels in L0; many mean writes outpace compaction.", gauge, func(m store.PebbleMetrics) float64 { return float64(m.Levels[0].Sublevels) })
+	add("l0_compaction_sublevels", "L0 sublevels at which compactions out of L0 start (the store's setting).", gauge, func(m store.PebbleMetrics) float64 { return float64(m.Thresholds.L0CompactSublevels) })
+	add("l0_stall_sublevels", "L0 sublevels at which Pebble holds every write back (the store's setting).", gauge, func(m store.PebbleMetrics) float64 { return float64(m.Thresholds.L0StallSublevels) })
 	add("write_stalls_total", "Times Pebble held every write back because writes outran flushes (memtables waiting) or compactions (L0 sublevels).", counter, func(m store.PebbleMetrics) float64 { return float64(m.WriteStalls) })
 	add("synced_reads_total", "GETs that waited for a WAL sync before answering because a write to a key of their stripe was in flight (-sync only): no GET returns a value kill -9 could take back.", counter, func(m store.PebbleMetrics) float64 { return float64(m.SyncedReads) })
 	add("write_stall_seconds_total", "Seconds Pebble held writes back, a stall under way included.", counter, func(m store.PebbleMetrics) float64 { return m.WriteStallTime.Seconds() })

@@ -349,6 +349,8 @@ func TestMetricsAndPprof(t *testing.T) {
 		`kvserver_pebble_wal_bytes_written_total`,
 		`kvserver_pebble_write_stalls_total 0`,
 		`kvserver_pebble_write_stall_seconds_total 0`,
+		`kvserver_pebble_l0_compaction_sublevels 4`, // Pebble's defaults
+		`kvserver_pebble_l0_stall_sublevels 12`,
 		`kvserver_http_connection_errors_total{kind="other"} 0`,
 		`kvserver_config_info{cache_mb="8",cap="10000",drop_closed_after="10ms",exec="handler",io_concurrency="0",io_delay="0s",io_delay_dist="fixed",limit="fixed",max_wait="0s",overflow="reject",pool="fifo",queue_timeout="1s",row_cache_mb="128",sync="false",version="`,
 		`kvserver_pool_rejected_total{pool="fifo",reason="deadline"} 0`,

@@ -70,7 +70,7 @@ func writeWrites(b *page, c *result.Comparison, a *analysis.Analysis) {
 		"The flood's seconds are the read stream's %d intervals from %s to %s. "+
 		"Of them, the worst for reads answered is the one with the fewest (2xx, or 404), and the worst for the p99 the one with the highest corrected read p99. "+
 		"Write goodput is the flood's 201s a second, from its start to its last answer. "+
-		"Until absorbed, the same 201s count to the first second after the flood with L0 back under the point at which compactions out of it start (%d sublevels or fewer, or as many as before the flood). "+
+		"Until absorbed, the same 201s count to the first second after the flood with L0 back under the point at which compactions out of it start (as kvserver says; %d sublevels or fewer where it does not), or as low as before the flood. "+
 		"A store that took writes faster than it compacts them pays for them there; kvserver's metrics are read up to %s after the read stream for it. "+
 		"Stalls and L0 sublevels are Pebble's, as kvserver serves them; seconds paced are those in which its admission held writes to the store's pace. "+
 		"\"-\" marks a figure kvserver does not serve.\n\n",

@@ -91,7 +91,10 @@ const (
 	MetricWriteStalls       = "kvserver_pebble_write_stalls_total"
 	MetricWriteStallSeconds = "kvserver_pebble_write_stall_seconds_total"
 	MetricL0Sublevels       = "kvserver_pebble_l0_sublevels"
-	MetricMemtableBytes     = "kvserver_pebble_memtable_bytes"
+	// MetricL0CompactSublevels is where the store starts compactions out
+	// of L0 (its setting).
+	MetricL0CompactSublevels = "kvserver_pebble_l0_compaction_sublevels"
+	MetricMemtableBytes      = "kvserver_pebble_memtable_bytes"
 	// MetricAdmissionRejected counts refusals by class ("read", "write")
 	// and reason; MetricAdmissionQueue is each class's queue depth.
 	MetricAdmissionRejected = "kvserver_admission_rejected_total"
@@ -108,8 +111,10 @@ const (
 // AbsorbedAt is when kvserver's store had absorbed a flood that started
 // at floodStart and was last answered at floodEnd (seconds since the read
 // stream's start): the first of samples from floodEnd on in which L0 had
-// no more sublevels than the larger of its most before the flood and
-// L0Quiet, compactions out of it done. A store that took writes faster
+// fewer sublevels than the point at which compactions out of it start
+// (MetricL0CompactSublevels where kvserver serves it, else one more than
+// L0Quiet), or no more than before the flood, compactions out of it
+// done. A store that took writes faster
 // than it compacts them pays that debt after the flood; the writes
 // counted up to this moment are the rate it sustains. Memtables are not
 // waited for: a flush takes a fraction of a second, and adds a sublevel
@@ -126,7 +131,15 @@ func AbsorbedAt(samples []ServerSample, floodStart, floodEnd float64) float64 {
 		return 0
 	}
 	for _, s := range samples {
-		if v, ok := s.Values[MetricL0Sublevels]; ok && s.T >= floodEnd && v <= max(most, L0Quiet) {
+		v, ok := s.Values[MetricL0Sublevels]
+		if !ok || s.T < floodEnd {
+			continue
+		}
+		quiet := float64(L0Quiet)
+		if at, ok := s.Values[MetricL0CompactSublevels]; ok && at > 0 {
+			quiet = at - 1
+		}
+		if v <= max(most, quiet) {
 			return s.T
 		}
 	}
@@ -134,13 +147,13 @@ func AbsorbedAt(samples []ServerSample, floodStart, floodEnd float64) float64 {
 }
 
 // L0Quiet is the most L0 sublevels at which no compaction out of L0 is
-// due: one under the point at which kvserver's store starts them by
-// default (Pebble's L0CompactionThreshold, 4).
+// due where kvserver does not say where it starts them: one under
+// Pebble's default (L0CompactionThreshold, 4).
 const L0Quiet = 3
 
 // WritesMetrics are the families a writes run reads, in that order.
 var WritesMetrics = []string{
-	MetricWriteStalls, MetricWriteStallSeconds, MetricL0Sublevels, MetricMemtableBytes,
+	MetricWriteStalls, MetricWriteStallSeconds, MetricL0Sublevels, MetricL0CompactSublevels, MetricMemtableBytes,
 	MetricAdmissionRejected, MetricAdmissionQueue, MetricWritePaced, MetricWriteRate, MetricIOOverload,
 }
 

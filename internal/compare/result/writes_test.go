@@ -28,3 +28,17 @@ func TestAbsorbedAt(t *testing.T) {
 	bare := []ServerSample{{T: 0.5, Values: map[string]float64{}}, {T: 9.5, Values: map[string]float64{MetricL0Sublevels: 1}}}
 	assert.Zero(t, AbsorbedAt(bare, 2, 6), "no L0 before the flood")
 }
+
+// Where kvserver serves the point at which its store starts compacting
+// L0, the store has absorbed the flood one sublevel under it.
+func TestAbsorbedAtTheServedCompactionPoint(t *testing.T) {
+	samples := samplesOf(1, 1, 4, 8, 12, 12, 12, 9, 5, 3, 1)
+	for i := range samples {
+		samples[i].Values[MetricL0CompactSublevels] = 6
+	}
+	assert.Equal(t, 8.5, AbsorbedAt(samples, 2, 6), "5 is under 6")
+	for i := range samples {
+		samples[i].Values[MetricL0CompactSublevels] = 2
+	}
+	assert.Equal(t, 10.5, AbsorbedAt(samples, 2, 6), "1, as before the flood")
+}
