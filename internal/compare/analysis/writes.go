@@ -218,11 +218,7 @@ func p99Noise(runs []*WritesFigures) WritesTarget {
 			if i == j || a.LoaderBound || b.LoaderBound {
 				continue
 			}
-			over, seconds, stalled, overStalled := p99Exceeded(a, b)
-			t.Exceeded += over
-			t.Seconds += seconds
-			t.SecondsStalled += stalled
-			t.ExceededStalled += overStalled
+			t.addSeconds(p99Exceeded(a, b))
 		}
 	}
 	return t
@@ -466,13 +462,10 @@ func JudgeWrites(v, base *WritesVariant) *WritesJudgement {
 		} else {
 			refused = append(refused, f.ReadsRefused <= b.ReadsRefused)
 		}
-		over, seconds, stalled, overStalled := p99Exceeded(f, b)
-		j.P99.Exceeded += over
-		j.P99.Seconds += seconds
-		j.P99.SecondsStalled += stalled
-		j.P99.ExceededStalled += overStalled
-		j.P99.WorstExceeded = max(j.P99.WorstExceeded, over)
-		p99 = append(p99, over <= allowedWrites(seconds))
+		pair := p99Exceeded(f, b)
+		j.P99.addSeconds(pair)
+		j.P99.WorstExceeded = max(j.P99.WorstExceeded, pair.Exceeded)
+		p99 = append(p99, pair.Exceeded <= allowedWrites(pair.Seconds))
 		if !math.IsNaN(f.Stalls) {
 			stalls = append(stalls, f.Stalls == 0)
 		}
@@ -493,11 +486,11 @@ func JudgeWrites(v, base *WritesVariant) *WritesJudgement {
 	return j
 }
 
-// p99Exceeded counts the flood intervals in which f's read p99 passed
-// plan.WritesP99Factor × b's in the same interval (over), of those both
-// answered reads in (seconds); and of each, those in which Pebble held
-// b's writes back for StalledShare of the interval or more.
-func p99Exceeded(f, b *WritesFigures) (over, seconds, stalled, overStalled int) {
+// p99Exceeded counts, of the flood intervals in which both f and b
+// answered reads (Seconds), those in which f's read p99 passed
+// plan.WritesP99Factor × b's (Exceeded); and of each, those in which
+// Pebble held b's writes back for StalledShare of the interval or more.
+func p99Exceeded(f, b *WritesFigures) (t WritesTarget) {
 	for _, i := range f.Flood {
 		if i >= len(b.Run.ReadSeries) {
 			continue
@@ -506,19 +499,27 @@ func p99Exceeded(f, b *WritesFigures) (over, seconds, stalled, overStalled int) 
 		if x.Responses == 0 || y.Responses == 0 {
 			continue
 		}
-		seconds++
+		t.Seconds++
 		held := stallSecondsIn(b.Run.Server, y.T, y.T+y.Length) >= StalledShare*y.Length
 		if held {
-			stalled++
+			t.SecondsStalled++
 		}
 		if float64(x.P99) > plan.WritesP99Factor*float64(y.P99) {
-			over++
+			t.Exceeded++
 			if held {
-				overStalled++
+				t.ExceededStalled++
 			}
 		}
 	}
-	return over, seconds, stalled, overStalled
+	return t
+}
+
+// addSeconds adds o's counts of seconds (judged, over, stalled) to t's.
+func (t *WritesTarget) addSeconds(o WritesTarget) {
+	t.Seconds += o.Seconds
+	t.Exceeded += o.Exceeded
+	t.SecondsStalled += o.SecondsStalled
+	t.ExceededStalled += o.ExceededStalled
 }
 
 // StalledShare is the share of an interval in which Pebble held writes
