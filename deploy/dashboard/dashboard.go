@@ -202,10 +202,11 @@ func rows() []row {
 				rate(sel("kvserver_pebble_block_cache_hits_total")) + ") + sum(" + rate(sel("kvserver_pebble_block_cache_misses_total")) + "))", "hit rate"}},
 		}, {
 			title: "Pebble read amplification", unit: "short", width: 8,
-			description: "Levels and sublevels a point read may consult; L0 sublevels climbing means writes outpace compaction.",
+			description: "Levels and sublevels a point read may consult; L0 sublevels climbing means writes outpace compaction, and at the stall point Pebble holds every write back.",
 			queries: []query{
 				{"max(" + sel("kvserver_pebble_read_amplification") + ")", "read amplification"},
 				{"max(" + sel("kvserver_pebble_l0_sublevels") + ")", "L0 sublevels"},
+				{"min(" + sel("kvserver_pebble_l0_stall_sublevels") + ")", "L0 stall point"},
 			},
 		}, {
 			title: "Compactions, flushes, write stalls", unit: "ops", width: 8,
