@@ -280,12 +280,9 @@ func absorbedSentence(v, base *analysis.WritesVariant, j *analysis.WritesJudgeme
 	if base == nil || len(j.Absorbed) == 0 {
 		return ""
 	}
-	ratios := make([]string, len(j.Absorbed))
-	for i, r := range j.Absorbed {
-		ratios[i] = fmt.Sprintf("%.2f", r)
-	}
+	paired := each(j.Absorbed, func(r float64) string { return fmt.Sprintf("%.2f", r) })
 	return fmt.Sprintf(" Until each store had absorbed its writes: %s a second against direct's %s (paired %s).",
-		estCell(v.AbsorbedGoodput, thousands), estCell(base.AbsorbedGoodput, thousands), strings.Join(ratios, ", "))
+		estCell(v.AbsorbedGoodput, thousands), estCell(base.AbsorbedGoodput, thousands), strings.Join(paired, ", "))
 }
 
 // baseGoodput is direct's median write goodput, "-" where it has none.
