@@ -114,12 +114,12 @@ const (
 // fewer sublevels than the point at which compactions out of it start
 // (MetricL0CompactSublevels where kvserver serves it, else one more than
 // L0Quiet), or no more than before the flood, compactions out of it
-// done. A store that took writes faster
-// than it compacts them pays that debt after the flood; the writes
-// counted up to this moment are the rate it sustains. Memtables are not
-// waited for: a flush takes a fraction of a second, and adds a sublevel
-// that no compaction needs to move. 0 where no sample says so: kvserver
-// served no L0 sublevels before the flood, or the samples ended first.
+// done. A store that took writes faster than it compacts them pays that
+// debt after the flood; the writes counted up to this moment are the rate
+// it sustains. Memtables are not waited for: a flush takes a fraction of
+// a second, and adds a sublevel that no compaction needs to move. 0 where
+// no sample says so: kvserver served no L0 sublevels before the flood, or
+// the samples ended first.
 func AbsorbedAt(samples []ServerSample, floodStart, floodEnd float64) float64 {
 	most := -1.0
 	for _, s := range samples {
